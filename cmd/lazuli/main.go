@@ -1,0 +1,139 @@
+// Command lazuli serves the Azure Storage Blob, Queue, Table and File
+// protocols. It accepts the reference emulator's flag names so it can
+// replace it without edits.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("LAZULI_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(env(name, "false"))
+	return b
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(env(name, "")); err == nil {
+		return n
+	}
+	return def
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		blobHost  = fs.String("blobHost", env("BLOB_HOST", "127.0.0.1"), "Blob service listen address")
+		blobPort  = fs.Int("blobPort", envInt("BLOB_PORT", 10000), "Blob service port (0 picks a free port)")
+		queueHost = fs.String("queueHost", env("QUEUE_HOST", "127.0.0.1"), "Queue service listen address")
+		queuePort = fs.Int("queuePort", envInt("QUEUE_PORT", 10001), "Queue service port")
+		tableHost = fs.String("tableHost", env("TABLE_HOST", "127.0.0.1"), "Table service listen address")
+		tablePort = fs.Int("tablePort", envInt("TABLE_PORT", 10002), "Table service port")
+		fileHost  = fs.String("fileHost", env("FILE_HOST", "127.0.0.1"), "File service listen address")
+		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
+		location  = fs.String("location", server.DefaultLocation(), "data directory")
+		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
+		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
+		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
+		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
+		loose     = fs.Bool("loose", envBool("LOOSE"), "accept unsupported headers and parameters (lazuli always does)")
+		skipVer   = fs.Bool("skipApiVersionCheck", envBool("SKIP_API_VERSION_CHECK"), "accept any x-ms-version (the default)")
+		strictVer = fs.Bool("strictApiVersion", envBool("STRICT_API_VERSION"), "reject x-ms-version values lazuli does not know")
+		cert      = fs.String("cert", env("CERT", ""), "TLS certificate (PEM)")
+		key       = fs.String("key", env("KEY", ""), "TLS private key (PEM)")
+		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
+	)
+	fs.StringVar(location, "l", *location, "shorthand for --location")
+	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
+	fs.StringVar(debug, "d", *debug, "shorthand for --debug")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	if *pwd != "" {
+		log.Error("PFX certificates are not supported; pass a PEM --cert and --key")
+		return 2
+	}
+	if (*cert == "") != (*key == "") {
+		log.Error("--cert and --key go together")
+		return 2
+	}
+	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
+	if err != nil {
+		log.Error("AZURITE_ACCOUNTS", "err", err)
+		return 2
+	}
+	var debugW io.Writer
+	if *debug != "" {
+		f, err := os.OpenFile(*debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Error("debug log", "err", err)
+			return 2
+		}
+		defer f.Close()
+		debugW = f
+	}
+	_ = skipVer // accepting any well-formed version is already the default
+	cfg := server.Config{
+		Location: *location, InMemory: *inMemory, Sync: *syncFlag,
+		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
+		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
+		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
+		FileAddr:  net.JoinHostPort(*fileHost, strconv.Itoa(*filePort)),
+		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
+		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
+		CertFile: *cert, KeyFile: *key,
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	if err := srv.Start(); err != nil {
+		log.Error("start", "err", err)
+		srv.Close()
+		return 1
+	}
+	mode := "location=" + *location
+	if *inMemory {
+		mode = "in-memory"
+	}
+	log.Info("lazuli ready", "storage", mode, "sync", *syncFlag,
+		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
+	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
+		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	log.Info("shutting down")
+	if err := srv.Close(); err != nil {
+		log.Error("close", "err", err)
+		return 1
+	}
+	return 0
+}

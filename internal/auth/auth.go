@@ -1,0 +1,211 @@
+// Package auth holds the storage accounts and decides who a request comes
+// from (Authenticate: Shared Key, Shared Key Lite, SAS or anonymous) and
+// whether that caller may run an operation (Authorize: SAS permissions,
+// resource scope, time window, IP range, protocol, stored access policies,
+// public access).
+//
+// Authenticate needs only the request; Authorize also needs what the
+// service knows about the operation, passed as an Access.
+package auth
+
+import (
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Service names one of the four storage services.
+type Service int
+
+const (
+	Blob Service = iota
+	Queue
+	Table
+	File
+)
+
+func (s Service) String() string {
+	switch s {
+	case Blob:
+		return "blob"
+	case Queue:
+		return "queue"
+	case Table:
+		return "table"
+	case File:
+		return "file"
+	}
+	return "unknown"
+}
+
+// DevAccount and DevKey are the published development account and key.
+const (
+	DevAccount = "devstoreaccount1"
+	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// Account is a storage account with one or two keys (decoded bytes).
+type Account struct {
+	Name string
+	Keys [][]byte
+}
+
+// ParseAccounts parses the AZURITE_ACCOUNTS form
+// "name1:key1[:key2];name2:key1" (keys base64).
+func ParseAccounts(s string) ([]Account, error) {
+	var out []Account
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		fields := strings.Split(part, ":")
+		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
+			return nil, fmt.Errorf("accounts: %q is not name:key[:key2]", part)
+		}
+		acc := Account{Name: fields[0]}
+		for _, k := range fields[1:] {
+			b, err := base64.StdEncoding.DecodeString(k)
+			if err != nil || len(b) == 0 {
+				return nil, fmt.Errorf("accounts: key of %q is not base64", fields[0])
+			}
+			acc.Keys = append(acc.Keys, b)
+		}
+		out = append(out, acc)
+	}
+	return out, nil
+}
+
+// DevelopmentAccount returns devstoreaccount1 with its published key.
+func DevelopmentAccount() Account {
+	k, _ := base64.StdEncoding.DecodeString(DevKey)
+	return Account{Name: DevAccount, Keys: [][]byte{k}}
+}
+
+// Kind is how a request authenticated.
+type Kind int
+
+const (
+	Anonymous Kind = iota
+	SharedKey
+	SharedKeyLite
+	AccountSAS
+	ServiceSAS
+)
+
+// Identity is the outcome of Authenticate.
+type Identity struct {
+	Kind    Kind
+	Account string
+	// SAS holds the parsed query parameters of a SAS request (AccountSAS or
+	// ServiceSAS); its signature is verified by Authorize, which knows the
+	// resource the request addresses.
+	SAS *SASParams
+}
+
+// Config configures an Authenticator.
+type Config struct {
+	Accounts []Account
+	// Log receives string-to-sign details for failed signatures when Debug
+	// is set.
+	Log   *slog.Logger
+	Debug bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticator verifies requests against the configured accounts.
+type Authenticator struct {
+	accounts map[string]Account
+	log      *slog.Logger
+	debug    bool
+	now      func() time.Time
+}
+
+// New returns an Authenticator. The development account is always present.
+func New(cfg Config) *Authenticator {
+	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	dev := DevelopmentAccount()
+	a.accounts[dev.Name] = dev
+	for _, acc := range cfg.Accounts {
+		a.accounts[acc.Name] = acc
+	}
+	return a
+}
+
+// Account returns the named account.
+func (a *Authenticator) Account(name string) (Account, bool) {
+	acc, ok := a.accounts[name]
+	return acc, ok
+}
+
+// ResourceType is the account SAS resource type (srt) an operation needs.
+type ResourceType byte
+
+const (
+	ResService   ResourceType = 's'
+	ResContainer ResourceType = 'c' // container, queue, table, share
+	ResObject    ResourceType = 'o' // blob, message, entity, file, directory
+)
+
+// Access describes what one operation needs. Services fill it in per
+// operation and call Authorize.
+type Access struct {
+	Service  Service
+	Resource ResourceType
+	// Perms are the service SAS permission letters of which any one allows
+	// the operation; AccountPerms the same for an account SAS (empty means
+	// Perms).
+	Perms        string
+	AccountPerms string
+	// ServiceSASDenied is set for operations a service SAS can never do
+	// (create/delete/list containers, queues or tables; container metadata;
+	// clear queue; container lease).
+	ServiceSASDenied bool
+
+	// Scope of the request for service SAS checks and the canonicalized
+	// resource: Container is the container, queue, table or share name;
+	// Object the blob name or file path ("" for container-level ops).
+	Container string
+	Object    string
+	// Snapshot is the snapshot or version the request addresses, if any.
+	Snapshot string
+	// PartitionKey and RowKey are the entity keys of a Table entity
+	// operation (checked against spk/srk/epk/erk).
+	PartitionKey, RowKey *string
+
+	// Policy looks up a stored access policy by id in the container,
+	// queue, table or share ACL; it is only called for SAS with si.
+	Policy func(id string) (*Policy, error)
+	// PublicRead reports whether anonymous callers may run this operation
+	// (blob public access); only called for anonymous requests. nil means
+	// never.
+	PublicRead func() (bool, error)
+}
+
+// Policy is a stored access policy (one signed identifier).
+type Policy struct {
+	Start, Expiry time.Time // zero when absent
+	Permission    string
+}
+
+// NoPolicy is a Policy lookup for resources that have no ACL.
+func NoPolicy(string) (*Policy, error) { return nil, nil }
+
+// RemoteIP returns the client address of r without the port.
+func RemoteIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}

@@ -1,0 +1,71 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+)
+
+// WriteError renders err as the Azure error of the request's service: XML
+// for Blob, Queue and File, OData JSON for Table. HEAD responses carry no
+// body. Anything that is not an *azerr.Error becomes 500 InternalError and
+// its cause is logged once.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	info := FromContext(r.Context())
+	e, ok := azerr.As(err)
+	if !ok {
+		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+			// The client went away; nobody reads this response.
+			e = azerr.New("OperationTimedOut")
+		} else {
+			log := info.log
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "err", err)
+			e = azerr.New("InternalError")
+		}
+	}
+	info.ErrorCode = e.Code
+	h := w.Header()
+	for k, vs := range e.Header {
+		h[k] = vs
+	}
+	h.Set("x-ms-error-code", e.Code)
+	now := info.Start
+	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
+		h.Del("Content-Type")
+		w.WriteHeader(e.Status)
+		return
+	}
+	if info.Service == auth.Table {
+		ct := "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"
+		if a := r.Header.Get("Accept"); strings.Contains(a, "application/xml") && !strings.Contains(a, "json") {
+			ct = "application/xml"
+		}
+		h.Set("Content-Type", ct)
+		w.WriteHeader(e.Status)
+		if ct == "application/xml" {
+			azerr.WriteXML(w, e, info.RequestID, now)
+			return
+		}
+		azerr.WriteJSON(w, e, info.RequestID, now, "")
+		return
+	}
+	h.Set("Content-Type", "application/xml")
+	w.WriteHeader(e.Status)
+	azerr.WriteXML(w, e, info.RequestID, now)
+}
+
+// NotImplemented answers every request of a service whose operations do not
+// exist yet with a proper Azure error.
+func NotImplemented() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, azerr.New("NotImplemented"))
+	})
+}

@@ -1,0 +1,283 @@
+// Package httpx is the plumbing every service shares: request ids, version
+// and date headers, account resolution from path-style or host-style URLs,
+// authentication, Azure error rendering, panic recovery, the access log and
+// the raw header debug log.
+package httpx
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+)
+
+// DefaultVersion is the x-ms-version answered when a request sends none.
+const DefaultVersion = "2025-11-05"
+
+// Info is what the plumbing learned about a request, available to handlers
+// through FromContext.
+type Info struct {
+	Service   auth.Service
+	RequestID string
+	Account   string
+	// Path is the resource path after the account, without the leading
+	// slash, still percent-encoded as on the wire (for example
+	// "container/dir%2Fblob").
+	Path     string
+	Version  string
+	Identity *auth.Identity
+	Start    time.Time
+	// Operation is set by the service handler for the access log.
+	Operation string
+	// ErrorCode is set when an error response is written.
+	ErrorCode string
+
+	log *slog.Logger
+}
+
+type ctxKey struct{}
+
+// FromContext returns the request's Info. It is never nil inside a wrapped
+// handler.
+func FromContext(ctx context.Context) *Info {
+	i, _ := ctx.Value(ctxKey{}).(*Info)
+	if i == nil {
+		return &Info{}
+	}
+	return i
+}
+
+// Options configures the plumbing shared by all services.
+type Options struct {
+	Auth *auth.Authenticator
+	Log  *slog.Logger
+	// Silent turns the access log off.
+	Silent bool
+	// Debug, when set, receives raw request and response headers.
+	Debug io.Writer
+	// StrictVersion rejects x-ms-version values lazuli does not know.
+	StrictVersion bool
+	// Loose accepts and ignores headers and query parameters lazuli does
+	// not support (kept for compatibility with the reference emulator's
+	// flag; lazuli is lenient already).
+	Loose bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+var debugMu sync.Mutex
+
+// Wrap puts the shared plumbing around a service handler.
+func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	serverName := map[auth.Service]string{
+		auth.Blob:  "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0",
+		auth.Queue: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0",
+		auth.Table: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0",
+		auth.File:  "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0",
+	}[svc]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
+		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+		hdr := rw.Header()
+		hdr.Set("x-ms-request-id", info.RequestID)
+		hdr.Set("Server", serverName)
+		if cid := r.Header.Get("x-ms-client-request-id"); cid != "" {
+			hdr.Set("x-ms-client-request-id", cid)
+		}
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, info))
+
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "panic", fmt.Sprint(p))
+				if !rw.wrote {
+					WriteError(rw, r, azerr.New("InternalError"))
+				}
+			}
+			if !o.Silent {
+				o.Log.Info("request",
+					"service", svc.String(), "op", info.Operation, "method", r.Method,
+					"account", info.Account, "path", info.Path, "status", rw.status,
+					"error_code", info.ErrorCode, "bytes_out", rw.bytes, "bytes_in", r.ContentLength,
+					"latency_ms", float64(o.Now().Sub(info.Start).Microseconds())/1000,
+					"request_id", info.RequestID, "client_request_id", r.Header.Get("x-ms-client-request-id"))
+			}
+			if o.Debug != nil {
+				writeDebug(o.Debug, r, rw)
+			}
+		}()
+
+		version := r.Header.Get("x-ms-version")
+		if version == "" {
+			version = DefaultVersion
+		}
+		hdr.Set("x-ms-version", version)
+		hdr.Set("Date", o.Now().UTC().Format(http.TimeFormat))
+		info.Version = version
+		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
+			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
+			return
+		}
+		if cid := r.Header.Get("x-ms-client-request-id"); len(cid) > 1024 {
+			WriteError(rw, r, azerr.InvalidHeader("x-ms-client-request-id", cid))
+			return
+		}
+
+		account, path, ok := splitAccount(r)
+		if !ok {
+			WriteError(rw, r, azerr.New("InvalidUri"))
+			return
+		}
+		info.Account, info.Path = account, path
+
+		// CORS preflight carries no credentials; the service answers it.
+		if r.Method == http.MethodOptions {
+			info.Identity = &auth.Identity{Kind: auth.Anonymous, Account: account}
+			h.ServeHTTP(rw, r)
+			return
+		}
+		if o.Auth != nil {
+			id, err := o.Auth.Authenticate(r, svc, account)
+			if err != nil {
+				WriteError(rw, r, err)
+				return
+			}
+			info.Identity = id
+		} else {
+			info.Identity = &auth.Identity{Kind: auth.SharedKey, Account: account}
+		}
+		h.ServeHTTP(rw, r)
+	})
+}
+
+var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func validVersion(v string) bool { return versionRE.MatchString(v) }
+
+// KnownVersion reports whether v is a service version lazuli was written
+// against (used with the strict version flag).
+func KnownVersion(v string) bool {
+	return v >= "2009-09-19" && v <= "2026-12-06"
+}
+
+// splitAccount finds the account: the first path segment for path-style
+// URLs (IP hosts, localhost and other non-account hosts), else the first
+// DNS label of the host. The "-secondary" suffix is stripped.
+func splitAccount(r *http.Request) (account, rest string, ok bool) {
+	p := r.URL.EscapedPath()
+	p = strings.TrimPrefix(p, "/")
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	// "localhost" is path-style; "devstoreaccount1.blob.localhost" is host-style.
+	pathStyle := host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
+		host == "host.docker.internal"
+	if pathStyle {
+		seg, after, _ := strings.Cut(p, "/")
+		account, rest = seg, after
+	} else {
+		account, _, _ = strings.Cut(host, ".")
+		rest = p
+	}
+	account = strings.TrimSuffix(account, "-secondary")
+	if account == "" {
+		return "", "", false
+	}
+	return account, rest, true
+}
+
+// recorder remembers the status and byte count for the access log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status = code
+		r.wrote = true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush forwards to the underlying writer when it can flush.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.RequestURI())
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			if strings.EqualFold(k, "Authorization") {
+				v = redactAuth(v)
+			}
+			fmt.Fprintf(&b, "> %s: %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(&b, "< %d\n", rw.status)
+	for k, vs := range rw.Header() {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "< %s: %s\n", k, v)
+		}
+	}
+	b.WriteString("\n")
+	debugMu.Lock()
+	io.WriteString(w, b.String())
+	debugMu.Unlock()
+}
+
+// redactAuth keeps the scheme and account of an Authorization header and
+// hides the signature.
+func redactAuth(v string) string {
+	if i := strings.LastIndexByte(v, ':'); i >= 0 {
+		return v[:i+1] + "<redacted>"
+	}
+	return "<redacted>"
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// NewUUID returns a random (version 4) UUID string.
+func NewUUID() string { return newUUID() }

@@ -1,0 +1,206 @@
+// Package server is the composition root: it opens the storage engine,
+// builds the four services with their shared plumbing, listens on one port
+// per service and shuts everything down in order.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/blobhttp"
+	"github.com/lazuli-storage/lazuli/internal/filehttp"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/queuehttp"
+	"github.com/lazuli-storage/lazuli/internal/tablehttp"
+	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
+)
+
+// Config is everything the server needs; the CLI fills it from flags.
+type Config struct {
+	// Location is the data directory (ignored with InMemory).
+	Location string
+	// InMemory keeps all data in memory.
+	InMemory bool
+	// Sync makes writes fsync before they are acknowledged.
+	Sync bool
+
+	// Addresses per service as host:port; port 0 picks a free port. An
+	// empty address disables the listener.
+	BlobAddr, QueueAddr, TableAddr, FileAddr string
+
+	Accounts      []auth.Account
+	Log           *slog.Logger
+	Silent        bool
+	Debug         io.Writer
+	StrictVersion bool
+	Loose         bool
+
+	// TLS certificate and key (PEM files). Empty means plain HTTP.
+	CertFile, KeyFile string
+
+	// Engine overrides the engine chosen from InMemory/Location (tests).
+	Engine storage.Engine
+	// Now overrides the clock (tests).
+	Now func() time.Time
+}
+
+// Server is a running lazuli.
+type Server struct {
+	cfg      Config
+	engine   storage.Engine
+	ownsEng  bool
+	handlers map[auth.Service]http.Handler
+	servers  []*http.Server
+	addrs    map[auth.Service]string
+	tls      bool
+	wg       sync.WaitGroup
+	stopGC   context.CancelFunc
+}
+
+// New opens the engine and builds the handlers; it does not listen yet.
+func New(cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
+	switch {
+	case cfg.Engine != nil:
+		s.engine = cfg.Engine
+	case cfg.InMemory:
+		s.engine, s.ownsEng = memstore.New(), true
+	default:
+		dir := cfg.Location
+		if dir == "" {
+			dir = DefaultLocation()
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		eng, err := sqlitestore.Open(sqlitestore.Options{Dir: filepath.Clean(dir), Sync: cfg.Sync})
+		if err != nil {
+			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
+		}
+		s.engine, s.ownsEng = eng, true
+	}
+	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now})
+	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
+		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
+	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
+		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc)}
+		return httpx.Wrap(svc, newHandler(d), opts)
+	}
+	s.handlers = map[auth.Service]http.Handler{
+		auth.Blob:  mk(auth.Blob, blobhttp.New),
+		auth.Queue: mk(auth.Queue, queuehttp.New),
+		auth.Table: mk(auth.Table, tablehttp.New),
+		auth.File:  mk(auth.File, filehttp.New),
+	}
+	return s, nil
+}
+
+// DefaultLocation is the data directory used when none is given:
+// $LAZULI_LOCATION, else ./lazuli-data.
+func DefaultLocation() string {
+	if v := os.Getenv("LAZULI_LOCATION"); v != "" {
+		return v
+	}
+	return "lazuli-data"
+}
+
+// Engine returns the storage engine.
+func (s *Server) Engine() storage.Engine { return s.engine }
+
+// Handler returns the complete handler of a service (plumbing included).
+func (s *Server) Handler(svc auth.Service) http.Handler { return s.handlers[svc] }
+
+func (s *Server) baseURL(svc auth.Service) func(string) string {
+	return func(account string) string {
+		scheme := "http"
+		if s.tls {
+			scheme = "https"
+		}
+		addr := s.addrs[svc]
+		if addr == "" {
+			addr = "127.0.0.1"
+		}
+		return scheme + "://" + addr + "/" + account
+	}
+}
+
+// Start listens on every configured address and serves in the background.
+func (s *Server) Start() error {
+	var tlsCfg *tls.Config
+	if s.tls {
+		cert, err := tls.LoadX509KeyPair(s.cfg.CertFile, s.cfg.KeyFile)
+		if err != nil {
+			return fmt.Errorf("load certificate: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	for _, l := range []struct {
+		svc  auth.Service
+		addr string
+	}{{auth.Blob, s.cfg.BlobAddr}, {auth.Queue, s.cfg.QueueAddr}, {auth.Table, s.cfg.TableAddr}, {auth.File, s.cfg.FileAddr}} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("%s service: %w", l.svc, err)
+		}
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, tlsCfg)
+		}
+		s.addrs[l.svc] = ln.Addr().String()
+		srv := &http.Server{Handler: s.handlers[l.svc], ReadHeaderTimeout: 30 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)}
+		s.servers = append(s.servers, srv)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.cfg.Log.Error("serve", "service", l.svc.String(), "err", err)
+			}
+		}()
+		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
+	}
+	return nil
+}
+
+// Addr returns the address a service listens on (after Start).
+func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
+
+// Close stops the listeners, waits for requests in flight, and closes the
+// engine.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range s.servers {
+		srv.Shutdown(ctx)
+	}
+	s.wg.Wait()
+	if s.stopGC != nil {
+		s.stopGC()
+	}
+	if s.ownsEng {
+		return s.engine.Close()
+	}
+	return nil
+}

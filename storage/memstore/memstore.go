@@ -1,0 +1,198 @@
+// Package memstore is the in-memory storage engine: an ordered B-tree with
+// copy-on-write snapshots. Update transactions are serialized by one mutex;
+// View transactions read an immutable published snapshot and never block.
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+type item struct {
+	k, v []byte
+}
+
+func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
+
+// Store is the in-memory engine.
+type Store struct {
+	mu     sync.Mutex // serializes Updates
+	tree   *btree.BTreeG[item]
+	pub    atomic.Pointer[btree.BTreeG[item]] // immutable snapshot for View
+	chunks *ChunkStore
+	closed atomic.Bool
+}
+
+// New returns an empty in-memory engine.
+func New() *Store {
+	s := &Store{tree: btree.NewG(32, less), chunks: NewChunkStore()}
+	s.pub.Store(s.tree.Clone())
+	return s
+}
+
+// View implements storage.Engine.
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(&tx{t: s.pub.Load(), ro: true})
+}
+
+// Update implements storage.Engine. Writes go to a copy-on-write clone that
+// replaces the current tree only when fn succeeds.
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	work := s.tree.Clone()
+	t := &tx{t: work}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if !t.dirty {
+		return nil
+	}
+	s.tree = work
+	s.pub.Store(work.Clone())
+	return nil
+}
+
+// Chunks implements storage.Engine.
+func (s *Store) Chunks() storage.ChunkStore { return s.chunks }
+
+// Close implements storage.Engine.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+type tx struct {
+	t     *btree.BTreeG[item]
+	ro    bool
+	dirty bool
+}
+
+func (t *tx) Get(key []byte) ([]byte, error) {
+	it, ok := t.t.Get(item{k: key})
+	if !ok {
+		return nil, storage.ErrNotFound
+	}
+	return it.v, nil
+}
+
+func (t *tx) Set(key, value []byte) error {
+	if t.ro {
+		return storage.ErrReadOnly
+	}
+	t.dirty = true
+	t.t.ReplaceOrInsert(item{k: bytes.Clone(key), v: bytes.Clone(value)})
+	return nil
+}
+
+func (t *tx) Delete(key []byte) error {
+	if t.ro {
+		return storage.ErrReadOnly
+	}
+	t.dirty = true
+	t.t.Delete(item{k: key})
+	return nil
+}
+
+func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
+	return &iter{t: t.t, lo: bytes.Clone(lower), hi: bytes.Clone(upper), reverse: reverse}
+}
+
+// iter pulls items from the tree in small batches so that the tree is never
+// held in a callback while the caller runs.
+type iter struct {
+	t       *btree.BTreeG[item]
+	lo, hi  []byte
+	reverse bool
+	buf     []item
+	pos     int
+	cur     item
+	last    []byte // last key returned, nil before the first batch
+	done    bool
+}
+
+const batch = 64
+
+func (it *iter) fill() {
+	it.buf = it.buf[:0]
+	it.pos = 0
+	collect := func(x item) bool {
+		if it.last != nil && bytes.Equal(x.k, it.last) {
+			return true
+		}
+		it.buf = append(it.buf, x)
+		return len(it.buf) < batch
+	}
+	if !it.reverse {
+		from := it.lo
+		if it.last != nil {
+			from = it.last
+		}
+		if it.hi == nil {
+			it.t.AscendGreaterOrEqual(item{k: from}, collect)
+		} else {
+			it.t.AscendRange(item{k: from}, item{k: it.hi}, collect)
+		}
+	} else {
+		// Descend from just below hi (or from last) down to lo.
+		visit := func(x item) bool {
+			if bytes.Compare(x.k, it.lo) < 0 {
+				return false
+			}
+			if it.hi != nil && it.last == nil && bytes.Compare(x.k, it.hi) >= 0 {
+				return true
+			}
+			return collect(x)
+		}
+		switch {
+		case it.last != nil:
+			it.t.DescendLessOrEqual(item{k: it.last}, visit)
+		case it.hi != nil:
+			it.t.DescendLessOrEqual(item{k: it.hi}, visit)
+		default:
+			it.t.Descend(visit)
+		}
+	}
+	if len(it.buf) < batch {
+		it.done = true
+	}
+}
+
+func (it *iter) Next() bool {
+	if it.pos >= len(it.buf) {
+		if it.done && it.buf != nil {
+			return false
+		}
+		it.fill()
+		if len(it.buf) == 0 {
+			return false
+		}
+	}
+	it.cur = it.buf[it.pos]
+	it.pos++
+	it.last = it.cur.k
+	return true
+}
+
+func (it *iter) Key() []byte   { return it.cur.k }
+func (it *iter) Value() []byte { return it.cur.v }
+func (it *iter) Err() error    { return nil }
+func (it *iter) Close() error  { return nil }
