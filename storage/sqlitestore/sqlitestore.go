@@ -3,6 +3,8 @@
 package sqlitestore
 
 import (
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
