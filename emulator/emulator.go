@@ -1,0 +1,103 @@
+// Package emulator starts lazuli inside a Go program, for users' tests:
+//
+//	emu, err := emulator.Start(emulator.Options{InMemory: true})
+//	defer emu.Close()
+//	client, _ := azblob.NewClientFromConnectionString(emu.ConnectionString(), nil)
+package emulator
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/server"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Options configures an embedded lazuli.
+type Options struct {
+	// InMemory keeps data in memory; otherwise Dir holds it.
+	InMemory bool
+	Dir      string
+	// Sync makes writes fsync before they are acknowledged.
+	Sync bool
+	// Engine, when set, is used instead of InMemory/Dir (and not closed).
+	Engine storage.Engine
+	// Host to listen on; default 127.0.0.1. Ports are picked freely.
+	Host string
+	// NoListen builds the handlers without opening ports (use Handler).
+	NoListen bool
+	// Log receives the server log; nil discards it.
+	Log *slog.Logger
+	// Now overrides the clock.
+	Now func() time.Time
+}
+
+// Service names one of the four services.
+type Service = auth.Service
+
+// The services.
+const (
+	Blob  = auth.Blob
+	Queue = auth.Queue
+	Table = auth.Table
+	File  = auth.File
+)
+
+// Account and Key are the development account credentials every lazuli
+// accepts.
+const (
+	Account = auth.DevAccount
+	Key     = auth.DevKey
+)
+
+// Emulator is a running embedded lazuli.
+type Emulator struct {
+	srv *server.Server
+}
+
+// Start starts lazuli.
+func Start(o Options) (*Emulator, error) {
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, Engine: o.Engine,
+		Log: o.Log, Silent: o.Log == nil, Now: o.Now}
+	if !o.NoListen {
+		addr := host + ":0"
+		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	return &Emulator{srv: srv}, nil
+}
+
+// Handler returns the complete HTTP handler of a service, for in-process
+// transports.
+func (e *Emulator) Handler(s Service) http.Handler { return e.srv.Handler(s) }
+
+// Endpoint returns the service URL including the account path segment,
+// e.g. "http://127.0.0.1:41234/devstoreaccount1".
+func (e *Emulator) Endpoint(s Service) string {
+	return fmt.Sprintf("http://%s/%s", e.srv.Addr(s), Account)
+}
+
+// ConnectionString returns a connection string for all four services.
+func (e *Emulator) ConnectionString() string {
+	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
+		Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
+}
+
+// Engine returns the storage engine.
+func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }
+
+// Close stops lazuli.
+func (e *Emulator) Close() error { return e.srv.Close() }
