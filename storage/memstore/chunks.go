@@ -17,6 +17,8 @@ type ChunkStore struct {
 	mu   sync.RWMutex
 	seq  atomic.Uint64
 	data map[storage.ChunkRef]memChunk
+	// closed is the owning Store's flag; nil for a standalone store.
+	closed *atomic.Bool
 }
 
 type memChunk struct {
@@ -29,8 +31,13 @@ func NewChunkStore() *ChunkStore {
 	return &ChunkStore{data: make(map[storage.ChunkRef]memChunk)}
 }
 
+func (c *ChunkStore) isClosed() bool { return c.closed != nil && c.closed.Load() }
+
 // Put implements storage.ChunkStore.
 func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, int64, error) {
+	if c.isClosed() {
+		return "", 0, storage.ErrClosed
+	}
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, r)
 	if err != nil {
@@ -45,6 +52,12 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 
 // Open implements storage.ChunkStore.
 func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int64) (io.ReadCloser, error) {
+	if c.isClosed() {
+		return nil, storage.ErrClosed
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("memstore: negative chunk offset %d", off)
+	}
 	c.mu.RLock()
 	ch, ok := c.data[ref]
 	c.mu.RUnlock()
@@ -64,6 +77,9 @@ func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int6
 
 // Delete implements storage.ChunkStore.
 func (c *ChunkStore) Delete(ctx context.Context, refs []storage.ChunkRef) error {
+	if c.isClosed() {
+		return storage.ErrClosed
+	}
 	c.mu.Lock()
 	for _, r := range refs {
 		delete(c.data, r)
@@ -74,6 +90,9 @@ func (c *ChunkStore) Delete(ctx context.Context, refs []storage.ChunkRef) error 
 
 // Walk implements storage.ChunkStore.
 func (c *ChunkStore) Walk(ctx context.Context, fn func(storage.ChunkRef, time.Time) error) error {
+	if c.isClosed() {
+		return storage.ErrClosed
+	}
 	c.mu.RLock()
 	type e struct {
 		r storage.ChunkRef

@@ -32,6 +32,7 @@ type Store struct {
 // New returns an empty in-memory engine.
 func New() *Store {
 	s := &Store{tree: btree.NewG(32, less), chunks: NewChunkStore()}
+	s.chunks.closed = &s.closed
 	s.pub.Store(s.tree.Clone())
 	return s
 }
@@ -125,8 +126,9 @@ type iter struct {
 	buf     []item
 	pos     int
 	cur     item
-	last    []byte // last key returned, nil before the first batch
-	done    bool
+	last    []byte // last key returned; meaningful once started is set
+	started bool   // at least one item was returned
+	done    bool   // the current batch is the final one
 }
 
 const batch = 64
@@ -135,15 +137,15 @@ func (it *iter) fill() {
 	it.buf = it.buf[:0]
 	it.pos = 0
 	collect := func(x item) bool {
-		if it.last != nil && bytes.Equal(x.k, it.last) {
-			return true
+		if it.started && bytes.Equal(x.k, it.last) {
+			return true // resume point: already returned
 		}
 		it.buf = append(it.buf, x)
 		return len(it.buf) < batch
 	}
 	if !it.reverse {
 		from := it.lo
-		if it.last != nil {
+		if it.started {
 			from = it.last
 		}
 		if it.hi == nil {
@@ -157,13 +159,13 @@ func (it *iter) fill() {
 			if bytes.Compare(x.k, it.lo) < 0 {
 				return false
 			}
-			if it.hi != nil && it.last == nil && bytes.Compare(x.k, it.hi) >= 0 {
+			if it.hi != nil && !it.started && bytes.Compare(x.k, it.hi) >= 0 {
 				return true
 			}
 			return collect(x)
 		}
 		switch {
-		case it.last != nil:
+		case it.started:
 			it.t.DescendLessOrEqual(item{k: it.last}, visit)
 		case it.hi != nil:
 			it.t.DescendLessOrEqual(item{k: it.hi}, visit)
@@ -178,7 +180,7 @@ func (it *iter) fill() {
 
 func (it *iter) Next() bool {
 	if it.pos >= len(it.buf) {
-		if it.done && it.buf != nil {
+		if it.done {
 			return false
 		}
 		it.fill()
@@ -189,10 +191,14 @@ func (it *iter) Next() bool {
 	it.cur = it.buf[it.pos]
 	it.pos++
 	it.last = it.cur.k
+	it.started = true
 	return true
 }
 
 func (it *iter) Key() []byte   { return it.cur.k }
 func (it *iter) Value() []byte { return it.cur.v }
 func (it *iter) Err() error    { return nil }
-func (it *iter) Close() error  { return nil }
+func (it *iter) Close() error {
+	it.done, it.buf, it.pos = true, nil, 0
+	return nil
+}

@@ -1,25 +1,448 @@
-// Package sqlitestore is the default, durable storage engine: SQLite
-// through modernc.org/sqlite (pure Go) with group commit.
+// Package sqlitestore is the default, durable storage engine: SQLite through
+// modernc.org/sqlite (pure Go, no cgo) with group commit.
+//
+// # Layout
+//
+// The data directory holds lazuli.db (plus lazuli.db-wal and lazuli.db-shm
+// while open) with a single table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT
+// ROWID in WAL mode, and chunks/ with one file per chunk (see ChunkStore).
+//
+// # Concurrency
+//
+// One writer connection is fed by a group-commit queue. A writer goroutine
+// takes every Update that is waiting, opens one SQLite transaction, runs
+// each Update's function in turn inside its own SAVEPOINT (rolled back alone
+// when the function returns an error), issues a single COMMIT and only then
+// releases all callers. The functions run one after another on the writer
+// connection, so Updates are serializable by construction: each sees the
+// writes of the ones committed before it in the same batch. Update never
+// needs to run fn twice and never returns storage.ErrConflict.
+//
+// View borrows a connection from a pool of read-only connections and runs
+// inside one read transaction, so every read of a View observes the same
+// WAL snapshot while writers keep committing.
+//
+// # Durability
+//
+// With Options.Sync set, the database runs with synchronous=FULL (the WAL is
+// fsynced on every commit) and chunk files and their directory are fsynced
+// before Put returns: an acknowledged write survives power loss.
+//
+// Without Sync, the database runs with synchronous=NORMAL: a commit writes
+// its WAL frames to the operating system (write(2)) before COMMIT returns
+// but does not wait for fsync, and chunk files are written but not fsynced.
+// An acknowledged write therefore survives the lazuli process being killed
+// (kill -9, panic, OOM killer), because the data already sits in the
+// kernel's page cache; it does not necessarily survive power loss or a
+// kernel crash, after which the most recent commits may be missing (the
+// database itself stays consistent).
 package sqlitestore
 
 import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // Options configures the engine.
 type Options struct {
-	// Dir is the data directory.
+	// Dir is the data directory. It is created if needed.
 	Dir string
 	// Sync makes every commit and chunk fsync before it is acknowledged.
 	Sync bool
+	// Readers is the size of the read connection pool; 0 picks a default.
+	Readers int
 }
 
+// DBFile and ChunkDir name the engine's entries inside Options.Dir.
+const (
+	DBFile   = "lazuli.db"
+	ChunkDir = "chunks"
+)
+
+// maxBatch bounds how many Updates share one SQLite transaction.
+const maxBatch = 256
+
+// Store is the SQLite engine. It is safe for concurrent use.
+type Store struct {
+	opts   Options
+	wdb    *sql.DB
+	writer *conn
+	rdb    *sql.DB
+
+	queue   chan *request
+	quit    chan struct{}
+	stopped chan struct{} // closed when the writer goroutine has exited
+
+	readers chan *conn    // idle read connections
+	slots   chan struct{} // one token per read connection that may exist
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	chunks *ChunkStore
+}
+
+var _ storage.Engine = (*Store)(nil)
+
 // Open opens (creating if needed) the engine in opts.Dir.
-//
-// TODO: placeholder until the SQLite engine lands.
-func Open(opts Options) (storage.Engine, error) {
-	return memstore.New(), nil
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("sqlitestore: Options.Dir is empty")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	chunks, err := openChunkStore(filepath.Join(opts.Dir, ChunkDir), opts.Sync)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts:    opts,
+		queue:   make(chan *request),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		readers: make(chan *conn, opts.Readers),
+		slots:   make(chan struct{}, opts.Readers),
+		chunks:  chunks,
+	}
+	chunks.closed = &s.closed
+	for range opts.Readers {
+		s.slots <- struct{}{}
+	}
+	if err := s.openWriter(); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	s.rdb, err = sql.Open("sqlite", s.dsn(true))
+	if err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	s.rdb.SetMaxOpenConns(opts.Readers)
+	s.rdb.SetMaxIdleConns(opts.Readers)
+	go s.writeLoop()
+	return s, nil
+}
+
+// dsn builds the connection string. Pragmas given in the DSN are applied by
+// the driver to every new connection.
+func (s *Store) dsn(readOnly bool) string {
+	sync := "NORMAL"
+	if s.opts.Sync {
+		sync = "FULL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Add("_pragma", "cache_size(-16384)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	u := url.URL{Scheme: "file", Path: filepath.Join(s.opts.Dir, DBFile), RawQuery: q.Encode()}
+	return u.String()
+}
+
+func (s *Store) openWriter() error {
+	var err error
+	s.wdb, err = sql.Open("sqlite", s.dsn(false))
+	if err != nil {
+		return err
+	}
+	s.wdb.SetMaxOpenConns(1)
+	ctx := context.Background()
+	c, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	// The schema must exist before statements can be prepared.
+	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
+		c.Close()
+		return err
+	}
+	var mode string
+	if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		c.Close()
+		return err
+	}
+	if mode != "wal" {
+		c.Close()
+		return fmt.Errorf("sqlitestore: journal_mode is %q, want wal", mode)
+	}
+	s.writer, err = prepare(c, true)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	return nil
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.writer != nil {
+		errs = append(errs, s.writer.close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Chunks implements storage.Engine.
+func (s *Store) Chunks() storage.ChunkStore { return s.chunks }
+
+// Close implements storage.Engine. Updates already taken by the writer
+// complete; Updates still waiting return storage.ErrClosed. Views that are
+// running finish on their connection, which is closed when they return.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.quit)
+		<-s.stopped
+		// Account for every read connection: idle ones are closed here,
+		// busy ones close themselves when their View returns.
+		var errs []error
+		for n := 0; n < s.opts.Readers; n++ {
+			select {
+			case <-s.slots:
+			case c := <-s.readers:
+				errs = append(errs, c.close())
+			}
+		}
+		errs = append(errs, s.closeDBs())
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// View implements storage.Engine.
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c, err := s.acquireReader(ctx)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			// fn panicked: make sure the connection leaves its read
+			// transaction before it is reused.
+			c.exec(c.rollback)
+		}
+		s.releaseReader(c)
+	}()
+	if err := c.exec(c.begin); err != nil {
+		ok = true
+		return err
+	}
+	t := &tx{c: c, ro: true}
+	ferr := fn(t)
+	t.done = true
+	ok = true
+	// A read transaction has nothing to commit; ROLLBACK ends it and drops
+	// the snapshot.
+	if err := c.exec(c.rollback); err != nil && ferr == nil {
+		return err
+	}
+	return ferr
+}
+
+func (s *Store) acquireReader(ctx context.Context) (*conn, error) {
+	select {
+	case c := <-s.readers:
+		return c, nil
+	default:
+	}
+	select {
+	case c := <-s.readers:
+		return c, nil
+	case <-s.slots:
+		// Room for one more connection.
+		if s.closed.Load() {
+			s.slots <- struct{}{}
+			return nil, storage.ErrClosed
+		}
+		sc, err := s.rdb.Conn(context.Background())
+		if err == nil {
+			var c *conn
+			if c, err = prepare(sc, false); err == nil {
+				return c, nil
+			}
+			sc.Close()
+		}
+		s.slots <- struct{}{}
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.quit:
+		return nil, storage.ErrClosed
+	}
+}
+
+func (s *Store) releaseReader(c *conn) {
+	if s.closed.Load() {
+		c.close()
+		s.slots <- struct{}{}
+		return
+	}
+	s.readers <- c
+}
+
+// request is one Update waiting for the writer.
+type request struct {
+	ctx   context.Context
+	fn    func(storage.Tx) error
+	err   error
+	panic any
+	done  chan struct{}
+}
+
+// Update implements storage.Engine. fn runs on the writer goroutine; a
+// panic in fn is recovered there, the Update's writes are rolled back, and
+// the panic is raised again in the caller.
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case s.queue <- r:
+	case <-s.quit:
+		return storage.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once taken, the request is always finished by the writer: the caller
+	// must learn whether it committed, so it waits even if ctx ends.
+	<-r.done
+	if r.panic != nil {
+		panic(r.panic)
+	}
+	return r.err
+}
+
+// writeLoop is the single writer: it batches waiting Updates into one
+// SQLite transaction.
+func (s *Store) writeLoop() {
+	defer close(s.stopped)
+	batch := make([]*request, 0, maxBatch)
+	for {
+		select {
+		case r := <-s.queue:
+			batch = append(batch[:0], r)
+		case <-s.quit:
+			return
+		}
+		s.runBatch(batch)
+		clear(batch)
+	}
+}
+
+// runBatch commits first and every request that arrives while the
+// transaction is open (up to maxBatch) in one transaction.
+func (s *Store) runBatch(batch []*request) {
+	c := s.writer
+	if err := c.exec(c.beginImmediate); err != nil {
+		batch[0].err = fmt.Errorf("sqlitestore: begin: %w", err)
+		close(batch[0].done)
+		return
+	}
+	var ok []*request // requests whose fn succeeded, waiting for COMMIT
+	for i := 0; i < len(batch); i++ {
+		r := batch[i]
+		if s.apply(r) {
+			ok = append(ok, r)
+		} else {
+			close(r.done)
+		}
+		if i == len(batch)-1 && len(batch) < maxBatch {
+			// Take whoever is waiting now; they join this transaction.
+			select {
+			case r := <-s.queue:
+				batch = append(batch, r)
+			default:
+			}
+		}
+	}
+	err := c.exec(c.commit)
+	if err != nil {
+		c.exec(c.rollback)
+		err = fmt.Errorf("sqlitestore: commit: %w", err)
+	}
+	for _, r := range ok {
+		r.err = err
+		close(r.done)
+	}
+}
+
+// apply runs one request inside the open transaction. It reports whether
+// the request's writes are part of the transaction (fn succeeded); on
+// failure r.err or r.panic is set and its writes were rolled back.
+func (s *Store) apply(r *request) (ok bool) {
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return false
+	}
+	c := s.writer
+	t := &tx{c: c}
+	defer func() {
+		t.done = true
+		if p := recover(); p != nil {
+			r.panic = p
+			ok = false
+		}
+		if ok {
+			if t.savepoint {
+				if err := c.exec(c.release); err != nil {
+					// Cannot keep a half-applied Update: undo it.
+					c.exec(c.rollbackTo)
+					c.exec(c.release)
+					r.err, ok = err, false
+				}
+			}
+			return
+		}
+		if t.savepoint {
+			c.exec(c.rollbackTo)
+			c.exec(c.release)
+		}
+	}()
+	if err := r.fn(t); err != nil {
+		r.err = err
+		return false
+	}
+	if t.err != nil {
+		// A write failed inside SQLite but fn ignored the error: the
+		// Update must not commit a partial result.
+		r.err = t.err
+		return false
+	}
+	return true
 }

@@ -1,0 +1,245 @@
+package sqlitestore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// ChunkStore keeps one file per chunk under <Dir>/chunks/. A chunk's
+// reference is 32 lowercase hex digits of randomness; the file lives at
+// chunks/<first two digits>/<reference>. Put streams the body into
+// chunks/tmp/ and renames the finished file into place, so a chunk file is
+// always complete; files left in tmp/ by a crash are removed on Open. The
+// file's modification time is the chunk's write time.
+type ChunkStore struct {
+	dir    string
+	sync   bool
+	closed *atomic.Bool
+}
+
+var _ storage.ChunkStore = (*ChunkStore)(nil)
+
+const refLen = 32
+
+func openChunkStore(dir string, sync bool) (*ChunkStore, error) {
+	tmp := filepath.Join(dir, "tmp")
+	// Leftovers of interrupted Puts were never acknowledged.
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	for i := range 256 {
+		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("%02x", i)), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	c := &ChunkStore{dir: dir, sync: sync, closed: new(atomic.Bool)}
+	if sync {
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// path returns the file of ref, or false if ref is not a reference this
+// store could have produced (which also rules out path tricks).
+func (c *ChunkStore) path(ref storage.ChunkRef) (string, bool) {
+	s := string(ref)
+	if len(s) != refLen {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if (ch < '0' || ch > '9') && (ch < 'a' || ch > 'f') {
+			return "", false
+		}
+	}
+	return filepath.Join(c.dir, s[:2], s), true
+}
+
+// ctxReader stops a copy when the context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// Put implements storage.ChunkStore. The body is streamed to disk through a
+// fixed-size buffer, never held whole in memory.
+func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, int64, error) {
+	if c.closed.Load() {
+		return "", 0, storage.ErrClosed
+	}
+	var id [refLen / 2]byte
+	rand.Read(id[:])
+	ref := storage.ChunkRef(hex.EncodeToString(id[:]))
+	final, _ := c.path(ref)
+	tmp := filepath.Join(c.dir, "tmp", string(ref))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", 0, err
+	}
+	fail := func(err error) (storage.ChunkRef, int64, error) {
+		f.Close()
+		os.Remove(tmp)
+		return "", 0, err
+	}
+	buf := make([]byte, 256<<10)
+	// Hide the file's ReaderFrom so the copy uses the fixed buffer.
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, r}, buf)
+	if err != nil {
+		return fail(err)
+	}
+	if c.sync {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", 0, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return "", 0, err
+	}
+	if c.sync {
+		if err := syncDir(filepath.Dir(final)); err != nil {
+			return "", 0, err
+		}
+	}
+	return ref, n, nil
+}
+
+// chunkReader reads a section of a chunk file.
+type chunkReader struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (r chunkReader) Close() error { return r.f.Close() }
+
+// Open implements storage.ChunkStore. An offset past the end yields an
+// empty reader.
+func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int64) (io.ReadCloser, error) {
+	if c.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("sqlitestore: negative chunk offset %d", off)
+	}
+	p, ok := c.path(ref)
+	if !ok {
+		return nil, storage.ErrNotFound
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	off = min(off, size)
+	if n < 0 || n > size-off {
+		n = size - off
+	}
+	return chunkReader{io.NewSectionReader(f, off, n), f}, nil
+}
+
+// Delete implements storage.ChunkStore.
+func (c *ChunkStore) Delete(ctx context.Context, refs []storage.ChunkRef) error {
+	if c.closed.Load() {
+		return storage.ErrClosed
+	}
+	dirs := map[string]bool{}
+	for _, ref := range refs {
+		p, ok := c.path(ref)
+		if !ok {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	if c.sync {
+		for d := range dirs {
+			if err := syncDir(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Walk implements storage.ChunkStore. Chunks written or deleted while Walk
+// runs may or may not be reported.
+func (c *ChunkStore) Walk(ctx context.Context, fn func(ref storage.ChunkRef, written time.Time) error) error {
+	if c.closed.Load() {
+		return storage.ErrClosed
+	}
+	for i := range 256 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(filepath.Join(c.dir, fmt.Sprintf("%02x", i)))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			ref := storage.ChunkRef(e.Name())
+			if _, ok := c.path(ref); !ok || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(ref, info.ModTime()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
