@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildLazuli compiles the command once per test binary run.
+func buildLazuli(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lazuli")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)$`)
+
+// startLazuli runs the binary and returns the four listen addresses.
+func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	found := make(chan []string, 1)
+	go func() {
+		for sc.Scan() {
+			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1:]
+			}
+		}
+	}()
+	select {
+	case addrs := <-found:
+		go io.Copy(io.Discard, stderr)
+		return cmd, addrs
+	case <-time.After(20 * time.Second):
+		t.Fatal("lazuli did not report its addresses")
+	}
+	return nil, nil
+}
+
+func TestPortZeroAndAzureErrorsAndCleanShutdown(t *testing.T) {
+	bin := buildLazuli(t)
+	cmd, addrs := startLazuli(t, bin, "--inMemoryPersistence", "--blobPort", "0", "--queuePort", "0",
+		"--tablePort", "0", "--filePort", "0", "--silent")
+	for _, a := range addrs {
+		if strings.HasSuffix(a, ":0") {
+			t.Fatalf("port 0 was not resolved: %v", addrs)
+		}
+		resp, err := http.Get("http://" + a + "/devstoreaccount1/nosuch/thing?comp=unknown")
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.Header.Get("x-ms-error-code") == "" {
+			t.Errorf("%s: status %d, code %q", a, resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+}
+
+func TestBadFlagsExitNonZero(t *testing.T) {
+	if code := run([]string{"--cert", "only-cert.pem"}, io.Discard); code == 0 {
+		t.Fatal("--cert without --key accepted")
+	}
+	if code := run([]string{"--noSuchFlag"}, io.Discard); code == 0 {
+		t.Fatal("unknown flag accepted")
+	}
+}

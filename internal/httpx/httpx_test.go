@@ -1,0 +1,160 @@
+package httpx
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+)
+
+func serve(t *testing.T, svc auth.Service, h http.Handler, req *http.Request) *http.Response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	Wrap(svc, h, Options{Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}).ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func ok(w http.ResponseWriter, r *http.Request) {
+	info := FromContext(r.Context())
+	io.WriteString(w, info.Account+"|"+info.Path)
+}
+
+func TestCommonHeaders(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://127.0.0.1:10000/devstoreaccount1/c/a%2Fb?comp=list", nil)
+	req.Header.Set("x-ms-version", "2021-08-06")
+	req.Header.Set("x-ms-client-request-id", "abc-123")
+	resp := serve(t, auth.Blob, http.HandlerFunc(ok), req)
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != "devstoreaccount1|c/a%2Fb" {
+		t.Fatalf("account/path: %q", body)
+	}
+	if resp.Header.Get("x-ms-version") != "2021-08-06" {
+		t.Errorf("version not echoed: %q", resp.Header.Get("x-ms-version"))
+	}
+	if resp.Header.Get("x-ms-client-request-id") != "abc-123" {
+		t.Errorf("client request id not echoed")
+	}
+	if len(resp.Header.Get("x-ms-request-id")) != 36 {
+		t.Errorf("request id %q", resp.Header.Get("x-ms-request-id"))
+	}
+	if resp.Header.Get("Date") != "Fri, 02 Jan 2026 03:04:05 GMT" {
+		t.Errorf("Date %q", resp.Header.Get("Date"))
+	}
+}
+
+func TestHostStyleAccount(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://myacct.blob.localhost:10000/c/b", nil)
+	body, _ := io.ReadAll(serve(t, auth.Blob, http.HandlerFunc(ok), req).Body)
+	if string(body) != "myacct|c/b" {
+		t.Fatalf("got %q", body)
+	}
+	req = httptest.NewRequest("GET", "http://localhost:10000/devstoreaccount1-secondary/c", nil)
+	body, _ = io.ReadAll(serve(t, auth.Blob, http.HandlerFunc(ok), req).Body)
+	if string(body) != "devstoreaccount1|c" {
+		t.Fatalf("secondary: got %q", body)
+	}
+}
+
+func TestAnyWellFormedVersionAccepted(t *testing.T) {
+	for _, v := range []string{"2009-09-19", "2031-01-01"} {
+		req := httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil)
+		req.Header.Set("x-ms-version", v)
+		if resp := serve(t, auth.Blob, http.HandlerFunc(ok), req); resp.StatusCode != 200 {
+			t.Errorf("version %s: status %d", v, resp.StatusCode)
+		}
+	}
+}
+
+func TestMalformedVersionRejected(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil)
+	req.Header.Set("x-ms-version", "latest")
+	resp := serve(t, auth.Queue, http.HandlerFunc(ok), req)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" {
+		t.Fatalf("status %d code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	if !strings.Contains(string(body), "<HeaderName>x-ms-version</HeaderName>") {
+		t.Fatalf("body %s", body)
+	}
+}
+
+func TestStrictVersion(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil)
+	req.Header.Set("x-ms-version", "2099-01-01")
+	rec := httptest.NewRecorder()
+	Wrap(auth.Blob, http.HandlerFunc(ok), Options{StrictVersion: true}).ServeHTTP(rec, req)
+	if rec.Code != 400 {
+		t.Fatalf("strict: status %d", rec.Code)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	req := httptest.NewRequest("PUT", "http://127.0.0.1/devstoreaccount1/c", nil)
+	resp := serve(t, auth.Blob, h, req)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 500 || resp.Header.Get("x-ms-error-code") != "InternalError" {
+		t.Fatalf("status %d code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	if strings.Contains(string(body), "boom") {
+		t.Fatalf("panic value leaked to the client: %s", body)
+	}
+}
+
+func TestErrorBodies(t *testing.T) {
+	fail := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, azerr.New("ContainerNotFound"))
+	})
+	req := httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil)
+	resp := serve(t, auth.Blob, fail, req)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.HasPrefix(string(body), `<?xml version="1.0" encoding="utf-8"?><Error><Code>ContainerNotFound</Code><Message>The specified container does not exist.`+"\nRequestId:") {
+		t.Fatalf("xml error: %d %s", resp.StatusCode, body)
+	}
+	// HEAD: status and code, no body.
+	req = httptest.NewRequest("HEAD", "http://127.0.0.1/devstoreaccount1/c", nil)
+	resp = serve(t, auth.Blob, fail, req)
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || len(body) != 0 || resp.Header.Get("x-ms-error-code") != "ContainerNotFound" {
+		t.Fatalf("head error: %d %q %q", resp.StatusCode, body, resp.Header.Get("x-ms-error-code"))
+	}
+	// Table: OData JSON.
+	tfail := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, azerr.New("TableNotFound"))
+	})
+	req = httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/t()", nil)
+	resp = serve(t, auth.Table, tfail, req)
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.HasPrefix(string(body), `{"odata.error":{"code":"TableNotFound","message":{"lang":"en-US","value":"The table specified does not exist.\nRequestId:`) {
+		t.Fatalf("json error: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestNonAzureErrorIsInternal(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, io.ErrUnexpectedEOF)
+	})
+	resp := serve(t, auth.Blob, h, httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil))
+	if resp.StatusCode != 500 || resp.Header.Get("x-ms-error-code") != "InternalError" {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func TestNotImplementedIsAzureError(t *testing.T) {
+	resp := serve(t, auth.File, NotImplemented(), httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/share?restype=share", nil))
+	if resp.StatusCode != 501 || resp.Header.Get("x-ms-error-code") != "NotImplemented" {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func TestMissingAccountIsInvalidURI(t *testing.T) {
+	resp := serve(t, auth.Blob, http.HandlerFunc(ok), httptest.NewRequest("GET", "http://127.0.0.1/", nil))
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidUri" {
+		t.Fatalf("status %d code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+}
