@@ -1,0 +1,195 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sas"
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+)
+
+// MaxClockSkew is how far the date of a Shared Key request may be from the
+// server's clock, either way.
+const MaxClockSkew = 15 * time.Minute
+
+// SASParams are the parameters of a shared access signature.
+type SASParams struct {
+	// Raw holds every query parameter of the request (first value of
+	// each), for services that read response overrides (rscc ...).
+	Raw map[string]string
+	// Values are the parsed SAS fields.
+	Values *sas.Values
+}
+
+// Authenticate decides who r comes from; account is the account the URL
+// names (any "-secondary" suffix already removed). It returns an
+// *azerr.Error for a refused request.
+//
+//   - An Authorization header must be "SharedKey" or "SharedKeyLite"
+//     "<account>:<signature>"; a header that does not parse is 400
+//     InvalidAuthenticationInfo, any other scheme (Bearer included: lazuli
+//     has no Azure AD) 403 AuthenticationFailed. The signature must match
+//     one of the account's keys, and the request date (x-ms-date, else
+//     Date) must be within MaxClockSkew of the server clock.
+//   - A query with sig is a SAS. Its fields are checked here; an account
+//     SAS signature is verified here too, a service SAS signature by
+//     Authorize, which knows the resource the request addresses.
+//   - Anything else is anonymous; Authorize decides what it may do.
+//
+// A URL naming an account the server does not have is refused with 403
+// AuthenticationFailed whatever the credentials: there is no key to
+// check a signature against, and an anonymous caller learns nothing more
+// than it would from a private resource.
+func (a *Authenticator) Authenticate(r *http.Request, svc Service, account string) (*Identity, error) {
+	acc, known := a.accounts[account]
+	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
+		if len(vals) > 1 {
+			return nil, invalidAuthInfo("The Authorization header appears more than once.")
+		}
+		return a.sharedKey(r, svc, account, acc, known, vals[0])
+	}
+	q := r.URL.Query()
+	if sas.IsSAS(q) {
+		if !known {
+			return nil, unknownAccount(account)
+		}
+		return a.parseSAS(r, acc, q)
+	}
+	if !known {
+		return nil, unknownAccount(account)
+	}
+	return &Identity{Kind: Anonymous, Account: account}, nil
+}
+
+func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, acc Account, known bool, header string) (*Identity, error) {
+	scheme, claimed, sig, err := sharedkey.ParseAuthorization(header)
+	if err != nil {
+		return nil, invalidAuthInfo("The Authorization header is not in the form '<scheme> <account>:<signature>'.")
+	}
+	var form sharedkey.Form
+	kind := SharedKey
+	switch scheme {
+	case sharedkey.SchemeSharedKey:
+	case sharedkey.SchemeSharedKeyLite:
+		form.Lite, kind = true, SharedKeyLite
+	default:
+		return nil, authFailed(fmt.Sprintf("Authentication scheme %s is not supported.", scheme))
+	}
+	form.Table = svc == Table
+	claimed = strings.TrimSuffix(claimed, "-secondary")
+	if claimed != account {
+		return nil, authFailed(fmt.Sprintf("The account %s in the Authorization header does not match the account %s the request addresses.", claimed, account))
+	}
+	if !known {
+		return nil, unknownAccount(account)
+	}
+	if err := a.checkDate(r); err != nil {
+		return nil, err
+	}
+	candidates := sharedkey.Candidates(r, account, form)
+	for _, key := range acc.Keys {
+		for _, sts := range candidates {
+			if sharedkey.SignatureMatches(key, sts, sig) {
+				return &Identity{Kind: kind, Account: account}, nil
+			}
+		}
+	}
+	if a.debug {
+		a.log.Info("shared key signature mismatch",
+			"account", account, "scheme", scheme, "method", r.Method, "url", r.URL.RequestURI(),
+			"string_to_sign", candidates[0], "variants_tried", len(candidates))
+	}
+	return nil, authFailed(fmt.Sprintf("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0]))
+}
+
+// checkDate enforces the request date of Shared Key requests.
+func (a *Authenticator) checkDate(r *http.Request) error {
+	d := r.Header.Get("x-ms-date")
+	if d == "" {
+		d = r.Header.Get("Date")
+	}
+	if d == "" {
+		return authFailed("Request date header not specified.")
+	}
+	t, err := http.ParseTime(d)
+	if err != nil {
+		return authFailed(fmt.Sprintf("Request date header '%s' is not a valid RFC 1123 date.", d))
+	}
+	now := a.now()
+	if now.Sub(t) > MaxClockSkew {
+		return authFailed(fmt.Sprintf("Request date header too old: '%s'", d))
+	}
+	if t.Sub(now) > MaxClockSkew {
+		return authFailed(fmt.Sprintf("Request date header too far in the future: '%s'", d))
+	}
+	return nil
+}
+
+func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*Identity, error) {
+	v, err := sas.Parse(q)
+	if err != nil {
+		return nil, sasError(err)
+	}
+	if v.UserDelegation {
+		return nil, authFailed("User delegation SAS needs Azure AD, which this server does not have; use an account or service SAS.")
+	}
+	p := &SASParams{Raw: map[string]string{}, Values: v}
+	for k, vs := range q {
+		if len(vs) > 0 {
+			p.Raw[k] = vs[0]
+		}
+	}
+	id := &Identity{Kind: ServiceSAS, Account: acc.Name, SAS: p}
+	if !v.IsAccount() {
+		return id, nil
+	}
+	id.Kind = AccountSAS
+	if v.Expiry == "" {
+		return nil, authFailed("se is mandatory. Cannot be empty")
+	}
+	if v.Permissions == "" {
+		return nil, authFailed("sp is mandatory. Cannot be empty")
+	}
+	sts := sas.AccountStringToSign(acc.Name, v)
+	for _, key := range acc.Keys {
+		if sas.SignatureMatches(key, sts, v.Signature) {
+			return id, nil
+		}
+	}
+	a.logSAS(r, acc.Name, "account", sts)
+	return nil, sigMismatch(sts)
+}
+
+func (a *Authenticator) logSAS(r *http.Request, account, kind, sts string) {
+	if a.debug {
+		a.log.Info("sas signature mismatch", "account", account, "sas", kind,
+			"method", r.Method, "path", r.URL.EscapedPath(), "string_to_sign", sts)
+	}
+}
+
+func sigMismatch(sts string) *azerr.Error {
+	return authFailed(fmt.Sprintf("Signature did not match. String to sign used was %s", sts))
+}
+
+func sasError(err error) *azerr.Error {
+	if e, ok := err.(*sas.Error); ok {
+		return authFailed(e.Detail)
+	}
+	return authFailed(err.Error())
+}
+
+func authFailed(detail string) *azerr.Error {
+	return azerr.New("AuthenticationFailed").WithDetail("AuthenticationErrorDetail", detail)
+}
+
+func invalidAuthInfo(detail string) *azerr.Error {
+	return azerr.New("InvalidAuthenticationInfo").WithDetail("AuthenticationErrorDetail", detail)
+}
+
+func unknownAccount(account string) *azerr.Error {
+	return authFailed(fmt.Sprintf("The account %s does not exist on this server.", account))
+}

@@ -1,0 +1,486 @@
+// Package sharedkey builds the strings-to-sign of Azure Storage Shared Key
+// and Shared Key Lite authorization, for Blob, Queue and File and for the
+// separate Table forms, and signs requests with an account key.
+//
+// The server side (Candidates, Verify) and the client side (Sign) share one
+// canonicalization, so a request signed here verifies there byte for byte.
+// The package is a leaf: it knows HTTP requests, not storage services.
+package sharedkey
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Authorization schemes.
+const (
+	SchemeSharedKey     = "SharedKey"
+	SchemeSharedKeyLite = "SharedKeyLite"
+)
+
+// Form selects one of the four string-to-sign layouts.
+type Form struct {
+	// Lite selects Shared Key Lite.
+	Lite bool
+	// Table selects the Table service layout (no canonicalized headers,
+	// only comp in the canonicalized resource).
+	Table bool
+}
+
+// Scheme returns the Authorization scheme of f.
+func (f Form) Scheme() string {
+	if f.Lite {
+		return SchemeSharedKeyLite
+	}
+	return SchemeSharedKey
+}
+
+// ErrMalformed is returned by ParseAuthorization for a header that is not
+// "<scheme> <account>:<signature>".
+var ErrMalformed = errors.New("sharedkey: malformed Authorization header")
+
+// ParseAuthorization splits an Authorization header value into scheme,
+// account and signature. The scheme is returned as sent; callers decide
+// which schemes they accept.
+func ParseAuthorization(v string) (scheme, account, signature string, err error) {
+	v = strings.TrimSpace(v)
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok || scheme == "" {
+		return "", "", "", ErrMalformed
+	}
+	cred = strings.TrimSpace(cred)
+	// The signature is base64 and never holds a colon; the account name
+	// never does either, so the last colon separates them.
+	i := strings.LastIndexByte(cred, ':')
+	if i <= 0 || i == len(cred)-1 {
+		return "", "", "", ErrMalformed
+	}
+	account, signature = cred[:i], cred[i+1:]
+	if strings.ContainsAny(account, " \t") || strings.ContainsAny(signature, " \t") {
+		return "", "", "", ErrMalformed
+	}
+	return scheme, account, signature, nil
+}
+
+// ComputeSignature returns base64(HMAC-SHA256(key, stringToSign)).
+func ComputeSignature(key []byte, stringToSign string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(stringToSign))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// SignatureMatches reports whether signature (base64, as sent by a client)
+// is the HMAC of stringToSign under key. It compares in constant time.
+func SignatureMatches(key []byte, stringToSign, signature string) bool {
+	got, err := base64.StdEncoding.DecodeString(signature)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(stringToSign))
+	return hmac.Equal(got, m.Sum(nil))
+}
+
+// Sign signs r for account with key: it sets x-ms-date when the request
+// has neither x-ms-date nor Date, then sets the Authorization header
+// (SharedKey; the Table layout when table is set). Call it after every
+// other header is final.
+func Sign(r *http.Request, account string, key []byte, table bool) error {
+	return SignForm(r, account, key, Form{Table: table})
+}
+
+// SignForm is Sign with a choice of layout, Shared Key Lite included.
+func SignForm(r *http.Request, account string, key []byte, f Form) error {
+	if account == "" {
+		return errors.New("sharedkey: empty account name")
+	}
+	if len(key) == 0 {
+		return errors.New("sharedkey: empty key")
+	}
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	if r.Header.Get("x-ms-date") == "" && r.Header.Get("Date") == "" {
+		r.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	// On the wire Go writes Content-Length from r.ContentLength, not from
+	// the header map; sign what the server will see.
+	if r.ContentLength > 0 {
+		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	} else {
+		r.Header.Del("Content-Length")
+	}
+	sts := StringToSign(r, account, f)
+	r.Header.Set("Authorization", f.Scheme()+" "+account+":"+ComputeSignature(key, sts))
+	return nil
+}
+
+// StringToSign returns the canonical string-to-sign of r, as Azure
+// documents it, for account in layout f.
+func StringToSign(r *http.Request, account string, f Form) string {
+	return build(r, account, f, variant{})
+}
+
+// variant toggles the spellings that real clients produce and that differ
+// from the documented canonical form in corner cases only. The server tries
+// them after the canonical form fails, so that every well-known client
+// verifies.
+type variant struct {
+	// cultureOrder sorts x-ms-* header names the way the Azure service
+	// and the azblob/azfile SDKs do (see CompareHeaderNames) instead of
+	// ordinal order (which azqueue and most other clients use).
+	cultureOrder bool
+	// rawValues keeps header values unfolded (some clients sign them
+	// verbatim).
+	rawValues bool
+	// stripAccount drops a leading "/<account>" path segment: a client that
+	// signs a path-style URL as if it were host-style.
+	stripAccount bool
+	// keepDate keeps the Date header in the Date line even when x-ms-date
+	// is present (the Blob/Queue/File layouts); for the Table layouts it
+	// uses Date instead of x-ms-date.
+	keepDate bool
+	// flipZeroLength signs a zero Content-Length the other way than the
+	// request's version asks ("0" versus the empty string).
+	flipZeroLength bool
+}
+
+// Candidates returns the canonical string-to-sign of r first, followed by
+// the distinct variants well-known clients produce for the same request.
+// A server accepts the request when the signature matches any of them.
+func Candidates(r *http.Request, account string, f Form) []string {
+	var toggles []func(*variant)
+	h := r.Header
+	if !f.Table {
+		names := xmsNames(h)
+		if !sortedBy(names, CompareHeaderNames) || !sortedBy(names, strings.Compare) {
+			toggles = append(toggles, func(v *variant) { v.cultureOrder = true })
+		}
+		for _, n := range names {
+			vals := headerValues(h, n)
+			if joinValues(vals, true) != joinValues(vals, false) {
+				toggles = append(toggles, func(v *variant) { v.rawValues = true })
+				break
+			}
+		}
+	}
+	p := r.URL.EscapedPath()
+	if p == "/"+account || strings.HasPrefix(p, "/"+account+"/") {
+		toggles = append(toggles, func(v *variant) { v.stripAccount = true })
+	}
+	if h.Get("x-ms-date") != "" && h.Get("Date") != "" {
+		toggles = append(toggles, func(v *variant) { v.keepDate = true })
+	}
+	if !f.Lite && !f.Table && h.Get("Content-Length") == "0" {
+		toggles = append(toggles, func(v *variant) { v.flipZeroLength = true })
+	}
+	seen := map[string]bool{}
+	var out []string
+	for mask := 0; mask < 1<<len(toggles); mask++ {
+		var v variant
+		for i, t := range toggles {
+			if mask&(1<<i) != 0 {
+				t(&v)
+			}
+		}
+		s := build(r, account, f, v)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func build(r *http.Request, account string, f Form, v variant) string {
+	h := r.Header
+	resource := canonicalizedResource(r.URL, account, f, v.stripAccount)
+	xmsDate := h.Get("x-ms-date")
+	switch {
+	case f.Table && f.Lite:
+		return tableDate(h, v) + "\n" + resource
+	case f.Table:
+		return strings.Join([]string{
+			strings.ToUpper(r.Method),
+			h.Get("Content-MD5"),
+			h.Get("Content-Type"),
+			tableDate(h, v),
+			resource,
+		}, "\n")
+	}
+	date := h.Get("Date")
+	if xmsDate != "" && !v.keepDate {
+		date = ""
+	}
+	headers := canonicalizedHeaders(h, v.cultureOrder, v.rawValues)
+	if f.Lite {
+		return strings.Join([]string{
+			strings.ToUpper(r.Method),
+			h.Get("Content-MD5"),
+			h.Get("Content-Type"),
+			date,
+			headers + resource,
+		}, "\n")
+	}
+	length := h.Get("Content-Length")
+	zeroIsEmpty := h.Get("x-ms-version") == "" || h.Get("x-ms-version") >= "2015-02-21"
+	if v.flipZeroLength {
+		zeroIsEmpty = !zeroIsEmpty
+	}
+	if length == "0" && zeroIsEmpty {
+		length = ""
+	}
+	return strings.Join([]string{
+		strings.ToUpper(r.Method),
+		h.Get("Content-Encoding"),
+		h.Get("Content-Language"),
+		length,
+		h.Get("Content-MD5"),
+		h.Get("Content-Type"),
+		date,
+		h.Get("If-Modified-Since"),
+		h.Get("If-Match"),
+		h.Get("If-None-Match"),
+		h.Get("If-Unmodified-Since"),
+		h.Get("Range"),
+		headers + resource,
+	}, "\n")
+}
+
+// tableDate is the Date line of the Table layouts: x-ms-date when present,
+// else Date.
+func tableDate(h http.Header, v variant) string {
+	if d := h.Get("x-ms-date"); d != "" && !v.keepDate {
+		return d
+	}
+	return h.Get("Date")
+}
+
+// CanonicalizedHeaders returns the CanonicalizedHeaders element: every
+// x-ms-* header, name lowercased, sorted by name, value trimmed with
+// whitespace runs outside double quotes folded to one space, values of a
+// repeated header joined with commas, each line ending in "\n".
+func CanonicalizedHeaders(h http.Header) string {
+	return canonicalizedHeaders(h, false, false)
+}
+
+func canonicalizedHeaders(h http.Header, cultureOrder, raw bool) string {
+	names := xmsNames(h)
+	if cultureOrder {
+		sort.SliceStable(names, func(i, j int) bool { return CompareHeaderNames(names[i], names[j]) < 0 })
+	}
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte(':')
+		b.WriteString(joinValues(headerValues(h, n), !raw))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// xmsNames returns the lowercased x-ms-* header names of h, in ordinal
+// order, without duplicates.
+func xmsNames(h http.Header) []string {
+	seen := map[string]bool{}
+	var names []string
+	for k := range h {
+		n := strings.ToLower(strings.TrimSpace(k))
+		if strings.HasPrefix(n, "x-ms-") && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// headerValues returns every value of the header named n (lowercase),
+// whatever the case of the keys in h.
+func headerValues(h http.Header, n string) []string {
+	var out []string
+	keys := make([]string, 0, 1)
+	for k := range h {
+		if strings.ToLower(strings.TrimSpace(k)) == n {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, h[k]...)
+	}
+	return out
+}
+
+func joinValues(vals []string, fold bool) string {
+	if !fold {
+		return strings.Join(vals, ",")
+	}
+	f := make([]string, len(vals))
+	for i, v := range vals {
+		f[i] = foldWhitespace(v)
+	}
+	return strings.Join(f, ",")
+}
+
+// foldWhitespace trims v and folds each run of whitespace outside double
+// quotes into one space.
+func foldWhitespace(v string) string {
+	v = strings.TrimSpace(v)
+	var b strings.Builder
+	inQuote, pendingSpace := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !inQuote && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			pendingSpace = true
+			continue
+		}
+		if pendingSpace {
+			b.WriteByte(' ')
+			pendingSpace = false
+		}
+		if c == '"' {
+			inQuote = !inQuote
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func sortedBy(names []string, cmp func(a, b string) int) bool {
+	return sort.SliceIsSorted(names, func(i, j int) bool { return cmp(names[i], names[j]) < 0 })
+}
+
+// CompareHeaderNames orders header names the way the Azure service sorts
+// CanonicalizedHeaders (and the azblob and azfile SDKs with it): a
+// culture-aware comparison in which hyphens and apostrophes are ignored at
+// first, punctuation sorts before digits and digits before letters, and
+// letters compare case-insensitively. Names equal under those rules fall
+// back to ordinal order. It differs from ordinal order only for names that
+// differ in hyphens or mix '_' with digits.
+func CompareHeaderNames(a, b string) int {
+	i, j := 0, 0
+	for {
+		for i < len(a) && primaryWeight(a[i]) == 0 {
+			i++
+		}
+		for j < len(b) && primaryWeight(b[j]) == 0 {
+			j++
+		}
+		switch {
+		case i == len(a) && j == len(b):
+			return strings.Compare(a, b)
+		case i == len(a):
+			return -1
+		case j == len(b):
+			return 1
+		}
+		wa, wb := primaryWeight(a[i]), primaryWeight(b[j])
+		if wa != wb {
+			if wa < wb {
+				return -1
+			}
+			return 1
+		}
+		i++
+		j++
+	}
+}
+
+// punctuationOrder lists the punctuation that counts at the first level of
+// CompareHeaderNames, lowest first.
+const punctuationOrder = "!#$%&*.^_`|~+"
+
+// primaryWeight is the first-level weight of c; 0 means ignored.
+func primaryWeight(c byte) int {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return 1000 + int(c-'a')
+	case c >= 'A' && c <= 'Z':
+		return 1000 + int(c-'A')
+	case c >= '0' && c <= '9':
+		return 900 + int(c-'0')
+	case c >= 0x80:
+		return 2000 + int(c)
+	}
+	if k := strings.IndexByte(punctuationOrder, c); k >= 0 {
+		return 100 + k
+	}
+	return 0
+}
+
+// CanonicalizedResource returns the Shared Key CanonicalizedResource of u:
+// "/" + account + the path as encoded on the wire, then each query
+// parameter as "\nname:value" with names lowercased and sorted and values
+// decoded, sorted and comma-joined.
+func CanonicalizedResource(u *url.URL, account string) string {
+	return canonicalizedResource(u, account, Form{}, false)
+}
+
+// CanonicalizedResourceLite returns the CanonicalizedResource of Shared Key
+// Lite and of both Table layouts: "/" + account + the encoded path, plus
+// "?comp=<value>" when a comp parameter is present.
+func CanonicalizedResourceLite(u *url.URL, account string) string {
+	return canonicalizedResource(u, account, Form{Lite: true}, false)
+}
+
+func canonicalizedResource(u *url.URL, account string, f Form, stripAccount bool) string {
+	p := u.EscapedPath()
+	if stripAccount {
+		if p == "/"+account {
+			p = ""
+		} else if strings.HasPrefix(p, "/"+account+"/") {
+			p = p[len(account)+1:]
+		}
+	}
+	if p == "" {
+		p = "/"
+	}
+	var b strings.Builder
+	b.WriteByte('/')
+	b.WriteString(account)
+	b.WriteString(p)
+	q := parseQuery(u.RawQuery)
+	if f.Lite || f.Table {
+		if vals, ok := q["comp"]; ok && len(vals) > 0 {
+			b.WriteString("?comp=")
+			b.WriteString(vals[0])
+		}
+		return b.String()
+	}
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		vals := append([]string(nil), q[n]...)
+		sort.Strings(vals)
+		b.WriteByte('\n')
+		b.WriteString(n)
+		b.WriteByte(':')
+		b.WriteString(strings.Join(vals, ","))
+	}
+	return b.String()
+}
+
+// parseQuery decodes a raw query with names lowercased, keeping values of
+// names that differ only in case together. Pairs that do not decode are
+// skipped, as url.ParseQuery does.
+func parseQuery(raw string) map[string][]string {
+	vals, _ := url.ParseQuery(raw)
+	out := make(map[string][]string, len(vals))
+	for k, vs := range vals {
+		n := strings.ToLower(k)
+		out[n] = append(out[n], vs...)
+	}
+	return out
+}
