@@ -1,0 +1,386 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// OpKind is an entity write operation.
+type OpKind uint8
+
+// Entity write operations.
+const (
+	// OpInsert is Insert Entity: 409 EntityAlreadyExists if present.
+	OpInsert OpKind = iota + 1
+	// OpUpdate is Update Entity (replace) with If-Match.
+	OpUpdate
+	// OpMerge is Merge Entity with If-Match.
+	OpMerge
+	// OpDelete is Delete Entity with If-Match.
+	OpDelete
+	// OpInsertOrReplace is Insert Or Replace Entity (PUT without If-Match).
+	OpInsertOrReplace
+	// OpInsertOrMerge is Insert Or Merge Entity (MERGE/PATCH without If-Match).
+	OpInsertOrMerge
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpInsert:
+		return "InsertEntity"
+	case OpUpdate:
+		return "UpdateEntity"
+	case OpMerge:
+		return "MergeEntity"
+	case OpDelete:
+		return "DeleteEntity"
+	case OpInsertOrReplace:
+		return "InsertOrReplaceEntity"
+	case OpInsertOrMerge:
+		return "InsertOrMergeEntity"
+	}
+	return "Unknown"
+}
+
+// Op is one entity write. Props is ignored for OpDelete; IfMatch is the
+// If-Match value for OpUpdate, OpMerge and OpDelete ("*" = any).
+type Op struct {
+	Kind         OpKind
+	PartitionKey string
+	RowKey       string
+	IfMatch      string
+	Props        []Property
+}
+
+// BatchError reports the failing operation of an entity group transaction
+// by its zero-based index.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("operation %d: %v", e.Index, e.Err) }
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// validate checks an operation before any transaction runs.
+func (op *Op) validate() error {
+	if op.Kind < OpInsert || op.Kind > OpInsertOrMerge {
+		return azerr.New("InvalidInput")
+	}
+	if op.Kind == OpDelete {
+		if err := ValidateKey("PartitionKey", op.PartitionKey); err != nil {
+			return err
+		}
+		return ValidateKey("RowKey", op.RowKey)
+	}
+	e := Entity{PartitionKey: op.PartitionKey, RowKey: op.RowKey, Props: op.Props}
+	return e.Validate()
+}
+
+// Apply runs one entity write in its own Update and returns the entity as
+// stored (nil for OpDelete).
+func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Entity, error) {
+	if err := op.validate(); err != nil {
+		return nil, err
+	}
+	var out *Entity
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, table)
+		if err != nil {
+			return err
+		}
+		out, err = applyOp(tx, t.UID, &op, odata.TimeToTicks(s.now()))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Batch runs an entity group transaction: every operation on one
+// partition, each entity at most once, all applied in one Update or none.
+// A failing operation yields a *BatchError naming its index.
+func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([]*Entity, error) {
+	if len(ops) > MaxBatchOperations {
+		return nil, azerr.Newf("InvalidInput", "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)
+	}
+	seen := make(map[string]struct{}, len(ops))
+	for i := range ops {
+		op := &ops[i]
+		if op.PartitionKey != ops[0].PartitionKey {
+			return nil, &BatchError{i, azerr.New("CommandsInBatchActOnDifferentPartitions")}
+		}
+		if _, dup := seen[op.RowKey]; dup {
+			return nil, &BatchError{i, azerr.New("InvalidDuplicateRow")}
+		}
+		seen[op.RowKey] = struct{}{}
+		if err := op.validate(); err != nil {
+			return nil, &BatchError{i, err}
+		}
+	}
+	out := make([]*Entity, len(ops))
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, table)
+		if err != nil {
+			return &BatchError{0, err}
+		}
+		// One clock reading for the whole transaction: entities written by
+		// one batch may share a Timestamp, as on Azure.
+		now := odata.TimeToTicks(s.now())
+		for i := range ops {
+			e, err := applyOp(tx, t.UID, &ops[i], now)
+			if err != nil {
+				return &BatchError{i, err}
+			}
+			out[i] = e
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// applyOp runs one write inside tx; the If-Match check and the write are in
+// the same transaction.
+func applyOp(tx storage.Tx, uid string, op *Op, now int64) (*Entity, error) {
+	key := entityKey(uid, op.PartitionKey, op.RowKey)
+	var cur *Entity
+	raw, err := tx.Get(key)
+	switch {
+	case err == nil:
+		cur, err = decodeEntity(op.PartitionKey, op.RowKey, raw)
+		if err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, storage.ErrNotFound):
+		return nil, err
+	}
+	switch op.Kind {
+	case OpInsert:
+		if cur != nil {
+			return nil, azerr.New("EntityAlreadyExists")
+		}
+	case OpUpdate, OpMerge, OpDelete:
+		if cur == nil {
+			return nil, azerr.New("ResourceNotFound")
+		}
+		if !etagMatches(op.IfMatch, cur) {
+			return nil, azerr.New("UpdateConditionNotSatisfied")
+		}
+	}
+	if op.Kind == OpDelete {
+		return nil, tx.Delete(key)
+	}
+	// Timestamp = max(now, previous + 100 ns): every write of an entity
+	// gets a distinct ETag even within one clock tick.
+	ts := now
+	if cur != nil && cur.Timestamp >= ts {
+		ts = cur.Timestamp + 1
+	}
+	next := &Entity{PartitionKey: op.PartitionKey, RowKey: op.RowKey, Timestamp: ts}
+	if cur != nil && (op.Kind == OpMerge || op.Kind == OpInsertOrMerge) {
+		next.Props = mergeProps(cur.Props, op.Props)
+		if err := next.Validate(); err != nil {
+			return nil, err
+		}
+	} else {
+		next.Props = op.Props
+	}
+	if err := tx.Set(key, encodeEntity(next)); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// mergeProps overwrites or appends the supplied properties; a merge never
+// removes one.
+func mergeProps(cur, upd []Property) []Property {
+	out := make([]Property, len(cur), len(cur)+len(upd))
+	copy(out, cur)
+	idx := make(map[string]int, len(out))
+	for i, p := range out {
+		idx[p.Name] = i
+	}
+	for _, p := range upd {
+		if i, ok := idx[p.Name]; ok {
+			out[i] = p
+			continue
+		}
+		idx[p.Name] = len(out)
+		out = append(out, p)
+	}
+	return out
+}
+
+// GetEntity implements a point query by keys (404 ResourceNotFound).
+func (s *Service) GetEntity(ctx context.Context, account, table, pk, rk string) (*Entity, error) {
+	var out *Entity
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, table)
+		if err != nil {
+			return err
+		}
+		raw, err := tx.Get(entityKey(t.UID, pk, rk))
+		if errors.Is(err, storage.ErrNotFound) {
+			return azerr.New("ResourceNotFound")
+		}
+		if err != nil {
+			return err
+		}
+		out, err = decodeEntity(pk, rk, raw)
+		return err
+	})
+	return out, err
+}
+
+// Query describes one page of Query Entities.
+type Query struct {
+	Filter *odata.Expr
+	// Top is the page size (1..1000); 0 means 1000.
+	Top int
+	// Continue resumes at (NextPartitionKey, NextRowKey) inclusive.
+	Continue         bool
+	NextPartitionKey string
+	NextRowKey       string
+}
+
+// Page is one page of results with the continuation, if any.
+type Page struct {
+	Entities []*Entity
+	// More is set when the client should continue at (NextPartitionKey,
+	// NextRowKey).
+	More             bool
+	NextPartitionKey string
+	NextRowKey       string
+}
+
+// QueryEntities implements Query Entities: entities in (PartitionKey,
+// RowKey) order matching the filter, one page at a time. The scan is
+// narrowed to the key range the filter's top-level conjunction allows, and
+// it stops after the service's MaxScan rows with a continuation even when
+// the page is not full.
+func (s *Service) QueryEntities(ctx context.Context, account, table string, q Query) (*Page, error) {
+	top := q.Top
+	if top <= 0 || top > MaxPageSize {
+		top = MaxPageSize
+	}
+	var page *Page
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		page = &Page{}
+		t, err := getTable(tx, account, table)
+		if err != nil {
+			return err
+		}
+		base := entitiesPrefix(t.UID)
+		lo, hi := keyRange(t.UID, q.Filter)
+		if q.Continue {
+			resume := entityKey(t.UID, q.NextPartitionKey, q.NextRowKey)
+			if bytes.Compare(resume, lo) > 0 {
+				lo = resume
+			}
+		}
+		if hi != nil && bytes.Compare(lo, hi) >= 0 {
+			return nil
+		}
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		examined := 0
+		for it.Next() {
+			pk, rest, err := keyenc.ReadString(it.Key()[len(base):])
+			if err != nil {
+				return err
+			}
+			rk, _, err := keyenc.ReadString(rest)
+			if err != nil {
+				return err
+			}
+			if len(page.Entities) == top || examined >= s.maxScan {
+				page.More, page.NextPartitionKey, page.NextRowKey = true, pk, rk
+				break
+			}
+			examined++
+			e, err := decodeEntity(pk, rk, it.Value())
+			if err != nil {
+				return err
+			}
+			if q.Filter.Match(e) {
+				page.Entities = append(page.Entities, e)
+			}
+		}
+		return it.Err()
+	})
+	return page, err
+}
+
+// keyRange derives the scan bounds [lo, hi) from the comparisons on
+// PartitionKey and RowKey that the filter requires.
+func keyRange(uid string, f *odata.Expr) (lo, hi []byte) {
+	base := entitiesPrefix(uid)
+	lo, hi = base, keyenc.PrefixEnd(base)
+	raise := func(k []byte) {
+		if bytes.Compare(k, lo) > 0 {
+			lo = k
+		}
+	}
+	lower := func(k []byte) {
+		if bytes.Compare(k, hi) < 0 {
+			hi = k
+		}
+	}
+	var pkEq *string
+	conj := f.Conjuncts()
+	for _, c := range conj {
+		if c.Property != "PartitionKey" || c.Value.Type != odata.String {
+			continue
+		}
+		pp := partitionPrefix(uid, c.Value.Str)
+		switch c.Op {
+		case odata.Eq:
+			v := c.Value.Str
+			pkEq = &v
+			raise(pp)
+			lower(keyenc.PrefixEnd(pp))
+		case odata.Ge:
+			raise(pp)
+		case odata.Gt:
+			raise(keyenc.PrefixEnd(pp))
+		case odata.Lt:
+			lower(pp)
+		case odata.Le:
+			lower(keyenc.PrefixEnd(pp))
+		}
+	}
+	if pkEq == nil {
+		return lo, hi
+	}
+	for _, c := range conj {
+		if c.Property != "RowKey" || c.Value.Type != odata.String {
+			continue
+		}
+		ek := entityKey(uid, *pkEq, c.Value.Str)
+		switch c.Op {
+		case odata.Eq:
+			raise(ek)
+			lower(keyenc.After(ek))
+		case odata.Ge:
+			raise(ek)
+		case odata.Gt:
+			raise(keyenc.After(ek))
+		case odata.Lt:
+			lower(ek)
+		case odata.Le:
+			lower(keyenc.After(ek))
+		}
+	}
+	return lo, hi
+}

@@ -1,0 +1,338 @@
+package table
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
+)
+
+// Limits from Azure's published Table service targets.
+const (
+	MaxKeyLength          = 1024    // PartitionKey / RowKey, in characters
+	MaxCustomProperties   = 252     // 255 including the three system properties
+	MaxPropertyNameLength = 255     // characters
+	MaxEntitySize         = 1 << 20 // bytes, as Azure counts them
+	MaxValueSize          = 64 << 10
+	MaxBatchOperations    = 100
+	MaxPageSize           = 1000
+)
+
+// Property is one custom property of an entity.
+type Property struct {
+	Name  string
+	Value odata.Value
+}
+
+// Entity is a stored entity: keys, the server-set Timestamp (ticks) and
+// custom properties in the order the client sent them.
+type Entity struct {
+	PartitionKey string
+	RowKey       string
+	Timestamp    int64
+	Props        []Property
+}
+
+// Lookup implements odata.Entity, including the system properties.
+func (e *Entity) Lookup(name string) (odata.Value, bool) {
+	switch name {
+	case "PartitionKey":
+		return odata.Value{Type: odata.String, Str: e.PartitionKey}, true
+	case "RowKey":
+		return odata.Value{Type: odata.String, Str: e.RowKey}, true
+	case "Timestamp":
+		return odata.Value{Type: odata.DateTime, Int: e.Timestamp}, true
+	}
+	for i := range e.Props {
+		if e.Props[i].Name == name {
+			return e.Props[i].Value, true
+		}
+	}
+	return odata.Value{}, false
+}
+
+// ETag is the entity's weak ETag derived from its Timestamp:
+// W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'".
+func (e *Entity) ETag() string { return ETagFor(e.Timestamp) }
+
+// ETagFor renders the ETag of a Timestamp.
+func ETagFor(ticks int64) string {
+	return `W/"datetime'` + strings.ReplaceAll(odata.FormatTicks(ticks), ":", "%3A") + `'"`
+}
+
+// parseETag extracts the Timestamp ticks from an entity ETag; ok is false
+// when the string is not one.
+func parseETag(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "W/")
+	if !strings.HasPrefix(s, `"datetime'`) || !strings.HasSuffix(s, `'"`) || len(s) < 12 {
+		return 0, false
+	}
+	body := s[len(`"datetime'`) : len(s)-2]
+	body = strings.ReplaceAll(body, "%3A", ":")
+	body = strings.ReplaceAll(body, "%3a", ":")
+	t, err := odata.ParseDateTime(body)
+	if err != nil {
+		return 0, false
+	}
+	return t, true
+}
+
+// etagMatches reports whether an If-Match value selects the entity.
+func etagMatches(ifMatch string, e *Entity) bool {
+	if strings.TrimSpace(ifMatch) == "*" {
+		return true
+	}
+	if ifMatch == e.ETag() {
+		return true
+	}
+	t, ok := parseETag(ifMatch)
+	return ok && t == e.Timestamp
+}
+
+// ValidateKey checks a PartitionKey or RowKey value.
+func ValidateKey(name, k string) error {
+	if !utf8.ValidString(k) {
+		return azerr.Newf("InvalidInput", "The %s value is not valid UTF-8.", name)
+	}
+	if utf8.RuneCountInString(k) > MaxKeyLength {
+		return azerr.Newf("KeyValueTooLarge", "The %s value is larger than the maximum size permitted.", name)
+	}
+	for _, r := range k {
+		switch {
+		case r == '/' || r == '\\' || r == '#' || r == '?':
+			return azerr.Newf("InvalidInput", "The %s value contains a character that is not permitted.", name)
+		case r <= 0x1F || (r >= 0x7F && r <= 0x9F):
+			return azerr.Newf("InvalidInput", "The %s value contains a control character.", name)
+		}
+	}
+	return nil
+}
+
+// validPropertyName reports whether n can name a custom property: a
+// C#-identifier-like name (letters, digits, underscore; not starting with a
+// digit).
+func validPropertyName(n string) error {
+	if n == "" || !utf8.ValidString(n) {
+		return azerr.New("PropertyNameInvalid")
+	}
+	if utf8.RuneCountInString(n) > MaxPropertyNameLength {
+		return azerr.New("PropertyNameTooLong")
+	}
+	for i, r := range n {
+		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && (unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Pc, r)))
+		if !ok {
+			return azerr.Newf("PropertyNameInvalid", "The property name %q is invalid.", n)
+		}
+	}
+	switch n {
+	case "PartitionKey", "RowKey", "Timestamp":
+		return azerr.Newf("PropertyNameInvalid", "The property name %q is reserved.", n)
+	}
+	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if utf16.RuneLen(r) == 2 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// Validate checks keys, names, counts and sizes the way Azure does.
+func (e *Entity) Validate() error {
+	if err := ValidateKey("PartitionKey", e.PartitionKey); err != nil {
+		return err
+	}
+	if err := ValidateKey("RowKey", e.RowKey); err != nil {
+		return err
+	}
+	if len(e.Props) > MaxCustomProperties {
+		return azerr.New("TooManyProperties")
+	}
+	// Azure's size formula: 4 bytes + keys in UTF-16 + per property 8 bytes
+	// + name in UTF-16 + value size.
+	size := 4 + 2*utf16Len(e.PartitionKey) + 2*utf16Len(e.RowKey)
+	seen := make(map[string]struct{}, len(e.Props))
+	for _, p := range e.Props {
+		if err := validPropertyName(p.Name); err != nil {
+			return err
+		}
+		if _, dup := seen[p.Name]; dup {
+			return azerr.New("DuplicatePropertiesSpecified")
+		}
+		seen[p.Name] = struct{}{}
+		size += 8 + 2*utf16Len(p.Name)
+		v := p.Value
+		switch v.Type {
+		case odata.String:
+			if !utf8.ValidString(v.Str) {
+				return azerr.New("InvalidInput")
+			}
+			n := 2 * utf16Len(v.Str)
+			if n > MaxValueSize {
+				return azerr.New("PropertyValueTooLarge")
+			}
+			size += 4 + n
+		case odata.Binary:
+			if len(v.Bytes) > MaxValueSize {
+				return azerr.New("PropertyValueTooLarge")
+			}
+			size += 4 + len(v.Bytes)
+		case odata.Int32:
+			if v.Int < math.MinInt32 || v.Int > math.MaxInt32 {
+				return azerr.New("InvalidInput")
+			}
+			size += 4
+		case odata.Int64, odata.Double, odata.DateTime:
+			size += 8
+		case odata.Boolean:
+			size++
+		case odata.Guid:
+			if !odata.ValidGuid(v.Str) {
+				return azerr.New("InvalidInput")
+			}
+			size += 16
+		default:
+			return azerr.New("InvalidInput")
+		}
+	}
+	if size > MaxEntitySize {
+		return azerr.New("EntityTooLarge")
+	}
+	return nil
+}
+
+// Storage encoding of an entity value (the keys live in the storage key):
+//
+//	version byte (1) | Timestamp int64 | uvarint count | properties
+//	property: uvarint len | name | type byte | payload
+//	payload: String, Guid, Binary: uvarint len | bytes; Int32: 4 bytes;
+//	Int64, DateTime: 8 bytes; Double: 8 bytes IEEE; Boolean: 1 byte.
+const encVersion = 1
+
+var errCorrupt = errors.New("table: corrupt entity record")
+
+func encodeEntity(e *Entity) []byte {
+	n := 1 + 8 + binary.MaxVarintLen64
+	for _, p := range e.Props {
+		n += len(p.Name) + len(p.Value.Str) + len(p.Value.Bytes) + 2*binary.MaxVarintLen64 + 9
+	}
+	b := make([]byte, 0, n)
+	b = append(b, encVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Timestamp))
+	b = binary.AppendUvarint(b, uint64(len(e.Props)))
+	for _, p := range e.Props {
+		b = binary.AppendUvarint(b, uint64(len(p.Name)))
+		b = append(b, p.Name...)
+		b = append(b, byte(p.Value.Type))
+		v := p.Value
+		switch v.Type {
+		case odata.String, odata.Guid:
+			b = binary.AppendUvarint(b, uint64(len(v.Str)))
+			b = append(b, v.Str...)
+		case odata.Binary:
+			b = binary.AppendUvarint(b, uint64(len(v.Bytes)))
+			b = append(b, v.Bytes...)
+		case odata.Int32:
+			b = binary.BigEndian.AppendUint32(b, uint32(int32(v.Int)))
+		case odata.Int64, odata.DateTime:
+			b = binary.BigEndian.AppendUint64(b, uint64(v.Int))
+		case odata.Double:
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Float))
+		case odata.Boolean:
+			if v.Bool {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	return b
+}
+
+// decodeEntity decodes a stored record; pk and rk come from the key.
+func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
+	if len(b) < 9 || b[0] != encVersion {
+		return nil, errCorrupt
+	}
+	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: int64(binary.BigEndian.Uint64(b[1:9]))}
+	b = b[9:]
+	cnt, n := binary.Uvarint(b)
+	if n <= 0 || cnt > 1024 {
+		return nil, errCorrupt
+	}
+	b = b[n:]
+	e.Props = make([]Property, 0, cnt)
+	readBytes := func() ([]byte, bool) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return nil, false
+		}
+		out := b[n : n+int(l)]
+		b = b[n+int(l):]
+		return out, true
+	}
+	for i := uint64(0); i < cnt; i++ {
+		name, ok := readBytes()
+		if !ok || len(b) < 1 {
+			return nil, errCorrupt
+		}
+		t := odata.Type(b[0])
+		b = b[1:]
+		v := odata.Value{Type: t}
+		switch t {
+		case odata.String, odata.Guid:
+			s, ok := readBytes()
+			if !ok {
+				return nil, errCorrupt
+			}
+			v.Str = string(s)
+		case odata.Binary:
+			s, ok := readBytes()
+			if !ok {
+				return nil, errCorrupt
+			}
+			v.Bytes = append([]byte{}, s...)
+		case odata.Int32:
+			if len(b) < 4 {
+				return nil, errCorrupt
+			}
+			v.Int = int64(int32(binary.BigEndian.Uint32(b)))
+			b = b[4:]
+		case odata.Int64, odata.DateTime, odata.Double:
+			if len(b) < 8 {
+				return nil, errCorrupt
+			}
+			u := binary.BigEndian.Uint64(b)
+			b = b[8:]
+			if t == odata.Double {
+				v.Float = math.Float64frombits(u)
+			} else {
+				v.Int = int64(u)
+			}
+		case odata.Boolean:
+			if len(b) < 1 {
+				return nil, errCorrupt
+			}
+			v.Bool = b[0] != 0
+			b = b[1:]
+		default:
+			return nil, errCorrupt
+		}
+		e.Props = append(e.Props, Property{Name: string(name), Value: v})
+	}
+	return e, nil
+}

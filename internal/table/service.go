@@ -1,0 +1,437 @@
+// Package table is the Table service domain: tables, their access
+// policies, service properties, entities, queries and entity group
+// transactions, written once on top of the storage contract.
+//
+// Every condition (If-Match, existence) is checked inside the same
+// storage Update as the write it guards, and a whole entity group
+// transaction is one Update, so concurrent writers and readers see each
+// operation or batch entirely or not at all.
+//
+// Key layout (internal/keyenc tuples, all under the "tbl" namespace):
+//
+//	("tbl", "t", account, lower(table))        -> table record (JSON)
+//	("tbl", "e", table uid, PartitionKey, RowKey) -> entity record
+//	("tbl", "s", account)                      -> service properties (JSON)
+//
+// Entities are keyed by a per-incarnation table uid, so deleting a table
+// is one small write and a recreated table starts empty; the old rows are
+// removed afterwards in bounded chunks.
+package table
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Options tunes a Service.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxScan caps the rows one query request examines before it returns
+	// a continuation token (default 10,000), so a filter that matches
+	// nothing cannot scan a huge table in one request.
+	MaxScan int
+}
+
+// Service is the Table service domain over one storage engine.
+type Service struct {
+	eng     storage.Engine
+	now     func() time.Time
+	maxScan int
+}
+
+// New returns a Service.
+func New(eng storage.Engine, o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxScan <= 0 {
+		o.MaxScan = 10_000
+	}
+	return &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
+}
+
+var nsPrefix = keyenc.AppendString(nil, "tbl")
+
+func tablesPrefix(account string) []byte {
+	k := append([]byte(nil), nsPrefix...)
+	k = keyenc.AppendString(k, "t")
+	return keyenc.AppendString(k, account)
+}
+
+func tableKey(account, name string) []byte {
+	return keyenc.AppendString(tablesPrefix(account), strings.ToLower(name))
+}
+
+func entitiesPrefix(uid string) []byte {
+	k := append([]byte(nil), nsPrefix...)
+	k = keyenc.AppendString(k, "e")
+	return keyenc.AppendString(k, uid)
+}
+
+func partitionPrefix(uid, pk string) []byte {
+	return keyenc.AppendString(entitiesPrefix(uid), pk)
+}
+
+func entityKey(uid, pk, rk string) []byte {
+	return keyenc.AppendString(partitionPrefix(uid, pk), rk)
+}
+
+func serviceKey(account string) []byte {
+	k := append([]byte(nil), nsPrefix...)
+	k = keyenc.AppendString(k, "s")
+	return keyenc.AppendString(k, account)
+}
+
+// SignedIdentifier is one stored access policy of a table ACL.
+type SignedIdentifier struct {
+	ID         string    `json:"id"`
+	Start      time.Time `json:"start,omitzero"`
+	Expiry     time.Time `json:"expiry,omitzero"`
+	Permission string    `json:"perm,omitempty"`
+	// HasStart / HasExpiry / HasPermission record which elements were
+	// present, so Get Table ACL echoes exactly what was set.
+	HasStart      bool `json:"hs,omitempty"`
+	HasExpiry     bool `json:"he,omitempty"`
+	HasPermission bool `json:"hp,omitempty"`
+}
+
+// TableInfo is a stored table record.
+type TableInfo struct {
+	Name    string             `json:"name"`
+	UID     string             `json:"uid"`
+	Created time.Time          `json:"created"`
+	ACL     []SignedIdentifier `json:"acl,omitempty"`
+}
+
+var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
+
+// ValidTableName reports whether name is a legal table name.
+func ValidTableName(name string) bool {
+	return tableNameRE.MatchString(name) && !strings.EqualFold(name, "tables")
+}
+
+func newUID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func getTable(tx storage.Tx, account, name string) (*TableInfo, error) {
+	v, err := tx.Get(tableKey(account, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, azerr.New("TableNotFound")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var t TableInfo
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func putTable(tx storage.Tx, account string, t *TableInfo) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return tx.Set(tableKey(account, t.Name), b)
+}
+
+// CreateTable implements Create Table: 409 TableAlreadyExists when a table
+// of that name (in any case) exists.
+func (s *Service) CreateTable(ctx context.Context, account, name string) (*TableInfo, error) {
+	if !ValidTableName(name) {
+		return nil, azerr.Newf("InvalidResourceName", "The table name %q is not valid.", name)
+	}
+	var out *TableInfo
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Get(tableKey(account, name)); err == nil {
+			return azerr.New("TableAlreadyExists")
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		out = &TableInfo{Name: name, UID: newUID(), Created: s.now().UTC()}
+		return putTable(tx, account, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteTable implements Delete Table (404 ResourceNotFound when absent, as
+// Azure answers on this operation). The table disappears atomically; its
+// entities are then removed in bounded chunks.
+func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
+	var uid string
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, name)
+		if err != nil {
+			if e, ok := azerr.As(err); ok && e.Code == "TableNotFound" {
+				return azerr.New("ResourceNotFound")
+			}
+			return err
+		}
+		uid = t.UID
+		return tx.Delete(tableKey(account, name))
+	})
+	if err != nil {
+		return err
+	}
+	return s.purge(context.WithoutCancel(ctx), uid)
+}
+
+// purge removes every entity row of a deleted table incarnation, 1,000
+// rows per Update so no transaction grows with the table.
+func (s *Service) purge(ctx context.Context, uid string) error {
+	lo := entitiesPrefix(uid)
+	hi := keyenc.PrefixEnd(lo)
+	for {
+		n := 0
+		err := s.eng.Update(ctx, func(tx storage.Tx) error {
+			n = 0
+			it := tx.Scan(lo, hi, false)
+			var keys [][]byte
+			for it.Next() && len(keys) < 1000 {
+				keys = append(keys, append([]byte(nil), it.Key()...))
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(keys)
+			return nil
+		})
+		if err != nil || n < 1000 {
+			return err
+		}
+	}
+}
+
+// GetTable returns the table record (404 TableNotFound).
+func (s *Service) GetTable(ctx context.Context, account, name string) (*TableInfo, error) {
+	var out *TableInfo
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, name)
+		out = t
+		return err
+	})
+	return out, err
+}
+
+// QueryTables implements Query Tables: tables in name order (case
+// insensitive) starting at next, filtered on TableName, at most top per
+// page. It returns the continuation (the next table name) or "".
+func (s *Service) QueryTables(ctx context.Context, account string, filter *odata.Expr, top int, next string) ([]string, string, error) {
+	if top <= 0 || top > MaxPageSize {
+		top = MaxPageSize
+	}
+	var names []string
+	cont := ""
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		names, cont = nil, ""
+		lo := tablesPrefix(account)
+		hi := keyenc.PrefixEnd(lo)
+		if next != "" {
+			lo = tableKey(account, next)
+		}
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		examined := 0
+		for it.Next() {
+			var t TableInfo
+			if err := json.Unmarshal(it.Value(), &t); err != nil {
+				return err
+			}
+			if len(names) == top || examined >= s.maxScan {
+				cont = t.Name
+				break
+			}
+			examined++
+			if filter.Match(tableEntity(t.Name)) {
+				names = append(names, t.Name)
+			}
+		}
+		return it.Err()
+	})
+	return names, cont, err
+}
+
+// tableEntity exposes a table name to the $filter evaluator.
+type tableEntity string
+
+func (t tableEntity) Lookup(name string) (odata.Value, bool) {
+	if name == "TableName" {
+		return odata.Value{Type: odata.String, Str: string(t)}, true
+	}
+	return odata.Value{}, false
+}
+
+// GetACL implements Get Table ACL.
+func (s *Service) GetACL(ctx context.Context, account, name string) ([]SignedIdentifier, error) {
+	t, err := s.GetTable(ctx, account, name)
+	if err != nil {
+		return nil, err
+	}
+	return t.ACL, nil
+}
+
+// SetACL implements Set Table ACL: replaces every stored access policy.
+func (s *Service) SetACL(ctx context.Context, account, name string, acl []SignedIdentifier) error {
+	if len(acl) > 5 {
+		return azerr.Newf("InvalidXmlDocument", "At most 5 signed identifiers are permitted.")
+	}
+	for _, si := range acl {
+		if si.ID == "" || len(si.ID) > 64 {
+			return azerr.Newf("InvalidXmlDocument", "A signed identifier must be 1 to 64 characters long.")
+		}
+		for _, c := range si.Permission {
+			if !strings.ContainsRune("raud", c) {
+				return azerr.Newf("InvalidXmlNodeValue", "The permission %q is not valid for a table.", si.Permission)
+			}
+		}
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		t, err := getTable(tx, account, name)
+		if err != nil {
+			return err
+		}
+		t.ACL = acl
+		return putTable(tx, account, t)
+	})
+}
+
+// Policy returns the stored access policy id of a table, or nil.
+func (s *Service) Policy(ctx context.Context, account, name, id string) (*SignedIdentifier, error) {
+	t, err := s.GetTable(ctx, account, name)
+	if err != nil {
+		return nil, err
+	}
+	for i := range t.ACL {
+		if t.ACL[i].ID == id {
+			return &t.ACL[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// ServiceProperties are the Table service properties of an account.
+type ServiceProperties struct {
+	Logging       *Logging   `json:"logging,omitempty"`
+	HourMetrics   *Metrics   `json:"hour,omitempty"`
+	MinuteMetrics *Metrics   `json:"minute,omitempty"`
+	Cors          []CorsRule `json:"cors"`
+	// CorsSet records that Cors was part of the last Set request.
+	CorsSet bool `json:"corsSet,omitempty"`
+}
+
+// Logging is the analytics logging setting.
+type Logging struct {
+	Version             string `json:"v"`
+	Delete, Read, Write bool
+	RetentionEnabled    bool `json:"re"`
+	RetentionDays       int  `json:"rd,omitempty"`
+}
+
+// Metrics is an hour or minute metrics setting.
+type Metrics struct {
+	Version          string `json:"v"`
+	Enabled          bool   `json:"e"`
+	IncludeAPIs      *bool  `json:"api,omitempty"`
+	RetentionEnabled bool   `json:"re"`
+	RetentionDays    int    `json:"rd,omitempty"`
+}
+
+// CorsRule is one CORS rule.
+type CorsRule struct {
+	AllowedOrigins  string `json:"o"`
+	AllowedMethods  string `json:"m"`
+	AllowedHeaders  string `json:"h"`
+	ExposedHeaders  string `json:"x"`
+	MaxAgeInSeconds int    `json:"age"`
+}
+
+// DefaultServiceProperties is what an account reports before any Set.
+func DefaultServiceProperties() *ServiceProperties {
+	return &ServiceProperties{
+		Logging:       &Logging{Version: "1.0"},
+		HourMetrics:   &Metrics{Version: "1.0", IncludeAPIs: nil},
+		MinuteMetrics: &Metrics{Version: "1.0", IncludeAPIs: nil},
+		Cors:          []CorsRule{},
+	}
+}
+
+// GetServiceProperties implements Get Table Service Properties.
+func (s *Service) GetServiceProperties(ctx context.Context, account string) (*ServiceProperties, error) {
+	v, err := storage.GetValue(ctx, s.eng, serviceKey(account))
+	if errors.Is(err, storage.ErrNotFound) {
+		return DefaultServiceProperties(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var p ServiceProperties
+	if err := json.Unmarshal(v, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// SetServiceProperties implements Set Table Service Properties: elements
+// absent from the request keep their stored value.
+func (s *Service) SetServiceProperties(ctx context.Context, account string, p *ServiceProperties) error {
+	if len(p.Cors) > 5 {
+		return azerr.New("InvalidXmlDocument")
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		cur := DefaultServiceProperties()
+		if v, err := tx.Get(serviceKey(account)); err == nil {
+			if err := json.Unmarshal(v, cur); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if p.Logging != nil {
+			cur.Logging = p.Logging
+		}
+		if p.HourMetrics != nil {
+			cur.HourMetrics = p.HourMetrics
+		}
+		if p.MinuteMetrics != nil {
+			cur.MinuteMetrics = p.MinuteMetrics
+		}
+		if p.CorsSet {
+			cur.Cors = p.Cors
+		}
+		if cur.Cors == nil {
+			cur.Cors = []CorsRule{}
+		}
+		cur.CorsSet = false
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		return tx.Set(serviceKey(account), b)
+	})
+}
