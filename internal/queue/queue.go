@@ -1,0 +1,416 @@
+// Package queue is the Azure Queue service domain: queues, their metadata
+// and access policies, and messages with visibility timeouts, pop receipts
+// and expiry, written once over storage.Engine.
+//
+// Every check that guards a write (the queue exists, the pop receipt is the
+// current one, the message is visible and unexpired) runs inside the same
+// Update as the write, so N competing consumers each get distinct messages
+// and exactly one of several holders of a receipt wins, on every engine.
+//
+// The package imports no net/http: queuehttp decodes requests, validates
+// query parameters and renders responses.
+package queue
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Limits from the Queue service reference.
+const (
+	// MaxMessageSize is the largest message text, counted as sent in the
+	// request XML.
+	MaxMessageSize = 64 * 1024
+	// MaxVisibilityTimeout bounds every visibility timeout.
+	MaxVisibilityTimeout = 7 * 24 * time.Hour
+	// DefaultTTL is a message's time to live when none is given.
+	DefaultTTL = 7 * 24 * time.Hour
+	// DefaultGetVisibility is Get Messages' default visibility timeout.
+	DefaultGetVisibility = 30 * time.Second
+	// MaxMessagesPerGet bounds numofmessages of Get and Peek.
+	MaxMessagesPerGet = 32
+	// MaxSignedIdentifiers bounds a queue ACL.
+	MaxSignedIdentifiers = 5
+	// MaxListResults is the page size cap of List Queues.
+	MaxListResults = 5000
+)
+
+// NeverExpires is the expiration time of a message put with a TTL of -1,
+// as Azure renders it.
+var neverExpires = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
+var neverExpiresMicro = neverExpires.UnixMicro()
+
+// NeverExpires returns the expiration time of a message with infinite TTL.
+func NeverExpires() time.Time { return neverExpires }
+
+// maxExpiredPerScan bounds how many expired messages one Get or Peek steps
+// over (Get also deletes them), so a queue full of expired messages cannot
+// make one request slow; the next request continues the cleanup.
+const maxExpiredPerScan = 512
+
+// MetadataItem is one metadata pair; names are stored lowercase (Azure
+// compares them case-insensitively).
+type MetadataItem struct {
+	Name  string `json:"n"`
+	Value string `json:"v"`
+}
+
+// SignedIdentifier is one stored access policy of a queue ACL. Zero times
+// and an empty permission mean the field is absent.
+type SignedIdentifier struct {
+	ID         string    `json:"id"`
+	Start      time.Time `json:"start,omitzero"`
+	Expiry     time.Time `json:"expiry,omitzero"`
+	Permission string    `json:"perm,omitempty"`
+}
+
+// Message is a message as Put, Get, Peek and Update report it.
+type Message struct {
+	ID              MessageID
+	InsertionTime   time.Time
+	ExpirationTime  time.Time
+	TimeNextVisible time.Time
+	DequeueCount    int64
+	PopReceipt      string
+	Text            string
+}
+
+// QueueProperties is what Get Queue Metadata returns.
+type QueueProperties struct {
+	Metadata []MetadataItem
+	// ApproximateMessageCount counts stored messages, including invisible
+	// ones and expired ones not yet removed: never lower than the true
+	// count.
+	ApproximateMessageCount int64
+}
+
+// QueueItem is one entry of List Queues.
+type QueueItem struct {
+	Name     string
+	Metadata []MetadataItem
+}
+
+// Service is the Queue service over one engine.
+type Service struct {
+	engine storage.Engine
+	now    func() time.Time
+	purge  purger
+}
+
+// New returns the Queue service. now is the clock for every time rule.
+func New(e storage.Engine, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Service{engine: e, now: now}
+	s.purge.svc = s
+	return s
+}
+
+// NormalizeMetadata lowercases names and sorts the pairs so that two
+// metadata sets compare equal exactly when Azure considers them the same.
+func NormalizeMetadata(md []MetadataItem) []MetadataItem {
+	out := make([]MetadataItem, len(md))
+	for i, m := range md {
+		out[i] = MetadataItem{Name: strings.ToLower(m.Name), Value: m.Value}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sameMetadata(a, b []MetadataItem) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// mapErr turns engine sentinels into errors the HTTP layer can render:
+// azerr values pass through; anything else stays as is (a 500).
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := azerr.As(err); ok {
+		return err
+	}
+	if errors.Is(err, storage.ErrConflict) {
+		return azerr.New("ServerBusy")
+	}
+	return err
+}
+
+func loadQueue(tx storage.Tx, account, name string) (queueRecord, error) {
+	v, err := tx.Get(queueKey(account, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return queueRecord{}, azerr.New("QueueNotFound")
+	}
+	if err != nil {
+		return queueRecord{}, err
+	}
+	return decodeQueue(v)
+}
+
+func loadStats(tx storage.Tx, qid uint64) (stats, error) {
+	v, err := tx.Get(statsKey(qid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return stats{}, nil
+	}
+	if err != nil {
+		return stats{}, err
+	}
+	return decodeStats(v)
+}
+
+// CreateQueue implements Create Queue. It reports created=false when a
+// queue with the same name and identical metadata already exists (Azure
+// answers 204), and QueueAlreadyExists when the metadata differs.
+func (s *Service) CreateQueue(ctx context.Context, account, name string, md []MetadataItem) (created bool, err error) {
+	md = NormalizeMetadata(md)
+	err = s.engine.Update(ctx, func(tx storage.Tx) error {
+		created = false
+		q, err := loadQueue(tx, account, name)
+		if err == nil {
+			if sameMetadata(q.Metadata, md) {
+				return nil
+			}
+			return azerr.New("QueueAlreadyExists")
+		}
+		if e, ok := azerr.As(err); !ok || e.Code != "QueueNotFound" {
+			return err
+		}
+		q = queueRecord{ID: newQueueID(), Metadata: md}
+		if err := tx.Set(queueKey(account, name), q.encode()); err != nil {
+			return err
+		}
+		created = true
+		return tx.Set(statsKey(q.ID), stats{}.encode())
+	})
+	return created, mapErr(err)
+}
+
+// DeleteQueue implements Delete Queue. The queue disappears in one small
+// transaction; its messages are purged in the background.
+func (s *Service) DeleteQueue(ctx context.Context, account, name string) error {
+	err := s.engine.Update(ctx, func(tx storage.Tx) error {
+		q, err := loadQueue(tx, account, name)
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(queueKey(account, name)); err != nil {
+			return err
+		}
+		return tx.Set(tombKey(q.ID), nil)
+	})
+	if err == nil {
+		s.purge.kick()
+	}
+	return mapErr(err)
+}
+
+// GetQueueProperties implements Get Queue Metadata.
+func (s *Service) GetQueueProperties(ctx context.Context, account, name string) (QueueProperties, error) {
+	var p QueueProperties
+	err := s.engine.View(ctx, func(tx storage.Tx) error {
+		q, err := loadQueue(tx, account, name)
+		if err != nil {
+			return err
+		}
+		st, err := loadStats(tx, q.ID)
+		if err != nil {
+			return err
+		}
+		p = QueueProperties{Metadata: q.Metadata, ApproximateMessageCount: int64(st.count)}
+		return nil
+	})
+	return p, mapErr(err)
+}
+
+// SetQueueMetadata implements Set Queue Metadata: the new set replaces the
+// old one (last writer wins).
+func (s *Service) SetQueueMetadata(ctx context.Context, account, name string, md []MetadataItem) error {
+	md = NormalizeMetadata(md)
+	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+		q, err := loadQueue(tx, account, name)
+		if err != nil {
+			return err
+		}
+		q.Metadata = md
+		return tx.Set(queueKey(account, name), q.encode())
+	}))
+}
+
+// GetQueueACL implements Get Queue ACL.
+func (s *Service) GetQueueACL(ctx context.Context, account, name string) ([]SignedIdentifier, error) {
+	var acl []SignedIdentifier
+	err := s.engine.View(ctx, func(tx storage.Tx) error {
+		q, err := loadQueue(tx, account, name)
+		acl = q.ACL
+		return err
+	})
+	return acl, mapErr(err)
+}
+
+// SetQueueACL implements Set Queue ACL: the identifiers replace the stored
+// ones (last writer wins). The caller validates count and fields.
+func (s *Service) SetQueueACL(ctx context.Context, account, name string, acl []SignedIdentifier) error {
+	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+		q, err := loadQueue(tx, account, name)
+		if err != nil {
+			return err
+		}
+		q.ACL = acl
+		return tx.Set(queueKey(account, name), q.encode())
+	}))
+}
+
+// ListQueues implements List Queues: queues of account whose names start
+// with prefix, from marker (a queue name, inclusive) on, at most max of
+// them. next is the name to continue from, or "" at the end.
+func (s *Service) ListQueues(ctx context.Context, account, prefix, marker string, max int) (items []QueueItem, next string, err error) {
+	if max <= 0 || max > MaxListResults {
+		max = MaxListResults
+	}
+	lo := queueNamePrefix(account, prefix)
+	hi := keyenc.PrefixEnd(lo)
+	if marker != "" {
+		if mk := queueKey(account, marker); bytes.Compare(mk, lo) > 0 {
+			lo = mk
+		}
+	}
+	base := len(keyenc.AppendString(root(tagQueue), account))
+	err = s.engine.View(ctx, func(tx storage.Tx) error {
+		items, next = nil, ""
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		for it.Next() {
+			name, _, err := keyenc.ReadString(it.Key()[base:])
+			if err != nil {
+				return errCorrupt
+			}
+			if len(items) == max {
+				next = name
+				return nil
+			}
+			q, err := decodeQueue(it.Value())
+			if err != nil {
+				return err
+			}
+			items = append(items, QueueItem{Name: name, Metadata: q.Metadata})
+		}
+		return it.Err()
+	})
+	return items, next, mapErr(err)
+}
+
+// ServiceProperties are the stored Queue service properties as raw,
+// already validated values; queuehttp owns their XML shape.
+type ServiceProperties struct {
+	Logging       *Logging   `json:"logging,omitempty"`
+	HourMetrics   *Metrics   `json:"hour,omitempty"`
+	MinuteMetrics *Metrics   `json:"minute,omitempty"`
+	Cors          []CorsRule `json:"cors,omitempty"`
+}
+
+// RetentionPolicy is the retention setting of logging and metrics.
+type RetentionPolicy struct {
+	Enabled bool `json:"enabled"`
+	Days    *int `json:"days,omitempty"`
+}
+
+// Logging is the Storage Analytics logging setting.
+type Logging struct {
+	Version         string          `json:"version"`
+	Delete          bool            `json:"delete"`
+	Read            bool            `json:"read"`
+	Write           bool            `json:"write"`
+	RetentionPolicy RetentionPolicy `json:"retention"`
+}
+
+// Metrics is an hour or minute metrics setting.
+type Metrics struct {
+	Version         string          `json:"version"`
+	Enabled         bool            `json:"enabled"`
+	IncludeAPIs     *bool           `json:"apis,omitempty"`
+	RetentionPolicy RetentionPolicy `json:"retention"`
+}
+
+// CorsRule is one CORS rule; list fields are comma-separated as on the
+// wire.
+type CorsRule struct {
+	AllowedOrigins  string `json:"origins"`
+	AllowedMethods  string `json:"methods"`
+	AllowedHeaders  string `json:"headers"`
+	ExposedHeaders  string `json:"exposed"`
+	MaxAgeInSeconds int    `json:"maxage"`
+}
+
+// DefaultServiceProperties is what an account reports before any Set.
+func DefaultServiceProperties() ServiceProperties {
+	return ServiceProperties{
+		Logging:       &Logging{Version: "1.0"},
+		HourMetrics:   &Metrics{Version: "1.0"},
+		MinuteMetrics: &Metrics{Version: "1.0"},
+	}
+}
+
+// GetServiceProperties implements Get Queue Service Properties.
+func (s *Service) GetServiceProperties(ctx context.Context, account string) (ServiceProperties, error) {
+	p := DefaultServiceProperties()
+	err := s.engine.View(ctx, func(tx storage.Tx) error {
+		v, err := tx.Get(propsKey(account))
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return decodeJSON(v, &p)
+	})
+	return p, mapErr(err)
+}
+
+// SetServiceProperties implements Set Queue Service Properties. Parts left
+// nil keep their stored value; a non-nil Cors (even empty) replaces the
+// rules. Last writer wins.
+func (s *Service) SetServiceProperties(ctx context.Context, account string, in ServiceProperties, setCors bool) error {
+	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+		p := DefaultServiceProperties()
+		v, err := tx.Get(propsKey(account))
+		switch {
+		case err == nil:
+			if err := decodeJSON(v, &p); err != nil {
+				return err
+			}
+		case !errors.Is(err, storage.ErrNotFound):
+			return err
+		}
+		if in.Logging != nil {
+			p.Logging = in.Logging
+		}
+		if in.HourMetrics != nil {
+			p.HourMetrics = in.HourMetrics
+		}
+		if in.MinuteMetrics != nil {
+			p.MinuteMetrics = in.MinuteMetrics
+		}
+		if setCors {
+			p.Cors = in.Cors
+		}
+		return tx.Set(propsKey(account), encodeJSON(p))
+	}))
+}

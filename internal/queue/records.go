@@ -1,0 +1,199 @@
+package queue
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// errCorrupt marks a stored value that does not decode; it surfaces as a
+// 500 because it means the store was damaged, not that the request was bad.
+var errCorrupt = errors.New("queue: corrupt stored record")
+
+// MessageID is a message's identifier; it is rendered as a GUID.
+type MessageID [16]byte
+
+// String renders the id as a lowercase GUID.
+func (id MessageID) String() string {
+	var b [36]byte
+	hex.Encode(b[0:8], id[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], id[10:16])
+	return string(b[:])
+}
+
+// ParseMessageID parses a GUID (either case, with dashes).
+func ParseMessageID(s string) (MessageID, bool) {
+	var id MessageID
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return id, false
+	}
+	compact := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
+	if _, err := hex.Decode(id[:], []byte(compact)); err != nil {
+		return id, false
+	}
+	return id, true
+}
+
+func newMessageID() MessageID {
+	var id MessageID
+	rand.Read(id[:])
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+// Pop receipts are 18 bytes: a format byte and 17 random bytes, rendered
+// as 24 characters of standard base64 (no padding needed). A receipt is
+// issued by every Put, Get and Update of a message and only the latest one
+// is honoured.
+const (
+	receiptLen     = 18
+	receiptVersion = 0x02
+)
+
+type receipt [receiptLen]byte
+
+func newReceipt() receipt {
+	var r receipt
+	rand.Read(r[:])
+	r[0] = receiptVersion
+	return r
+}
+
+func (r receipt) String() string { return base64.StdEncoding.EncodeToString(r[:]) }
+
+// ParsePopReceipt reports whether s has the shape of a receipt lazuli
+// issues; a malformed receipt is a 400, a well-formed stale one a 404.
+func parseReceipt(s string) (receipt, bool) {
+	var r receipt
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) != receiptLen || b[0] != receiptVersion {
+		return r, false
+	}
+	copy(r[:], b)
+	return r, true
+}
+
+// ValidPopReceipt reports whether s is syntactically a pop receipt.
+func ValidPopReceipt(s string) bool {
+	_, ok := parseReceipt(s)
+	return ok
+}
+
+// message is the stored form of one message. Times are Unix microseconds;
+// the never-expiring expiry is neverExpiresMicro.
+type message struct {
+	insertion, expiration, visibleAt int64
+	seq                              uint64
+	dequeueCount                     uint64
+	receipt                          receipt
+	text                             string
+}
+
+const messageFormat = 1
+
+func (m *message) encode() []byte {
+	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+receiptLen+len(m.text))
+	b = append(b, messageFormat)
+	b = binary.AppendVarint(b, m.insertion)
+	b = binary.AppendVarint(b, m.expiration)
+	b = binary.AppendVarint(b, m.visibleAt)
+	b = binary.AppendUvarint(b, m.seq)
+	b = binary.AppendUvarint(b, m.dequeueCount)
+	b = append(b, m.receipt[:]...)
+	return append(b, m.text...)
+}
+
+func decodeMessage(b []byte) (message, error) {
+	var m message
+	if len(b) == 0 || b[0] != messageFormat {
+		return m, errCorrupt
+	}
+	b = b[1:]
+	var n int
+	for _, p := range []*int64{&m.insertion, &m.expiration, &m.visibleAt} {
+		if *p, n = binary.Varint(b); n <= 0 {
+			return m, errCorrupt
+		}
+		b = b[n:]
+	}
+	for _, p := range []*uint64{&m.seq, &m.dequeueCount} {
+		if *p, n = binary.Uvarint(b); n <= 0 {
+			return m, errCorrupt
+		}
+		b = b[n:]
+	}
+	if len(b) < receiptLen {
+		return m, errCorrupt
+	}
+	copy(m.receipt[:], b)
+	m.text = string(b[receiptLen:])
+	return m, nil
+}
+
+// stats are a queue's counters, kept apart from the queue record so that
+// message traffic never rewrites metadata or ACLs.
+type stats struct {
+	nextSeq uint64
+	count   uint64
+}
+
+func (s stats) encode() []byte {
+	b := binary.AppendUvarint(nil, s.nextSeq)
+	return binary.AppendUvarint(b, s.count)
+}
+
+func decodeStats(b []byte) (stats, error) {
+	var s stats
+	var n int
+	if s.nextSeq, n = binary.Uvarint(b); n <= 0 {
+		return s, errCorrupt
+	}
+	if s.count, n = binary.Uvarint(b[n:]); n <= 0 {
+		return s, errCorrupt
+	}
+	return s, nil
+}
+
+// queueRecord is the stored form of a queue.
+type queueRecord struct {
+	ID       uint64             `json:"id"`
+	Metadata []MetadataItem     `json:"md,omitempty"`
+	ACL      []SignedIdentifier `json:"acl,omitempty"`
+}
+
+func decodeQueue(b []byte) (queueRecord, error) {
+	var q queueRecord
+	if err := json.Unmarshal(b, &q); err != nil {
+		return q, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	return q, nil
+}
+
+func (q *queueRecord) encode() []byte {
+	b, _ := json.Marshal(q)
+	return b
+}
+
+func newQueueID() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// Time helpers: stored times are Unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
