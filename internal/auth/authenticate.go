@@ -154,14 +154,16 @@ func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*I
 	if v.Permissions == "" {
 		return nil, authFailed("sp is mandatory. Cannot be empty")
 	}
-	sts := sas.AccountStringToSign(acc.Name, v)
+	candidates := sas.AccountStringsToSign(acc.Name, v)
 	for _, key := range acc.Keys {
-		if sas.SignatureMatches(key, sts, v.Signature) {
-			return id, nil
+		for _, sts := range candidates {
+			if sas.SignatureMatches(key, sts, v.Signature) {
+				return id, nil
+			}
 		}
 	}
-	a.logSAS(r, acc.Name, "account", sts)
-	return nil, sigMismatch(sts)
+	a.logSAS(r, acc.Name, "account", candidates[0])
+	return nil, sigMismatch(candidates[0])
 }
 
 func (a *Authenticator) logSAS(r *http.Request, account, kind, sts string) {

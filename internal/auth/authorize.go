@@ -146,17 +146,10 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		}
 	}
 	canonical := sas.CanonicalizedResource(svc, v.Version, acc.Name, container, object)
-	sts := sas.ServiceStringToSign(svc, canonical, v, timestamp)
-	matched := false
-	for _, key := range acc.Keys {
-		if sas.SignatureMatches(key, sts, v.Signature) {
-			matched = true
-			break
-		}
-	}
-	if !matched {
-		a.logSAS(r, acc.Name, "service", sts)
-		return sigMismatch(sts)
+	candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp)
+	if !anyMatches(acc.Keys, candidates, v.Signature) {
+		a.logSAS(r, acc.Name, "service", candidates[0])
+		return sigMismatch(candidates[0])
 	}
 
 	start, expiry, perms := v.StartTime, v.ExpiryTime, v.Permissions
@@ -194,6 +187,17 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		return azerr.New("AuthorizationFailure")
 	}
 	return nil
+}
+
+func anyMatches(keys [][]byte, candidates []string, sig string) bool {
+	for _, key := range keys {
+		for _, sts := range candidates {
+			if sas.SignatureMatches(key, sts, sig) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // storedPolicy resolves si against the resource's ACL. Each of Start,

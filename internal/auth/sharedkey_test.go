@@ -279,3 +279,10 @@ func TestParseAccountsKeys(t *testing.T) {
 		t.Fatalf("%v %v", accs, err)
 	}
 }
+
+func detailOf(err error) string {
+	if e, ok := azerr.As(err); ok {
+		return detail(e)
+	}
+	return ""
+}

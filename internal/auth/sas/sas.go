@@ -253,11 +253,29 @@ func SignatureMatches(key []byte, stringToSign, sig string) bool {
 // account, sp, ss, srt, st, se, sip, spr, sv, each followed by a newline,
 // with ses added before the final newline from sv 2020-12-06 on.
 func AccountStringToSign(account string, v *Values) string {
+	return accountStringToSign(account, v, v.Version >= "2020-12-06")
+}
+
+func accountStringToSign(account string, v *Values, withScope bool) string {
 	fields := []string{account, v.Permissions, v.Services, v.ResourceTypes, v.Start, v.Expiry, v.IP, v.Protocol, v.Version}
-	if v.Version >= "2020-12-06" {
+	if withScope {
 		fields = append(fields, v.EncryptionScope)
 	}
 	return strings.Join(fields, "\n") + "\n"
+}
+
+// AccountStringsToSign returns AccountStringToSign followed by the layout
+// of the other sv generation when the SAS has no encryption scope. Azure
+// SDKs sign with one fixed layout whatever sv they are given (the Go azblob
+// and azfile ones always add the ses line, azqueue and aztables never do),
+// so a token made with an explicit older or newer sv verifies only this way.
+func AccountStringsToSign(account string, v *Values) []string {
+	primary := v.Version >= "2020-12-06"
+	out := []string{accountStringToSign(account, v, primary)}
+	if v.EncryptionScope == "" {
+		out = append(out, accountStringToSign(account, v, !primary))
+	}
+	return out
 }
 
 // CanonicalizedResource returns the canonicalized resource of a service
@@ -317,21 +335,39 @@ func (s Service) name() string {
 //	Queue >= 2015-04-05  sp st se canon si sip spr sv   (older: without sip spr)
 //	Table >= 2015-04-05  sp st se canon si sip spr sv spk srk epk erk (older: without sip spr)
 func ServiceStringToSign(svc Service, canonical string, v *Values, signedTimestamp string) string {
+	return serviceStringToSign(svc, canonical, v, signedTimestamp, v.Version)
+}
+
+// ServiceStringsToSign returns ServiceStringToSign followed, for a Blob
+// SAS with sv from 2018-11-09 up to 2020-12-06 and no encryption scope, by
+// the 2020-12-06 layout: the Go azblob SDK signs that layout whatever sv it
+// is given.
+func ServiceStringsToSign(svc Service, canonical string, v *Values, signedTimestamp string) []string {
+	out := []string{ServiceStringToSign(svc, canonical, v, signedTimestamp)}
+	if svc == Blob && v.Version >= "2018-11-09" && v.Version < "2020-12-06" && v.EncryptionScope == "" {
+		out = append(out, serviceStringToSign(svc, canonical, v, signedTimestamp, "2020-12-06"))
+	}
+	return out
+}
+
+// serviceStringToSign lays the fields of v out as the signed version
+// layout defines them.
+func serviceStringToSign(svc Service, canonical string, v *Values, signedTimestamp, layout string) string {
 	f := []string{v.Permissions, v.Start, v.Expiry, canonical, v.Identifier}
-	if v.Version >= "2015-04-05" {
+	if layout >= "2015-04-05" {
 		f = append(f, v.IP, v.Protocol)
 	}
 	f = append(f, v.Version)
 	overrides := []string{v.CacheControl, v.ContentDisposition, v.ContentEncoding, v.ContentLanguage, v.ContentType}
 	switch svc {
 	case Blob:
-		if v.Version >= "2018-11-09" {
+		if layout >= "2018-11-09" {
 			f = append(f, v.Resource, signedTimestamp)
 		}
-		if v.Version >= "2020-12-06" {
+		if layout >= "2020-12-06" {
 			f = append(f, v.EncryptionScope)
 		}
-		if v.Version >= "2013-08-15" {
+		if layout >= "2013-08-15" {
 			f = append(f, overrides...)
 		}
 	case File:

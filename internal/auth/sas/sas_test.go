@@ -236,3 +236,35 @@ func FuzzParseSAS(f *testing.F) {
 		_ = SignatureMatches([]byte("k"), q, v.Signature)
 	})
 }
+
+// SDKs sign one layout whatever sv they are given; the alternates accept
+// those tokens. With an encryption scope there is no ambiguity to allow.
+func TestStringsToSignAlternates(t *testing.T) {
+	v := mustParse(t, "sv=2019-02-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=x")
+	got := AccountStringsToSign("a", v)
+	if len(got) != 2 || got[0] != "a\nr\nb\no\n\n2030-01-01\n\n\n2019-02-02\n" || got[1] != "a\nr\nb\no\n\n2030-01-01\n\n\n2019-02-02\n\n" {
+		t.Errorf("account: %q", got)
+	}
+	v = mustParse(t, "sv=2026-12-06&ss=q&srt=o&sp=r&se=2030-01-01&sig=x")
+	got = AccountStringsToSign("a", v)
+	if len(got) != 2 || got[1] != "a\nr\nq\no\n\n2030-01-01\n\n\n2026-12-06\n" {
+		t.Errorf("account new: %q", got)
+	}
+	v = mustParse(t, "sv=2026-12-06&ss=q&srt=o&sp=r&se=2030-01-01&ses=s&sig=x")
+	if got = AccountStringsToSign("a", v); len(got) != 1 {
+		t.Errorf("account with ses: %q", got)
+	}
+	v = mustParse(t, "sv=2019-02-02&sr=b&sp=r&se=2030-01-01&sig=x")
+	got = ServiceStringsToSign(Blob, "/blob/a/c/b", v, "")
+	if len(got) != 2 || got[0] != "r\n\n2030-01-01\n/blob/a/c/b\n\n\n\n2019-02-02\nb\n\n\n\n\n\n" || got[1] != "r\n\n2030-01-01\n/blob/a/c/b\n\n\n\n2019-02-02\nb\n\n\n\n\n\n\n" {
+		t.Errorf("blob: %q", got)
+	}
+	for _, q := range []string{"sv=2018-03-28&sr=b&sp=r&sig=x", "sv=2026-12-06&sr=b&sp=r&sig=x"} {
+		if got := ServiceStringsToSign(Blob, "/blob/a/c/b", mustParse(t, q), ""); len(got) != 1 {
+			t.Errorf("%s: %q", q, got)
+		}
+	}
+	if got := ServiceStringsToSign(Queue, "/queue/a/q", mustParse(t, "sv=2019-02-02&sp=r&sig=x"), ""); len(got) != 1 {
+		t.Errorf("queue: %q", got)
+	}
+}
