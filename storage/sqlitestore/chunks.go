@@ -41,11 +41,6 @@ func openChunkStore(dir string, sync bool) (*ChunkStore, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
-	for i := range 256 {
-		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("%02x", i)), 0o755); err != nil {
-			return nil, err
-		}
-	}
 	c := &ChunkStore{dir: dir, sync: sync, closed: new(atomic.Bool)}
 	if sync {
 		if err := syncDir(dir); err != nil {
@@ -131,7 +126,19 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		os.Remove(tmp)
 		return "", 0, err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	err = os.Rename(tmp, final)
+	if errors.Is(err, fs.ErrNotExist) {
+		// First chunk of this fan-out directory.
+		if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
+			if c.sync {
+				err = syncDir(c.dir)
+			}
+			if err == nil {
+				err = os.Rename(tmp, final)
+			}
+		}
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return "", 0, err
 	}
@@ -221,6 +228,9 @@ func (c *ChunkStore) Walk(ctx context.Context, fn func(ref storage.ChunkRef, wri
 			return err
 		}
 		entries, err := os.ReadDir(filepath.Join(c.dir, fmt.Sprintf("%02x", i)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no chunk ever landed here
+		}
 		if err != nil {
 			return err
 		}

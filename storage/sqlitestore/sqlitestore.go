@@ -93,6 +93,15 @@ type Store struct {
 	closeErr  error
 
 	chunks *ChunkStore
+
+	// Counters for Stats.
+	nCommits, nUpdates atomic.Int64
+}
+
+// Stats reports how many SQLite transactions the writer committed and how
+// many Updates they carried; their ratio is the group-commit batch size.
+func (s *Store) Stats() (commits, updates int64) {
+	return s.nCommits.Load(), s.nUpdates.Load()
 }
 
 var _ storage.Engine = (*Store)(nil)
@@ -152,6 +161,8 @@ func (s *Store) dsn(readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
 	q.Add("_pragma", "cache_size(-16384)")
+	// Savepoint sub-journals stay in memory instead of temp files.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}
@@ -360,6 +371,10 @@ func (s *Store) writeLoop() {
 		case <-s.quit:
 			return
 		}
+		// Let the callers released by the previous commit queue their next
+		// Updates before the transaction opens, so they share it instead
+		// of each paying for a commit of their own.
+		runtime.Gosched()
 		s.runBatch(batch)
 		clear(batch)
 	}
@@ -396,6 +411,8 @@ func (s *Store) runBatch(batch []*request) {
 		c.exec(c.rollback)
 		err = fmt.Errorf("sqlitestore: commit: %w", err)
 	}
+	s.nCommits.Add(1)
+	s.nUpdates.Add(int64(len(batch)))
 	for _, r := range ok {
 		r.err = err
 		close(r.done)

@@ -1,0 +1,141 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// runUpdates spreads b.N single-key Updates over goroutines and reports
+// commits per second.
+func runUpdates(b *testing.B, s storage.Engine, goroutines int, readFirst bool) {
+	value := make([]byte, 100)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for g := range goroutines {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				key := fmt.Appendf(nil, "bench/%02d/%06d", g, i%5000)
+				err := s.Update(context.Background(), func(tx storage.Tx) error {
+					if readFirst {
+						if _, err := tx.Get(key); err != nil && err != storage.ErrNotFound {
+							return err
+						}
+					}
+					return tx.Set(key, value)
+				})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	if st, ok := s.(interface{ Stats() (int64, int64) }); ok {
+		if txs, updates := st.Stats(); txs > 0 {
+			b.ReportMetric(float64(updates)/float64(txs), "updates/tx")
+		}
+	}
+}
+
+// BenchmarkUpdateParallel16 is the group-commit target: 16 goroutines each
+// committing single-key Updates.
+func BenchmarkUpdateParallel16(b *testing.B) {
+	for _, sync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
+			s := openStore(b, b.TempDir(), sync)
+			defer s.Close()
+			runUpdates(b, s, 16, false)
+		})
+	}
+}
+
+// BenchmarkUpdateReadWriteParallel16 is the same with a Get before the Set,
+// the shape of every conditional write.
+func BenchmarkUpdateReadWriteParallel16(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	runUpdates(b, s, 16, true)
+}
+
+// BenchmarkUpdateSerial is one goroutine: no batching possible.
+func BenchmarkUpdateSerial(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	runUpdates(b, s, 1, false)
+}
+
+// BenchmarkView reads one key per View from parallel goroutines.
+func BenchmarkView(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	ctx := context.Background()
+	err := s.Update(ctx, func(tx storage.Tx) error {
+		for i := range 1000 {
+			if err := tx.Set(fmt.Appendf(nil, "k%04d", i), make([]byte, 200)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ctr atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			key := fmt.Appendf(nil, "k%04d", ctr.Add(1)%1000)
+			err := s.View(ctx, func(tx storage.Tx) error {
+				_, err := tx.Get(key)
+				return err
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "views/s")
+}
+
+// BenchmarkScan reads 1000 keys per View.
+func BenchmarkScan(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	ctx := context.Background()
+	s.Update(ctx, func(tx storage.Tx) error {
+		for i := range 1000 {
+			tx.Set(fmt.Appendf(nil, "k%04d", i), make([]byte, 200))
+		}
+		return nil
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		s.View(ctx, func(tx storage.Tx) error {
+			it := tx.Scan(nil, nil, false)
+			defer it.Close()
+			for it.Next() {
+				n++
+			}
+			return it.Err()
+		})
+		if n != 1000 {
+			b.Fatalf("scanned %d", n)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "rows/s")
+}
