@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// report is a whole run: its settings and every result.
+type report struct {
+	Started     time.Time `json:"started"`
+	DurationS   float64   `json:"duration_s"`
+	WarmupS     float64   `json:"warmup_s"`
+	Concurrency int       `json:"concurrency"`
+	Preload     int       `json:"preload"`
+	APIVersion  string    `json:"api_version"`
+	CPUs        int       `json:"cpus"`
+	LoadBefore  string    `json:"load_before,omitempty"`
+	LoadAfter   string    `json:"load_after,omitempty"`
+	Targets     []string  `json:"targets"`
+	Results     []*result `json:"results"`
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages where the
+// system exposes them, else "".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func (rep *report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// find returns the result of workload on target, or nil.
+func (rep *report) find(workload, target string) *result {
+	for _, r := range rep.Results {
+		if r.Workload == workload && r.Target == target {
+			return r
+		}
+	}
+	return nil
+}
+
+// writeTable prints one row per workload with the targets side by side,
+// then the ops/s ratio of the first target to each other one, then notes
+// on every failure.
+func (rep *report) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "lazuli-bench %s: %s per workload after %s warm-up, %d clients, preload %d, x-ms-version %s\n",
+		rep.Started.UTC().Format(time.RFC3339), fmtSeconds(rep.DurationS), fmtSeconds(rep.WarmupS),
+		rep.Concurrency, rep.Preload, rep.APIVersion)
+	if rep.LoadBefore != "" {
+		fmt.Fprintf(w, "load average (1/5/15 min) before %s, after %s; %d CPUs\n", rep.LoadBefore, rep.LoadAfter, rep.CPUs)
+	}
+	fmt.Fprintln(w)
+
+	var workloads []string
+	for _, r := range rep.Results {
+		if !slices.Contains(workloads, r.Workload) {
+			workloads = append(workloads, r.Workload)
+		}
+	}
+	// Numbers align right; pad the names so they still read left-aligned.
+	width := len("workload")
+	for _, wl := range workloads {
+		width = max(width, len(wl))
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{pad("workload")}
+	for _, t := range rep.Targets {
+		head = append(head, t+" ops/s", "p50 ms", "p99 ms", "MB/s")
+	}
+	for _, t := range rep.Targets[min(1, len(rep.Targets)):] {
+		head = append(head, rep.Targets[0]+"/"+t)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, wl := range workloads {
+		row := []string{pad(wl)}
+		for _, t := range rep.Targets {
+			row = append(row, cells(rep.find(wl, t))...)
+		}
+		first := rep.find(wl, rep.Targets[0])
+		for _, t := range rep.Targets[min(1, len(rep.Targets)):] {
+			row = append(row, ratio(first, rep.find(wl, t)))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	var notes []string
+	for _, wl := range workloads {
+		for _, t := range rep.Targets {
+			if n := note(rep.find(wl, t)); n != "" {
+				notes = append(notes, n)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nfailures (\"!\" after ops/s: some operations failed):")
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	return nil
+}
+
+// cells are the four columns of one result.
+func cells(r *result) []string {
+	switch {
+	case r == nil:
+		return []string{"-", "-", "-", "-"}
+	case r.SetupError != "":
+		return []string{"setup failed", "-", "-", "-"}
+	case r.Ops == 0:
+		return []string{"failed", "-", "-", "-"}
+	}
+	ops := fmtRate(r.OpsPerSec)
+	if r.Failures > 0 {
+		ops += "!"
+	}
+	mbs := "-"
+	if r.BytesPerOp > 0 {
+		mbs = fmtRate(r.MBPerSec)
+	}
+	return []string{ops, fmtMs(r.P50ms), fmtMs(r.P99ms), mbs}
+}
+
+// ratio is a's ops/s over b's.
+func ratio(a, b *result) string {
+	if a == nil || b == nil || a.failed() || b.failed() || b.OpsPerSec == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a.OpsPerSec/b.OpsPerSec)
+}
+
+// note explains the failures of r, or returns "".
+func note(r *result) string {
+	if r == nil || r.Failures == 0 && r.SetupError == "" {
+		return ""
+	}
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, r.Errors[k]))
+	}
+	by := ""
+	if len(kinds) > 0 {
+		by = " (" + strings.Join(kinds, ", ") + ")"
+	}
+	if r.SetupError != "" {
+		return fmt.Sprintf("  [%s] %s: setup failed, %d failed request(s)%s; first: %s",
+			r.Target, r.Workload, r.Failures, by, r.SetupError)
+	}
+	return fmt.Sprintf("  [%s] %s: %d of %d operations failed%s; first: %s",
+		r.Target, r.Workload, r.Failures, r.Failures+r.Ops, by, r.FirstError)
+}
+
+func fmtRate(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtSeconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).String()
+}
