@@ -24,6 +24,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/chunkgc"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -53,6 +54,13 @@ type Config struct {
 
 	// Engine overrides the engine chosen from InMemory/Location (tests).
 	Engine storage.Engine
+	// ChunkMarkers report the chunks each service references. The chunk
+	// garbage collector runs only when at least one is given, since without
+	// markers every chunk would look unreferenced.
+	ChunkMarkers []storage.ChunkMarker
+	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
+	// of package chunkgc).
+	ChunkGCGrace, ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
 }
@@ -68,6 +76,7 @@ type Server struct {
 	tls      bool
 	wg       sync.WaitGroup
 	stopGC   context.CancelFunc
+	gcDone   chan struct{}
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -181,6 +190,14 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
+	if len(s.cfg.ChunkMarkers) > 0 && s.stopGC == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopGC, s.gcDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.gcDone)
+			chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+		}()
+	}
 	return nil
 }
 
@@ -198,6 +215,7 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	if s.stopGC != nil {
 		s.stopGC()
+		<-s.gcDone
 	}
 	if s.ownsEng {
 		return s.engine.Close()
