@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Compares lazuli with the reference emulator (npm package "azurite") on the
+# same machine, in one run, with cmd/lazuli-bench.
+#
+# It installs azurite with npm into a scratch directory, starts it on
+# loopback on non-default ports in its default disk mode with a temporary
+# location, builds lazuli and starts it (default SQLite engine, temporary
+# --location) on other loopback ports, runs lazuli-bench against both —
+# each workload on lazuli, then on azurite — prints the side-by-side table
+# with a lazuli/azurite ops/s ratio, and stops both servers.
+#
+#   scripts/bench-vs-azurite.sh                                  # every workload, 10 s each
+#   scripts/bench-vs-azurite.sh --duration 5s --warmup 1s        # shorter run
+#   scripts/bench-vs-azurite.sh --workloads blob-put-1k,queue-put --concurrency 32
+#   scripts/bench-vs-azurite.sh --json > results.json
+#
+# Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
+# Environment:
+#   AZURITE_BIN        use this azurite executable instead of installing one
+#   AZURITE_PORT_BASE  first of azurite's three ports (default 20000)
+#   LAZULI_PORT_BASE   first of lazuli's four ports (default 21000)
+#   KEEP_LOGS=1        keep the scratch directory (server logs) after the run
+#
+# Both servers and the benchmark client share the machine's CPUs, so note
+# the load average the table header reports when reading the numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+az_base=${AZURITE_PORT_BASE:-20000}
+lz_base=${LAZULI_PORT_BASE:-21000}
+key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/lazuli-bench.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "${KEEP_LOGS:-}" = 1 ]; then
+    echo "logs kept in $scratch" >&2
+  else
+    rm -rf "$scratch"
+  fi
+}
+trap cleanup EXIT
+
+# wait_port HOST PORT PID NAME: wait until something accepts connections on
+# HOST:PORT, failing early if PID has exited.
+wait_port() {
+  for _ in $(seq 1 300); do
+    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then
+      return 0
+    fi
+    if ! kill -0 "$3" 2>/dev/null; then
+      echo "$4 exited before listening on $1:$2; its log:" >&2
+      cat "$scratch/$4.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.2
+  done
+  echo "$4 is not listening on $1:$2 after 60 s" >&2
+  exit 1
+}
+
+# conn PORT_BASE: a connection string for three consecutive ports.
+conn() {
+  local h=http://127.0.0.1
+  echo "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=$h:$1/devstoreaccount1;QueueEndpoint=$h:$(($1 + 1))/devstoreaccount1;TableEndpoint=$h:$(($1 + 2))/devstoreaccount1;"
+}
+
+azurite=${AZURITE_BIN:-}
+if [ -z "$azurite" ]; then
+  echo "== installing azurite with npm" >&2
+  npm install --prefix "$scratch/npm" --no-audit --no-fund --loglevel=error azurite >&2
+  azurite="$scratch/npm/node_modules/.bin/azurite"
+fi
+echo "== azurite $("$azurite" --version 2>/dev/null || echo '(version unknown)')" >&2
+
+echo "== building lazuli and lazuli-bench" >&2
+go build -o "$scratch/lazuli" ./cmd/lazuli
+go build -o "$scratch/lazuli-bench" ./cmd/lazuli-bench
+
+az_flags=(--blobHost 127.0.0.1 --blobPort "$az_base"
+  --queueHost 127.0.0.1 --queuePort "$((az_base + 1))"
+  --tableHost 127.0.0.1 --tablePort "$((az_base + 2))"
+  --location "$scratch/azurite-data" --skipApiVersionCheck --loose --silent)
+# Recent versions report telemetry unless told not to.
+if "$azurite" --help 2>/dev/null | grep -q -- --disableTelemetry; then
+  az_flags+=(--disableTelemetry)
+fi
+mkdir -p "$scratch/azurite-data"
+"$azurite" "${az_flags[@]}" >"$scratch/azurite.log" 2>&1 &
+pids+=($!)
+az_pid=$!
+
+"$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$lz_base" \
+  --queueHost 127.0.0.1 --queuePort "$((lz_base + 1))" \
+  --tableHost 127.0.0.1 --tablePort "$((lz_base + 2))" \
+  --fileHost 127.0.0.1 --filePort "$((lz_base + 3))" \
+  --location "$scratch/lazuli-data" --silent >"$scratch/lazuli.log" 2>&1 &
+pids+=($!)
+lz_pid=$!
+
+for i in 0 1 2; do
+  wait_port 127.0.0.1 "$((az_base + i))" "$az_pid" azurite
+  wait_port 127.0.0.1 "$((lz_base + i))" "$lz_pid" lazuli
+done
+
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >&2
+"$scratch/lazuli-bench" --target "lazuli=$(conn "$lz_base")" --target "azurite=$(conn "$az_base")" "$@"
