@@ -45,7 +45,7 @@ func createContainer(e *env, name string) (func(), error) {
 // putBlob is Put Blob of a block blob; it returns the new ETag.
 func putBlob(t *target, path string, body []byte, ifMatch string) (string, error) {
 	c := &call{op: "Put Blob", method: "PUT", base: t.acct.Blob, path: path, body: body, want: 201,
-		hdr: []string{"x-ms-blob-type", "BlockBlob", "Content-Type", "application/octet-stream"}}
+		hdr: []string{"X-Ms-Blob-Type", "BlockBlob", "Content-Type", "application/octet-stream"}}
 	if ifMatch != "" {
 		c.op = "Put Blob (If-Match)"
 		c.hdr = append(c.hdr, "If-Match", ifMatch)
@@ -163,11 +163,11 @@ func blobLease(e *env) (*prepared, error) {
 			}
 			leaseID := fmt.Sprintf("00000000-0000-4000-8000-%012d", id)
 			acquire := &call{op: "Lease Blob (acquire)", method: "PUT", base: e.t.acct.Blob, path: path,
-				query: "comp=lease", want: 201, hdr: []string{"x-ms-lease-action", "acquire",
-					"x-ms-lease-duration", "60", "x-ms-proposed-lease-id", leaseID}}
+				query: "comp=lease", want: 201, hdr: []string{"X-Ms-Lease-Action", "acquire",
+					"X-Ms-Lease-Duration", "60", "X-Ms-Proposed-Lease-Id", leaseID}}
 			release := &call{op: "Lease Blob (release)", method: "PUT", base: e.t.acct.Blob, path: path,
-				query: "comp=lease", want: 200, hdr: []string{"x-ms-lease-action", "release",
-					"x-ms-lease-id", leaseID}}
+				query: "comp=lease", want: 200, hdr: []string{"X-Ms-Lease-Action", "release",
+					"X-Ms-Lease-Id", leaseID}}
 			return func() error {
 				if _, err := e.t.do(acquire, nil); err != nil {
 					return err

@@ -120,7 +120,7 @@ func (t *target) request(c *call) (*http.Request, error) {
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	h := r.Header
-	h.Set("x-ms-version", t.version)
+	h.Set("X-Ms-Version", t.version) // canonical spelling: no rewrite on Set
 	if c.table {
 		h.Set("Accept", "application/json;odata=nometadata")
 		h.Set("DataServiceVersion", "3.0")
