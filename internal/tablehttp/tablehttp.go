@@ -3,13 +3,751 @@
 package tablehttp
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/table"
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
 )
+
+// Request body limits: an entity is at most 1 MiB as Azure counts it, which
+// JSON (base64, escapes) can inflate; a batch is at most 4 MiB.
+const (
+	maxEntityBody = 4 << 20
+	maxBatchBody  = 4 << 20
+)
+
+// Options tunes the handler.
+type Options struct {
+	// MaxScan caps rows examined per query request (0: domain default).
+	MaxScan int
+}
+
+type handler struct {
+	d   httpx.Deps
+	svc *table.Service
+}
 
 // New returns the Table service handler.
 func New(d httpx.Deps) http.Handler {
-	_ = d
-	return httpx.NotImplemented()
+	return NewWithOptions(d, Options{})
+}
+
+// NewWithOptions returns the Table service handler with tuning options.
+func NewWithOptions(d httpx.Deps, o Options) http.Handler {
+	return &handler{d: d, svc: table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})}
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info := httpx.FromContext(r.Context())
+	if r.Method == http.MethodOptions {
+		info.Operation = "CorsPreflight"
+		h.preflight(w, r, info)
+		return
+	}
+	if r.Header.Get("Origin") != "" {
+		h.corsHeaders(w, r, info)
+	}
+	if err := h.route(w, r, info); err != nil {
+		httpx.WriteError(w, r, err)
+	}
+}
+
+// route dispatches on the resource path and method.
+func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
+	p := info.Path
+	q := r.URL.Query()
+	method := r.Method
+	if xm := r.Header.Values("X-HTTP-Method"); len(xm) > 0 {
+		switch {
+		case len(xm) > 1:
+			return azerr.New("XMethodIncorrectCount")
+		case r.Method != http.MethodPost:
+			return azerr.New("XMethodNotUsingPost")
+		}
+		switch strings.ToUpper(xm[0]) {
+		case "MERGE", "PUT", "DELETE", "PATCH":
+			method = strings.ToUpper(xm[0])
+		default:
+			return azerr.New("XMethodIncorrectValue")
+		}
+	}
+	switch {
+	case p == "" || p == "/":
+		switch {
+		case q.Get("restype") == "service" && q.Get("comp") == "properties":
+			switch method {
+			case http.MethodGet:
+				info.Operation = "GetTableServiceProperties"
+				return h.getServiceProperties(w, r, info)
+			case http.MethodPut:
+				info.Operation = "SetTableServiceProperties"
+				return h.setServiceProperties(w, r, info)
+			}
+			return azerr.New("UnsupportedHttpVerb")
+		case q.Get("restype") == "service" && q.Get("comp") == "stats":
+			info.Operation = "GetTableServiceStats"
+			return h.getServiceStats(w, r, info)
+		}
+		return azerr.New("InvalidUri")
+	case p == "$batch":
+		if method != http.MethodPost {
+			return azerr.New("UnsupportedHttpVerb")
+		}
+		info.Operation = "EntityGroupTransaction"
+		return h.batch(w, r, info)
+	}
+	res, err := parseResource(p)
+	if err != nil {
+		return err
+	}
+	if res.tables {
+		switch {
+		case res.tableName == "" && !res.hasKeys && method == http.MethodGet:
+			info.Operation = "QueryTables"
+			return h.queryTables(w, r, info)
+		case res.tableName == "" && !res.hasKeys && method == http.MethodPost:
+			info.Operation = "CreateTable"
+			return h.createTable(w, r, info)
+		case res.tableName != "" && method == http.MethodDelete:
+			info.Operation = "DeleteTable"
+			return h.deleteTable(w, r, info, res.tableName)
+		case res.tableName != "" && method == http.MethodGet:
+			info.Operation = "QueryTables"
+			return h.getTable(w, r, info, res.tableName)
+		}
+		return azerr.New("UnsupportedHttpVerb")
+	}
+	if q.Get("comp") == "acl" {
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			info.Operation = "GetTableACL"
+			return h.getACL(w, r, info, res.table)
+		case http.MethodPut:
+			info.Operation = "SetTableACL"
+			return h.setACL(w, r, info, res.table)
+		}
+		return azerr.New("UnsupportedHttpVerb")
+	}
+	if !res.hasKeys || res.partial {
+		switch method {
+		case http.MethodGet:
+			info.Operation = "QueryEntities"
+			return h.queryEntities(w, r, info, res)
+		case http.MethodPost:
+			if !res.hasKeys {
+				info.Operation = "InsertEntity"
+				return h.insertEntity(w, r, info, res.table)
+			}
+		}
+		if res.partial {
+			return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
+		}
+		return azerr.New("MethodNotAllowed")
+	}
+	switch method {
+	case http.MethodGet:
+		info.Operation = "QueryEntity"
+		return h.getEntity(w, r, info, res)
+	case http.MethodPut, "MERGE", http.MethodPatch, http.MethodDelete:
+		return h.writeEntity(w, r, info, res, method)
+	}
+	return azerr.New("MethodNotAllowed")
+}
+
+// resource is a parsed Table service path.
+type resource struct {
+	tables    bool   // the Tables collection
+	tableName string // Tables('name')
+	table     string // entity set name
+	hasKeys   bool
+	partial   bool // only one key was given (a filter-style address)
+	pk, rk    string
+}
+
+// parseResource parses "Tables", "Tables('t')", "t", "t()" and
+// "t(PartitionKey='p',RowKey='r')" (percent-encoded).
+func parseResource(p string) (*resource, error) {
+	dec, err := url.PathUnescape(p)
+	if err != nil {
+		return nil, azerr.New("InvalidUri")
+	}
+	dec = strings.TrimSuffix(dec, "/")
+	name, args, hasParen := strings.Cut(dec, "(")
+	if hasParen {
+		if !strings.HasSuffix(args, ")") {
+			return nil, azerr.New("InvalidUri")
+		}
+		args = strings.TrimSuffix(args, ")")
+	}
+	if strings.Contains(name, "/") || name == "" {
+		return nil, azerr.New("InvalidUri")
+	}
+	if name == "Tables" {
+		res := &resource{tables: true}
+		if args != "" {
+			v, rest, err := readQuoted(args)
+			if err != nil || strings.TrimSpace(rest) != "" {
+				return nil, azerr.New("InvalidUri")
+			}
+			res.tableName = v
+		}
+		return res, nil
+	}
+	res := &resource{table: name}
+	if strings.TrimSpace(args) == "" {
+		return res, nil
+	}
+	var gotPK, gotRK bool
+	rest := args
+	for rest != "" {
+		rest = strings.TrimLeft(rest, " ")
+		k, after, ok := strings.Cut(rest, "=")
+		if !ok {
+			return nil, azerr.New("InvalidUri")
+		}
+		v, tail, err := readQuoted(strings.TrimLeft(after, " "))
+		if err != nil {
+			return nil, azerr.New("InvalidUri")
+		}
+		switch strings.TrimSpace(k) {
+		case "PartitionKey":
+			if gotPK {
+				return nil, azerr.New("InvalidUri")
+			}
+			res.pk, gotPK = v, true
+		case "RowKey":
+			if gotRK {
+				return nil, azerr.New("InvalidUri")
+			}
+			res.rk, gotRK = v, true
+		default:
+			return nil, azerr.New("InvalidUri")
+		}
+		tail = strings.TrimLeft(tail, " ")
+		if tail == "" {
+			break
+		}
+		if tail[0] != ',' {
+			return nil, azerr.New("InvalidUri")
+		}
+		rest = tail[1:]
+	}
+	res.hasKeys = gotPK || gotRK
+	res.partial = gotPK != gotRK
+	return res, nil
+}
+
+// readQuoted reads a single-quoted key literal (” escapes a quote).
+func readQuoted(s string) (string, string, error) {
+	if s == "" || s[0] != '\'' {
+		return "", "", azerr.New("InvalidUri")
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] == '\'' {
+			if i+1 < len(s) && s[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			return b.String(), s[i+1:], nil
+		}
+		b.WriteByte(s[i])
+	}
+	return "", "", azerr.New("InvalidUri")
+}
+
+// authorize runs the auth check for one operation.
+func (h *handler) authorize(r *http.Request, info *httpx.Info, a auth.Access) error {
+	if h.d.Auth == nil {
+		return nil
+	}
+	a.Service = auth.Table
+	if a.Container != "" && a.Policy == nil {
+		account, name, ctx := info.Account, a.Container, r.Context()
+		a.Policy = func(id string) (*auth.Policy, error) {
+			si, err := h.svc.Policy(ctx, account, name, id)
+			if err != nil || si == nil {
+				return nil, nil
+			}
+			return &auth.Policy{Start: si.Start, Expiry: si.Expiry, Permission: si.Permission}, nil
+		}
+	}
+	return h.d.Auth.Authorize(info.Identity, r, a)
+}
+
+func entityAccess(tableName, pk, rk, perms, accountPerms string) auth.Access {
+	return auth.Access{Resource: auth.ResObject, Perms: perms, AccountPerms: accountPerms,
+		Container: tableName, PartitionKey: &pk, RowKey: &rk}
+}
+
+// readBody reads at most limit bytes of the request body.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, azerr.New("RequestBodyTooLarge")
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, azerr.Newf("InvalidInput", "The request body could not be read.")
+	}
+	if int64(len(b)) > limit {
+		return nil, azerr.New("RequestBodyTooLarge")
+	}
+	return b, nil
+}
+
+func (h *handler) metadataLevel(r *http.Request) (metadata, error) {
+	return parseMetadata(r.URL.Query().Get("$format"), r.Header.Get("Accept"))
+}
+
+func setJSONHeaders(w http.ResponseWriter, level metadata) {
+	w.Header().Set("Content-Type", level.contentType())
+	w.Header().Set("DataServiceVersion", "3.0;")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+}
+
+// preferNoContent reads the Prefer header; def is the answer when absent.
+func preferNoContent(r *http.Request, def bool) (noContent bool, applied string) {
+	p := strings.ToLower(r.Header.Get("Prefer"))
+	switch {
+	case strings.Contains(p, "return-no-content"):
+		return true, "return-no-content"
+	case strings.Contains(p, "return-content"):
+		return false, "return-content"
+	}
+	return def, ""
+}
+
+// Continuation tokens are opaque to clients: "1!" + base64url(value).
+func encodeToken(s string) string { return "1!" + base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func decodeToken(name, s string) (string, error) {
+	v, ok := strings.CutPrefix(s, "1!")
+	if !ok {
+		return "", azerr.InvalidQuery(name, s, "")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return "", azerr.InvalidQuery(name, s, "")
+	}
+	return string(b), nil
+}
+
+func parseTop(q url.Values) (int, error) {
+	v := q.Get("$top")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 || n > table.MaxPageSize {
+		return 0, azerr.Newf("InvalidInput", "The requested number of results $top=%s is not within 1 and %d.", v, table.MaxPageSize)
+	}
+	return n, nil
+}
+
+func parseFilter(s string) (*odata.Expr, error) {
+	e, err := odata.Parse(s)
+	if err != nil {
+		return nil, azerr.Newf("InvalidInput", "The query filter is not valid: %v", err)
+	}
+	return e, nil
+}
+
+// Create Table.
+func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, 64<<10)
+	if err != nil {
+		return err
+	}
+	var req struct{ TableName *string }
+	if err := json.Unmarshal(body, &req); err != nil {
+		return invalidJSON()
+	}
+	if req.TableName == nil {
+		return azerr.Newf("PropertiesNeedValue", "The TableName property is required.")
+	}
+	name := *req.TableName
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
+		return err
+	}
+	t, err := h.svc.CreateTable(r.Context(), info.Account, name)
+	if err != nil {
+		return err
+	}
+	base := h.d.BaseURL(info.Account)
+	loc := base + "/Tables('" + quoteKey(t.Name) + "')"
+	w.Header().Set("Location", loc)
+	w.Header().Set("DataServiceId", loc)
+	noContent, applied := preferNoContent(r, false)
+	if applied != "" {
+		w.Header().Set("Preference-Applied", applied)
+	}
+	setJSONHeaders(w, level)
+	if noContent {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	w.WriteHeader(http.StatusCreated)
+	w.Write(appendTable(nil, level, base, info.Account, t.Name, true))
+	return nil
+}
+
+func appendTable(b []byte, level metadata, base, account, name string, single bool) []byte {
+	b = append(b, '{')
+	if level != noMetadata && single {
+		b = append(b, `"odata.metadata":`...)
+		b = jsonString(b, base+"/$metadata#Tables/@Element")
+		b = append(b, ',')
+	}
+	if level == fullMetadata {
+		b = append(b, `"odata.type":`...)
+		b = jsonString(b, account+".Tables")
+		b = append(b, `,"odata.id":`...)
+		b = jsonString(b, base+"/Tables('"+quoteKey(name)+"')")
+		b = append(b, `,"odata.editLink":`...)
+		b = jsonString(b, "Tables('"+quoteKey(name)+"')")
+		b = append(b, ',')
+	}
+	b = append(b, `"TableName":`...)
+	b = jsonString(b, name)
+	return append(b, '}')
+}
+
+// Delete Table.
+func (h *handler) deleteTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "d", AccountPerms: "d", ServiceSASDenied: true, Container: name}); err != nil {
+		return err
+	}
+	if err := h.svc.DeleteTable(r.Context(), info.Account, name); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// getTable answers GET Tables('t').
+func (h *handler) getTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true, Container: name}); err != nil {
+		return err
+	}
+	t, err := h.svc.GetTable(r.Context(), info.Account, name)
+	if err != nil {
+		if e, ok := azerr.As(err); ok && e.Code == "TableNotFound" {
+			return azerr.New("ResourceNotFound")
+		}
+		return err
+	}
+	setJSONHeaders(w, level)
+	w.WriteHeader(http.StatusOK)
+	w.Write(appendTable(nil, level, h.d.BaseURL(info.Account), info.Account, t.Name, true))
+	return nil
+}
+
+// Query Tables.
+func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	top, err := parseTop(q)
+	if err != nil {
+		return err
+	}
+	filter, err := parseFilter(q.Get("$filter"))
+	if err != nil {
+		return err
+	}
+	next := ""
+	if v := q.Get("NextTableName"); v != "" {
+		if next, err = decodeToken("NextTableName", v); err != nil {
+			return err
+		}
+	}
+	names, cont, err := h.svc.QueryTables(r.Context(), info.Account, filter, top, next)
+	if err != nil {
+		return err
+	}
+	base := h.d.BaseURL(info.Account)
+	b := []byte{'{'}
+	if level != noMetadata {
+		b = append(b, `"odata.metadata":`...)
+		b = jsonString(b, base+"/$metadata#Tables")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTable(b, level, base, info.Account, n, false)
+	}
+	b = append(b, "]}"...)
+	if cont != "" {
+		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(cont))
+	}
+	setJSONHeaders(w, level)
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	return nil
+}
+
+// Insert Entity.
+func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, tableName string) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, maxEntityBody)
+	if err != nil {
+		return err
+	}
+	op, err := insertOp(body)
+	if err != nil {
+		return err
+	}
+	if err := h.authorize(r, info, entityAccess(tableName, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
+		return err
+	}
+	e, err := h.svc.Apply(r.Context(), info.Account, tableName, *op)
+	if err != nil {
+		return err
+	}
+	h.writeInserted(w, r, info, tableName, level, e)
+	return nil
+}
+
+func insertOp(body []byte) (*table.Op, error) {
+	be, err := decodeEntity(body)
+	if err != nil {
+		return nil, err
+	}
+	if be.PartitionKey == nil || be.RowKey == nil {
+		return nil, azerr.Newf("PropertiesNeedValue", "PartitionKey and RowKey are required.")
+	}
+	return &table.Op{Kind: table.OpInsert, PartitionKey: *be.PartitionKey, RowKey: *be.RowKey, Props: be.Props}, nil
+}
+
+func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *httpx.Info, tableName string, level metadata, e *table.Entity) {
+	base := h.d.BaseURL(info.Account)
+	loc := base + "/" + editLink(tableName, e.PartitionKey, e.RowKey)
+	w.Header().Set("ETag", e.ETag())
+	w.Header().Set("Location", loc)
+	w.Header().Set("DataServiceId", loc)
+	noContent, applied := preferNoContent(r, false)
+	if applied != "" {
+		w.Header().Set("Preference-Applied", applied)
+	}
+	setJSONHeaders(w, level)
+	if noContent {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	ew := &entityWriter{level: level, baseURL: base, account: info.Account, table: tableName}
+	w.WriteHeader(http.StatusCreated)
+	w.Write(ew.appendEntity(nil, e, true))
+}
+
+// writeEntity handles Update, Merge, Insert Or Replace, Insert Or Merge and
+// Delete Entity on an entity address.
+func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource, method string) error {
+	op, err := entityOp(method, r.Header, res, func() ([]byte, error) { return readBody(r, maxEntityBody) })
+	if err != nil {
+		return err
+	}
+	info.Operation = op.Kind.String()
+	perms, acc := opPerms(op.Kind)
+	if err := h.authorize(r, info, entityAccess(res.table, op.PartitionKey, op.RowKey, perms, acc)); err != nil {
+		return err
+	}
+	e, err := h.svc.Apply(r.Context(), info.Account, res.table, *op)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		w.Header().Set("ETag", e.ETag())
+	}
+	w.Header().Set("DataServiceVersion", "3.0;")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// opPerms returns the service SAS and account SAS permissions of a write.
+func opPerms(k table.OpKind) (string, string) {
+	switch k {
+	case table.OpInsert:
+		return "a", "a"
+	case table.OpUpdate, table.OpMerge:
+		return "u", "u"
+	case table.OpDelete:
+		return "d", "d"
+	}
+	// Upserts need both add and update.
+	return "au", "au"
+}
+
+// entityOp builds the write an entity-address request asks for.
+func entityOp(method string, hdr http.Header, res *resource, body func() ([]byte, error)) (*table.Op, error) {
+	ifMatch := hdr.Values("If-Match")
+	if len(ifMatch) > 1 {
+		return nil, azerr.Newf("InvalidInput", "Only one If-Match value is allowed.")
+	}
+	if hdr.Get("If-None-Match") != "" {
+		return nil, azerr.Newf("InvalidInput", "If-None-Match is not supported for this operation.")
+	}
+	op := &table.Op{PartitionKey: res.pk, RowKey: res.rk}
+	if len(ifMatch) == 1 {
+		op.IfMatch = strings.TrimSpace(ifMatch[0])
+	}
+	hasIfMatch := op.IfMatch != ""
+	switch method {
+	case http.MethodDelete:
+		if !hasIfMatch {
+			return nil, azerr.MissingHeader("If-Match")
+		}
+		op.Kind = table.OpDelete
+		return op, nil
+	case http.MethodPut:
+		op.Kind = table.OpInsertOrReplace
+		if hasIfMatch {
+			op.Kind = table.OpUpdate
+		}
+	case "MERGE", http.MethodPatch:
+		op.Kind = table.OpInsertOrMerge
+		if hasIfMatch {
+			op.Kind = table.OpMerge
+		}
+	default:
+		return nil, azerr.New("MethodNotAllowed")
+	}
+	b, err := body()
+	if err != nil {
+		return nil, err
+	}
+	be, err := decodeEntity(b)
+	if err != nil {
+		return nil, err
+	}
+	if (be.PartitionKey != nil && *be.PartitionKey != res.pk) || (be.RowKey != nil && *be.RowKey != res.rk) {
+		return nil, azerr.Newf("InvalidInput", "The PartitionKey and RowKey in the body must match the request URL.")
+	}
+	op.Props = be.Props
+	return op, nil
+}
+
+// Query Entities by keys (point query).
+func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	sel, err := parseSelect(r.URL.Query().Get("$select"))
+	if err != nil {
+		return err
+	}
+	if err := h.authorize(r, info, entityAccess(res.table, res.pk, res.rk, "r", "r")); err != nil {
+		return err
+	}
+	e, err := h.svc.GetEntity(r.Context(), info.Account, res.table, res.pk, res.rk)
+	if err != nil {
+		return err
+	}
+	ew := &entityWriter{level: level, baseURL: h.d.BaseURL(info.Account), account: info.Account, table: res.table, selected: sel}
+	w.Header().Set("ETag", e.ETag())
+	setJSONHeaders(w, level)
+	w.WriteHeader(http.StatusOK)
+	w.Write(ew.appendEntity(nil, e, true))
+	return nil
+}
+
+// Query Entities.
+func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource) error {
+	level, err := h.metadataLevel(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	sel, err := parseSelect(q.Get("$select"))
+	if err != nil {
+		return err
+	}
+	top, err := parseTop(q)
+	if err != nil {
+		return err
+	}
+	filter, err := parseFilter(q.Get("$filter"))
+	if err != nil {
+		return err
+	}
+	// An address with one key is a filter on it.
+	if res.partial {
+		return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
+	}
+	query := table.Query{Filter: filter, Top: top}
+	if v := q.Get("NextPartitionKey"); v != "" {
+		if query.NextPartitionKey, err = decodeToken("NextPartitionKey", v); err != nil {
+			return err
+		}
+		query.Continue = true
+		if v := q.Get("NextRowKey"); v != "" {
+			if query.NextRowKey, err = decodeToken("NextRowKey", v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table}); err != nil {
+		return err
+	}
+	page, err := h.svc.QueryEntities(r.Context(), info.Account, res.table, query)
+	if err != nil {
+		return err
+	}
+	base := h.d.BaseURL(info.Account)
+	ew := &entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel}
+	b := make([]byte, 0, 256*len(page.Entities)+128)
+	b = append(b, '{')
+	if level != noMetadata {
+		b = append(b, `"odata.metadata":`...)
+		b = jsonString(b, base+"/$metadata#"+res.table)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, e := range page.Entities {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = ew.appendEntity(b, e, false)
+	}
+	b = append(b, "]}"...)
+	if page.More {
+		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
+		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+	}
+	setJSONHeaders(w, level)
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	return nil
 }

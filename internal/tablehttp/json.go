@@ -1,0 +1,457 @@
+package tablehttp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/table"
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
+)
+
+// metadata is the OData JSON metadata level of a response.
+type metadata uint8
+
+const (
+	noMetadata metadata = iota + 1
+	minimalMetadata
+	fullMetadata
+)
+
+func (m metadata) contentType() string {
+	switch m {
+	case noMetadata:
+		return "application/json;odata=nometadata;streaming=true;charset=utf-8"
+	case fullMetadata:
+		return "application/json;odata=fullmetadata;streaming=true;charset=utf-8"
+	}
+	return "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"
+}
+
+// parseMetadata reads the metadata level from $format (which wins) or
+// Accept. Plain application/json (or nothing) means minimal metadata.
+func parseMetadata(format, accept string) (metadata, error) {
+	v := format
+	if v == "" {
+		v = accept
+	}
+	v = strings.ToLower(v)
+	switch {
+	case strings.Contains(v, "odata=nometadata"):
+		return noMetadata, nil
+	case strings.Contains(v, "odata=fullmetadata"):
+		return fullMetadata, nil
+	case strings.Contains(v, "odata=minimalmetadata"):
+		return minimalMetadata, nil
+	case strings.Contains(v, "odata=verbose"):
+		return 0, azerr.New("JsonFormatNotSupported")
+	case v == "" || strings.Contains(v, "json") || strings.Contains(v, "*/*"):
+		return minimalMetadata, nil
+	case strings.Contains(v, "atom") || strings.Contains(v, "xml"):
+		if format != "" || !strings.Contains(v, "*") {
+			return 0, azerr.New("AtomFormatNotSupported")
+		}
+	}
+	return minimalMetadata, nil
+}
+
+// rawProp is one member of a request entity object, in body order.
+type rawProp struct {
+	name string
+	raw  json.RawMessage
+}
+
+// readObject reads one JSON object keeping member order and rejecting
+// duplicate members.
+func readObject(body []byte) ([]rawProp, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, invalidJSON()
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, invalidJSON()
+	}
+	var out []rawProp
+	seen := map[string]struct{}{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, invalidJSON()
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, invalidJSON()
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, invalidJSON()
+		}
+		if _, dup := seen[name]; dup {
+			return nil, azerr.New("DuplicatePropertiesSpecified")
+		}
+		seen[name] = struct{}{}
+		out = append(out, rawProp{name, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, invalidJSON()
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalidJSON()
+	}
+	return out, nil
+}
+
+func invalidJSON() *azerr.Error {
+	return azerr.Newf("InvalidInput", "The request body is not a valid JSON object.")
+}
+
+// bodyEntity is an entity as decoded from a request body.
+type bodyEntity struct {
+	PartitionKey, RowKey *string
+	Props                []table.Property
+}
+
+// decodeEntity decodes an entity body: typed by "Name@odata.type"
+// annotations, inferred otherwise (string, Int32 / Double number, Boolean);
+// nulls are dropped; Timestamp and odata.* members are ignored.
+func decodeEntity(body []byte) (*bodyEntity, error) {
+	members, err := readObject(body)
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]string{}
+	for _, m := range members {
+		if base, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
+			var t string
+			if err := json.Unmarshal(m.raw, &t); err != nil {
+				return nil, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
+			}
+			types[base] = t
+		}
+	}
+	out := &bodyEntity{}
+	for _, m := range members {
+		if strings.Contains(m.name, "@") || strings.HasPrefix(m.name, "odata.") {
+			continue
+		}
+		switch m.name {
+		case "PartitionKey", "RowKey":
+			var s string
+			if err := json.Unmarshal(m.raw, &s); err != nil {
+				return nil, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
+			}
+			if m.name == "PartitionKey" {
+				out.PartitionKey = &s
+			} else {
+				out.RowKey = &s
+			}
+			continue
+		case "Timestamp":
+			continue
+		}
+		if string(bytes.TrimSpace(m.raw)) == "null" {
+			continue
+		}
+		v, err := decodeValue(m.name, types[m.name], m.raw)
+		if err != nil {
+			return nil, err
+		}
+		out.Props = append(out.Props, table.Property{Name: m.name, Value: v})
+	}
+	return out, nil
+}
+
+func badValue(name string) *azerr.Error {
+	return azerr.Newf("InvalidInput", "The value of property %q is not valid for its type.", name)
+}
+
+func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return odata.Value{}, badValue(name)
+	}
+	var str string
+	isString := raw[0] == '"'
+	if isString {
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return odata.Value{}, badValue(name)
+		}
+	}
+	if edm == "" {
+		switch {
+		case isString:
+			return odata.Value{Type: odata.String, Str: str}, nil
+		case string(raw) == "true" || string(raw) == "false":
+			return odata.Value{Type: odata.Boolean, Bool: string(raw) == "true"}, nil
+		case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
+			n := string(raw)
+			if !strings.ContainsAny(n, ".eE") {
+				if i, err := strconv.ParseInt(n, 10, 32); err == nil {
+					return odata.Value{Type: odata.Int32, Int: i}, nil
+				}
+			}
+			// A number with a fraction or exponent, or an integer too
+			// large for Int32, is a Double.
+			f, err := strconv.ParseFloat(n, 64)
+			if err != nil || math.IsInf(f, 0) {
+				return odata.Value{}, badValue(name)
+			}
+			return odata.Value{Type: odata.Double, Float: f}, nil
+		}
+		return odata.Value{}, badValue(name)
+	}
+	t, ok := odata.ParseType(edm)
+	if !ok {
+		return odata.Value{}, azerr.Newf("InvalidInput", "The type %q of property %q is not supported.", edm, name)
+	}
+	numText := string(raw)
+	if isString {
+		numText = str
+	}
+	switch t {
+	case odata.String:
+		if !isString {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Str: str}, nil
+	case odata.Int32:
+		i, err := strconv.ParseInt(numText, 10, 32)
+		if err != nil {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Int: i}, nil
+	case odata.Int64:
+		i, err := strconv.ParseInt(numText, 10, 64)
+		if err != nil {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Int: i}, nil
+	case odata.Double:
+		f, err := odata.ParseDouble(numText)
+		if err != nil || (!isString && (math.IsInf(f, 0) || math.IsNaN(f))) {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Float: f}, nil
+	case odata.Boolean:
+		switch string(raw) {
+		case "true", "false":
+			return odata.Value{Type: t, Bool: string(raw) == "true"}, nil
+		}
+		return odata.Value{}, badValue(name)
+	case odata.DateTime:
+		if !isString {
+			return odata.Value{}, badValue(name)
+		}
+		ticks, err := odata.ParseDateTime(str)
+		if err != nil {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Int: ticks}, nil
+	case odata.Guid:
+		if !isString || !odata.ValidGuid(str) {
+			return odata.Value{}, badValue(name)
+		}
+		return odata.Value{Type: t, Str: str}, nil
+	case odata.Binary:
+		if !isString {
+			return odata.Value{}, badValue(name)
+		}
+		b, err := base64.StdEncoding.DecodeString(str)
+		if err != nil {
+			return odata.Value{}, badValue(name)
+		}
+		if b == nil {
+			b = []byte{}
+		}
+		return odata.Value{Type: t, Bytes: b}, nil
+	}
+	return odata.Value{}, badValue(name)
+}
+
+// jsonString appends s as a JSON string.
+func jsonString(b []byte, s string) []byte {
+	enc, err := json.Marshal(s)
+	if err != nil {
+		// Invalid UTF-8 never reaches storage; keep output valid anyway.
+		enc, _ = json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return append(b, enc...)
+}
+
+// entityWriter renders entities for one response.
+type entityWriter struct {
+	level   metadata
+	baseURL string // "http://host/account"
+	account string
+	table   string
+	// selected, when not nil, limits the properties written ($select).
+	selected []string
+}
+
+// editLink is the entity's relative URL: t(PartitionKey='p',RowKey='r').
+func editLink(tableName, pk, rk string) string {
+	return tableName + "(PartitionKey='" + quoteKey(pk) + "',RowKey='" + quoteKey(rk) + "')"
+}
+
+// quoteKey doubles quotes and percent-encodes a key for a URL.
+func quoteKey(k string) string {
+	return escapePath(strings.ReplaceAll(k, "'", "''"))
+}
+
+func escapePath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString("%" + strings.ToUpper(strconv.FormatInt(int64(c)>>4, 16)+strconv.FormatInt(int64(c)&15, 16)))
+	}
+	return b.String()
+}
+
+// needsAnnotation reports whether a value's type cannot be inferred from
+// its JSON form.
+func needsAnnotation(v odata.Value, level metadata) bool {
+	switch v.Type {
+	case odata.Int64, odata.DateTime, odata.Guid, odata.Binary:
+		return true
+	case odata.Double:
+		return level == fullMetadata || math.IsNaN(v.Float) || math.IsInf(v.Float, 0)
+	}
+	return false
+}
+
+func appendValue(b []byte, v odata.Value) []byte {
+	switch v.Type {
+	case odata.String, odata.Guid:
+		return jsonString(b, v.Str)
+	case odata.Int32:
+		return strconv.AppendInt(b, v.Int, 10)
+	case odata.Int64:
+		return append(strconv.AppendInt(append(b, '"'), v.Int, 10), '"')
+	case odata.Double:
+		s := odata.FormatDouble(v.Float)
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			return jsonString(b, s)
+		}
+		return append(b, s...)
+	case odata.Boolean:
+		return strconv.AppendBool(b, v.Bool)
+	case odata.DateTime:
+		return jsonString(b, odata.FormatDateTime(v.Int))
+	case odata.Binary:
+		return jsonString(b, base64.StdEncoding.EncodeToString(v.Bytes))
+	}
+	return append(b, "null"...)
+}
+
+// appendEntity renders one entity object. single adds odata.metadata for
+// a single-entity response.
+func (w *entityWriter) appendEntity(b []byte, e *table.Entity, single bool) []byte {
+	b = append(b, '{')
+	first := true
+	member := func(name string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsonString(b, name)
+		b = append(b, ':')
+	}
+	if w.level != noMetadata {
+		if single {
+			member("odata.metadata")
+			b = jsonString(b, w.baseURL+"/$metadata#"+w.table+"/@Element")
+		}
+		if w.level == fullMetadata {
+			member("odata.type")
+			b = jsonString(b, w.account+"."+w.table)
+			member("odata.id")
+			b = jsonString(b, w.baseURL+"/"+editLink(w.table, e.PartitionKey, e.RowKey))
+		}
+		member("odata.etag")
+		b = jsonString(b, e.ETag())
+		if w.level == fullMetadata {
+			member("odata.editLink")
+			b = jsonString(b, editLink(w.table, e.PartitionKey, e.RowKey))
+		}
+	}
+	writeProp := func(name string, v odata.Value) {
+		if w.level != noMetadata && needsAnnotation(v, w.level) {
+			member(name + "@odata.type")
+			b = jsonString(b, v.Type.Name())
+		}
+		member(name)
+		b = appendValue(b, v)
+	}
+	if w.selected != nil {
+		for _, name := range w.selected {
+			v, ok := e.Lookup(name)
+			if !ok {
+				member(name)
+				b = append(b, "null"...)
+				continue
+			}
+			if name == "Timestamp" {
+				writeTimestamp(&b, member, w.level, e.Timestamp)
+				continue
+			}
+			writeProp(name, v)
+		}
+		return append(b, '}')
+	}
+	member("PartitionKey")
+	b = jsonString(b, e.PartitionKey)
+	member("RowKey")
+	b = jsonString(b, e.RowKey)
+	writeTimestamp(&b, member, w.level, e.Timestamp)
+	for _, p := range e.Props {
+		writeProp(p.Name, p.Value)
+	}
+	return append(b, '}')
+}
+
+func writeTimestamp(b *[]byte, member func(string), level metadata, ticks int64) {
+	if level == fullMetadata {
+		member("Timestamp@odata.type")
+		*b = jsonString(*b, "Edm.DateTime")
+	}
+	member("Timestamp")
+	*b = jsonString(*b, odata.FormatTicks(ticks))
+}
+
+// parseSelect splits $select into property names; "" or "*" mean all.
+func parseSelect(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "*" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, azerr.InvalidQuery("$select", s, "")
+		}
+		if f == "*" {
+			return nil, nil
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+var errBodyTooLarge = errors.New("body too large")
