@@ -1,0 +1,473 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Ref addresses a blob or one of its snapshots.
+type Ref struct {
+	Account, Container, Name, Snapshot string
+}
+
+// checkOpts says how a write treats a missing blob and unmet conditions.
+type checkOpts struct {
+	mustExist bool   // 404 BlobNotFound when missing
+	create    bool   // If-None-Match: * over an existing blob → 409 BlobAlreadyExists
+	failCode  string // 412 code (default ConditionNotMet)
+	read      bool   // lease rule of a read (id optional)
+}
+
+// loadChecked loads the container and blob of ref inside tx and applies,
+// in this order: container existence, blob existence (when required),
+// conditional headers, x-ms-if-tags, and the lease rule. It returns the
+// lease state the blob should keep after a write.
+func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, now time.Time) (*Container, *Blob, lease.State, error) {
+	c, err := getContainer(tx, ref.Account, ref.Container)
+	if err != nil {
+		return nil, nil, lease.State{}, err
+	}
+	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	if err != nil {
+		return nil, nil, lease.State{}, err
+	}
+	if b == nil && o.mustExist {
+		return nil, nil, lease.State{}, azerr.New("BlobNotFound")
+	}
+	failCode := o.failCode
+	if failCode == "" {
+		failCode = "ConditionNotMet"
+	}
+	st := conditional.State{}
+	if b != nil {
+		st = conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+	}
+	out, err := conditional.EvalWrite(cond.Conditions, st)
+	if err != nil {
+		return nil, nil, lease.State{}, err
+	}
+	if out != conditional.Pass {
+		exists := ""
+		if o.create {
+			exists = "BlobAlreadyExists"
+		}
+		return nil, nil, lease.State{}, out.Err(failCode, exists)
+	}
+	if cond.IfTags != "" {
+		var tags []KV
+		if b != nil {
+			tags = b.Tags
+		}
+		ok, err := MatchTags(cond.IfTags, tags, "")
+		if err != nil {
+			return nil, nil, lease.State{}, err
+		}
+		if !ok {
+			return nil, nil, lease.State{}, azerr.New(failCode).WithStatus(412)
+		}
+	}
+	var ls lease.State
+	if b != nil {
+		ls = b.Lease
+	}
+	if ref.Snapshot == "" {
+		n, code := lease.Enforce(ls, cond.LeaseID, !o.read, now, lease.BlobTarget)
+		if code != "" {
+			return nil, nil, lease.State{}, azerr.New(code)
+		}
+		ls = n
+	}
+	return c, b, ls, nil
+}
+
+// readChecked is loadChecked for reads (Get Blob, Get Blob Properties):
+// conditions follow the read rules (304 / 412).
+func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time) (*Blob, error) {
+	if _, err := getContainer(tx, ref.Account, ref.Container); err != nil {
+		return nil, err
+	}
+	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, azerr.New("BlobNotFound")
+	}
+	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+	out, err := conditional.EvalRead(cond.Conditions, st, version)
+	if err != nil {
+		return nil, err
+	}
+	if out != conditional.Pass {
+		return nil, out.Err("ConditionNotMet", "")
+	}
+	if cond.IfTags != "" {
+		ok, err := MatchTags(cond.IfTags, b.Tags, "")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, azerr.New("ConditionNotMet")
+		}
+	}
+	if ref.Snapshot == "" {
+		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
+			return nil, azerr.New(code)
+		}
+	}
+	return b, nil
+}
+
+func snapshotWrite(ref Ref) error {
+	if ref.Snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	return nil
+}
+
+// dropStaging removes the uncommitted blocks of a blob.
+func dropStaging(tx storage.Tx, ref Ref) error {
+	if err := tx.Delete(stagingKey(ref.Account, ref.Container, ref.Name)); err != nil {
+		return err
+	}
+	return deleteRange(tx, blocksPrefix(ref.Account, ref.Container, ref.Name))
+}
+
+// PutBlobRequest is Put Blob (and the create of page and append blobs).
+type PutBlobRequest struct {
+	Ref
+	Type     string
+	Data     Ingested // written by Ingest before the call (block blobs)
+	Props    Props
+	Meta     []KV
+	Tags     []KV
+	Cond     Cond
+	PageSize int64 // page blobs: x-ms-blob-content-length
+	Seq      int64 // page blobs: x-ms-blob-sequence-number
+	Tier     string
+}
+
+// PutBlob is Put Blob: it replaces any blob of any type, drops its staged
+// blocks, keeps its snapshots, and keeps an active lease when the request
+// carried its id.
+func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error) {
+	if err := snapshotWrite(req.Ref); err != nil {
+		return nil, err
+	}
+	if err := ValidateMetadata(req.Meta); err != nil {
+		return nil, err
+	}
+	if err := ValidateTags(req.Tags); err != nil {
+		return nil, err
+	}
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
+		if err != nil {
+			return err
+		}
+		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: now, Props: req.Props,
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
+		var prev uint64
+		if old != nil {
+			prev = old.ETag
+		}
+		b.ETag = nextETag(prev, now)
+		switch req.Type {
+		case BlockBlob:
+			b.Size = req.Data.Size
+			if len(req.Data.Segs) > 0 {
+				b.Blocks = []Block{{Size: req.Data.Size, Segs: req.Data.Segs}}
+			}
+			if len(b.Props.ContentMD5) == 0 {
+				b.Props.ContentMD5 = req.Data.MD5
+			}
+		case PageBlob:
+			b.Size, b.Seq = req.PageSize, req.Seq
+		case AppendBlob:
+		}
+		if err := dropStaging(tx, req.Ref); err != nil {
+			return err
+		}
+		out = b
+		return putBlob(tx, req.Account, req.Container, b)
+	})
+	return out, err
+}
+
+// GetBlob loads a blob for Get Blob / Get Blob Properties / Get Metadata,
+// applying the read conditions and the lease id if one is given.
+func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
+	var out *Blob
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		b, err := s.readChecked(tx, ref, cond, version, s.now())
+		out = b
+		return err
+	})
+	return out, err
+}
+
+// modify runs the common write path on an existing blob: checks, fn, new
+// ETag and Last-Modified unless fn says the write does not change them.
+func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, fn func(b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
+	if err := snapshotWrite(ref); err != nil {
+		return nil, err
+	}
+	o.mustExist = true
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, b, ls, err := s.loadChecked(tx, ref, cond, o, now)
+		if err != nil {
+			return err
+		}
+		b.Lease = ls
+		touch, err := fn(b, now)
+		if err != nil {
+			return err
+		}
+		if touch {
+			b.Modified, b.ETag = now, nextETag(b.ETag, now)
+		}
+		out = b
+		return putBlob(tx, ref.Account, ref.Container, b)
+	})
+	return out, err
+}
+
+// SetPropsRequest is Set Blob Properties.
+type SetPropsRequest struct {
+	Props Props
+	// Page blobs: resize and sequence number action.
+	NewSize   *int64
+	SeqAction string // "", "max", "update", "increment"
+	Seq       *int64
+	Cond      Cond
+	// ReplaceProps is set when the request sets content properties (not
+	// for a pure resize or sequence number update).
+	ReplaceProps bool
+}
+
+// SetBlobProperties is Set Blob Properties: every content property is
+// replaced (an omitted one is cleared).
+func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
+	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
+			return false, azerr.New("InvalidBlobType")
+		}
+		if req.NewSize != nil {
+			n := *req.NewSize
+			if n%512 != 0 || n < 0 || n > MaxPageBlobSize {
+				return false, azerr.InvalidHeader("x-ms-blob-content-length", itoa(n))
+			}
+			b.Pages = clearPages(b.Pages, n, 1<<62)
+			b.Size = n
+		}
+		switch req.SeqAction {
+		case "max":
+			if *req.Seq > b.Seq {
+				b.Seq = *req.Seq
+			}
+		case "update":
+			b.Seq = *req.Seq
+		case "increment":
+			if b.Seq == 1<<63-1 {
+				return false, azerr.New("SequenceNumberIncrementTooLarge")
+			}
+			b.Seq++
+		}
+		if req.ReplaceProps {
+			b.Props = req.Props
+		}
+		return true, nil
+	})
+}
+
+// SetBlobMetadata is Set Blob Metadata (replaces all metadata).
+func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond Cond) (*Blob, error) {
+	if err := ValidateMetadata(meta); err != nil {
+		return nil, err
+	}
+	return s.modify(ctx, ref, cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+		b.Meta = meta
+		return true, nil
+	})
+}
+
+// DeleteBlob is Delete Blob. deleteSnapshots is "", "include" or "only".
+func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots string, cond Cond) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		if ref.Snapshot != "" {
+			if deleteSnapshots != "" {
+				return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
+			}
+			if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
+				return err
+			}
+			return tx.Delete(blobKey(ref.Account, ref.Container, ref.Name, ref.Snapshot))
+		}
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		snaps, err := snapshotKeys(tx, ref)
+		if err != nil {
+			return err
+		}
+		switch deleteSnapshots {
+		case "":
+			if len(snaps) > 0 {
+				return azerr.New("SnapshotsPresent")
+			}
+		case "only":
+			for _, k := range snaps {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		case "include":
+			for _, k := range snaps {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		_ = b
+		if err := dropStaging(tx, ref); err != nil {
+			return err
+		}
+		return tx.Delete(blobKey(ref.Account, ref.Container, ref.Name, ""))
+	})
+}
+
+func snapshotKeys(tx storage.Tx, ref Ref) ([][]byte, error) {
+	p := blobVersionsPrefix(ref.Account, ref.Container, ref.Name)
+	base := string(blobKey(ref.Account, ref.Container, ref.Name, ""))
+	var out [][]byte
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	defer it.Close()
+	for it.Next() {
+		if string(it.Key()) != base {
+			out = append(out, append([]byte(nil), it.Key()...))
+		}
+	}
+	return out, it.Err()
+}
+
+// SnapshotBlob is Snapshot Blob. The snapshot copies content, properties
+// and metadata (or meta when given), not the lease; the base blob's ETag
+// and Last-Modified do not change.
+func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Cond) (*Blob, error) {
+	if err := snapshotWrite(ref); err != nil {
+		return nil, err
+	}
+	if err := ValidateMetadata(meta); err != nil {
+		return nil, err
+	}
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
+		if err != nil {
+			return err
+		}
+		snap := *b
+		snap.Lease = lease.State{}
+		if meta != nil {
+			snap.Meta = meta
+			snap.Modified = now
+		}
+		t := now
+		for {
+			snap.Snapshot = SnapshotTime(t)
+			if _, err := tx.Get(blobKey(ref.Account, ref.Container, ref.Name, snap.Snapshot)); errors.Is(err, storage.ErrNotFound) {
+				break
+			} else if err != nil {
+				return err
+			}
+			t = t.Add(100 * time.Nanosecond)
+		}
+		out = &snap
+		return putBlob(tx, ref.Account, ref.Container, &snap)
+	})
+	return out, err
+}
+
+// LeaseBlob is Lease Blob. It changes neither ETag nor Last-Modified.
+func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Blob, lease.Result, error) {
+	if ref.Snapshot != "" {
+		return nil, lease.Result{}, azerr.InvalidQuery("snapshot", ref.Snapshot, "")
+	}
+	var out *Blob
+	var res lease.Result
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		// The lease id of a lease request is not a condition.
+		cond := req.Cond
+		cond.LeaseID = ""
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
+		if err != nil {
+			return err
+		}
+		if b.Copy != nil && b.Copy.Status == "pending" {
+			return azerr.New("PendingCopyOperation")
+		}
+		a := req.Action
+		a.NewID = s.newID()
+		n, r, code := lease.Apply(b.Lease, a, now)
+		if code != "" {
+			return azerr.New(code)
+		}
+		b.Lease, res, out = n, r, b
+		return putBlob(tx, ref.Account, ref.Container, b)
+	})
+	return out, res, err
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [24]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// SetTier is Set Blob Tier for block blobs (stored and reported; no
+// rehydration delays). It changes neither ETag nor Last-Modified.
+func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
+	if ref.Snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	_, err := s.modify(ctx, ref, cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+		if b.Type != BlockBlob {
+			return false, azerr.New("InvalidBlobType")
+		}
+		b.AccessTier = tier
+		return false, nil
+	})
+	return err
+}

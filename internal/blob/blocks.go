@@ -1,0 +1,311 @@
+package blob
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// ValidateBlockID checks a block id: Base64 that decodes to at most 64
+// bytes.
+func ValidateBlockID(id string) error {
+	raw, err := base64.StdEncoding.DecodeString(id)
+	if err != nil || len(raw) == 0 || len(raw) > MaxBlockIDBytes {
+		return azerr.New("InvalidBlockId")
+	}
+	return nil
+}
+
+func getStaging(tx storage.Tx, ref Ref) (*Staging, error) {
+	v, err := tx.Get(stagingKey(ref.Account, ref.Container, ref.Name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode[Staging](v)
+}
+
+// PutBlock is Put Block (and Put Block From URL): stages data under id.
+// It does not change the blob's ETag or Last-Modified; on a missing blob
+// it creates an invisible uncommitted blob.
+func (s *Service) PutBlock(ctx context.Context, ref Ref, id string, data Ingested, cond Cond) error {
+	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx) ([]Segment, int64, error) {
+		return data.Segs, data.Size, nil
+	})
+}
+
+func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, source func(tx storage.Tx) ([]Segment, int64, error)) error {
+	if err := snapshotWrite(ref); err != nil {
+		return err
+	}
+	if err := ValidateBlockID(id); err != nil {
+		return err
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{}, now)
+		if err != nil {
+			return err
+		}
+		if b != nil && b.Type != BlockBlob {
+			return azerr.New("InvalidBlobType")
+		}
+		segs, size, err := source(tx)
+		if err != nil {
+			return err
+		}
+		st, err := getStaging(tx, ref)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			st = &Staging{IDLen: len(id)}
+		}
+		if st.Count > 0 && st.IDLen != len(id) || b != nil && b.BlockIDLen != 0 && b.BlockIDLen != len(id) {
+			return azerr.New("InvalidBlobOrBlock")
+		}
+		st.IDLen = len(id)
+		k := blockKey(ref.Account, ref.Container, ref.Name, id)
+		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
+			if st.Count >= MaxUncommitted {
+				return azerr.Newf("BlockCountExceedsLimit", "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks.")
+			}
+			st.Count++
+		} else if err != nil {
+			return err
+		}
+		st.Touched = now
+		if err := tx.Set(k, encode(&Block{ID: id, Size: size, Segs: segs})); err != nil {
+			return err
+		}
+		return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+	})
+}
+
+// BlockListItem is one entry of a Put Block List body.
+type BlockListItem struct {
+	ID   string
+	Kind string // "Committed", "Uncommitted" or "Latest"
+}
+
+// PutBlockListRequest is Put Block List.
+type PutBlockListRequest struct {
+	Ref
+	Blocks []BlockListItem
+	Props  Props
+	Meta   []KV
+	Tags   []KV
+	Cond   Cond
+	Tier   string
+}
+
+// PutBlockList is Put Block List: the blob's content becomes the listed
+// blocks (chunk references are moved, no data is copied); properties and
+// metadata are replaced; snapshots and an active lease are kept; staged
+// blocks not used are dropped.
+func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*Blob, error) {
+	if err := snapshotWrite(req.Ref); err != nil {
+		return nil, err
+	}
+	if len(req.Blocks) > MaxCommittedBlocks {
+		return nil, azerr.New("BlockListTooLong")
+	}
+	for _, it := range req.Blocks {
+		if err := ValidateBlockID(it.ID); err != nil {
+			return nil, azerr.New("InvalidBlockList")
+		}
+	}
+	if err := ValidateMetadata(req.Meta); err != nil {
+		return nil, err
+	}
+	if err := ValidateTags(req.Tags); err != nil {
+		return nil, err
+	}
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
+		if err != nil {
+			return err
+		}
+		committed := map[string]Block{}
+		if old != nil && old.Type == BlockBlob {
+			for _, bl := range old.Blocks {
+				if bl.ID != "" {
+					committed[bl.ID] = bl
+				}
+			}
+		}
+		staged := map[string]Block{}
+		p := blocksPrefix(req.Account, req.Container, req.Name)
+		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+		for it.Next() {
+			bl, err := decode[Block](it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			staged[bl.ID] = *bl
+		}
+		err = it.Err()
+		it.Close()
+		if err != nil {
+			return err
+		}
+		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: now, Props: req.Props,
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
+		var prev uint64
+		if old != nil {
+			prev = old.ETag
+			b.Created = old.Created
+		}
+		b.ETag = nextETag(prev, now)
+		for _, item := range req.Blocks {
+			var bl Block
+			var ok bool
+			switch item.Kind {
+			case "Committed":
+				bl, ok = committed[item.ID]
+			case "Uncommitted":
+				bl, ok = staged[item.ID]
+			default:
+				if bl, ok = staged[item.ID]; !ok {
+					bl, ok = committed[item.ID]
+				}
+			}
+			if !ok {
+				return azerr.New("InvalidBlockList")
+			}
+			if b.BlockIDLen != 0 && b.BlockIDLen != len(item.ID) {
+				return azerr.New("InvalidBlockList")
+			}
+			b.BlockIDLen = len(item.ID)
+			b.Blocks = append(b.Blocks, bl)
+			b.Size += bl.Size
+		}
+		if err := dropStaging(tx, req.Ref); err != nil {
+			return err
+		}
+		out = b
+		return putBlob(tx, req.Account, req.Container, b)
+	})
+	return out, err
+}
+
+// BlockInfo is one entry of Get Block List.
+type BlockInfo struct {
+	Name string
+	Size int64
+}
+
+// BlockList is the result of Get Block List.
+type BlockList struct {
+	Blob        *Blob // nil when only uncommitted blocks exist
+	Committed   []BlockInfo
+	Uncommitted []BlockInfo
+}
+
+// GetBlockList is Get Block List. which is "committed", "uncommitted" or
+// "all".
+func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond Cond) (*BlockList, error) {
+	out := &BlockList{}
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{read: true}, now)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			switch b.Type {
+			case PageBlob:
+				return azerr.New("InvalidBlobType").WithStatus(400)
+			case AppendBlob:
+				return azerr.New("InvalidBlobType")
+			}
+		}
+		var st *Staging
+		if ref.Snapshot == "" {
+			if st, err = getStaging(tx, ref); err != nil {
+				return err
+			}
+		}
+		if b == nil && st == nil {
+			return azerr.New("BlobNotFound")
+		}
+		out.Blob = b
+		if b != nil && which != "uncommitted" {
+			out.Committed = []BlockInfo{}
+			for _, bl := range b.Blocks {
+				out.Committed = append(out.Committed, BlockInfo{bl.ID, bl.Size})
+			}
+		}
+		if which != "committed" {
+			out.Uncommitted = []BlockInfo{}
+			if st != nil {
+				p := blocksPrefix(ref.Account, ref.Container, ref.Name)
+				it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+				for it.Next() {
+					bl, err := decode[Block](it.Value())
+					if err != nil {
+						it.Close()
+						return err
+					}
+					out.Uncommitted = append(out.Uncommitted, BlockInfo{bl.ID, bl.Size})
+				}
+				err := it.Err()
+				it.Close()
+				if err != nil {
+					return err
+				}
+				sort.Slice(out.Uncommitted, func(i, j int) bool { return out.Uncommitted[i].Name < out.Uncommitted[j].Name })
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AppendRequest is Append Block.
+type AppendRequest struct {
+	Data      Ingested
+	AppendPos *int64
+	MaxSize   *int64
+	Cond      Cond
+}
+
+// AppendBlock is Append Block: it returns the blob and the offset where
+// the block landed. Appends serialize in the Update, so concurrent
+// appends never overlap.
+func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (*Blob, int64, error) {
+	var off int64
+	b, err := s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+		if b.Type != AppendBlob {
+			return false, azerr.New("InvalidBlobType")
+		}
+		if req.MaxSize != nil && b.Size+req.Data.Size > *req.MaxSize {
+			return false, azerr.New("MaxBlobSizeConditionNotMet")
+		}
+		if req.AppendPos != nil && b.Size != *req.AppendPos {
+			return false, azerr.New("AppendPositionConditionNotMet")
+		}
+		if b.AppendCount >= MaxCommittedBlocks {
+			return false, azerr.New("BlockCountExceedsLimit")
+		}
+		off = b.Size
+		if req.Data.Size > 0 {
+			b.Blocks = append(b.Blocks, Block{Size: req.Data.Size, Segs: req.Data.Segs})
+		}
+		b.Size += req.Data.Size
+		b.AppendCount++
+		return true, nil
+	})
+	return b, off, err
+}

@@ -1,0 +1,186 @@
+package blob
+
+import (
+	"context"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// CopyRequest is Copy Blob / Copy Blob From URL / Put Blob From URL with a
+// source on this server.
+type CopyRequest struct {
+	Dst       Ref
+	Src       Ref
+	SourceURL string
+	Meta      []KV // nil: the source's metadata
+	Tags      []KV // nil: no tags (copy keeps none unless given)
+	CopyTags  bool // x-ms-copy-source-tag-option: COPY
+	Cond      Cond // destination conditions → TargetConditionNotMet / ConditionNotMet
+	SrcCond   Cond // x-ms-source-if-* → SourceConditionNotMet
+	// FromURL is Put Blob From URL: the result is a plain block blob, no
+	// copy properties, and properties come from the request.
+	FromURL  bool
+	Props    *Props
+	FailCode string // destination 412 code
+	Tier     string
+}
+
+// sourceCheck loads and checks a copy source inside tx.
+func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) (*Blob, error) {
+	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
+		return nil, azerr.New("BlobNotFound").WithStatus(404)
+	}
+	b, err := getBlob(tx, src.Account, src.Container, src.Name, src.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, azerr.New("BlobNotFound")
+	}
+	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+	out, err := conditional.EvalWrite(cond.Conditions, st)
+	if err != nil {
+		return nil, err
+	}
+	if out != conditional.Pass {
+		return nil, azerr.New("SourceConditionNotMet")
+	}
+	if cond.IfTags != "" {
+		ok, err := MatchTags(cond.IfTags, b.Tags, "")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, azerr.New("SourceConditionNotMet")
+		}
+	}
+	if src.Snapshot == "" && cond.LeaseID != "" {
+		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
+			return nil, azerr.New(code)
+		}
+	}
+	return b, nil
+}
+
+// CopyBlob copies a blob of this server synchronously: the destination
+// shares the source's chunks and reports copy status "success".
+func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) (*Blob, error) {
+	if err := snapshotWrite(req.Dst); err != nil {
+		return nil, err
+	}
+	if err := ValidateMetadata(req.Meta); err != nil {
+		return nil, err
+	}
+	if err := ValidateTags(req.Tags); err != nil {
+		return nil, err
+	}
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		src, err := s.sourceCheck(tx, req.Src, req.SrcCond, now)
+		if err != nil {
+			return err
+		}
+		failCode := req.FailCode
+		if failCode == "" {
+			failCode = "TargetConditionNotMet"
+		}
+		_, old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			if !req.FromURL && old.Type != src.Type {
+				return azerr.New("InvalidBlobType")
+			}
+			if old.Copy != nil && old.Copy.Status == "pending" {
+				return azerr.New("PendingCopyOperation")
+			}
+			if e := ls.Effective(now); e.Phase == lease.Leased && e.Duration != lease.Infinite {
+				return azerr.New(lease.CodeInfiniteDurationMissing)
+			}
+		}
+		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
+			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
+			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier}
+		if req.FromURL {
+			b.Type = BlockBlob
+			if src.Type != BlockBlob {
+				b.Blocks = []Block{{Size: src.Size, Segs: allSegs(src)}}
+				b.Pages, b.Seq, b.AppendCount = nil, 0, 0
+			}
+			if req.Props != nil {
+				md5 := src.Props.ContentMD5
+				b.Props = *req.Props
+				if len(b.Props.ContentMD5) == 0 {
+					b.Props.ContentMD5 = md5
+				}
+			}
+			b.Meta = req.Meta
+		} else if req.Meta != nil {
+			b.Meta = req.Meta
+		}
+		switch {
+		case req.Tags != nil:
+			b.Tags = req.Tags
+		case req.CopyTags:
+			b.Tags = src.Tags
+		}
+		var prev uint64
+		if old != nil {
+			prev = old.ETag
+			b.Created = old.Created
+		}
+		b.ETag = nextETag(prev, now)
+		if !req.FromURL {
+			b.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success",
+				Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+		}
+		if err := dropStaging(tx, req.Dst); err != nil {
+			return err
+		}
+		out = b
+		return putBlob(tx, req.Dst.Account, req.Dst.Container, b)
+	})
+	return out, err
+}
+
+// AbortCopy is Abort Copy Blob. Copies on this server complete
+// synchronously, so there is never a pending copy to abort.
+func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Cond) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		_, b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true, read: true}, s.now())
+		if err != nil {
+			return err
+		}
+		if b.Copy == nil || b.Copy.Status != "pending" {
+			return azerr.New("NoPendingCopyOperation")
+		}
+		if b.Copy.ID != copyID {
+			return azerr.New("CopyIdMismatch")
+		}
+		return nil
+	})
+}
+
+// PutBlockFromURL stages bytes [off, off+n) (n < 0: to the end) of a blob
+// on this server as block id, sharing its chunks.
+func (s *Service) PutBlockFromURL(ctx context.Context, ref Ref, id string, src Ref, off, n int64, srcCond, cond Cond) error {
+	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx) ([]Segment, int64, error) {
+		b, err := s.sourceCheck(tx, src, srcCond, s.now())
+		if err != nil {
+			return nil, 0, err
+		}
+		if n < 0 {
+			n = b.Size - off
+		}
+		if off > b.Size || off+n > b.Size || n < 0 {
+			return nil, 0, azerr.New("InvalidRange")
+		}
+		return Segments(b, off, n), n, nil
+	})
+}

@@ -1,0 +1,263 @@
+package blob
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"hash"
+	"io"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Ingested is a request body written to the chunk store (or kept inline).
+type Ingested struct {
+	Segs []Segment
+	Size int64
+	MD5  []byte
+}
+
+// Ingest reads body to the end, writing it to the chunk store in pieces of
+// ChunkPiece bytes before any metadata transaction; bodies of at most
+// InlineMax bytes stay in memory when inline is set. The MD5 of the bytes
+// is computed on the way; when wantMD5 is non-empty and differs the result
+// is 400 Md5Mismatch (the chunks written are left to the garbage
+// collector).
+func (s *Service) Ingest(ctx context.Context, body io.Reader, inline bool, wantMD5 []byte) (Ingested, error) {
+	var out Ingested
+	h := md5.New()
+	if body == nil {
+		body = bytes.NewReader(nil)
+	}
+	br := bufio.NewReaderSize(io.TeeReader(body, h), 64<<10)
+	if inline {
+		buf, err := readUpTo(br, InlineMax+1)
+		if err != nil {
+			return out, err
+		}
+		if len(buf) <= InlineMax {
+			if len(buf) > 0 {
+				out.Segs = []Segment{{Len: int64(len(buf)), Data: buf}}
+			}
+			out.Size = int64(len(buf))
+			return finish(out, h, wantMD5)
+		}
+		// Too large to inline: the buffered prefix goes first.
+		return s.ingestChunks(ctx, io.MultiReader(bytes.NewReader(buf), br), h, wantMD5)
+	}
+	return s.ingestChunks(ctx, br, h, wantMD5)
+}
+
+func readUpTo(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
+	lr := io.LimitReader(r, int64(n))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *Service) ingestChunks(ctx context.Context, r io.Reader, h hash.Hash, wantMD5 []byte) (Ingested, error) {
+	var out Ingested
+	br := bufio.NewReader(r)
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			break
+		} else if err != nil {
+			return out, err
+		}
+		ref, n, err := s.eng.Chunks().Put(ctx, io.LimitReader(br, ChunkPiece))
+		if err != nil {
+			return out, err
+		}
+		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
+		out.Size += n
+	}
+	return finish(out, h, wantMD5)
+}
+
+func finish(out Ingested, h hash.Hash, wantMD5 []byte) (Ingested, error) {
+	out.MD5 = h.Sum(nil)
+	if len(wantMD5) > 0 && !bytes.Equal(wantMD5, out.MD5) {
+		return out, azerr.New("Md5Mismatch")
+	}
+	return out, nil
+}
+
+// sliceSegs returns the part [off, off+n) of the concatenation of segs.
+func sliceSegs(segs []Segment, off, n int64) []Segment {
+	var out []Segment
+	pos := int64(0)
+	end := off + n
+	for _, sg := range segs {
+		sEnd := pos + sg.Len
+		if sEnd > off && pos < end {
+			lo, hi := max(off, pos), min(end, sEnd)
+			cut := Segment{Ref: sg.Ref, Off: sg.Off + (lo - pos), Len: hi - lo}
+			if sg.Data != nil {
+				cut.Data = sg.Data[lo-pos : hi-pos]
+			}
+			out = append(out, cut)
+		}
+		pos = sEnd
+		if pos >= end {
+			break
+		}
+	}
+	return out
+}
+
+// allSegs returns the content of b as segments (zeros for unwritten pages).
+func allSegs(b *Blob) []Segment {
+	if b.Type == PageBlob {
+		var out []Segment
+		pos := int64(0)
+		for _, p := range b.Pages {
+			if p.Start > pos {
+				out = append(out, Segment{Len: p.Start - pos})
+			}
+			out = append(out, p.Seg)
+			pos = p.Start + p.Seg.Len
+		}
+		if b.Size > pos {
+			out = append(out, Segment{Len: b.Size - pos})
+		}
+		return out
+	}
+	var out []Segment
+	for _, bl := range b.Blocks {
+		out = append(out, bl.Segs...)
+	}
+	return out
+}
+
+// Segments returns the segments holding bytes [off, off+n) of b.
+func Segments(b *Blob, off, n int64) []Segment { return sliceSegs(allSegs(b), off, n) }
+
+// Open streams bytes [off, off+n) of b. The caller loaded b in a View, so
+// the content is that of one version: chunks are immutable and outlive any
+// request by the garbage collector's grace period.
+func (s *Service) Open(ctx context.Context, b *Blob, off, n int64) io.ReadCloser {
+	return &segReader{ctx: ctx, cs: s.eng.Chunks(), segs: Segments(b, off, n)}
+}
+
+// OpenSegments streams the given segments.
+func (s *Service) OpenSegments(ctx context.Context, segs []Segment) io.ReadCloser {
+	return &segReader{ctx: ctx, cs: s.eng.Chunks(), segs: segs}
+}
+
+type segReader struct {
+	ctx  context.Context
+	cs   storage.ChunkStore
+	segs []Segment
+	cur  io.ReadCloser
+}
+
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > z.n {
+		p = p[:z.n]
+	}
+	clear(p)
+	z.n -= int64(len(p))
+	return len(p), nil
+}
+
+func (r *segReader) Read(p []byte) (int, error) {
+	for {
+		if r.cur == nil {
+			if len(r.segs) == 0 {
+				return 0, io.EOF
+			}
+			sg := r.segs[0]
+			r.segs = r.segs[1:]
+			switch {
+			case sg.Data != nil:
+				r.cur = io.NopCloser(bytes.NewReader(sg.Data))
+			case sg.Ref != "":
+				rc, err := r.cs.Open(r.ctx, sg.Ref, sg.Off, sg.Len)
+				if err != nil {
+					return 0, err
+				}
+				r.cur = rc
+			default:
+				r.cur = io.NopCloser(&zeros{n: sg.Len})
+			}
+		}
+		n, err := r.cur.Read(p)
+		if err == io.EOF {
+			r.cur.Close()
+			r.cur = nil
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (r *segReader) Close() error {
+	if r.cur != nil {
+		return r.cur.Close()
+	}
+	return nil
+}
+
+// MarkChunks is the storage.ChunkMarker of the Blob service: it reports
+// every chunk referenced by blobs, snapshots and staged blocks.
+func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
+	return e.View(ctx, func(tx storage.Tx) error {
+		for _, kind := range []byte{kindBlob, kindBlock} {
+			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
+			for it.Next() {
+				if kind == kindBlob {
+					b, err := decode[Blob](it.Value())
+					if err != nil {
+						it.Close()
+						return err
+					}
+					for _, sg := range allSegs(b) {
+						if sg.Ref != "" {
+							mark(sg.Ref)
+						}
+					}
+					continue
+				}
+				bl, err := decode[Block](it.Value())
+				if err != nil {
+					it.Close()
+					return err
+				}
+				for _, sg := range bl.Segs {
+					if sg.Ref != "" {
+						mark(sg.Ref)
+					}
+				}
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+var _ storage.ChunkMarker = MarkChunks

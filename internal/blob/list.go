@@ -1,0 +1,219 @@
+package blob
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// ListBlobsRequest is List Blobs.
+type ListBlobsRequest struct {
+	Prefix, Delimiter, Marker string
+	Max                       int
+	Snapshots                 bool
+	Uncommitted               bool
+}
+
+// ListItem is one entry of a List Blobs page: a blob or snapshot, an
+// uncommitted blob (Blob holds only the name), or a BlobPrefix.
+type ListItem struct {
+	Blob        *Blob
+	Uncommitted bool
+	Prefix      string
+}
+
+// baseSortKey places the base blob after its snapshots in a listing.
+const baseSortKey = "~"
+
+func encodeMarker(name, sortKey string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(name + "\x00" + sortKey))
+}
+
+func decodeMarker(m string) (name, sortKey string, err error) {
+	raw, err := base64.RawURLEncoding.DecodeString(m)
+	if err != nil {
+		return "", "", azerr.InvalidQuery("marker", m, "")
+	}
+	name, sortKey, ok := strings.Cut(string(raw), "\x00")
+	if !ok {
+		return "", "", azerr.InvalidQuery("marker", m, "")
+	}
+	return name, sortKey, nil
+}
+
+type peekIt struct {
+	it    storage.Iterator
+	base  []byte
+	ok    bool
+	name  string
+	snap  string
+	value []byte
+	err   error
+}
+
+func openPeek(tx storage.Tx, base, lo []byte, withSnap bool) *peekIt {
+	p := &peekIt{it: tx.Scan(lo, keyenc.PrefixEnd(base), false), base: base}
+	p.advance(withSnap)
+	return p
+}
+
+func (p *peekIt) advance(withSnap bool) {
+	p.ok = p.it.Next()
+	if !p.ok {
+		p.err = p.it.Err()
+		return
+	}
+	rest := p.it.Key()[len(p.base):]
+	name, rest, err := keyenc.ReadString(rest)
+	if err != nil {
+		p.ok, p.err = false, err
+		return
+	}
+	p.name, p.snap = name, ""
+	if withSnap {
+		if p.snap, _, err = keyenc.ReadString(rest); err != nil {
+			p.ok, p.err = false, err
+			return
+		}
+	}
+	p.value = p.it.Value()
+}
+
+// ListBlobs is List Blobs: names in binary order, snapshots (oldest first)
+// before their base blob, BlobPrefix entries for names with the delimiter
+// after the prefix. Each entry counts toward Max.
+func (s *Service) ListBlobs(ctx context.Context, acct, container string, req ListBlobsRequest) ([]ListItem, string, error) {
+	var mName, mKey string
+	if req.Marker != "" {
+		var err error
+		if mName, mKey, err = decodeMarker(req.Marker); err != nil {
+			return nil, "", err
+		}
+	}
+	var out []ListItem
+	next := ""
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if _, err := getContainer(tx, acct, container); err != nil {
+			return err
+		}
+		bBase, sBase := blobsPrefix(acct, container), stagingPrefix(acct, container)
+		start := func(base []byte) []byte {
+			lo := keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix)
+			if mName != "" {
+				if m := keyenc.AppendPrefix(append([]byte(nil), base...), mName); string(m) > string(lo) {
+					lo = m
+				}
+			}
+			return lo
+		}
+		prefixHi := func(base []byte) []byte {
+			return keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix))
+		}
+		bi := &peekIt{}
+		si := &peekIt{}
+		reopen := func(bLo, sLo []byte) {
+			if bi.it != nil {
+				bi.it.Close()
+			}
+			if si.it != nil {
+				si.it.Close()
+			}
+			bi = &peekIt{it: tx.Scan(bLo, prefixHi(bBase), false), base: bBase}
+			bi.advance(true)
+			if req.Uncommitted {
+				si = &peekIt{it: tx.Scan(sLo, prefixHi(sBase), false), base: sBase}
+				si.advance(false)
+			}
+		}
+		reopen(start(bBase), start(sBase))
+		defer func() {
+			bi.it.Close()
+			if si.it != nil {
+				si.it.Close()
+			}
+		}()
+		full := false
+		emit := func(it ListItem, name, key string) bool {
+			if name == mName && key < mKey {
+				return true
+			}
+			if len(out) == req.Max {
+				next, full = encodeMarker(name, key), true
+				return false
+			}
+			out = append(out, it)
+			return true
+		}
+		for !full {
+			if bi.err != nil {
+				return bi.err
+			}
+			if si.err != nil {
+				return si.err
+			}
+			var name string
+			switch {
+			case bi.ok && si.ok:
+				name = min(bi.name, si.name)
+			case bi.ok:
+				name = bi.name
+			case si.ok:
+				name = si.name
+			default:
+				return nil
+			}
+			if req.Delimiter != "" {
+				if i := strings.Index(name[len(req.Prefix):], req.Delimiter); i >= 0 {
+					p := name[:len(req.Prefix)+i+len(req.Delimiter)]
+					if !emit(ListItem{Prefix: p}, p, "") {
+						break
+					}
+					reopen(keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), bBase...), p)),
+						keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), sBase...), p)))
+					continue
+				}
+			}
+			var base *Blob
+			var snaps []*Blob
+			for bi.ok && bi.name == name {
+				if bi.snap == "" || req.Snapshots {
+					b, err := decode[Blob](bi.value)
+					if err != nil {
+						return err
+					}
+					if bi.snap == "" {
+						base = b
+					} else {
+						snaps = append(snaps, b)
+					}
+				}
+				bi.advance(true)
+			}
+			staged := false
+			for si.ok && si.name == name {
+				staged = true
+				si.advance(false)
+			}
+			for _, sn := range snaps {
+				if !emit(ListItem{Blob: sn}, name, sn.Snapshot) {
+					break
+				}
+			}
+			if full {
+				break
+			}
+			switch {
+			case base != nil:
+				emit(ListItem{Blob: base}, name, baseSortKey)
+			case staged:
+				emit(ListItem{Blob: &Blob{Name: name, Type: BlockBlob}, Uncommitted: true}, name, baseSortKey)
+			}
+		}
+		return nil
+	})
+	return out, next, err
+}

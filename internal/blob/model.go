@@ -1,0 +1,265 @@
+// Package blob is the Blob service domain: containers, block, page and
+// append blobs, snapshots, leases, conditions, tags and copies, on top of
+// storage.Engine. It knows nothing about HTTP; blobhttp decodes requests
+// into the calls here and encodes the results.
+//
+// Every check (existence, conditional headers, leases, tags, sequence
+// numbers, append positions) runs inside the same Update as the write it
+// guards. Request bodies are written to the chunk store before that Update,
+// which only records chunk references; small Put Blob payloads are inlined
+// into the blob record.
+package blob
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Blob types as Azure names them.
+const (
+	BlockBlob  = "BlockBlob"
+	PageBlob   = "PageBlob"
+	AppendBlob = "AppendBlob"
+)
+
+// Limits.
+const (
+	InlineMax          = 64 << 10 // Put Blob bodies up to this size live in the record
+	ChunkPiece         = 4 << 20  // bodies are written to the chunk store in pieces of this size
+	MaxCommittedBlocks = 50000
+	MaxUncommitted     = 100000
+	MaxBlockIDBytes    = 64
+	MaxPutBlob         = 5000 << 20
+	MaxBlockSize       = 4000 << 20
+	MaxAppendBlock     = 100 << 20
+	MaxPageWrite       = 4 << 20
+	MaxPageBlobSize    = 8 << 40
+	MaxMetadataBytes   = 8 << 10
+	MaxSignedIDs       = 5
+	MaxListResults     = 5000
+	MaxTags            = 10
+)
+
+// KV is one metadata or tag pair; order is kept as given.
+type KV [2]string
+
+// Container is the stored record of a container.
+type Container struct {
+	Name     string             `json:"n"`
+	Created  time.Time          `json:"c"`
+	Modified time.Time          `json:"m"`
+	ETag     uint64             `json:"e"`
+	Meta     []KV               `json:"md,omitempty"`
+	Public   string             `json:"pa,omitempty"` // "", "blob" or "container"
+	ACL      []SignedIdentifier `json:"acl,omitempty"`
+	Lease    lease.State        `json:"l"`
+}
+
+// SignedIdentifier is a stored access policy of a container ACL.
+type SignedIdentifier struct {
+	ID         string `json:"id"`
+	Start      string `json:"s,omitempty"` // as sent (ISO 8601)
+	Expiry     string `json:"x,omitempty"`
+	Permission string `json:"p,omitempty"`
+	HasPolicy  bool   `json:"h,omitempty"`
+}
+
+// Segment is a piece of blob content: a range of a chunk, inline bytes, or
+// (with neither) zeros.
+type Segment struct {
+	Ref  storage.ChunkRef `json:"r,omitempty"`
+	Off  int64            `json:"o,omitempty"`
+	Len  int64            `json:"n"`
+	Data []byte           `json:"d,omitempty"`
+}
+
+// Block is a committed or staged block (append blobs record each append
+// as an anonymous block).
+type Block struct {
+	ID   string    `json:"i,omitempty"`
+	Size int64     `json:"s"`
+	Segs []Segment `json:"g,omitempty"`
+}
+
+// Page is a written range of a page blob; Seg.Len is its length.
+type Page struct {
+	Start int64   `json:"a"`
+	Seg   Segment `json:"g"`
+}
+
+// Props are the HTTP content properties of a blob.
+type Props struct {
+	ContentType        string `json:"ct,omitempty"`
+	ContentEncoding    string `json:"ce,omitempty"`
+	ContentLanguage    string `json:"cl,omitempty"`
+	ContentMD5         []byte `json:"md5,omitempty"`
+	ContentDisposition string `json:"cd,omitempty"`
+	CacheControl       string `json:"cc,omitempty"`
+}
+
+// CopyInfo is the x-ms-copy-* state of a copy destination.
+type CopyInfo struct {
+	ID          string    `json:"id"`
+	Source      string    `json:"src"`
+	Status      string    `json:"st"`
+	Progress    string    `json:"pr"`
+	Completion  time.Time `json:"ct"`
+	Description string    `json:"d,omitempty"`
+}
+
+// Blob is the stored record of a blob or snapshot.
+type Blob struct {
+	Name        string      `json:"n"`
+	Snapshot    string      `json:"sn,omitempty"`
+	Type        string      `json:"t"`
+	Created     time.Time   `json:"c"`
+	Modified    time.Time   `json:"m"`
+	ETag        uint64      `json:"e"`
+	Size        int64       `json:"z"`
+	Props       Props       `json:"p"`
+	Meta        []KV        `json:"md,omitempty"`
+	Lease       lease.State `json:"l"`
+	Blocks      []Block     `json:"b,omitempty"` // block and append blobs
+	Pages       []Page      `json:"pg,omitempty"`
+	Seq         int64       `json:"seq,omitempty"`
+	Tags        []KV        `json:"tg,omitempty"`
+	Copy        *CopyInfo   `json:"cp,omitempty"`
+	AccessTier  string      `json:"at,omitempty"`
+	BlockIDLen  int         `json:"bl,omitempty"` // encoded length of committed block ids
+	AppendCount int         `json:"ac,omitempty"`
+}
+
+// Staging is the per-blob record of uncommitted blocks.
+type Staging struct {
+	Count   int       `json:"c"`
+	IDLen   int       `json:"l"`
+	Touched time.Time `json:"t"`
+}
+
+// ServiceProps are the stored Blob service properties (kept as the XML
+// clients sent, plus parsed CORS rules).
+type ServiceProps struct {
+	XML  []byte     `json:"x,omitempty"`
+	Cors []CorsRule `json:"cors,omitempty"`
+}
+
+// CorsRule is one CORS rule.
+type CorsRule struct {
+	AllowedOrigins  []string `json:"o"`
+	AllowedMethods  []string `json:"m"`
+	AllowedHeaders  []string `json:"ah"`
+	ExposedHeaders  []string `json:"eh"`
+	MaxAgeInSeconds int      `json:"age"`
+}
+
+// ETagString renders an ETag as Azure does: quoted hex.
+func ETagString(e uint64) string { return fmt.Sprintf("\"0x%X\"", e) }
+
+// etagRaw is the normalized (unquoted) ETag used in condition checks.
+func etagRaw(e uint64) string { return fmt.Sprintf("0x%X", e) }
+
+// dotnetEpoch is the Unix epoch in .NET ticks, so ETags look like Azure's.
+const dotnetEpoch = 621355968000000000
+
+// nextETag returns a stamp that is never lower than the clock and always
+// greater than the previous stamp of the same object, so two writes in one
+// clock tick still get distinct ETags.
+func nextETag(prev uint64, now time.Time) uint64 {
+	t := uint64(now.UnixNano()/100) + dotnetEpoch
+	if t <= prev {
+		t = prev + 1
+	}
+	return t
+}
+
+// SnapshotTime renders a snapshot id: ISO 8601 with 7 fractional digits.
+func SnapshotTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0000000Z") }
+
+// ValidSnapshot reports whether s parses as a snapshot id.
+func ValidSnapshot(s string) bool {
+	_, err := time.Parse("2006-01-02T15:04:05.9999999Z", s)
+	return err == nil
+}
+
+// Keys. Every record is keyed by a one-letter kind and a tuple.
+const (
+	kindContainer = 'c'
+	kindBlob      = 'b'
+	kindStaging   = 's'
+	kindBlock     = 'u'
+	kindService   = 'p'
+)
+
+func containerKey(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindContainer}, acct), c)
+}
+
+func containersPrefix(acct string) []byte { return keyenc.AppendString([]byte{kindContainer}, acct) }
+
+func blobsPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlob}, acct), c)
+}
+
+func blobKey(acct, c, name, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(blobsPrefix(acct, c), name), snap)
+}
+
+// blobVersionsPrefix covers the base blob and all snapshots of name.
+func blobVersionsPrefix(acct, c, name string) []byte {
+	return keyenc.AppendString(blobsPrefix(acct, c), name)
+}
+
+func stagingPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindStaging}, acct), c)
+}
+
+func stagingKey(acct, c, name string) []byte {
+	return keyenc.AppendString(stagingPrefix(acct, c), name)
+}
+
+func blocksPrefix(acct, c, name string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c), name)
+}
+
+func blockKey(acct, c, name, id string) []byte {
+	return keyenc.AppendString(blocksPrefix(acct, c, name), id)
+}
+
+func containerBlocksPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c)
+}
+
+func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }
+
+func encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Records are plain structs; Marshal cannot fail on them.
+		panic(err)
+	}
+	return b
+}
+
+func decode[T any](b []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("blob: corrupt record: %w", err)
+	}
+	return v, nil
+}
+
+// metaGet finds a metadata or tag value case-insensitively.
+func metaGet(m []KV, name string) (string, bool) {
+	for _, kv := range m {
+		if strings.EqualFold(kv[0], name) {
+			return kv[1], true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,209 @@
+package blob
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// clearPages removes [start, end) from a sorted page list, splitting pages
+// that straddle the edges.
+func clearPages(pages []Page, start, end int64) []Page {
+	var out []Page
+	for _, p := range pages {
+		pEnd := p.Start + p.Seg.Len
+		if pEnd <= start || p.Start >= end {
+			out = append(out, p)
+			continue
+		}
+		if p.Start < start {
+			out = append(out, Page{Start: p.Start, Seg: cutSeg(p.Seg, 0, start-p.Start)})
+		}
+		if pEnd > end {
+			out = append(out, Page{Start: end, Seg: cutSeg(p.Seg, end-p.Start, pEnd-end)})
+		}
+	}
+	return out
+}
+
+func cutSeg(sg Segment, off, n int64) Segment {
+	c := Segment{Ref: sg.Ref, Off: sg.Off + off, Len: n}
+	if sg.Data != nil {
+		c.Data = sg.Data[off : off+n]
+	}
+	return c
+}
+
+// writePages puts seg at start, replacing what was there.
+func writePages(pages []Page, start int64, seg Segment) []Page {
+	out := clearPages(pages, start, start+seg.Len)
+	out = append(out, Page{Start: start, Seg: seg})
+	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// SeqCond holds the x-ms-if-sequence-number-* conditions of Put Page.
+type SeqCond struct {
+	LE, LT, EQ *int64
+}
+
+func (c SeqCond) ok(seq int64) bool {
+	return (c.LE == nil || seq <= *c.LE) && (c.LT == nil || seq < *c.LT) && (c.EQ == nil || seq == *c.EQ)
+}
+
+// PutPageRequest is Put Page (update or clear).
+type PutPageRequest struct {
+	Start, End int64 // inclusive end, already validated for 512 alignment
+	Clear      bool
+	Data       Ingested // update only; Data.Size == End-Start+1
+	Seq        SeqCond
+	Cond       Cond
+}
+
+// PutPage is Put Page.
+func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Blob, error) {
+	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+		if b.Type != PageBlob {
+			return false, azerr.New("InvalidBlobType")
+		}
+		if req.End >= b.Size {
+			return false, azerr.New("InvalidPageRange")
+		}
+		if !req.Seq.ok(b.Seq) {
+			return false, azerr.New("SequenceNumberConditionNotMet")
+		}
+		if req.Clear {
+			b.Pages = clearPages(b.Pages, req.Start, req.End+1)
+			return true, nil
+		}
+		pos := req.Start
+		for _, sg := range req.Data.Segs {
+			b.Pages = writePages(b.Pages, pos, sg)
+			pos += sg.Len
+		}
+		return true, nil
+	})
+}
+
+// PageRange is an inclusive byte range.
+type PageRange struct{ Start, End int64 }
+
+// PageRanges is the result of Get Page Ranges.
+type PageRanges struct {
+	Blob  *Blob
+	Pages []PageRange
+	Clear []PageRange
+}
+
+// GetPageRanges is Get Page Ranges, optionally limited to [from, to] and
+// optionally as a diff against the snapshot prev.
+func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, prev string, cond Cond) (*PageRanges, error) {
+	out := &PageRanges{}
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		if err != nil {
+			return err
+		}
+		if b.Type != PageBlob {
+			return azerr.New("InvalidBlobType")
+		}
+		out.Blob = b
+		if to < 0 || to >= b.Size {
+			to = b.Size - 1
+		}
+		if prev == "" {
+			out.Pages = clip(merge(b.Pages), from, to)
+			return nil
+		}
+		if ref.Snapshot != "" && prev > ref.Snapshot {
+			return azerr.New("PreviousSnapshotCannotBeNewer")
+		}
+		pb, err := getBlob(tx, ref.Account, ref.Container, ref.Name, prev)
+		if err != nil {
+			return err
+		}
+		if pb == nil {
+			return azerr.New("PreviousSnapshotNotFound")
+		}
+		changed, cleared := diffPages(b.Pages, pb.Pages)
+		out.Pages, out.Clear = clip(changed, from, to), clip(cleared, from, to)
+		return nil
+	})
+	return out, err
+}
+
+func merge(pages []Page) []PageRange {
+	var out []PageRange
+	for _, p := range pages {
+		end := p.Start + p.Seg.Len - 1
+		if n := len(out); n > 0 && out[n-1].End+1 == p.Start {
+			out[n-1].End = end
+			continue
+		}
+		out = append(out, PageRange{p.Start, end})
+	}
+	return out
+}
+
+func clip(rs []PageRange, from, to int64) []PageRange {
+	out := []PageRange{}
+	for _, r := range rs {
+		if r.End < from || r.Start > to {
+			continue
+		}
+		out = append(out, PageRange{max(r.Start, from), min(r.End, to)})
+	}
+	return out
+}
+
+// cover finds the page of a sorted list covering offset x.
+func cover(pages []Page, x int64) (Page, bool) {
+	i := sort.Search(len(pages), func(i int) bool { return pages[i].Start+pages[i].Seg.Len > x })
+	if i < len(pages) && pages[i].Start <= x {
+		return pages[i], true
+	}
+	return Page{}, false
+}
+
+// diffPages compares cur with prev: ranges whose bytes come from another
+// write (or are written only in cur) changed; ranges written only in prev
+// were cleared.
+func diffPages(cur, prev []Page) (changed, cleared []PageRange) {
+	var pts []int64
+	for _, l := range [][]Page{cur, prev} {
+		for _, p := range l {
+			pts = append(pts, p.Start, p.Start+p.Seg.Len)
+		}
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i] < pts[j] })
+	add := func(rs []PageRange, a, b int64) []PageRange {
+		if n := len(rs); n > 0 && rs[n-1].End+1 == a {
+			rs[n-1].End = b - 1
+			return rs
+		}
+		return append(rs, PageRange{a, b - 1})
+	}
+	for i := 0; i+1 < len(pts); i++ {
+		a, b := pts[i], pts[i+1]
+		if a == b {
+			continue
+		}
+		cp, inCur := cover(cur, a)
+		pp, inPrev := cover(prev, a)
+		switch {
+		case inCur && !inPrev:
+			changed = add(changed, a, b)
+		case inCur && inPrev:
+			same := cp.Seg.Ref == pp.Seg.Ref && cp.Seg.Ref != "" && cp.Seg.Off+(a-cp.Start) == pp.Seg.Off+(a-pp.Start)
+			if !same {
+				changed = add(changed, a, b)
+			}
+		case !inCur && inPrev:
+			cleared = add(cleared, a, b)
+		}
+	}
+	return changed, cleared
+}

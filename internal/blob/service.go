@@ -1,0 +1,405 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Service runs Blob operations against one engine.
+type Service struct {
+	eng   storage.Engine
+	now   func() time.Time
+	newID func() string
+}
+
+// New returns a Service. now is the clock of every time rule; newID makes
+// lease and copy ids (GUIDs).
+func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
+	return &Service{eng: eng, now: now, newID: newID}
+}
+
+// Engine returns the engine the service runs on.
+func (s *Service) Engine() storage.Engine { return s.eng }
+
+// Cond is what a request says about the state it expects: conditional
+// headers, x-ms-lease-id and x-ms-if-tags.
+type Cond struct {
+	conditional.Conditions
+	LeaseID string
+	IfTags  string
+}
+
+// ValidateContainerName checks the container naming rules.
+func ValidateContainerName(name string) error {
+	if name == "$root" || name == "$logs" || name == "$web" {
+		return nil
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return azerr.New("OutOfRangeInput").WithStatus(400)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+		if !ok {
+			return azerr.New("InvalidResourceName")
+		}
+	}
+	if name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return azerr.New("InvalidResourceName")
+	}
+	return nil
+}
+
+// ValidateBlobName checks the blob naming rules: 1..1024 characters, valid
+// UTF-8, no control characters that URLs cannot carry, <= 254 segments.
+func ValidateBlobName(name string) error {
+	n := utf8.RuneCountInString(name)
+	if n < 1 || n > 1024 {
+		return azerr.New("OutOfRangeInput")
+	}
+	if !utf8.ValidString(name) {
+		return azerr.New("InvalidResourceName")
+	}
+	for _, r := range name {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF {
+			return azerr.New("InvalidResourceName")
+		}
+	}
+	if strings.Count(name, "/") >= 254 {
+		return azerr.New("InvalidResourceName")
+	}
+	return nil
+}
+
+// ValidateMetadata checks metadata names (C# identifiers, no duplicates
+// ignoring case) and the 8 KiB total.
+func ValidateMetadata(m []KV) error {
+	total := 0
+	seen := map[string]bool{}
+	for _, kv := range m {
+		name := kv[0]
+		if name == "" {
+			return azerr.New("EmptyMetadataKey")
+		}
+		if !isIdentifier(name) {
+			return azerr.New("InvalidMetadata").WithDetail("MetadataKey", name)
+		}
+		low := strings.ToLower(name)
+		if seen[low] {
+			return azerr.New("InvalidMetadata").WithDetail("MetadataKey", name)
+		}
+		seen[low] = true
+		total += len(name) + len(kv[1])
+	}
+	if total > MaxMetadataBytes {
+		return azerr.New("MetadataTooLarge")
+	}
+	return nil
+}
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r)) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// internal error for a broken invariant; renders as 500.
+var errCorrupt = errors.New("blob: corrupt record")
+
+func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
+	v, err := tx.Get(containerKey(acct, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, azerr.New("ContainerNotFound")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode[Container](v)
+}
+
+func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
+	v, err := tx.Get(blobKey(acct, c, name, snap))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode[Blob](v)
+}
+
+func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
+	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encode(b))
+}
+
+func putContainer(tx storage.Tx, acct string, c *Container) error {
+	return tx.Set(containerKey(acct, c.Name), encode(c))
+}
+
+// ---- Containers ----
+
+// CreateContainer is Create Container.
+func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta []KV, public string) (*Container, error) {
+	if err := ValidateContainerName(name); err != nil {
+		return nil, err
+	}
+	if err := ValidateMetadata(meta); err != nil {
+		return nil, err
+	}
+	var out *Container
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Get(containerKey(acct, name)); err == nil {
+			return azerr.New("ContainerAlreadyExists")
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		now := s.now()
+		c := &Container{Name: name, Created: now, Modified: now, ETag: nextETag(0, now), Meta: meta, Public: public}
+		out = c
+		return putContainer(tx, acct, c)
+	})
+	return out, err
+}
+
+// containerCheck applies the date conditions and the container lease rule
+// of a container operation.
+func containerCheck(c *Container, cond Cond, write bool, now time.Time) (lease.State, error) {
+	st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
+	if o := conditional.EvalDates(cond.Conditions, st); o != conditional.Pass {
+		return c.Lease, o.Err("ConditionNotMet", "")
+	}
+	ls, code := lease.Enforce(c.Lease, cond.LeaseID, write, now, lease.ContainerTarget)
+	if code != "" {
+		return c.Lease, azerr.New(code)
+	}
+	return ls, nil
+}
+
+// DeleteContainer is Delete Container: only the container lease guards it;
+// leases on blobs inside are ignored. Blobs, snapshots and staged blocks
+// go with it.
+func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond Cond) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		c, err := getContainer(tx, acct, name)
+		if err != nil {
+			return err
+		}
+		if _, err := containerCheck(c, cond, true, s.now()); err != nil {
+			return err
+		}
+		if err := tx.Delete(containerKey(acct, name)); err != nil {
+			return err
+		}
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name)} {
+			if err := deleteRange(tx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func deleteRange(tx storage.Tx, prefix []byte) error {
+	var keys [][]byte
+	it := tx.Scan(prefix, keyenc.PrefixEnd(prefix), false)
+	for it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetContainer is Get Container Properties / Metadata / ACL: a read that
+// fails only when a lease id is given that does not match.
+func (s *Service) GetContainer(ctx context.Context, acct, name, leaseID string) (*Container, error) {
+	var out *Container
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		c, err := getContainer(tx, acct, name)
+		if err != nil {
+			return err
+		}
+		if _, err := containerCheck(c, Cond{LeaseID: leaseID}, false, s.now()); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	return out, err
+}
+
+// ContainerExists reports whether the container exists (used for public
+// access and policy lookups).
+func (s *Service) ContainerExists(ctx context.Context, acct, name string) (*Container, error) {
+	var out *Container
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		c, err := getContainer(tx, acct, name)
+		if err != nil {
+			if e, ok := azerr.As(err); ok && e.Code == "ContainerNotFound" {
+				return nil
+			}
+			return err
+		}
+		out = c
+		return nil
+	})
+	return out, err
+}
+
+// SetContainerMetadata is Set Container Metadata (If-Modified-Since only).
+func (s *Service) SetContainerMetadata(ctx context.Context, acct, name string, meta []KV, cond Cond) (*Container, error) {
+	if err := ValidateMetadata(meta); err != nil {
+		return nil, err
+	}
+	return s.updateContainer(ctx, acct, name, cond, func(c *Container) error {
+		c.Meta = meta
+		return nil
+	})
+}
+
+// SetContainerACL is Set Container ACL.
+func (s *Service) SetContainerACL(ctx context.Context, acct, name, public string, ids []SignedIdentifier, cond Cond) (*Container, error) {
+	if len(ids) > MaxSignedIDs {
+		return nil, azerr.Newf("InvalidXmlDocument", "XML specified is not syntactically valid.")
+	}
+	return s.updateContainer(ctx, acct, name, cond, func(c *Container) error {
+		c.Public, c.ACL = public, ids
+		return nil
+	})
+}
+
+func (s *Service) updateContainer(ctx context.Context, acct, name string, cond Cond, fn func(*Container) error) (*Container, error) {
+	var out *Container
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		c, err := getContainer(tx, acct, name)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		// Only Delete Container needs the lease id; a given id must match.
+		if _, err := containerCheck(c, cond, false, now); err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		c.Modified, c.ETag = now, nextETag(c.ETag, now)
+		out = c
+		return putContainer(tx, acct, c)
+	})
+	return out, err
+}
+
+// LeaseRequest is a lease action as the HTTP layer decoded it.
+type LeaseRequest struct {
+	Action lease.Action
+	Cond   Cond
+}
+
+// LeaseContainer is Lease Container. It changes neither ETag nor
+// Last-Modified.
+func (s *Service) LeaseContainer(ctx context.Context, acct, name string, req LeaseRequest) (*Container, lease.Result, error) {
+	var out *Container
+	var res lease.Result
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		c, err := getContainer(tx, acct, name)
+		if err != nil {
+			return err
+		}
+		st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
+		if o := conditional.EvalDates(req.Cond.Conditions, st); o != conditional.Pass {
+			return o.Err("ConditionNotMet", "")
+		}
+		a := req.Action
+		a.NewID = s.newID()
+		n, r, code := lease.Apply(c.Lease, a, s.now())
+		if code != "" {
+			return azerr.New(code)
+		}
+		c.Lease, res, out = n, r, c
+		return putContainer(tx, acct, c)
+	})
+	return out, res, err
+}
+
+// ListContainers is List Containers: names after marker with the prefix,
+// at most max of them, and the marker of the next page ("" at the end).
+func (s *Service) ListContainers(ctx context.Context, acct, prefix, marker string, max int) ([]*Container, string, error) {
+	var out []*Container
+	next := ""
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		base := containersPrefix(acct)
+		lo := keyenc.AppendPrefix(append([]byte(nil), base...), prefix)
+		hi := keyenc.PrefixEnd(lo)
+		if marker != "" {
+			if m := keyenc.AppendString(append([]byte(nil), base...), marker); string(m) > string(lo) {
+				lo = m
+			}
+		}
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		for it.Next() {
+			c, err := decode[Container](it.Value())
+			if err != nil {
+				return err
+			}
+			if len(out) == max {
+				next = c.Name
+				break
+			}
+			out = append(out, c)
+		}
+		return it.Err()
+	})
+	return out, next, err
+}
+
+// ---- Service properties ----
+
+// GetServiceProps returns the stored service properties (nil XML when
+// never set).
+func (s *Service) GetServiceProps(ctx context.Context, acct string) (*ServiceProps, error) {
+	var out *ServiceProps
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		v, err := tx.Get(serviceKey(acct))
+		if errors.Is(err, storage.ErrNotFound) {
+			out = &ServiceProps{}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err = decode[ServiceProps](v)
+		return err
+	})
+	return out, err
+}
+
+// SetServiceProps stores the service properties.
+func (s *Service) SetServiceProps(ctx context.Context, acct string, p *ServiceProps) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		return tx.Set(serviceKey(acct), encode(p))
+	})
+}

@@ -1,0 +1,359 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+func validTagChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+		strings.ContainsRune(" +-./:=_", r)
+}
+
+// ValidateTags checks blob tags: at most 10, keys 1..128 and values 0..256
+// characters from the allowed set, keys unique.
+func ValidateTags(tags []KV) error {
+	if len(tags) > MaxTags {
+		return azerr.Newf("InvalidTag", "The tags specified exceed the maximum permissible limit.")
+	}
+	seen := map[string]bool{}
+	for _, kv := range tags {
+		if len(kv[0]) < 1 || len(kv[0]) > 128 || len(kv[1]) > 256 || seen[kv[0]] {
+			return azerr.New("InvalidTag")
+		}
+		seen[kv[0]] = true
+		for _, r := range kv[0] + kv[1] {
+			if !validTagChar(r) {
+				return azerr.New("InvalidTag")
+			}
+		}
+	}
+	return nil
+}
+
+// GetTags is Get Blob Tags.
+func (s *Service) GetTags(ctx context.Context, ref Ref, cond Cond) ([]KV, error) {
+	var out []KV
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		if err != nil {
+			return err
+		}
+		out = b.Tags
+		return nil
+	})
+	return out, err
+}
+
+// SetTags is Set Blob Tags: it replaces the tags and, as on Azure, changes
+// neither ETag nor Last-Modified.
+func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) error {
+	if err := ValidateTags(tags); err != nil {
+		return err
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		if err != nil {
+			return err
+		}
+		b.Tags = tags
+		return putBlob(tx, ref.Account, ref.Container, b)
+	})
+}
+
+// FoundBlob is one result of Find Blobs by Tags.
+type FoundBlob struct {
+	Container, Name string
+	Tags            []KV // the tags named in the expression
+}
+
+// FindBlobs is Find Blobs by Tags over the account (or one container when
+// container is set). marker is the "container\x00name" of the next result.
+func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker string, max int) ([]FoundBlob, string, error) {
+	q, err := parseTagExpr(expr)
+	if err != nil {
+		return nil, "", azerr.InvalidQuery("where", expr, err.Error())
+	}
+	var out []FoundBlob
+	next := ""
+	err = s.eng.View(ctx, func(tx storage.Tx) error {
+		lo := keyenc.AppendString([]byte{kindBlob}, acct)
+		if container != "" {
+			lo = blobsPrefix(acct, container)
+		}
+		hi := keyenc.PrefixEnd(lo)
+		if marker != "" {
+			c, n, _ := strings.Cut(marker, "\x00")
+			if m := blobKey(acct, c, n, ""); string(m) > string(lo) {
+				lo = m
+			}
+		}
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		for it.Next() {
+			rest := it.Key()[len(keyenc.AppendString([]byte{kindBlob}, acct)):]
+			cname, rest, err := keyenc.ReadString(rest)
+			if err != nil {
+				return err
+			}
+			_, rest, err = keyenc.ReadString(rest)
+			if err != nil {
+				return err
+			}
+			if snap, _, _ := keyenc.ReadString(rest); snap != "" {
+				continue
+			}
+			b, err := decode[Blob](it.Value())
+			if err != nil {
+				return err
+			}
+			if len(b.Tags) == 0 || !q.eval(b.Tags, cname) {
+				continue
+			}
+			if len(out) == max {
+				next = cname + "\x00" + b.Name
+				break
+			}
+			var named []KV
+			for _, kv := range b.Tags {
+				if q.names()[kv[0]] {
+					named = append(named, kv)
+				}
+			}
+			out = append(out, FoundBlob{Container: cname, Name: b.Name, Tags: named})
+		}
+		return it.Err()
+	})
+	return out, next, err
+}
+
+// MatchTags evaluates an x-ms-if-tags expression against tags. A malformed
+// expression is 400 InvalidHeaderValue.
+func MatchTags(expr string, tags []KV, container string) (bool, error) {
+	q, err := parseTagExpr(expr)
+	if err != nil {
+		return false, azerr.InvalidHeader("x-ms-if-tags", expr)
+	}
+	return q.eval(tags, container), nil
+}
+
+// tagExpr is a parsed tag predicate.
+type tagExpr struct {
+	op          string // "AND", "OR" or a comparison
+	left, right *tagExpr
+	name, value string
+}
+
+func (e *tagExpr) eval(tags []KV, container string) bool {
+	switch e.op {
+	case "AND":
+		return e.left.eval(tags, container) && e.right.eval(tags, container)
+	case "OR":
+		return e.left.eval(tags, container) || e.right.eval(tags, container)
+	}
+	var v string
+	var ok bool
+	if e.name == "@container" {
+		v, ok = container, container != ""
+	} else {
+		for _, kv := range tags {
+			if kv[0] == e.name {
+				v, ok = kv[1], true
+			}
+		}
+	}
+	if !ok {
+		return e.op == "<>"
+	}
+	c := strings.Compare(v, e.value)
+	switch e.op {
+	case "=":
+		return c == 0
+	case "<>":
+		return c != 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	}
+	return false
+}
+
+func (e *tagExpr) names() map[string]bool {
+	m := map[string]bool{}
+	var walk func(*tagExpr)
+	walk = func(x *tagExpr) {
+		if x == nil {
+			return
+		}
+		if x.name != "" {
+			m[x.name] = true
+		}
+		walk(x.left)
+		walk(x.right)
+	}
+	walk(e)
+	return m
+}
+
+type tagParser struct {
+	toks []string
+	pos  int
+	ops  int
+}
+
+var errTagExpr = errors.New("the tag expression is not valid")
+
+func tokenizeTags(s string) ([]string, error) {
+	var toks []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '(' || c == ')':
+			toks = append(toks, string(c))
+			i++
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return nil, errTagExpr
+			}
+			toks = append(toks, s[i:i+j+2])
+			i += j + 2
+		case c == '=':
+			toks = append(toks, "=")
+			i++
+		case c == '<' || c == '>':
+			if i+1 < len(s) && (s[i+1] == '=' || (c == '<' && s[i+1] == '>')) {
+				toks = append(toks, s[i:i+2])
+				i += 2
+			} else {
+				toks = append(toks, string(c))
+				i++
+			}
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t()'\"=<>", rune(s[j])) {
+				j++
+			}
+			toks = append(toks, s[i:j])
+			i = j
+		}
+	}
+	return toks, nil
+}
+
+func parseTagExpr(s string) (*tagExpr, error) {
+	toks, err := tokenizeTags(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &tagParser{toks: toks}
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if p.pos != len(p.toks) || p.ops > 10 {
+		return nil, errTagExpr
+	}
+	return e, nil
+}
+
+func (p *tagParser) peek() string {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos]
+	}
+	return ""
+}
+
+func (p *tagParser) or() (*tagExpr, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for strings.EqualFold(p.peek(), "OR") {
+		p.pos++
+		p.ops++
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = &tagExpr{op: "OR", left: l, right: r}
+	}
+	return l, nil
+}
+
+func (p *tagParser) and() (*tagExpr, error) {
+	l, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	for strings.EqualFold(p.peek(), "AND") {
+		p.pos++
+		p.ops++
+		r, err := p.primary()
+		if err != nil {
+			return nil, err
+		}
+		l = &tagExpr{op: "AND", left: l, right: r}
+	}
+	return l, nil
+}
+
+func (p *tagParser) primary() (*tagExpr, error) {
+	t := p.peek()
+	if t == "(" {
+		p.pos++
+		e, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.peek() != ")" {
+			return nil, errTagExpr
+		}
+		p.pos++
+		return e, nil
+	}
+	if t == "" || t == ")" || t[0] == '\'' {
+		return nil, errTagExpr
+	}
+	name := t
+	if name[0] == '"' {
+		name = name[1 : len(name)-1]
+	}
+	if name == "" {
+		return nil, errTagExpr
+	}
+	p.pos++
+	op := p.peek()
+	switch op {
+	case "=", "<>", ">", ">=", "<", "<=":
+	default:
+		return nil, errTagExpr
+	}
+	p.pos++
+	v := p.peek()
+	if len(v) < 2 || v[0] != '\'' {
+		return nil, errTagExpr
+	}
+	p.pos++
+	return &tagExpr{op: op, name: name, value: v[1 : len(v)-1]}, nil
+}
+
+// SortTags orders tags by key (the order Get Blob Tags returns).
+func SortTags(tags []KV) []KV {
+	out := append([]KV(nil), tags...)
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}

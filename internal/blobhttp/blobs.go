@@ -1,0 +1,1226 @@
+package blobhttp
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
+)
+
+// props reads the x-ms-blob-content-* properties of a write. useStandard
+// also takes the standard Content-* headers (Put Blob).
+func (rq *req) props(useStandard bool) (blob.Props, error) {
+	hd := rq.r.Header
+	get := func(xms, std string) string {
+		if v := hd.Get(xms); v != "" || !useStandard {
+			return v
+		}
+		if std == "" {
+			return ""
+		}
+		return hd.Get(std)
+	}
+	p := blob.Props{
+		ContentType:        get("x-ms-blob-content-type", "Content-Type"),
+		ContentEncoding:    get("x-ms-blob-content-encoding", "Content-Encoding"),
+		ContentLanguage:    get("x-ms-blob-content-language", "Content-Language"),
+		ContentDisposition: get("x-ms-blob-content-disposition", ""),
+		CacheControl:       get("x-ms-blob-cache-control", "Cache-Control"),
+	}
+	md, err := decodeMD5("x-ms-blob-content-md5", hd.Get("x-ms-blob-content-md5"))
+	if err != nil {
+		return p, err
+	}
+	p.ContentMD5 = md
+	return p, nil
+}
+
+// tagsHeader parses x-ms-tags ("k1=v1&k2=v2", URL-encoded).
+func (rq *req) tagsHeader() ([]blob.KV, error) {
+	v := rq.r.Header.Get("x-ms-tags")
+	if v == "" {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(v)
+	if err != nil {
+		return nil, azerr.InvalidHeader("x-ms-tags", v)
+	}
+	var out []blob.KV
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return nil, azerr.InvalidHeader("x-ms-tags", v)
+		}
+		out = append(out, blob.KV{k, vs[0]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	if err := blob.ValidateTags(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (rq *req) validName() error {
+	if err := blob.ValidateBlobName(rq.blob); err != nil {
+		return err
+	}
+	return nil
+}
+
+func tierHeader(rq *req) (string, error) {
+	v := rq.r.Header.Get("x-ms-access-tier")
+	switch strings.ToLower(v) {
+	case "":
+		return "", nil
+	case "hot":
+		return "Hot", nil
+	case "cool":
+		return "Cool", nil
+	case "cold":
+		return "Cold", nil
+	case "archive":
+		return "Archive", nil
+	}
+	return "", azerr.New("InvalidHeaderValue").WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
+}
+
+// putBlob is Put Blob for block, page and append blobs.
+func (h *handler) putBlob(rq *req) error {
+	rq.info.Operation = "PutBlob"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	bt := hd.Get("x-ms-blob-type")
+	switch bt {
+	case "":
+		return azerr.MissingHeader("x-ms-blob-type")
+	case blob.BlockBlob, blob.PageBlob, blob.AppendBlob:
+	default:
+		return azerr.InvalidHeader("x-ms-blob-type", bt)
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	props, err := rq.props(true)
+	if err != nil {
+		return err
+	}
+	tags, err := rq.tagsHeader()
+	if err != nil {
+		return err
+	}
+	tier, err := tierHeader(rq)
+	if err != nil {
+		return err
+	}
+	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+	if err != nil {
+		return err
+	}
+	n, err := rq.contentLength(blob.MaxPutBlob)
+	if err != nil {
+		return err
+	}
+	pr := blob.PutBlobRequest{Ref: rq.ref(), Type: bt, Props: props, Meta: meta, Tags: tags, Cond: cond, Tier: tier}
+	switch bt {
+	case blob.PageBlob, blob.AppendBlob:
+		if n != 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
+		}
+		if bt == blob.PageBlob {
+			sv := hd.Get("x-ms-blob-content-length")
+			if sv == "" {
+				return azerr.MissingHeader("x-ms-blob-content-length")
+			}
+			size, err := parseInt("x-ms-blob-content-length", sv, 0, blob.MaxPageBlobSize)
+			if err != nil || size%512 != 0 {
+				return azerr.InvalidHeader("x-ms-blob-content-length", sv)
+			}
+			pr.PageSize = size
+			if seq, err := optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+				return err
+			} else if seq != nil {
+				pr.Seq = *seq
+			}
+		}
+	default:
+		data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, true, txMD5)
+		if err != nil {
+			return err
+		}
+		pr.Data = data
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	b, err := h.svc.PutBlob(rq.ctx(), pr)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	if bt == blob.BlockBlob {
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
+	}
+	out.Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// blobHeaders writes the properties of b as Get Blob / Get Blob Properties
+// response headers.
+func (h *handler) blobHeaders(rq *req, b *blob.Blob) {
+	hd := rq.w.Header()
+	setETag(hd, b.ETag, b.Modified)
+	hd.Set("x-ms-creation-time", httpTime(b.Created))
+	hd.Set("x-ms-blob-type", b.Type)
+	p := b.Props
+	ct := p.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	hd.Set("Content-Type", ct)
+	for _, kv := range [][2]string{{"Content-Encoding", p.ContentEncoding}, {"Content-Language", p.ContentLanguage},
+		{"Content-Disposition", p.ContentDisposition}, {"Cache-Control", p.CacheControl}} {
+		if kv[1] != "" {
+			hd.Set(kv[0], kv[1])
+		}
+	}
+	if len(p.ContentMD5) > 0 {
+		hd.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.ContentMD5))
+	}
+	writeMeta(hd, b.Meta)
+	if b.Snapshot == "" {
+		now := h.d.Now()
+		hd.Set("x-ms-lease-status", b.Lease.Status(now))
+		hd.Set("x-ms-lease-state", b.Lease.StateName(now))
+		if d := b.Lease.DurationName(now); d != "" {
+			hd.Set("x-ms-lease-duration", d)
+		}
+	} else {
+		hd.Set("x-ms-lease-status", "unlocked")
+		hd.Set("x-ms-lease-state", "available")
+	}
+	if c := b.Copy; c != nil {
+		hd.Set("x-ms-copy-id", c.ID)
+		hd.Set("x-ms-copy-source", c.Source)
+		hd.Set("x-ms-copy-status", c.Status)
+		hd.Set("x-ms-copy-progress", c.Progress)
+		hd.Set("x-ms-copy-completion-time", httpTime(c.Completion))
+		if c.Description != "" {
+			hd.Set("x-ms-copy-status-description", c.Description)
+		}
+	}
+	switch b.Type {
+	case blob.PageBlob:
+		hd.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Seq, 10))
+	case blob.AppendBlob:
+		hd.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.AppendCount))
+	case blob.BlockBlob:
+		hd.Set("x-ms-access-tier", tierOf(b))
+		if b.AccessTier == "" {
+			hd.Set("x-ms-access-tier-inferred", "true")
+		}
+	}
+	if len(b.Tags) > 0 {
+		hd.Set("x-ms-tag-count", strconv.Itoa(len(b.Tags)))
+	}
+	hd.Set("Accept-Ranges", "bytes")
+	hd.Set("x-ms-server-encrypted", "true")
+}
+
+// parseRange parses "bytes=start-[end]"; end is -1 when open.
+func parseRange(v string) (start, end int64, ok bool) {
+	v = strings.TrimSpace(v)
+	spec, found := strings.CutPrefix(v, "bytes=")
+	if !found {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false
+	}
+	s, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || s < 0 {
+		return 0, 0, false
+	}
+	if b == "" {
+		return s, -1, true
+	}
+	e, err := strconv.ParseInt(b, 10, 64)
+	if err != nil || e < s {
+		return 0, 0, false
+	}
+	return s, e, true
+}
+
+// requestRange returns the x-ms-range (preferred) or Range header.
+func (rq *req) requestRange() (start, end int64, has bool, err error) {
+	if v := rq.r.Header.Get("x-ms-range"); v != "" {
+		s, e, ok := parseRange(v)
+		if !ok {
+			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
+		}
+		return s, e, true, nil
+	}
+	if v := rq.r.Header.Get("Range"); v != "" {
+		s, e, ok := parseRange(v)
+		if !ok {
+			// An unparsable Range is ignored, as HTTP allows.
+			return 0, 0, false, nil
+		}
+		return s, e, true, nil
+	}
+	return 0, 0, false, nil
+}
+
+// getBlob is Get Blob (GET) and Get Blob Properties (HEAD).
+func (h *handler) getBlob(rq *req) error {
+	head := rq.r.Method == http.MethodHead
+	rq.info.Operation = "GetBlob"
+	if head {
+		rq.info.Operation = "GetBlobProperties"
+	}
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	start, end, hasRange, err := rq.requestRange()
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.GetBlob(rq.ctx(), rq.ref(), cond, rq.info.Version)
+	if err != nil {
+		return err
+	}
+	h.blobHeaders(rq, b)
+	hd := rq.w.Header()
+	if head {
+		hd.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+		rq.status(http.StatusOK)
+		return nil
+	}
+	if !hasRange {
+		hd.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+		rq.status(http.StatusOK)
+		return h.stream(rq, b, 0, b.Size, nil)
+	}
+	if start >= b.Size {
+		return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
+	}
+	if end < 0 || end >= b.Size {
+		end = b.Size - 1
+	}
+	n := end - start + 1
+	hd.Del("Content-MD5")
+	if len(b.Props.ContentMD5) > 0 {
+		hd.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	}
+	var buf []byte
+	if strings.EqualFold(rq.r.Header.Get("x-ms-range-get-content-md5"), "true") {
+		if n > 4<<20 {
+			return azerr.New("OutOfRangeInput")
+		}
+		rc := h.svc.Open(rq.ctx(), b, start, n)
+		buf, err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		sum := md5.Sum(buf)
+		hd.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+	}
+	hd.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(b.Size, 10))
+	hd.Set("Content-Length", strconv.FormatInt(n, 10))
+	rq.status(http.StatusPartialContent)
+	return h.stream(rq, b, start, n, buf)
+}
+
+// stream writes the body after the status line; a failure now can only
+// cut the connection.
+func (h *handler) stream(rq *req, b *blob.Blob, off, n int64, buf []byte) error {
+	if buf != nil {
+		rq.w.Write(buf)
+		return nil
+	}
+	rc := h.svc.Open(rq.ctx(), b, off, n)
+	defer rc.Close()
+	if _, err := io.Copy(rq.w, rc); err != nil && rq.ctx().Err() == nil {
+		h.d.Log.Error("blob stream", "request_id", rq.info.RequestID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// deleteBlob is Delete Blob.
+func (h *handler) deleteBlob(rq *req) error {
+	rq.info.Operation = "DeleteBlob"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	ds := rq.r.Header.Get("x-ms-delete-snapshots")
+	switch ds {
+	case "", "include", "only":
+	default:
+		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	}
+	if err := h.svc.DeleteBlob(rq.ctx(), rq.ref(), ds, cond); err != nil {
+		return err
+	}
+	rq.w.Header().Set("x-ms-delete-type-permanent", "true")
+	rq.status(http.StatusAccepted)
+	return nil
+}
+
+// setBlobProperties is Set Blob Properties.
+func (h *handler) setBlobProperties(rq *req) error {
+	rq.info.Operation = "SetBlobProperties"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	sp := blob.SetPropsRequest{Cond: cond}
+	if sp.NewSize, err = optInt(hd, "x-ms-blob-content-length", 0, blob.MaxPageBlobSize); err != nil {
+		return err
+	}
+	act := strings.ToLower(hd.Get("x-ms-sequence-number-action"))
+	switch act {
+	case "":
+	case "max", "update":
+		if hd.Get("x-ms-blob-sequence-number") == "" {
+			return azerr.MissingHeader("x-ms-blob-sequence-number")
+		}
+	case "increment":
+		if hd.Get("x-ms-blob-sequence-number") != "" {
+			return azerr.InvalidHeader("x-ms-blob-sequence-number", hd.Get("x-ms-blob-sequence-number"))
+		}
+	default:
+		return azerr.InvalidHeader("x-ms-sequence-number-action", act)
+	}
+	sp.SeqAction = act
+	if sp.Seq, err = optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+		return err
+	}
+	if sp.NewSize == nil && act == "" {
+		// Content properties are replaced; an omitted one is cleared.
+		if sp.Props, err = rq.props(false); err != nil {
+			return err
+		}
+		sp.ReplaceProps = true
+	}
+	nb, err := h.svc.SetBlobProperties(rq.ctx(), rq.ref(), sp)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, nb.ETag, nb.Modified)
+	if nb.Type == blob.PageBlob {
+		out.Set("x-ms-blob-sequence-number", strconv.FormatInt(nb.Seq, 10))
+	}
+	rq.status(http.StatusOK)
+	return nil
+}
+
+// getBlobMetadata is Get Blob Metadata.
+func (h *handler) getBlobMetadata(rq *req) error {
+	rq.info.Operation = "GetBlobMetadata"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.GetBlob(rq.ctx(), rq.ref(), cond, rq.info.Version)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), b.ETag, b.Modified)
+	writeMeta(rq.w.Header(), b.Meta)
+	rq.status(http.StatusOK)
+	return nil
+}
+
+// setBlobMetadata is Set Blob Metadata.
+func (h *handler) setBlobMetadata(rq *req) error {
+	rq.info.Operation = "SetBlobMetadata"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.SetBlobMetadata(rq.ctx(), rq.ref(), meta, cond)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), b.ETag, b.Modified)
+	rq.w.Header().Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusOK)
+	return nil
+}
+
+// snapshotBlob is Snapshot Blob.
+func (h *handler) snapshotBlob(rq *req) error {
+	rq.info.Operation = "SnapshotBlob"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	s, err := h.svc.SnapshotBlob(rq.ctx(), rq.ref(), meta, cond)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, s.ETag, s.Modified)
+	out.Set("x-ms-snapshot", s.Snapshot)
+	out.Set("x-ms-request-server-encrypted", "false")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// leaseBlob is Lease Blob.
+func (h *handler) leaseBlob(rq *req) error {
+	rq.info.Operation = "LeaseBlob"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	lr, err := rq.leaseRequest()
+	if err != nil {
+		return err
+	}
+	if lr.Cond, err = rq.cond(); err != nil {
+		return err
+	}
+	b, res, err := h.svc.LeaseBlob(rq.ctx(), rq.ref(), lr)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), b.ETag, b.Modified)
+	writeLeaseResult(rq, lr.Action.Kind, res)
+	return nil
+}
+
+func (rq *req) blockID() (string, error) {
+	id, ok := rq.q["blockid"]
+	if !ok {
+		return "", azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "blockid")
+	}
+	if err := blob.ValidateBlockID(id[0]); err != nil {
+		return "", azerr.InvalidQuery("blockid", id[0], "")
+	}
+	return id[0], nil
+}
+
+// putBlock is Put Block.
+func (h *handler) putBlock(rq *req) error {
+	rq.info.Operation = "PutBlock"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	id, err := rq.blockID()
+	if err != nil {
+		return err
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}
+	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-MD5"))
+	if err != nil {
+		return err
+	}
+	if _, err := rq.contentLength(blob.MaxBlockSize); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.PutBlock(rq.ctx(), rq.ref(), id, data, cond); err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	out.Set("Content-MD5", base64.StdEncoding.EncodeToString(data.MD5))
+	out.Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// parseBlockList decodes a Put Block List body.
+func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	var out []blob.BlockListItem
+	depth := 0
+	var cur *blob.BlockListItem
+	sawRoot := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, azerr.New("InvalidXmlDocument")
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			switch depth {
+			case 1:
+				if t.Name.Local != "BlockList" {
+					return nil, azerr.New("InvalidXmlDocument")
+				}
+				sawRoot = true
+			case 2:
+				switch t.Name.Local {
+				case "Committed", "Uncommitted", "Latest":
+					cur = &blob.BlockListItem{Kind: t.Name.Local}
+				default:
+					return nil, azerr.New("InvalidXmlDocument")
+				}
+			default:
+				return nil, azerr.New("InvalidXmlDocument")
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.ID += string(t)
+			}
+		case xml.EndElement:
+			if depth == 2 && cur != nil {
+				cur.ID = strings.TrimSpace(cur.ID)
+				out = append(out, *cur)
+				cur = nil
+			}
+			depth--
+		}
+	}
+	if !sawRoot {
+		return nil, azerr.New("InvalidXmlDocument")
+	}
+	return out, nil
+}
+
+// putBlockList is Put Block List.
+func (h *handler) putBlockList(rq *req) error {
+	rq.info.Operation = "PutBlockList"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	props, err := rq.props(false)
+	if err != nil {
+		return err
+	}
+	tags, err := rq.tagsHeader()
+	if err != nil {
+		return err
+	}
+	tier, err := tierHeader(rq)
+	if err != nil {
+		return err
+	}
+	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-MD5"))
+	if err != nil {
+		return err
+	}
+	body, err := readBody(rq, 64<<20)
+	if err != nil {
+		return err
+	}
+	if txMD5 != nil {
+		if sum := md5.Sum(body); !bytes.Equal(sum[:], txMD5) {
+			return azerr.New("Md5Mismatch")
+		}
+	}
+	items, err := parseBlockList(body)
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.PutBlockList(rq.ctx(), blob.PutBlockListRequest{Ref: rq.ref(), Blocks: items, Props: props,
+		Meta: meta, Tags: tags, Cond: cond, Tier: tier})
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	out.Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// getBlockList is Get Block List.
+func (h *handler) getBlockList(rq *req) error {
+	rq.info.Operation = "GetBlockList"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
+		return err
+	}
+	which := strings.ToLower(rq.q.Get("blocklisttype"))
+	switch which {
+	case "":
+		which = "committed"
+	case "committed", "uncommitted", "all":
+	default:
+		return azerr.InvalidQuery("blocklisttype", rq.q.Get("blocklisttype"), "")
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	bl, err := h.svc.GetBlockList(rq.ctx(), rq.ref(), which, cond)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	size := int64(0)
+	if bl.Blob != nil {
+		setETag(out, bl.Blob.ETag, bl.Blob.Modified)
+		size = bl.Blob.Size
+	}
+	out.Set("x-ms-blob-content-length", strconv.FormatInt(size, 10))
+	var b strings.Builder
+	b.WriteString("<BlockList>")
+	list := func(elem string, items []blob.BlockInfo) {
+		if items == nil {
+			if (elem == "CommittedBlocks" && which != "uncommitted") || (elem == "UncommittedBlocks" && which != "committed") {
+				b.WriteString("<" + elem + "/>")
+			}
+			return
+		}
+		b.WriteString("<" + elem + ">")
+		for _, it := range items {
+			b.WriteString("<Block><Name>" + azerr.EscapeXML(it.Name) + "</Name><Size>" + strconv.FormatInt(it.Size, 10) + "</Size></Block>")
+		}
+		b.WriteString("</" + elem + ">")
+	}
+	list("CommittedBlocks", bl.Committed)
+	list("UncommittedBlocks", bl.Uncommitted)
+	b.WriteString("</BlockList>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// putPage is Put Page (update or clear).
+func (h *handler) putPage(rq *req) error {
+	rq.info.Operation = "PutPage"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	pw := strings.ToLower(hd.Get("x-ms-page-write"))
+	if pw == "" {
+		return azerr.MissingHeader("x-ms-page-write")
+	}
+	if pw != "update" && pw != "clear" {
+		return azerr.InvalidHeader("x-ms-page-write", pw)
+	}
+	rv := hd.Get("x-ms-range")
+	if rv == "" {
+		rv = hd.Get("Range")
+	}
+	if rv == "" {
+		return azerr.MissingHeader("x-ms-range")
+	}
+	start, end, ok := parseRange(rv)
+	if !ok || end < 0 {
+		return azerr.InvalidHeader("x-ms-range", rv)
+	}
+	if start%512 != 0 || (end+1)%512 != 0 {
+		return azerr.New("InvalidPageRange")
+	}
+	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
+	if pr.Seq.LE, err = optInt(hd, "x-ms-if-sequence-number-le", 0, 1<<63-1); err != nil {
+		return err
+	}
+	if pr.Seq.LT, err = optInt(hd, "x-ms-if-sequence-number-lt", 0, 1<<63-1); err != nil {
+		return err
+	}
+	if pr.Seq.EQ, err = optInt(hd, "x-ms-if-sequence-number-eq", 0, 1<<63-1); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	var sum []byte
+	if pr.Clear {
+		if n, err := rq.contentLength(0); err != nil || n != 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
+		}
+	} else {
+		n, err := rq.contentLength(blob.MaxPageWrite)
+		if err != nil {
+			return err
+		}
+		if n != end-start+1 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
+		}
+		txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+		if err != nil {
+			return err
+		}
+		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
+			return err
+		}
+		if pr.Data.Size != n {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
+		}
+		sum = pr.Data.MD5
+	}
+	b, err := h.svc.PutPage(rq.ctx(), rq.ref(), pr)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	out.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Seq, 10))
+	if sum != nil {
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
+		out.Set("x-ms-request-server-encrypted", "true")
+	}
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// getPageRanges is Get Page Ranges (optionally a diff with prevsnapshot).
+func (h *handler) getPageRanges(rq *req) error {
+	rq.info.Operation = "GetPageRanges"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	start, end, has, err := rq.requestRange()
+	if err != nil {
+		return err
+	}
+	if !has {
+		start, end = 0, -1
+	}
+	prev := rq.q.Get("prevsnapshot")
+	if prev != "" && !blob.ValidSnapshot(prev) {
+		return azerr.InvalidQuery("prevsnapshot", prev, "")
+	}
+	pr, err := h.svc.GetPageRanges(rq.ctx(), rq.ref(), start, end, prev, cond)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, pr.Blob.ETag, pr.Blob.Modified)
+	out.Set("x-ms-blob-content-length", strconv.FormatInt(pr.Blob.Size, 10))
+	type item struct {
+		r     blob.PageRange
+		clear bool
+	}
+	var items []item
+	for _, r := range pr.Pages {
+		items = append(items, item{r, false})
+	}
+	for _, r := range pr.Clear {
+		items = append(items, item{r, true})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].r.Start < items[j].r.Start })
+	var b strings.Builder
+	b.WriteString("<PageList>")
+	for _, it := range items {
+		el := "PageRange"
+		if it.clear {
+			el = "ClearRange"
+		}
+		b.WriteString("<" + el + "><Start>" + strconv.FormatInt(it.r.Start, 10) + "</Start><End>" + strconv.FormatInt(it.r.End, 10) + "</End></" + el + ">")
+	}
+	b.WriteString("</PageList>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// appendBlock is Append Block.
+func (h *handler) appendBlock(rq *req) error {
+	rq.info.Operation = "AppendBlock"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "aw"}); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	ar := blob.AppendRequest{Cond: cond}
+	if ar.AppendPos, err = optInt(hd, "x-ms-blob-condition-appendpos", 0, 1<<62); err != nil {
+		return err
+	}
+	if ar.MaxSize, err = optInt(hd, "x-ms-blob-condition-maxsize", 0, 1<<62); err != nil {
+		return err
+	}
+	limit := int64(4 << 20)
+	if rq.info.Version >= "2022-11-02" {
+		limit = blob.MaxAppendBlock
+	}
+	if _, err := rq.contentLength(limit); err != nil {
+		return err
+	}
+	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+	if err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
+		return err
+	}
+	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	out.Set("x-ms-blob-append-offset", strconv.FormatInt(off, 10))
+	out.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.AppendCount))
+	out.Set("Content-MD5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+	out.Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// sourceRef resolves a copy source URL on this server.
+func sourceRef(raw string) (blob.Ref, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	p := strings.TrimPrefix(u.EscapedPath(), "/")
+	host := u.Hostname()
+	var acct string
+	if net.ParseIP(host) != nil || !strings.Contains(host, ".") || host == "host.docker.internal" {
+		acct, p, _ = strings.Cut(p, "/")
+	} else {
+		acct, _, _ = strings.Cut(host, ".")
+	}
+	acct = strings.TrimSuffix(acct, "-secondary")
+	cpart, bpart, ok := strings.Cut(p, "/")
+	if !ok || bpart == "" {
+		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	c, err1 := url.PathUnescape(cpart)
+	b, err2 := url.PathUnescape(bpart)
+	if err1 != nil || err2 != nil {
+		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	snap := u.Query().Get("snapshot")
+	if snap != "" && !blob.ValidSnapshot(snap) {
+		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	return blob.Ref{Account: acct, Container: c, Name: b, Snapshot: snap}, nil
+}
+
+// copyBlob is Copy Blob and Copy Blob From URL (x-ms-requires-sync) for a
+// source on this server; both complete synchronously.
+func (h *handler) copyBlob(rq *req) error {
+	rq.info.Operation = "CopyBlob"
+	if strings.EqualFold(rq.r.Header.Get("x-ms-requires-sync"), "true") {
+		rq.info.Operation = "CopyBlobFromURL"
+	}
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	return h.doCopy(rq, false)
+}
+
+func (h *handler) doCopy(rq *req, fromURL bool) error {
+	hd := rq.r.Header
+	srcURL := hd.Get("x-ms-copy-source")
+	src, err := sourceRef(srcURL)
+	if err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	scond, err := rq.sourceCond()
+	if err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	tags, err := rq.tagsHeader()
+	if err != nil {
+		return err
+	}
+	tier, err := tierHeader(rq)
+	if err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
+		CopyTags: strings.EqualFold(hd.Get("x-ms-copy-source-tag-option"), "COPY")}
+	if len(meta) > 0 || fromURL {
+		cr.Meta = meta
+	}
+	if fromURL {
+		if !strings.EqualFold(hd.Get("x-ms-copy-source-blob-properties"), "false") {
+			cr.Props = nil
+		} else {
+			p, err := rq.props(true)
+			if err != nil {
+				return err
+			}
+			cr.Props = &p
+		}
+		if hd.Get("x-ms-blob-content-type") != "" || hd.Get("x-ms-blob-content-encoding") != "" || hd.Get("x-ms-blob-cache-control") != "" ||
+			hd.Get("x-ms-blob-content-language") != "" || hd.Get("x-ms-blob-content-disposition") != "" || hd.Get("x-ms-blob-content-md5") != "" {
+			p, err := rq.props(false)
+			if err != nil {
+				return err
+			}
+			cr.Props = &p
+		}
+	}
+	copyID := httpx.NewUUID()
+	b, err := h.svc.CopyBlob(rq.ctx(), cr, copyID)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	if fromURL {
+		if len(b.Props.ContentMD5) > 0 {
+			out.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+		}
+		out.Set("x-ms-request-server-encrypted", "true")
+		rq.status(http.StatusCreated)
+		return nil
+	}
+	out.Set("x-ms-copy-id", copyID)
+	out.Set("x-ms-copy-status", "success")
+	rq.status(http.StatusAccepted)
+	return nil
+}
+
+// putBlobFromURL is Put Blob From URL for a source on this server.
+func (h *handler) putBlobFromURL(rq *req) error {
+	rq.info.Operation = "PutBlobFromURL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	if bt := rq.r.Header.Get("x-ms-blob-type"); bt != blob.BlockBlob {
+		return azerr.InvalidHeader("x-ms-blob-type", bt)
+	}
+	if n, err := rq.contentLength(0); err != nil || n != 0 {
+		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
+	}
+	return h.doCopy(rq, true)
+}
+
+// putBlockFromURL is Put Block From URL for a source on this server.
+func (h *handler) putBlockFromURL(rq *req) error {
+	rq.info.Operation = "PutBlockFromURL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if err := rq.validName(); err != nil {
+		return err
+	}
+	id, err := rq.blockID()
+	if err != nil {
+		return err
+	}
+	src, err := sourceRef(rq.r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return err
+	}
+	scond, err := rq.sourceCond()
+	if err != nil {
+		return err
+	}
+	off, n := int64(0), int64(-1)
+	if v := rq.r.Header.Get("x-ms-source-range"); v != "" {
+		s, e, ok := parseRange(v)
+		if !ok {
+			return azerr.InvalidHeader("x-ms-source-range", v)
+		}
+		off = s
+		if e >= 0 {
+			n = e - s + 1
+		}
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}
+	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
+		return err
+	}
+	rq.w.Header().Set("x-ms-request-server-encrypted", "true")
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+// abortCopy is Abort Copy Blob.
+func (h *handler) abortCopy(rq *req) error {
+	rq.info.Operation = "AbortCopyBlob"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if a := rq.r.Header.Get("x-ms-copy-action"); !strings.EqualFold(a, "abort") {
+		if a == "" {
+			return azerr.MissingHeader("x-ms-copy-action")
+		}
+		return azerr.InvalidHeader("x-ms-copy-action", a)
+	}
+	id := rq.q.Get("copyid")
+	if id == "" {
+		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "copyid")
+	}
+	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}); err != nil {
+		return err
+	}
+	rq.status(http.StatusNoContent)
+	return nil
+}
+
+type tagsXML struct {
+	XMLName xml.Name `xml:"Tags"`
+	Tags    []struct {
+		Key   string `xml:"Key"`
+		Value string `xml:"Value"`
+	} `xml:"TagSet>Tag"`
+}
+
+// getTags is Get Blob Tags.
+func (h *handler) getTags(rq *req) error {
+	rq.info.Operation = "GetBlobTags"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
+		return err
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("<Tags><TagSet>")
+	for _, kv := range blob.SortTags(tags) {
+		b.WriteString("<Tag><Key>" + azerr.EscapeXML(kv[0]) + "</Key><Value>" + azerr.EscapeXML(kv[1]) + "</Value></Tag>")
+	}
+	b.WriteString("</TagSet></Tags>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// setTags is Set Blob Tags.
+func (h *handler) setTags(rq *req) error {
+	rq.info.Operation = "SetBlobTags"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
+		return err
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	body, err := readBody(rq, 1<<20)
+	if err != nil {
+		return err
+	}
+	var tags []blob.KV
+	if len(bytes.TrimSpace(body)) > 0 {
+		var doc tagsXML
+		if err := xml.Unmarshal(body, &doc); err != nil {
+			return azerr.New("InvalidXmlDocument")
+		}
+		for _, t := range doc.Tags {
+			tags = append(tags, blob.KV{t.Key, t.Value})
+		}
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	if err := h.svc.SetTags(rq.ctx(), rq.ref(), tags, cond); err != nil {
+		return err
+	}
+	rq.status(http.StatusNoContent)
+	return nil
+}
+
+// setTier is Set Blob Tier.
+func (h *handler) setTier(rq *req) error {
+	rq.info.Operation = "SetBlobTier"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	tier, err := tierHeader(rq)
+	if err != nil {
+		return err
+	}
+	if tier == "" {
+		return azerr.MissingHeader("x-ms-access-tier")
+	}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	if err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond); err != nil {
+		return err
+	}
+	rq.status(http.StatusOK)
+	return nil
+}

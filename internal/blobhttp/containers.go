@@ -1,0 +1,627 @@
+package blobhttp
+
+import (
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+)
+
+func publicAccess(v string) (string, error) {
+	switch v {
+	case "", "blob", "container":
+		return v, nil
+	}
+	return "", azerr.InvalidHeader("x-ms-blob-public-access", v)
+}
+
+// createContainer is Create Container.
+func (h *handler) createContainer(rq *req) error {
+	rq.info.Operation = "CreateContainer"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "c", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	pa, err := publicAccess(rq.r.Header.Get("x-ms-blob-public-access"))
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateContainer(rq.ctx(), rq.info.Account, rq.container, meta, pa)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), c.ETag, c.Modified)
+	rq.status(http.StatusCreated)
+	return nil
+}
+
+func (rq *req) containerCond() (blob.Cond, error) {
+	c, err := rq.cond()
+	if err != nil {
+		return c, err
+	}
+	if c.IfMatch != nil || c.IfNoneMatch != nil {
+		return c, azerr.New("UnsupportedHeader")
+	}
+	return c, nil
+}
+
+// deleteContainer is Delete Container.
+func (h *handler) deleteContainer(rq *req) error {
+	rq.info.Operation = "DeleteContainer"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "d", AccountPerms: "d", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	cond, err := rq.containerCond()
+	if err != nil {
+		return err
+	}
+	if err := h.svc.DeleteContainer(rq.ctx(), rq.info.Account, rq.container, cond); err != nil {
+		return err
+	}
+	rq.status(http.StatusAccepted)
+	return nil
+}
+
+func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
+	hd := rq.w.Header()
+	setETag(hd, c.ETag, c.Modified)
+	if withMeta {
+		writeMeta(hd, c.Meta)
+	}
+	now := h.d.Now()
+	hd.Set("x-ms-lease-status", c.Lease.Status(now))
+	hd.Set("x-ms-lease-state", c.Lease.StateName(now))
+	if d := c.Lease.DurationName(now); d != "" {
+		hd.Set("x-ms-lease-duration", d)
+	}
+	if c.Public != "" {
+		hd.Set("x-ms-blob-public-access", c.Public)
+	}
+	hd.Set("x-ms-has-immutability-policy", "false")
+	hd.Set("x-ms-has-legal-hold", "false")
+	hd.Set("x-ms-default-encryption-scope", "$account-encryption-key")
+	hd.Set("x-ms-deny-encryption-scope-override", "false")
+}
+
+// getContainerProps is Get Container Properties / Get Container Metadata.
+func (h *handler) getContainerProps(rq *req, comp string) error {
+	rq.info.Operation = "GetContainerProperties"
+	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r"}
+	if comp == "metadata" {
+		rq.info.Operation = "GetContainerMetadata"
+		a.ServiceSASDenied = true
+	} else {
+		a.PublicRead = h.publicRead(rq, true)
+	}
+	if err := h.authorize(rq, a); err != nil {
+		return err
+	}
+	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("x-ms-lease-id"))
+	if err != nil {
+		return err
+	}
+	h.containerHeaders(rq, c, true)
+	rq.status(http.StatusOK)
+	return nil
+}
+
+// setContainerMetadata is Set Container Metadata.
+func (h *handler) setContainerMetadata(rq *req) error {
+	rq.info.Operation = "SetContainerMetadata"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	cond, err := rq.containerCond()
+	if err != nil {
+		return err
+	}
+	if !cond.IfUnmodifiedSince.IsZero() {
+		return azerr.New("UnsupportedHeader").WithDetail("HeaderName", "If-Unmodified-Since")
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.SetContainerMetadata(rq.ctx(), rq.info.Account, rq.container, meta, cond)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), c.ETag, c.Modified)
+	rq.status(http.StatusOK)
+	return nil
+}
+
+type signedIdentifiersXML struct {
+	XMLName xml.Name `xml:"SignedIdentifiers"`
+	IDs     []struct {
+		ID     string `xml:"Id"`
+		Policy *struct {
+			Start      string `xml:"Start"`
+			Expiry     string `xml:"Expiry"`
+			Permission string `xml:"Permission"`
+		} `xml:"AccessPolicy"`
+	} `xml:"SignedIdentifier"`
+}
+
+// getContainerACL is Get Container ACL.
+func (h *handler) getContainerACL(rq *req) error {
+	rq.info.Operation = "GetContainerACL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("x-ms-lease-id"))
+	if err != nil {
+		return err
+	}
+	hd := rq.w.Header()
+	setETag(hd, c.ETag, c.Modified)
+	if c.Public != "" {
+		hd.Set("x-ms-blob-public-access", c.Public)
+	}
+	var b strings.Builder
+	b.WriteString("<SignedIdentifiers>")
+	for _, si := range c.ACL {
+		b.WriteString("<SignedIdentifier><Id>" + azerr.EscapeXML(si.ID) + "</Id>")
+		if si.HasPolicy {
+			b.WriteString("<AccessPolicy>")
+			if si.Start != "" {
+				b.WriteString("<Start>" + azerr.EscapeXML(si.Start) + "</Start>")
+			}
+			if si.Expiry != "" {
+				b.WriteString("<Expiry>" + azerr.EscapeXML(si.Expiry) + "</Expiry>")
+			}
+			if si.Permission != "" {
+				b.WriteString("<Permission>" + azerr.EscapeXML(si.Permission) + "</Permission>")
+			}
+			b.WriteString("</AccessPolicy>")
+		}
+		b.WriteString("</SignedIdentifier>")
+	}
+	b.WriteString("</SignedIdentifiers>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+func readBody(rq *req, max int64) ([]byte, error) {
+	if _, err := rq.contentLength(max); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(rq.r.Body, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, azerr.New("RequestBodyTooLarge")
+	}
+	return b, nil
+}
+
+// setContainerACL is Set Container ACL.
+func (h *handler) setContainerACL(rq *req) error {
+	rq.info.Operation = "SetContainerACL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	cond, err := rq.containerCond()
+	if err != nil {
+		return err
+	}
+	pa, err := publicAccess(rq.r.Header.Get("x-ms-blob-public-access"))
+	if err != nil {
+		return err
+	}
+	body, err := readBody(rq, 1<<20)
+	if err != nil {
+		return err
+	}
+	var ids []blob.SignedIdentifier
+	if len(strings.TrimSpace(string(body))) > 0 {
+		var doc signedIdentifiersXML
+		if err := xml.Unmarshal(body, &doc); err != nil {
+			return azerr.New("InvalidXmlDocument")
+		}
+		seen := map[string]bool{}
+		for _, si := range doc.IDs {
+			if si.ID == "" || len(si.ID) > 64 || seen[si.ID] {
+				return azerr.New("InvalidXmlDocument")
+			}
+			seen[si.ID] = true
+			v := blob.SignedIdentifier{ID: si.ID}
+			if si.Policy != nil {
+				v.HasPolicy = true
+				v.Start, v.Expiry, v.Permission = si.Policy.Start, si.Policy.Expiry, si.Policy.Permission
+				for _, t := range []string{v.Start, v.Expiry} {
+					if t != "" {
+						if _, err := parseISOTime(t); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			ids = append(ids, v)
+		}
+	}
+	c, err := h.svc.SetContainerACL(rq.ctx(), rq.info.Account, rq.container, pa, ids, cond)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), c.ETag, c.Modified)
+	rq.status(http.StatusOK)
+	return nil
+}
+
+// isGUID accepts the .NET Guid formats: 32 hex digits, optionally with
+// dashes (8-4-4-4-12) and braces or parentheses.
+func isGUID(s string) bool {
+	if len(s) >= 2 && (s[0] == '{' && s[len(s)-1] == '}' || s[0] == '(' && s[len(s)-1] == ')') {
+		s = s[1 : len(s)-1]
+	}
+	hex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+	switch len(s) {
+	case 32:
+		for i := 0; i < 32; i++ {
+			if !hex(s[i]) {
+				return false
+			}
+		}
+		return true
+	case 36:
+		for i := 0; i < 36; i++ {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if s[i] != '-' {
+					return false
+				}
+			} else if !hex(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// leaseRequest decodes the headers of Lease Blob / Lease Container.
+func (rq *req) leaseRequest() (blob.LeaseRequest, error) {
+	hd := rq.r.Header
+	var out blob.LeaseRequest
+	av := hd.Get("x-ms-lease-action")
+	if av == "" {
+		return out, azerr.MissingHeader("x-ms-lease-action")
+	}
+	kind, ok := lease.ParseAction(av)
+	if !ok {
+		return out, azerr.InvalidHeader("x-ms-lease-action", av)
+	}
+	a := lease.Action{Kind: kind, LeaseID: hd.Get("x-ms-lease-id"), ProposedID: hd.Get("x-ms-proposed-lease-id")}
+	if a.ProposedID != "" && !isGUID(a.ProposedID) {
+		return out, azerr.InvalidHeader("x-ms-proposed-lease-id", a.ProposedID)
+	}
+	switch kind {
+	case lease.Acquire:
+		dv := hd.Get("x-ms-lease-duration")
+		if dv == "" {
+			return out, azerr.MissingHeader("x-ms-lease-duration")
+		}
+		d, err := strconv.Atoi(strings.TrimSpace(dv))
+		if err != nil || !lease.ValidDuration(d) {
+			return out, azerr.InvalidHeader("x-ms-lease-duration", dv)
+		}
+		a.Duration = d
+	case lease.Renew, lease.Release:
+		if a.LeaseID == "" {
+			return out, azerr.MissingHeader("x-ms-lease-id")
+		}
+	case lease.Change:
+		if a.LeaseID == "" {
+			return out, azerr.MissingHeader("x-ms-lease-id")
+		}
+		if a.ProposedID == "" {
+			return out, azerr.MissingHeader("x-ms-proposed-lease-id")
+		}
+	case lease.Break:
+		if pv := hd.Get("x-ms-lease-break-period"); pv != "" {
+			p, err := strconv.Atoi(strings.TrimSpace(pv))
+			if err != nil || !lease.ValidBreakPeriod(p) {
+				return out, azerr.InvalidHeader("x-ms-lease-break-period", pv)
+			}
+			a.BreakPeriod = &p
+		}
+	}
+	out.Action = a
+	return out, nil
+}
+
+func writeLeaseResult(rq *req, kind lease.ActionKind, res lease.Result) {
+	hd := rq.w.Header()
+	switch kind {
+	case lease.Acquire:
+		hd.Set("x-ms-lease-id", res.LeaseID)
+		rq.status(http.StatusCreated)
+	case lease.Break:
+		hd.Set("x-ms-lease-time", strconv.Itoa(res.LeaseTime))
+		rq.status(http.StatusAccepted)
+	case lease.Release:
+		rq.status(http.StatusOK)
+	default:
+		hd.Set("x-ms-lease-id", res.LeaseID)
+		rq.status(http.StatusOK)
+	}
+}
+
+// leaseContainer is Lease Container.
+func (h *handler) leaseContainer(rq *req) error {
+	rq.info.Operation = "LeaseContainer"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	lr, err := rq.leaseRequest()
+	if err != nil {
+		return err
+	}
+	if lr.Cond, err = rq.containerCond(); err != nil {
+		return err
+	}
+	c, res, err := h.svc.LeaseContainer(rq.ctx(), rq.info.Account, rq.container, lr)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), c.ETag, c.Modified)
+	writeLeaseResult(rq, lr.Action.Kind, res)
+	return nil
+}
+
+func maxResults(rq *req) (int, error) {
+	v := rq.q.Get("maxresults")
+	if v == "" {
+		return blob.MaxListResults, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, azerr.InvalidQuery("maxresults", v, "")
+	}
+	if n <= 0 {
+		return 0, azerr.OutOfRangeQuery("maxresults", v, 1, 2147483647)
+	}
+	return min(n, blob.MaxListResults), nil
+}
+
+func includes(rq *req) map[string]bool {
+	m := map[string]bool{}
+	for _, v := range rq.q["include"] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(strings.ToLower(p)); p != "" {
+				m[p] = true
+			}
+		}
+	}
+	return m
+}
+
+func echo(b *strings.Builder, rq *req, param, elem string) {
+	if _, ok := rq.q[param]; ok {
+		b.WriteString("<" + elem + ">" + azerr.EscapeXML(rq.q.Get(param)) + "</" + elem + ">")
+	}
+}
+
+func metaXML(b *strings.Builder, meta []blob.KV) {
+	b.WriteString("<Metadata>")
+	for _, kv := range meta {
+		b.WriteString("<" + kv[0] + ">" + azerr.EscapeXML(kv[1]) + "</" + kv[0] + ">")
+	}
+	b.WriteString("</Metadata>")
+}
+
+func leaseXML(b *strings.Builder, l lease.State, h *handler) {
+	now := h.d.Now()
+	b.WriteString("<LeaseStatus>" + l.Status(now) + "</LeaseStatus><LeaseState>" + l.StateName(now) + "</LeaseState>")
+	if d := l.DurationName(now); d != "" {
+		b.WriteString("<LeaseDuration>" + d + "</LeaseDuration>")
+	}
+}
+
+// listContainers is List Containers.
+func (h *handler) listContainers(rq *req) error {
+	rq.info.Operation = "ListContainers"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "l", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	max, err := maxResults(rq)
+	if err != nil {
+		return err
+	}
+	inc := includes(rq)
+	list, next, err := h.svc.ListContainers(rq.ctx(), rq.info.Account, rq.q.Get("prefix"), rq.q.Get("marker"), max)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") + `">`)
+	echo(&b, rq, "prefix", "Prefix")
+	echo(&b, rq, "marker", "Marker")
+	echo(&b, rq, "maxresults", "MaxResults")
+	b.WriteString("<Containers>")
+	for _, c := range list {
+		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name><Properties><Last-Modified>" +
+			httpTime(c.Modified) + "</Last-Modified><Etag>" + blob.ETagString(c.ETag) + "</Etag>")
+		leaseXML(&b, c.Lease, h)
+		if c.Public != "" {
+			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
+		}
+		b.WriteString("<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>")
+		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>")
+		if inc["metadata"] {
+			metaXML(&b, c.Meta)
+		}
+		b.WriteString("</Container>")
+	}
+	b.WriteString("</Containers><NextMarker>" + azerr.EscapeXML(next) + "</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// listBlobs is List Blobs (flat or hierarchical).
+func (h *handler) listBlobs(rq *req) error {
+	rq.info.Operation = "ListBlobs"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "l", AccountPerms: "l", PublicRead: h.publicRead(rq, true)}); err != nil {
+		return err
+	}
+	max, err := maxResults(rq)
+	if err != nil {
+		return err
+	}
+	inc := includes(rq)
+	for k := range inc {
+		switch k {
+		case "snapshots", "metadata", "uncommittedblobs", "copy", "tags", "deleted", "versions", "immutabilitypolicy", "legalhold", "deletedwithversions", "permissions":
+		default:
+			return azerr.InvalidQuery("include", k, "")
+		}
+	}
+	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
+		Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
+	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") +
+		`" ContainerName="` + azerr.EscapeXML(rq.container) + `">`)
+	echo(&b, rq, "prefix", "Prefix")
+	echo(&b, rq, "marker", "Marker")
+	echo(&b, rq, "maxresults", "MaxResults")
+	echo(&b, rq, "delimiter", "Delimiter")
+	b.WriteString("<Blobs>")
+	for _, it := range items {
+		if it.Prefix != "" {
+			b.WriteString("<BlobPrefix><Name>" + azerr.EscapeXML(it.Prefix) + "</Name></BlobPrefix>")
+			continue
+		}
+		bl := it.Blob
+		b.WriteString("<Blob><Name>" + azerr.EscapeXML(bl.Name) + "</Name>")
+		if bl.Snapshot != "" {
+			b.WriteString("<Snapshot>" + bl.Snapshot + "</Snapshot>")
+		}
+		b.WriteString("<Properties>")
+		if it.Uncommitted {
+			b.WriteString("<Content-Length>0</Content-Length><BlobType>BlockBlob</BlobType><LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState></Properties></Blob>")
+			continue
+		}
+		b.WriteString("<Creation-Time>" + httpTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpTime(bl.Modified) +
+			"</Last-Modified><Etag>" + blob.ETagString(bl.ETag) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
+		p := bl.Props
+		ct := p.ContentType
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		b.WriteString("<Content-Type>" + azerr.EscapeXML(ct) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
+			"</Content-Encoding><Content-Language>" + azerr.EscapeXML(p.ContentLanguage) + "</Content-Language>")
+		b.WriteString("<Content-MD5>")
+		if len(p.ContentMD5) > 0 {
+			b.WriteString(base64.StdEncoding.EncodeToString(p.ContentMD5))
+		}
+		b.WriteString("</Content-MD5><Content-Disposition>" + azerr.EscapeXML(p.ContentDisposition) + "</Content-Disposition><Cache-Control>" +
+			azerr.EscapeXML(p.CacheControl) + "</Cache-Control>")
+		if bl.Type == blob.PageBlob {
+			b.WriteString("<x-ms-blob-sequence-number>" + strconv.FormatInt(bl.Seq, 10) + "</x-ms-blob-sequence-number>")
+		}
+		b.WriteString("<BlobType>" + bl.Type + "</BlobType>")
+		if bl.Snapshot == "" {
+			leaseXML(&b, bl.Lease, h)
+		} else {
+			b.WriteString("<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>")
+		}
+		if inc["copy"] && bl.Copy != nil {
+			c := bl.Copy
+			b.WriteString("<CopyId>" + c.ID + "</CopyId><CopyStatus>" + c.Status + "</CopyStatus><CopySource>" + azerr.EscapeXML(c.Source) +
+				"</CopySource><CopyProgress>" + c.Progress + "</CopyProgress><CopyCompletionTime>" + httpTime(c.Completion) + "</CopyCompletionTime>")
+			if c.Description != "" {
+				b.WriteString("<CopyStatusDescription>" + azerr.EscapeXML(c.Description) + "</CopyStatusDescription>")
+			}
+		}
+		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
+		if bl.Type == blob.BlockBlob {
+			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier><AccessTierInferred>" + strconv.FormatBool(bl.AccessTier == "") + "</AccessTierInferred>")
+		}
+		if len(bl.Tags) > 0 {
+			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")
+		}
+		b.WriteString("</Properties>")
+		if inc["metadata"] {
+			metaXML(&b, bl.Meta)
+		}
+		if inc["tags"] && len(bl.Tags) > 0 {
+			b.WriteString("<Tags><TagSet>")
+			for _, kv := range blob.SortTags(bl.Tags) {
+				b.WriteString("<Tag><Key>" + azerr.EscapeXML(kv[0]) + "</Key><Value>" + azerr.EscapeXML(kv[1]) + "</Value></Tag>")
+			}
+			b.WriteString("</TagSet></Tags>")
+		}
+		b.WriteString("</Blob>")
+	}
+	b.WriteString("</Blobs><NextMarker>" + azerr.EscapeXML(next) + "</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+func tierOf(b *blob.Blob) string {
+	if b.AccessTier == "" {
+		return "Hot"
+	}
+	return b.AccessTier
+}
+
+// findBlobs is Find Blobs by Tags (account-wide or in one container).
+func (h *handler) findBlobs(rq *req, container string) error {
+	rq.info.Operation = "FindBlobsByTags"
+	res := auth.ResService
+	if container != "" {
+		res = auth.ResContainer
+	}
+	if err := h.authorize(rq, auth.Access{Resource: res, Perms: "f", AccountPerms: "f"}); err != nil {
+		return err
+	}
+	max, err := maxResults(rq)
+	if err != nil {
+		return err
+	}
+	where := rq.q.Get("where")
+	if where == "" {
+		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "where")
+	}
+	marker := rq.q.Get("marker")
+	if marker != "" {
+		raw, err := decodeB64Marker(marker)
+		if err != nil {
+			return azerr.InvalidQuery("marker", marker, "")
+		}
+		marker = raw
+	}
+	found, next, err := h.svc.FindBlobs(rq.ctx(), rq.info.Account, container, where, marker, max)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") + `">`)
+	b.WriteString("<Where>" + azerr.EscapeXML(where) + "</Where><Blobs>")
+	for _, f := range found {
+		b.WriteString("<Blob><Name>" + azerr.EscapeXML(f.Name) + "</Name><ContainerName>" + azerr.EscapeXML(f.Container) + "</ContainerName><Tags><TagSet>")
+		for _, kv := range f.Tags {
+			b.WriteString("<Tag><Key>" + azerr.EscapeXML(kv[0]) + "</Key><Value>" + azerr.EscapeXML(kv[1]) + "</Value></Tag>")
+		}
+		b.WriteString("</TagSet></Tags></Blob>")
+	}
+	nm := ""
+	if next != "" {
+		nm = encodeB64Marker(next)
+	}
+	b.WriteString("</Blobs><NextMarker>" + nm + "</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
