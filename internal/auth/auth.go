@@ -164,7 +164,9 @@ type Access struct {
 	Resource ResourceType
 	// Perms are the service SAS permission letters of which any one allows
 	// the operation; AccountPerms the same for an account SAS (empty means
-	// Perms).
+	// Perms). An operation with no letters at all cannot be run with a SAS
+	// (AuthorizationPermissionMismatch). With a stored access policy the
+	// letters come from the policy.
 	Perms        string
 	AccountPerms string
 	// ServiceSASDenied is set for operations a service SAS can never do
@@ -188,7 +190,10 @@ type Access struct {
 	Policy func(id string) (*Policy, error)
 	// PublicRead reports whether anonymous callers may run this operation
 	// (blob public access); only called for anonymous requests. nil means
-	// never.
+	// never. Set it only for read operations public access can allow: an
+	// anonymous Blob request refused by it answers 404 ResourceNotFound
+	// (Azure hides private resources), any other anonymous request 401
+	// NoAuthenticationInformation.
 	PublicRead func() (bool, error)
 }
 

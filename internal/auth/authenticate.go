@@ -90,13 +90,15 @@ func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, 
 	if err := a.checkDate(r); err != nil {
 		return nil, err
 	}
+	// The documented form first; the spellings of particular clients only
+	// when it fails.
+	canonical := []string{sharedkey.StringToSign(r, account, form)}
+	if anyMatches(acc.Keys, canonical, sig) {
+		return &Identity{Kind: kind, Account: account}, nil
+	}
 	candidates := sharedkey.Candidates(r, account, form)
-	for _, key := range acc.Keys {
-		for _, sts := range candidates {
-			if sharedkey.SignatureMatches(key, sts, sig) {
-				return &Identity{Kind: kind, Account: account}, nil
-			}
-		}
+	if anyMatches(acc.Keys, candidates[1:], sig) {
+		return &Identity{Kind: kind, Account: account}, nil
 	}
 	if a.debug {
 		a.log.Info("shared key signature mismatch",

@@ -160,12 +160,12 @@ func Candidates(r *http.Request, account string, f Form) []string {
 	var toggles []func(*variant)
 	h := r.Header
 	if !f.Table {
-		names := xmsNames(h)
+		names, values := xmsHeaders(h)
 		if !sortedBy(names, CompareHeaderNames) || !sortedBy(names, strings.Compare) {
 			toggles = append(toggles, func(v *variant) { v.cultureOrder = true })
 		}
 		for _, n := range names {
-			vals := headerValues(h, n)
+			vals := values[n]
 			if joinValues(vals, true) != joinValues(vals, false) {
 				toggles = append(toggles, func(v *variant) { v.rawValues = true })
 				break
@@ -273,7 +273,7 @@ func CanonicalizedHeaders(h http.Header) string {
 }
 
 func canonicalizedHeaders(h http.Header, cultureOrder, raw bool) string {
-	names := xmsNames(h)
+	names, values := xmsHeaders(h)
 	if cultureOrder {
 		sort.SliceStable(names, func(i, j int) bool { return CompareHeaderNames(names[i], names[j]) < 0 })
 	}
@@ -281,43 +281,33 @@ func canonicalizedHeaders(h http.Header, cultureOrder, raw bool) string {
 	for _, n := range names {
 		b.WriteString(n)
 		b.WriteByte(':')
-		b.WriteString(joinValues(headerValues(h, n), !raw))
+		b.WriteString(joinValues(values[n], !raw))
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-// xmsNames returns the lowercased x-ms-* header names of h, in ordinal
-// order, without duplicates.
-func xmsNames(h http.Header) []string {
-	seen := map[string]bool{}
-	var names []string
+// xmsHeaders returns the lowercased x-ms-* header names of h in ordinal
+// order and their values; keys of h that differ only in case are merged,
+// in the ordinal order of the keys.
+func xmsHeaders(h http.Header) (names []string, values map[string][]string) {
+	keys := make([]string, 0, len(h))
 	for k := range h {
-		n := strings.ToLower(strings.TrimSpace(k))
-		if strings.HasPrefix(n, "x-ms-") && !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// headerValues returns every value of the header named n (lowercase),
-// whatever the case of the keys in h.
-func headerValues(h http.Header, n string) []string {
-	var out []string
-	keys := make([]string, 0, 1)
-	for k := range h {
-		if strings.ToLower(strings.TrimSpace(k)) == n {
+		if t := strings.TrimSpace(k); len(t) >= 5 && strings.EqualFold(t[:5], "x-ms-") {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
+	values = make(map[string][]string, len(keys))
 	for _, k := range keys {
-		out = append(out, h[k]...)
+		n := strings.ToLower(strings.TrimSpace(k))
+		if _, seen := values[n]; !seen {
+			names = append(names, n)
+		}
+		values[n] = append(values[n], h[k]...)
 	}
-	return out
+	sort.Strings(names)
+	return names, values
 }
 
 func joinValues(vals []string, fold bool) string {
