@@ -94,10 +94,12 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 
 func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.Request, need Access) error {
 	svc := sasService(need.Service)
-	// What a service SAS can never reach: service-level operations and
-	// those that create, delete, list or configure containers, queues,
-	// tables and shares.
-	if need.ServiceSASDenied || need.Resource == ResService || need.Container == "" {
+	// What a service SAS can never reach: requests that name no container
+	// and the operations that create, delete, list or configure
+	// containers, queues, tables and shares. A service-level operation
+	// addressed through a container URL (Get Account Information) is
+	// checked against the container like any other.
+	if need.ServiceSASDenied || need.Container == "" {
 		return azerr.New("AuthorizationFailure")
 	}
 	container, object, timestamp := need.Container, "", ""

@@ -121,6 +121,7 @@ func TestServiceSASBlob(t *testing.T) {
 		{"blob SAS on a container operation", "c1", blobSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1"}, nil, "AuthorizationFailure"},
 		{"service SAS on an operation it can never do", "c1", containerSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1", ServiceSASDenied: true}, nil, "AuthorizationFailure"},
 		{"service SAS on a service-level operation", "", containerSAS, Access{Resource: ResService, Perms: "rl"}, nil, "AuthorizationFailure"},
+		{"service SAS on Get Account Information through its container", "c1", containerSAS, Access{Resource: ResService, Perms: "racwdl", Container: "c1"}, nil, ""},
 		{"missing permission", "c1/x", containerSAS, Access{Resource: ResObject, Perms: "wd", Container: "c1", Object: "x"}, nil, "AuthorizationPermissionMismatch"},
 		{"operation without SAS permission letters", "c1/x", containerSAS, Access{Resource: ResObject, Container: "c1", Object: "x"}, nil, "AuthorizationPermissionMismatch"},
 		{"snapshot SAS on its snapshot", "c1/b1", snapSAS, withSnap("2026-11-01T00:00:00.0000000Z"), nil, ""},
