@@ -26,6 +26,13 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("in-process transport: no handler for host %q", req.URL.Host)
 	}
 	r := req.Clone(req.Context())
+	// A network server sees canonical header keys; so does the handler.
+	canon := make(http.Header, len(r.Header))
+	for k, vs := range r.Header {
+		ck := http.CanonicalHeaderKey(k)
+		canon[ck] = append(canon[ck], vs...)
+	}
+	r.Header = canon
 	r.RequestURI = req.URL.RequestURI()
 	r.Host = req.URL.Host
 	r.RemoteAddr = "127.0.0.1:50000"

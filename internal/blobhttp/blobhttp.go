@@ -47,6 +47,7 @@ type req struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
+	canonicalizeHeaders(r)
 	q := r.URL.Query()
 	rq := &req{w: w, r: r, info: info, q: q}
 	path := info.Path
@@ -81,6 +82,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.route(rq, hasBlob); err != nil {
 		httpx.WriteError(w, r, err)
+	}
+}
+
+// canonicalizeHeaders gives r the header keys a network server would
+// produce, so that in-process callers that build header maps by hand are
+// treated like remote ones.
+func canonicalizeHeaders(r *http.Request) {
+	for k := range r.Header {
+		if http.CanonicalHeaderKey(k) != k {
+			out := make(http.Header, len(r.Header))
+			for k, vs := range r.Header {
+				ck := http.CanonicalHeaderKey(k)
+				out[ck] = append(out[ck], vs...)
+			}
+			r.Header = out
+			return
+		}
 	}
 }
 
@@ -311,9 +329,11 @@ func isCanonicalWord(s string) bool {
 	return true
 }
 
+// writeMeta sends metadata as x-ms-meta-* headers. Keys are canonical,
+// as any HTTP/1.1 client sees them after parsing; listings keep the case.
 func writeMeta(h http.Header, meta []blob.KV) {
 	for _, kv := range meta {
-		h["x-ms-meta-"+kv[0]] = []string{kv[1]}
+		h.Set("x-ms-meta-"+kv[0], kv[1])
 	}
 }
 
