@@ -90,6 +90,16 @@ func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, 
 	if err := a.checkDate(r); err != nil {
 		return nil, err
 	}
+	// A signed standard header sent twice makes the string-to-sign
+	// ambiguous.
+	for _, h := range [...]string{
+		"Content-Encoding", "Content-Language", "Content-Length", "Content-MD5", "Content-Type", "Date",
+		"If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since", "Range", "x-ms-date",
+	} {
+		if vals := r.Header.Values(h); len(vals) > 1 {
+			return nil, azerr.InvalidHeader(h, strings.Join(vals, ","))
+		}
+	}
 	// The documented form first; the spellings of particular clients only
 	// when it fails.
 	canonical := []string{sharedkey.StringToSign(r, account, form)}
@@ -118,6 +128,10 @@ func (a *Authenticator) checkDate(r *http.Request) error {
 		return authFailed("Request date header not specified.")
 	}
 	t, err := http.ParseTime(d)
+	if err != nil {
+		// Tolerate a numeric zone ("+0000") besides "GMT".
+		t, err = time.Parse(time.RFC1123Z, d)
+	}
 	if err != nil {
 		return authFailed(fmt.Sprintf("Request date header '%s' is not a valid RFC 1123 date.", d))
 	}

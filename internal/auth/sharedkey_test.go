@@ -201,6 +201,10 @@ func TestSharedKeyRefused(t *testing.T) {
 		{"16 minutes ahead", signed(func(r *http.Request) {
 			r.Header.Set("x-ms-date", testNow.Add(16*time.Minute).Format(http.TimeFormat))
 		}), DevAccount, "AuthenticationFailed", 403, "future"},
+		{"Content-Type twice", signed(func(r *http.Request) {
+			r.Header.Add("Content-Type", "text/plain")
+			r.Header.Add("Content-Type", "text/html")
+		}), DevAccount, "InvalidHeaderValue", 400, ""},
 		{"old Date header, no x-ms-date", signed(func(r *http.Request) {
 			r.Header.Del("x-ms-date")
 			r.Header.Set("Date", testNow.Add(-time.Hour).Format(http.TimeFormat))
@@ -219,9 +223,12 @@ func TestSharedKeyRefused(t *testing.T) {
 
 func TestSharedKeyClockSkewBoundary(t *testing.T) {
 	a := MustAuthenticator(t, nil, false)
-	for _, off := range []time.Duration{-15 * time.Minute, 15 * time.Minute, -14 * time.Minute} {
+	for _, off := range []time.Duration{-15 * time.Minute, 15 * time.Minute, -14 * time.Minute, time.Minute} {
 		r := newReq("GET", "http://127.0.0.1:10000/devstoreaccount1/c", "")
 		r.Header.Set("x-ms-date", testNow.Add(off).Format(http.TimeFormat))
+		if off == time.Minute {
+			r.Header.Set("x-ms-date", testNow.Add(off).Format(time.RFC1123Z))
+		}
 		sharedkey.Sign(r, DevAccount, devKey(), false)
 		if _, err := a.Authenticate(r, Blob, DevAccount); err != nil {
 			t.Errorf("offset %v refused: %v", off, err)
