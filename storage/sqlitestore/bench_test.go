@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -16,6 +18,7 @@ func runUpdates(b *testing.B, s storage.Engine, goroutines int, readFirst bool) 
 	value := make([]byte, 100)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for g := range goroutines {
 		wg.Go(func() {
@@ -43,11 +46,20 @@ func runUpdates(b *testing.B, s storage.Engine, goroutines int, readFirst bool) 
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	// CPU time per commit is steadier than wall time on a shared machine.
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/commit")
 	if st, ok := s.(interface{ Stats() (int64, int64) }); ok {
 		if txs, updates := st.Stats(); txs > 0 {
 			b.ReportMetric(float64(updates)/float64(txs), "updates/tx")
 		}
 	}
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkUpdateParallel16 is the group-commit target: 16 goroutines each

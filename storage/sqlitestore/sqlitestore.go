@@ -41,6 +41,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -77,9 +78,8 @@ const maxBatch = 256
 // Store is the SQLite engine. It is safe for concurrent use.
 type Store struct {
 	opts   Options
-	wdb    *sql.DB
+	drv    driver.Driver
 	writer *conn
-	rdb    *sql.DB
 
 	queue   chan *request
 	quit    chan struct{}
@@ -134,17 +134,16 @@ func Open(opts Options) (*Store, error) {
 	for range opts.Readers {
 		s.slots <- struct{}{}
 	}
-	if err := s.openWriter(); err != nil {
-		s.closeDBs()
-		return nil, err
-	}
-	s.rdb, err = sql.Open("sqlite", s.dsn(true))
+	// database/sql only serves to find the registered driver.
+	db, err := sql.Open("sqlite", "")
 	if err != nil {
-		s.closeDBs()
 		return nil, err
 	}
-	s.rdb.SetMaxOpenConns(opts.Readers)
-	s.rdb.SetMaxIdleConns(opts.Readers)
+	s.drv = db.Driver()
+	db.Close()
+	if err := s.openWriter(); err != nil {
+		return nil, err
+	}
 	go s.writeLoop()
 	return s, nil
 }
@@ -163,6 +162,9 @@ func (s *Store) dsn(readOnly bool) string {
 	q.Add("_pragma", "cache_size(-16384)")
 	// Savepoint sub-journals stay in memory instead of temp files.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// Checkpoint less often: pages rewritten between checkpoints are
+	// copied back to the database once, and checkpoints fsync.
+	q.Add("_pragma", "wal_autocheckpoint(8192)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}
@@ -171,51 +173,21 @@ func (s *Store) dsn(readOnly bool) string {
 }
 
 func (s *Store) openWriter() error {
-	var err error
-	s.wdb, err = sql.Open("sqlite", s.dsn(false))
+	c, err := openConn(s.drv, s.dsn(false), true)
 	if err != nil {
 		return err
 	}
-	s.wdb.SetMaxOpenConns(1)
-	ctx := context.Background()
-	c, err := s.wdb.Conn(ctx)
+	mode, err := c.querySQL(`PRAGMA journal_mode`)
 	if err != nil {
+		c.close()
 		return err
 	}
-	// The schema must exist before statements can be prepared.
-	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
-		c.Close()
-		return err
+	if m, _ := blob(mode); string(m) != "wal" {
+		c.close()
+		return fmt.Errorf("sqlitestore: journal_mode is %q, want wal", m)
 	}
-	var mode string
-	if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		c.Close()
-		return err
-	}
-	if mode != "wal" {
-		c.Close()
-		return fmt.Errorf("sqlitestore: journal_mode is %q, want wal", mode)
-	}
-	s.writer, err = prepare(c, true)
-	if err != nil {
-		c.Close()
-		return err
-	}
+	s.writer = c
 	return nil
-}
-
-func (s *Store) closeDBs() error {
-	var errs []error
-	if s.writer != nil {
-		errs = append(errs, s.writer.close())
-	}
-	if s.wdb != nil {
-		errs = append(errs, s.wdb.Close())
-	}
-	if s.rdb != nil {
-		errs = append(errs, s.rdb.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // Chunks implements storage.Engine.
@@ -239,7 +211,9 @@ func (s *Store) Close() error {
 				errs = append(errs, c.close())
 			}
 		}
-		errs = append(errs, s.closeDBs())
+		if s.writer != nil {
+			errs = append(errs, s.writer.close())
+		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
@@ -297,16 +271,12 @@ func (s *Store) acquireReader(ctx context.Context) (*conn, error) {
 			s.slots <- struct{}{}
 			return nil, storage.ErrClosed
 		}
-		sc, err := s.rdb.Conn(context.Background())
-		if err == nil {
-			var c *conn
-			if c, err = prepare(sc, false); err == nil {
-				return c, nil
-			}
-			sc.Close()
+		c, err := openConn(s.drv, s.dsn(true), false)
+		if err != nil {
+			s.slots <- struct{}{}
+			return nil, err
 		}
-		s.slots <- struct{}{}
-		return nil, err
+		return c, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-s.quit:

@@ -3,27 +3,38 @@ package sqlitestore
 import (
 	"bytes"
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
-// conn is one SQLite connection with its prepared statements. A conn is
-// used by one goroutine at a time: the writer goroutine, or the View that
-// borrowed it from the pool.
+// conn is one SQLite connection with its prepared statements, used through
+// the driver interfaces directly: database/sql would add a pool, locks,
+// argument conversion and a second copy of every value read, none of which
+// a connection owned by one goroutine needs. A conn is used by one
+// goroutine at a time: the writer goroutine, or the View that borrowed it
+// from the pool.
 type conn struct {
-	sc *sql.Conn
+	dc driver.Conn
 
-	begin, beginImmediate, commit, rollback *sql.Stmt
-	savepoint, release, rollbackTo          *sql.Stmt
+	begin, beginImmediate, commit, rollback *stmt
+	savepoint, release, rollbackTo          *stmt
 
-	get, set, del *sql.Stmt
-	// scan statements indexed by scanKind.
-	scan [4]*sql.Stmt
+	get, set, del *stmt
+	// scan statements indexed by scanFwd... constants.
+	scan [4]*stmt
 
-	all []*sql.Stmt
+	all []*stmt
+}
+
+// stmt is a prepared statement of the driver.
+type stmt struct {
+	driver.Stmt
+	ex driver.StmtExecContext
+	q  driver.StmtQueryContext
 }
 
 const (
@@ -33,17 +44,43 @@ const (
 	scanRevOpen
 )
 
-// SQLite binds a zero-length Go slice as NULL; coalesce turns it back into
-// the empty blob so that empty keys and values behave like any other.
-func prepare(sc *sql.Conn, writer bool) (*conn, error) {
-	c := &conn{sc: sc}
-	p := func(dst **sql.Stmt, query string) error {
-		st, err := sc.PrepareContext(context.Background(), query)
+// openConn opens one connection and prepares the statements it needs.
+// SQLite binds a zero-length Go slice as NULL; the statements' coalesce
+// turns it back into the empty blob so that empty keys and values behave
+// like any other.
+func openConn(drv driver.Driver, dsn string, writer bool) (*conn, error) {
+	dc, err := drv.Open(dsn)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{dc: dc}
+	if writer {
+		// The schema must exist before statements can be prepared.
+		if err := c.execSQL(`CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
+			dc.Close()
+			return nil, err
+		}
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		dc.Close()
+		return nil, errors.New("sqlitestore: driver cannot prepare with a context")
+	}
+	p := func(dst **stmt, query string) error {
+		ds, err := pc.PrepareContext(context.Background(), query)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: prepare %q: %w", query, err)
 		}
-		*dst = st
+		st := &stmt{Stmt: ds}
+		st.ex, ok = ds.(driver.StmtExecContext)
+		if ok {
+			st.q, ok = ds.(driver.StmtQueryContext)
+		}
 		c.all = append(c.all, st)
+		if !ok {
+			return errors.New("sqlitestore: driver statements lack context methods")
+		}
+		*dst = st
 		return nil
 	}
 	const (
@@ -52,7 +89,7 @@ func prepare(sc *sql.Conn, writer bool) (*conn, error) {
 		rev     = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') AND k < ?2 ORDER BY k DESC LIMIT ?3`
 		revOpen = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') ORDER BY k DESC LIMIT ?2`
 	)
-	err := errors.Join(
+	err = errors.Join(
 		p(&c.begin, `BEGIN`),
 		p(&c.commit, `COMMIT`),
 		p(&c.rollback, `ROLLBACK`),
@@ -68,24 +105,66 @@ func prepare(sc *sql.Conn, writer bool) (*conn, error) {
 			p(&c.savepoint, `SAVEPOINT u`),
 			p(&c.release, `RELEASE u`),
 			p(&c.rollbackTo, `ROLLBACK TO u`),
-			p(&c.set, `INSERT OR REPLACE INTO kv (k, v) VALUES (coalesce(?1, x''), coalesce(?2, x''))`),
+			p(&c.set, `INSERT INTO kv (k, v) VALUES (coalesce(?1, x''), coalesce(?2, x'')) ON CONFLICT (k) DO UPDATE SET v = excluded.v`),
 			p(&c.del, `DELETE FROM kv WHERE k = coalesce(?1, x'')`),
 		)
 	}
 	if err != nil {
-		for _, st := range c.all {
-			st.Close()
-		}
+		c.close()
 		return nil, err
 	}
 	return c, nil
 }
 
+// execSQL runs unprepared SQL (setup only).
+func (c *conn) execSQL(query string) error {
+	ex, ok := c.dc.(driver.ExecerContext)
+	if !ok {
+		return errors.New("sqlitestore: driver cannot exec directly")
+	}
+	_, err := ex.ExecContext(context.Background(), query, nil)
+	return err
+}
+
+// querySQL returns the first column of the first row of unprepared SQL
+// (setup only).
+func (c *conn) querySQL(query string) (driver.Value, error) {
+	qc, ok := c.dc.(driver.QueryerContext)
+	if !ok {
+		return nil, errors.New("sqlitestore: driver cannot query directly")
+	}
+	rows, err := qc.QueryContext(context.Background(), query, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(dest); err != nil {
+		return nil, err
+	}
+	return dest[0], nil
+}
+
+// args numbers positional arguments for the driver.
+func args(vals ...driver.Value) []driver.NamedValue {
+	nv := make([]driver.NamedValue, len(vals))
+	for i, v := range vals {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return nv
+}
+
 // exec runs a prepared statement that returns no rows. The background
 // context keeps the driver from starting an interrupt watcher per call.
-func (c *conn) exec(st *sql.Stmt, args ...any) error {
-	_, err := st.ExecContext(context.Background(), args...)
+func (c *conn) exec(st *stmt, vals ...driver.Value) error {
+	_, err := st.ex.ExecContext(context.Background(), args(vals...))
 	return err
+}
+
+// query runs a prepared statement; the caller must close the rows, which
+// resets the statement.
+func (c *conn) query(st *stmt, vals ...driver.Value) (driver.Rows, error) {
+	return st.q.QueryContext(context.Background(), args(vals...))
 }
 
 func (c *conn) close() error {
@@ -93,7 +172,7 @@ func (c *conn) close() error {
 	for _, st := range c.all {
 		errs = append(errs, st.Close())
 	}
-	errs = append(errs, c.sc.Close())
+	errs = append(errs, c.dc.Close())
 	return errors.Join(errs...)
 }
 
@@ -113,23 +192,43 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if t.done {
 		return nil, errTxDone
 	}
-	var v []byte
-	err := t.c.get.QueryRowContext(context.Background(), key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, storage.ErrNotFound
-	}
+	rows, err := t.c.query(t.c.get, key)
 	if err != nil {
 		return nil, err
 	}
-	if v == nil {
-		v = []byte{}
+	defer rows.Close()
+	var dest [1]driver.Value
+	if err := rows.Next(dest[:]); err == io.EOF {
+		return nil, storage.ErrNotFound
+	} else if err != nil {
+		return nil, err
 	}
-	return v, nil
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	return blob(dest[0])
+}
+
+// blob converts a column value the driver returned; the driver hands out a
+// fresh copy, so it can be returned as is.
+func blob(v driver.Value) ([]byte, error) {
+	switch b := v.(type) {
+	case []byte:
+		if b == nil {
+			return []byte{}, nil
+		}
+		return b, nil
+	case nil:
+		return []byte{}, nil
+	case string:
+		return []byte(b), nil
+	}
+	return nil, fmt.Errorf("sqlitestore: unexpected column type %T", v)
 }
 
 // write runs a statement of an Update, opening the Update's SAVEPOINT on
 // its first write so that read-only Updates cost no savepoint at all.
-func (t *tx) write(st *sql.Stmt, args ...any) error {
+func (t *tx) write(st *stmt, vals ...driver.Value) error {
 	if t.done {
 		return errTxDone
 	}
@@ -143,7 +242,7 @@ func (t *tx) write(st *sql.Stmt, args ...any) error {
 		}
 		t.savepoint = true
 	}
-	if err := t.c.exec(st, args...); err != nil {
+	if err := t.c.exec(st, vals...); err != nil {
 		if t.err == nil {
 			t.err = err
 		}
@@ -188,22 +287,22 @@ func (it *iter) fill() error {
 	if it.t.done {
 		return errTxDone
 	}
-	var st *sql.Stmt
-	args := []any{it.lo}
+	var st *stmt
+	vals := []driver.Value{it.lo}
 	switch {
 	case !it.reverse && it.hi != nil:
 		st = it.t.c.scan[scanFwd]
-		args = append(args, it.hi)
+		vals = append(vals, it.hi)
 	case !it.reverse:
 		st = it.t.c.scan[scanFwdOpen]
 	case it.hi != nil:
 		st = it.t.c.scan[scanRev]
-		args = append(args, it.hi)
+		vals = append(vals, it.hi)
 	default:
 		st = it.t.c.scan[scanRevOpen]
 	}
-	args = append(args, pageRows)
-	rows, err := st.QueryContext(context.Background(), args...)
+	vals = append(vals, int64(pageRows))
+	rows, err := it.t.c.query(st, vals...)
 	if err != nil {
 		return err
 	}
@@ -211,13 +310,22 @@ func (it *iter) fill() error {
 	it.keys, it.vals, it.pos = it.keys[:0], it.vals[:0], 0
 	size := 0
 	full := false
-	for rows.Next() {
-		var k, v []byte
-		if err := rows.Scan(&k, &v); err != nil {
+	var dest [2]driver.Value
+	for {
+		err := rows.Next(dest[:])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
 			return err
 		}
-		if v == nil {
-			v = []byte{}
+		k, err := blob(dest[0])
+		if err != nil {
+			return err
+		}
+		v, err := blob(dest[1])
+		if err != nil {
+			return err
 		}
 		it.keys = append(it.keys, k)
 		it.vals = append(it.vals, v)
@@ -226,9 +334,6 @@ func (it *iter) fill() error {
 			full = true
 			break
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if err := rows.Close(); err != nil {
 		return err
