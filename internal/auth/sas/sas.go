@@ -166,18 +166,16 @@ func validVersion(s string) bool {
 	return err == nil
 }
 
-// timeLayouts are the ISO 8601 UTC forms a SAS time may take.
-var timeLayouts = []string{
-	"2006-01-02",
-	"2006-01-02T15:04Z",
-	"2006-01-02T15:04:05Z",
-	"2006-01-02T15:04:05.9999999Z",
-}
-
 // ParseTime parses a SAS time (st, se, or a stored policy's Start/Expiry
-// in the same forms).
+// in the same forms): ISO 8601 UTC as a date, with minutes, with seconds,
+// or with a fraction of up to seven digits.
 func ParseTime(s string) (time.Time, error) {
-	for _, l := range timeLayouts {
+	for _, l := range [...]string{
+		"2006-01-02",
+		"2006-01-02T15:04Z",
+		"2006-01-02T15:04:05Z",
+		"2006-01-02T15:04:05.9999999Z",
+	} {
 		if t, err := time.Parse(l, s); err == nil {
 			return t, nil
 		}
