@@ -180,7 +180,7 @@ func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 	if res.tables {
 		return nil, nil, azerr.Newf("InvalidInput", "Table operations are not allowed in a batch.")
 	}
-	return res, u.Query(), nil
+	return res, queryOf(u), nil
 }
 
 // Entity Group Transaction.
@@ -276,7 +276,8 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 				b.Write(ew.appendEntity(nil, e, true))
 				b.WriteString("\r\n")
 			} else {
-				b.WriteString("\r\n")
+				// End of headers, then the line break the part delimiter owns.
+				b.WriteString("\r\n\r\n")
 			}
 		}
 	}

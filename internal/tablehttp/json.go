@@ -326,7 +326,9 @@ func needsAnnotation(v odata.Value, level metadata) bool {
 	case odata.Int64, odata.DateTime, odata.Guid, odata.Binary:
 		return true
 	case odata.Double:
-		return level == fullMetadata || math.IsNaN(v.Float) || math.IsInf(v.Float, 0)
+		// Finite doubles always carry a decimal point or exponent, so they
+		// read back as Double without an annotation (SDKs expect none).
+		return math.IsNaN(v.Float) || math.IsInf(v.Float, 0)
 	}
 	return false
 }

@@ -64,7 +64,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route dispatches on the resource path and method.
 func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
 	p := info.Path
-	q := r.URL.Query()
+	q := queryOf(r.URL)
 	method := r.Method
 	if xm := r.Header.Values("X-HTTP-Method"); len(xm) > 0 {
 		switch {
@@ -306,7 +306,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func (h *handler) metadataLevel(r *http.Request) (metadata, error) {
-	return parseMetadata(r.URL.Query().Get("$format"), r.Header.Get("Accept"))
+	return parseMetadata(queryOf(r.URL).Get("$format"), r.Header.Get("Accept"))
 }
 
 func setJSONHeaders(w http.ResponseWriter, level metadata) {
@@ -471,7 +471,7 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := queryOf(r.URL)
 	top, err := parseTop(q)
 	if err != nil {
 		return err
@@ -664,7 +664,7 @@ func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, info *httpx.
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(r.URL.Query().Get("$select"))
+	sel, err := parseSelect(queryOf(r.URL).Get("$select"))
 	if err != nil {
 		return err
 	}
@@ -689,7 +689,7 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := queryOf(r.URL)
 	sel, err := parseSelect(q.Get("$select"))
 	if err != nil {
 		return err
@@ -750,4 +750,24 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	return nil
+}
+
+// queryOf parses the query string splitting on '&' only: OData values
+// such as $format=application/json;odata=nometadata may carry a literal
+// ';', which net/url would drop.
+func queryOf(u *url.URL) url.Values {
+	out := url.Values{}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err1 := url.QueryUnescape(k)
+		v, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out.Add(k, v)
+	}
+	return out
 }
