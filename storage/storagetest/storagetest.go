@@ -68,6 +68,10 @@ func Run(t *testing.T, open Opener) {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
 	}
 	t.Run("Closed", func(t *testing.T) { testClosed(t, open(t)) })
+	t.Run("CloseDuringUpdates", func(t *testing.T) {
+		e := open(t)
+		closeDuringUpdates(t, e)
+	})
 }
 
 // RunDurable runs Run on engines in fresh directories, then the tests that
@@ -76,6 +80,55 @@ func RunDurable(t *testing.T, open DirOpener) {
 	Run(t, func(t *testing.T) storage.Engine { return open(t, t.TempDir()) })
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, open) })
 	t.Run("ReopenAfterRollback", func(t *testing.T) { testReopenAfterRollback(t, open) })
+	t.Run("CloseDuringUpdatesDurable", func(t *testing.T) {
+		dir := t.TempDir()
+		committed := closeDuringUpdates(t, open(t, dir))
+		e := open(t, dir)
+		defer e.Close()
+		for _, k := range committed {
+			if _, ok := get(t, e, k); !ok {
+				t.Fatalf("Update of %q returned nil before Close but is lost after reopening", k)
+			}
+		}
+	})
+}
+
+// closeDuringUpdates closes e while goroutines keep calling Update. Every
+// Update must return nil or ErrClosed, and Close must not hang; it returns
+// the keys of the Updates that returned nil.
+func closeDuringUpdates(t *testing.T, e storage.Engine) []string {
+	var mu sync.Mutex
+	var committed []string
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				k := fmt.Sprintf("c/%d/%d", g, i)
+				err := e.Update(context.Background(), func(tx storage.Tx) error {
+					return tx.Set([]byte(k), []byte("v"))
+				})
+				if errors.Is(err, storage.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("Update during Close: %v", err)
+					return
+				}
+				mu.Lock()
+				committed = append(committed, k)
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := e.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	wg.Wait()
+	if len(committed) == 0 {
+		t.Errorf("no Update committed before Close")
+	}
+	return committed
 }
 
 // MustUpdate runs fn in an Update and fails the test on error.

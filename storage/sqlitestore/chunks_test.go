@@ -1,0 +1,150 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
+)
+
+// zeroReader yields n zero bytes without holding them.
+type zeroReader struct{ n int64 }
+
+func (r *zeroReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.n)]
+	clear(p)
+	r.n -= int64(len(p))
+	return len(p), nil
+}
+
+// heapWatch samples the live heap until stopped and reports its peak
+// growth over the starting point.
+func heapWatch() (stop func() uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > base && ms.HeapInuse-base > peak.Load() {
+				peak.Store(ms.HeapInuse - base)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak.Load()
+	}
+}
+
+// TestChunkStreaming: Put and Open stream; memory stays flat whatever the
+// chunk size.
+func TestChunkStreaming(t *testing.T) {
+	const size = 256 << 20
+	const budget = 16 << 20
+	s := openStore(t, t.TempDir(), false)
+	defer s.Close()
+	ctx := context.Background()
+
+	stop := heapWatch()
+	ref, n, err := s.Chunks().Put(ctx, &zeroReader{n: size})
+	grew := stop()
+	if err != nil || n != size {
+		t.Fatalf("Put = %d, %v", n, err)
+	}
+	if grew > budget {
+		t.Fatalf("Put of %d MiB grew the heap by %d MiB", size>>20, grew>>20)
+	}
+
+	stop = heapWatch()
+	rc, err := s.Chunks().Open(ctx, ref, 1<<20, size-2<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	grew = stop()
+	if err != nil || got != size-2<<20 {
+		t.Fatalf("read %d bytes, %v", got, err)
+	}
+	if grew > budget {
+		t.Fatalf("reading %d MiB grew the heap by %d MiB", got>>20, grew>>20)
+	}
+}
+
+// TestChunkPutCanceled: a Put whose context ends leaves no chunk and no
+// temporary file behind.
+func TestChunkPutCanceled(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, false)
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &cancelAfter{r: &zeroReader{n: 64 << 20}, left: 4 << 20, cancel: cancel}
+	if _, _, err := s.Chunks().Put(ctx, r); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Put with a canceled context: err = %v", err)
+	}
+	n := 0
+	s.Chunks().Walk(context.Background(), func(storage.ChunkRef, time.Time) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("Walk reports %d chunks after a canceled Put", n)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, sqlitestore.ChunkDir, "tmp"))
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("temporary files left: %d, %v", len(entries), err)
+	}
+}
+
+type cancelAfter struct {
+	r      io.Reader
+	left   int
+	cancel func()
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.left -= n
+	if c.left <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestLeftoverTempFilesRemoved: a Put interrupted by a crash leaves a file
+// in chunks/tmp, which the next Open removes.
+func TestLeftoverTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, false)
+	s.Close()
+	leftover := filepath.Join(dir, sqlitestore.ChunkDir, "tmp", "0123456789abcdef0123456789abcdef")
+	if err := os.WriteFile(leftover, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, false)
+	defer s.Close()
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("leftover temp file still there: %v", err)
+	}
+}
