@@ -46,7 +46,9 @@ type SASParams struct {
 // than it would from a private resource.
 func (a *Authenticator) Authenticate(r *http.Request, svc Service, account string) (*Identity, error) {
 	acc, known := a.accounts[account]
-	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
+	// A blank Authorization header (some tools send one next to a SAS)
+	// counts as none.
+	if vals := r.Header.Values("Authorization"); len(vals) > 1 || (len(vals) == 1 && strings.TrimSpace(vals[0]) != "") {
 		if len(vals) > 1 {
 			return nil, invalidAuthInfo("The Authorization header appears more than once.")
 		}
@@ -66,18 +68,19 @@ func (a *Authenticator) Authenticate(r *http.Request, svc Service, account strin
 }
 
 func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, acc Account, known bool, header string) (*Identity, error) {
-	scheme, claimed, sig, err := sharedkey.ParseAuthorization(header)
-	if err != nil {
-		return nil, invalidAuthInfo("The Authorization header is not in the form '<scheme> <account>:<signature>'.")
-	}
 	var form sharedkey.Form
 	kind := SharedKey
+	scheme, _, _ := strings.Cut(strings.TrimSpace(header), " ")
 	switch scheme {
 	case sharedkey.SchemeSharedKey:
 	case sharedkey.SchemeSharedKeyLite:
 		form.Lite, kind = true, SharedKeyLite
 	default:
 		return nil, authFailed(fmt.Sprintf("Authentication scheme %s is not supported.", scheme))
+	}
+	_, claimed, sig, err := sharedkey.ParseAuthorization(header)
+	if err != nil {
+		return nil, invalidAuthInfo("The Authorization header is not in the form '<scheme> <account>:<signature>'.")
 	}
 	form.Table = svc == Table
 	claimed = strings.TrimSuffix(claimed, "-secondary")

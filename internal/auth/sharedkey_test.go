@@ -178,7 +178,9 @@ func TestSharedKeyRefused(t *testing.T) {
 			r.Header.Add("Authorization", "SharedKey a:b")
 			r.Header.Add("Authorization", "SharedKey a:b")
 		}), DevAccount, "InvalidAuthenticationInfo", 400, "more than once"},
-		{"bearer", signed(func(r *http.Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAi:x") }), DevAccount, "AuthenticationFailed", 403, "Bearer is not supported"},
+		{"bearer", signed(func(r *http.Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAiOiJKV1QiLCJhbGciOi.x.y") }), DevAccount, "AuthenticationFailed", 403, "Bearer is not supported"},
+		{"unknown scheme", signed(func(r *http.Request) { r.Header.Set("Authorization", "Basic dXNlcjpwYXNz") }), DevAccount, "AuthenticationFailed", 403, "Basic is not supported"},
+		{"scheme case matters", signed(func(r *http.Request) { r.Header.Set("Authorization", "sharedkey devstoreaccount1:abc=") }), DevAccount, "AuthenticationFailed", 403, "not supported"},
 		{"other account in header", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey other:abc=") }), DevAccount, "AuthenticationFailed", 403, "does not match"},
 		{"unknown account", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey nobody:abc=") }), "nobody", "AuthenticationFailed", 403, "does not exist"},
 		{"wrong key", signed(func(r *http.Request) {
@@ -218,6 +220,16 @@ func TestSharedKeyRefused(t *testing.T) {
 				t.Fatalf("detail %q lacks %q", detail(e), tt.detailPart)
 			}
 		})
+	}
+}
+
+func TestBlankAuthorizationIsNone(t *testing.T) {
+	a := MustAuthenticator(t, nil, false)
+	r := newReq("GET", "http://127.0.0.1:10000/devstoreaccount1/c/b", "")
+	r.Header.Set("Authorization", " ")
+	id, err := a.Authenticate(r, Blob, DevAccount)
+	if err != nil || id.Kind != Anonymous {
+		t.Fatalf("%+v %v", id, err)
 	}
 }
 
