@@ -45,7 +45,13 @@ type Engine interface {
 	// least: they survive the process being killed). Update MAY call fn
 	// more than once after a conflict, so fn MUST have no effects outside
 	// the Tx other than ones that are safe to repeat. fn MUST NOT block on
-	// anything but the Tx.
+	// anything but the Tx, and MUST NOT call Update on the same engine.
+	//
+	// An engine MAY run fn on a goroutine other than the caller's (group
+	// commit does); a panic in fn MUST then be re-raised in the caller
+	// with nothing fn wrote applied. If ctx is done before fn starts,
+	// Update returns ctx.Err() without running fn; once fn has run,
+	// Update reports the real outcome of the commit.
 	Update(ctx context.Context, fn func(Tx) error) error
 
 	// Chunks returns the engine's chunk store.
@@ -56,9 +62,11 @@ type Engine interface {
 	Close() error
 }
 
-// Tx is a transaction handle. Keys and values are arbitrary byte strings;
-// the caller MUST NOT modify a slice after passing it to Set, and MUST NOT
-// modify slices returned by Get or an Iterator.
+// Tx is a transaction handle. Keys and values are arbitrary byte strings,
+// including empty ones; the caller MUST NOT modify a slice after passing it
+// to Set, and MUST NOT modify slices returned by Get or an Iterator. A
+// slice returned by Get or an Iterator MUST stay valid and unchanged after
+// the transaction ends. A Tx is used by one goroutine at a time.
 type Tx interface {
 	// Get returns the value stored at key, or ErrNotFound. Inside Update it
 	// observes the transaction's own earlier writes.
@@ -99,14 +107,22 @@ type ChunkRef string
 type ChunkStore interface {
 	// Put stores everything read from r as a new chunk and returns its
 	// reference and size. The chunk is durable to the engine's configured
-	// degree before Put returns.
+	// degree before Put returns. Durable engines MUST stream r to storage
+	// without holding it whole in memory. If Put fails, no chunk remains.
 	Put(ctx context.Context, r io.Reader) (ChunkRef, int64, error)
 	// Open returns a reader for n bytes of the chunk starting at off
-	// (n < 0 means to the end).
+	// (n < 0 means to the end). A range past the end is cut short: an off
+	// at or beyond the end yields an empty reader. A ref the store does
+	// not hold, or could never have produced, yields ErrNotFound. The
+	// reader MUST NOT allocate in proportion to n (stream, do not buffer).
 	Open(ctx context.Context, ref ChunkRef, off, n int64) (io.ReadCloser, error)
-	// Delete removes chunks. Absent chunks are ignored.
+	// Delete removes chunks. Absent chunks are ignored. A reader opened
+	// before Delete either keeps reading the chunk's bytes or fails; it
+	// never returns other bytes.
 	Delete(ctx context.Context, refs []ChunkRef) error
-	// Walk calls fn for every stored chunk with the time it was written.
+	// Walk calls fn for every stored chunk with the time it was written,
+	// and stops at the first error fn returns. Chunks put or deleted
+	// while Walk runs may or may not be reported.
 	Walk(ctx context.Context, fn func(ref ChunkRef, written time.Time) error) error
 }
 
