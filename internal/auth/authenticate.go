@@ -174,12 +174,8 @@ func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*I
 		return nil, authFailed("sp is mandatory. Cannot be empty")
 	}
 	candidates := sas.AccountStringsToSign(acc.Name, v)
-	for _, key := range acc.Keys {
-		for _, sts := range candidates {
-			if sas.SignatureMatches(key, sts, v.Signature) {
-				return id, nil
-			}
-		}
+	if anyMatches(acc.Keys, candidates, v.Signature) {
+		return id, nil
 	}
 	a.logSAS(r, acc.Name, "account", candidates[0])
 	return nil, sigMismatch(candidates[0])
