@@ -345,8 +345,7 @@ func validIdentifier(s string) bool {
 func setMetadataHeaders(w http.ResponseWriter, md []queue.MetadataItem) {
 	hd := w.Header()
 	for _, m := range md {
-		// Keep the stored (lowercase) spelling on the wire.
-		hd["x-ms-meta-"+m.Name] = []string{m.Value}
+		hd.Set("x-ms-meta-"+m.Name, m.Value)
 	}
 }
 
