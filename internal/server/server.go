@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -54,9 +55,8 @@ type Config struct {
 
 	// Engine overrides the engine chosen from InMemory/Location (tests).
 	Engine storage.Engine
-	// ChunkMarkers report the chunks each service references. The chunk
-	// garbage collector runs only when at least one is given, since without
-	// markers every chunk would look unreferenced.
+	// ChunkMarkers report chunks referenced outside the built-in services
+	// (whose markers are always included).
 	ChunkMarkers []storage.ChunkMarker
 	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
 	// of package chunkgc).
@@ -87,6 +87,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	// Every service that stores chunks reports them to the collector.
+	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks}, cfg.ChunkMarkers...)
 	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
 	switch {
 	case cfg.Engine != nil:
