@@ -100,7 +100,7 @@ func lookup(m map[string]*string, k string) string {
 func TestContainers(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
 		ctx := harness.Ctx(t)
-		c := tg.Blob(t)
+		c := client(t, tg)
 		name := harness.UniqueName("ct")
 		_, err := c.CreateContainer(ctx, name, &container.CreateOptions{Metadata: map[string]*string{"k": ptr("v")}, Access: ptr(container.PublicAccessTypeBlob)})
 		must(t, err)

@@ -26,12 +26,31 @@ type env struct {
 
 func newEnv(t *testing.T, tg *harness.Target) *env {
 	t.Helper()
-	c := tg.Blob(t)
+	c := client(t, tg)
 	name := harness.UniqueName("c")
 	if _, err := c.CreateContainer(harness.Ctx(t), name, nil); err != nil {
 		t.Fatalf("create container: %v", err)
 	}
 	return &env{tg: tg, c: c, cc: c.ServiceClient().NewContainerClient(name), name: name}
+}
+
+// client returns an azblob client for tg. Over TCP it uses its own
+// transport whose idle connections are closed when the test ends, so the
+// server's graceful shutdown does not wait for connections the client
+// dialed but never used.
+func client(t *testing.T, tg *harness.Target) *azblob.Client {
+	t.Helper()
+	opts := tg.ClientOptions()
+	if opts.Transport == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		opts.Transport = &http.Client{Transport: tr}
+		t.Cleanup(tr.CloseIdleConnections)
+	}
+	cred, err := azblob.NewSharedKeyCredential(tg.Account, tg.Key)
+	must(t, err)
+	c, err := azblob.NewClientWithSharedKeyCredential(tg.BlobURL+"/", cred, &azblob.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	return c
 }
 
 func body(b []byte) io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(b)) }
@@ -86,4 +105,9 @@ func readAll(t *testing.T, r io.Reader) []byte {
 	b, err := io.ReadAll(r)
 	must(t, err)
 	return b
+}
+
+func isCode(err error, status int, code string) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == status && re.ErrorCode == code
 }
