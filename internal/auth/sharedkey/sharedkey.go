@@ -351,11 +351,15 @@ func sortedBy(names []string, cmp func(a, b string) int) bool {
 
 // CompareHeaderNames orders header names the way the Azure service sorts
 // CanonicalizedHeaders (and the azblob and azfile SDKs with it): a
-// culture-aware comparison in which hyphens and apostrophes are ignored at
-// first, punctuation sorts before digits and digits before letters, and
-// letters compare case-insensitively. Names equal under those rules fall
-// back to ordinal order. It differs from ordinal order only for names that
-// differ in hyphens or mix '_' with digits.
+// culture-aware comparison. At the first level hyphens and apostrophes are
+// ignored, punctuation sorts before digits and digits before letters, and
+// letters compare case-insensitively. Names equal at that level are ordered
+// by their hyphens and apostrophes: at the first position where the two
+// differ in kind, a letter (or other character) comes first, then the end
+// of the name, then an apostrophe, then a hyphen. Names equal under both
+// rules fall back to ordinal order. For the usual x-ms-* names the result
+// is ordinal order; it differs for names that differ in hyphens or mix '_'
+// with digits.
 func CompareHeaderNames(a, b string) int {
 	i, j := 0, 0
 	for {
@@ -365,13 +369,8 @@ func CompareHeaderNames(a, b string) int {
 		for j < len(b) && primaryWeight(b[j]) == 0 {
 			j++
 		}
-		switch {
-		case i == len(a) && j == len(b):
-			return strings.Compare(a, b)
-		case i == len(a):
-			return -1
-		case j == len(b):
-			return 1
+		if i == len(a) || j == len(b) {
+			break
 		}
 		wa, wb := primaryWeight(a[i]), primaryWeight(b[j])
 		if wa != wb {
@@ -383,6 +382,35 @@ func CompareHeaderNames(a, b string) int {
 		i++
 		j++
 	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	for k := 0; k < len(a) || k < len(b); k++ {
+		if wa, wb := secondaryWeight(a, k), secondaryWeight(b, k); wa != wb {
+			if wa < wb {
+				return -1
+			}
+			return 1
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// secondaryWeight is the weight of position k of s at the second level of
+// CompareHeaderNames.
+func secondaryWeight(s string, k int) int {
+	switch {
+	case k >= len(s):
+		return 1
+	case s[k] == '\'':
+		return 2
+	case s[k] == '-':
+		return 3
+	}
+	return 0
 }
 
 // punctuationOrder lists the punctuation that counts at the first level of

@@ -207,6 +207,21 @@ func TestCompareHeaderNames(t *testing.T) {
 			}
 		}
 	}
+	// Names equal but for hyphens and apostrophes: at the first position
+	// where they differ in kind, letter < end < apostrophe < hyphen.
+	for _, p := range [][2]string{
+		{"x-ms-meta-z", "x-ms-meta--z"},
+		{"x-ms-ab", "x-ms-a-b"},
+		{"x-ms-a", "x-ms-a-"},
+		{"x-ms-a'b", "x-ms-a-b"},
+		{"x-ms-ab", "x-ms-a'b"},
+		{"x-ms-a-bc-", "x-ms-a-b-c"},
+		{"x-ms-A", "x-ms-a"}, // ordinal as the last resort
+	} {
+		if CompareHeaderNames(p[0], p[1]) != -1 || CompareHeaderNames(p[1], p[0]) != 1 {
+			t.Errorf("want %q before %q", p[0], p[1])
+		}
+	}
 	// Typical headers sort the same in both orders.
 	common := []string{"x-ms-blob-content-type", "x-ms-blob-type", "x-ms-client-request-id", "x-ms-date", "x-ms-lease-id", "x-ms-version"}
 	if !sortedBy(common, CompareHeaderNames) || !sortedBy(common, strings.Compare) {
