@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -121,16 +122,24 @@ func TestSignedRequestVerifiesOverTheWire(t *testing.T) {
 			svc = Table
 		}
 		_, got = a.Authenticate(r, svc, DevAccount)
+		// The documented form itself must match, not only a variant.
+		_, _, sig, _ := sharedkey.ParseAuthorization(r.Header.Get("Authorization"))
+		if got == nil && !sharedkey.SignatureMatches(devKey(), sharedkey.StringToSign(r, DevAccount, sharedkey.Form{Table: svc == Table}), sig) {
+			got = errors.New("only a client variant matched: " + r.Method + " " + r.URL.String())
+		}
 	}))
 	defer srv.Close()
 	for _, c := range []struct {
 		method, path, body string
 		table              bool
+		version            string
 	}{
-		{"PUT", "/devstoreaccount1/c/dir%2Fa%20b.txt?comp=block&blockid=AAA%3D", "payload", false},
-		{"PUT", "/devstoreaccount1/c?restype=container", "", false},
-		{"POST", "/devstoreaccount1/tbl(PartitionKey='p',RowKey='r')", "{}", true},
-		{"GET", "/devstoreaccount1/c/b", "", false},
+		{"PUT", "/devstoreaccount1/c/dir%2Fa%20b.txt?comp=block&blockid=AAA%3D", "payload", false, ""},
+		{"PUT", "/devstoreaccount1/c?restype=container", "", false, ""},
+		{"DELETE", "/devstoreaccount1/c?restype=container", "", false, ""},
+		{"PUT", "/devstoreaccount1/c?restype=container", "", false, "2014-02-14"},
+		{"POST", "/devstoreaccount1/tbl(PartitionKey='p',RowKey='r')", "{}", true, ""},
+		{"GET", "/devstoreaccount1/c/b", "", false, ""},
 	} {
 		var body io.Reader
 		if c.body != "" {
@@ -138,6 +147,9 @@ func TestSignedRequestVerifiesOverTheWire(t *testing.T) {
 		}
 		r, _ := http.NewRequest(c.method, srv.URL+c.path, body)
 		r.Header.Set("x-ms-version", "2025-11-05")
+		if c.version != "" {
+			r.Header.Set("x-ms-version", c.version)
+		}
 		if err := sharedkey.Sign(r, DevAccount, devKey(), c.table); err != nil {
 			t.Fatal(err)
 		}

@@ -112,10 +112,14 @@ func SignForm(r *http.Request, account string, key []byte, f Form) error {
 		r.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
 	}
 	// On the wire Go writes Content-Length from r.ContentLength, not from
-	// the header map; sign what the server will see.
-	if r.ContentLength > 0 {
+	// the header map, and sends "0" for an empty POST, PUT or PATCH; sign
+	// what the server will see.
+	switch {
+	case r.ContentLength > 0:
 		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
-	} else {
+	case r.ContentLength == 0 && (r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch):
+		r.Header.Set("Content-Length", "0")
+	default:
 		r.Header.Del("Content-Length")
 	}
 	sts := StringToSign(r, account, f)
