@@ -111,3 +111,5 @@ func isCode(err error, status int, code string) bool {
 	var re *azcore.ResponseError
 	return errors.As(err, &re) && re.StatusCode == status && re.ErrorCode == code
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
