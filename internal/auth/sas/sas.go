@@ -379,3 +379,40 @@ func serviceStringToSign(svc Service, canonical string, v *Values, signedTimesta
 // HasPermission reports whether sp grants at least one of the letters in
 // any.
 func HasPermission(sp, any string) bool { return strings.ContainsAny(sp, any) && any != "" }
+
+// Encode returns v as a query string (without "?"), with every non-empty
+// field under its SAS parameter name.
+func (v *Values) Encode() string {
+	q := url.Values{}
+	for _, f := range [...]struct{ name, value string }{
+		{"sv", v.Version}, {"ss", v.Services}, {"srt", v.ResourceTypes}, {"sr", v.Resource},
+		{"sp", v.Permissions}, {"st", v.Start}, {"se", v.Expiry}, {"sip", v.IP}, {"spr", v.Protocol},
+		{"si", v.Identifier}, {"ses", v.EncryptionScope}, {"sdd", v.DirectoryDepth},
+		{"tn", v.TableName}, {"spk", v.StartPK}, {"srk", v.StartRK}, {"epk", v.EndPK}, {"erk", v.EndRK},
+		{"rscc", v.CacheControl}, {"rscd", v.ContentDisposition}, {"rsce", v.ContentEncoding},
+		{"rscl", v.ContentLanguage}, {"rsct", v.ContentType}, {"sig", v.Signature},
+	} {
+		if f.value != "" {
+			q.Set(f.name, f.value)
+		}
+	}
+	return q.Encode()
+}
+
+// SignAccount signs v as an account SAS of account with key, sets
+// v.Signature and returns the encoded query. It is the client side of
+// AccountStringToSign, for tests and tools that speak raw HTTP.
+func SignAccount(account string, key []byte, v *Values) string {
+	v.Signature = ComputeSignature(key, AccountStringToSign(account, v))
+	return v.Encode()
+}
+
+// SignService signs v as a service SAS for the resource named by
+// container and object (see CanonicalizedResource) with key, sets
+// v.Signature and returns the encoded query. signedTimestamp is the
+// snapshot or version a Blob SAS with sr=bs or sr=bv is bound to.
+func SignService(svc Service, account string, key []byte, container, object, signedTimestamp string, v *Values) string {
+	canonical := CanonicalizedResource(svc, v.Version, account, container, object)
+	v.Signature = ComputeSignature(key, ServiceStringToSign(svc, canonical, v, signedTimestamp))
+	return v.Encode()
+}

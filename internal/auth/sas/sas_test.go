@@ -268,3 +268,27 @@ func TestStringsToSignAlternates(t *testing.T) {
 		t.Errorf("queue: %q", got)
 	}
 }
+
+func TestSignRoundTrip(t *testing.T) {
+	key := []byte("key")
+	v := &Values{Version: "2026-12-06", Services: "bq", ResourceTypes: "sco", Permissions: "rl", Expiry: "2030-01-01T00:00:00Z", IP: "1.2.3.4", Protocol: "https,http"}
+	q := SignAccount("acct", key, v)
+	p := mustParse(t, q)
+	if !SignatureMatches(key, AccountStringToSign("acct", p), p.Signature) {
+		t.Fatalf("account SAS %q does not verify", q)
+	}
+	v = &Values{Version: "2026-12-06", Resource: "b", Permissions: "r", Expiry: "2030-01-01", ContentType: "text/plain", EncryptionScope: "s"}
+	q = SignService(Blob, "acct", key, "c", "dir/b", "", v)
+	p = mustParse(t, q)
+	if !SignatureMatches(key, ServiceStringToSign(Blob, "/blob/acct/c/dir/b", p, ""), p.Signature) {
+		t.Fatalf("service SAS %q does not verify", q)
+	}
+	if p.ContentType != "text/plain" || p.EncryptionScope != "s" || p.Resource != "b" {
+		t.Fatalf("fields lost: %+v", p)
+	}
+	v = &Values{Version: "2019-02-02", Permissions: "r", Expiry: "2030-01-01", TableName: "t", StartPK: "a", EndPK: "b", StartRK: "1", EndRK: "2"}
+	p = mustParse(t, SignService(Table, "acct", key, "T", "", "", v))
+	if p.StartPK != "a" || p.StartRK != "1" || p.EndPK != "b" || p.EndRK != "2" || !SignatureMatches(key, ServiceStringToSign(Table, "/table/acct/t", p, ""), p.Signature) {
+		t.Fatalf("table SAS: %+v", p)
+	}
+}
