@@ -337,12 +337,12 @@ func ServiceStringToSign(svc Service, canonical string, v *Values, signedTimesta
 }
 
 // ServiceStringsToSign returns ServiceStringToSign followed, for a Blob
-// SAS with sv from 2018-11-09 up to 2020-12-06 and no encryption scope, by
+// SAS with sv from 2015-04-05 up to 2020-12-06 and no encryption scope, by
 // the 2020-12-06 layout: the Go azblob SDK signs that layout whatever sv it
 // is given.
 func ServiceStringsToSign(svc Service, canonical string, v *Values, signedTimestamp string) []string {
 	out := []string{ServiceStringToSign(svc, canonical, v, signedTimestamp)}
-	if svc == Blob && v.Version >= "2018-11-09" && v.Version < "2020-12-06" && v.EncryptionScope == "" {
+	if svc == Blob && v.Version >= "2015-04-05" && v.Version < "2020-12-06" && v.EncryptionScope == "" {
 		out = append(out, serviceStringToSign(svc, canonical, v, signedTimestamp, "2020-12-06"))
 	}
 	return out

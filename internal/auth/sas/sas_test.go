@@ -259,7 +259,11 @@ func TestStringsToSignAlternates(t *testing.T) {
 	if len(got) != 2 || got[0] != "r\n\n2030-01-01\n/blob/a/c/b\n\n\n\n2019-02-02\nb\n\n\n\n\n\n" || got[1] != "r\n\n2030-01-01\n/blob/a/c/b\n\n\n\n2019-02-02\nb\n\n\n\n\n\n\n" {
 		t.Errorf("blob: %q", got)
 	}
-	for _, q := range []string{"sv=2018-03-28&sr=b&sp=r&sig=x", "sv=2026-12-06&sr=b&sp=r&sig=x"} {
+	got = ServiceStringsToSign(Blob, "/blob/a/c/b", mustParse(t, "sv=2018-03-28&sr=b&sp=r&sig=x"), "")
+	if len(got) != 2 || got[1] != "r\n\n\n/blob/a/c/b\n\n\n\n2018-03-28\nb\n\n\n\n\n\n\n" {
+		t.Errorf("blob 2018-03-28: %q", got)
+	}
+	for _, q := range []string{"sv=2015-02-21&sr=b&sp=r&sig=x", "sv=2026-12-06&sr=b&sp=r&sig=x"} {
 		if got := ServiceStringsToSign(Blob, "/blob/a/c/b", mustParse(t, q), ""); len(got) != 1 {
 			t.Errorf("%s: %q", q, got)
 		}
