@@ -47,7 +47,7 @@ func mintAccountSAS(tb testing.TB, key []byte, query string) string {
 	return q.Encode()
 }
 
-// sasCase runs one request through Authenticate and Authorize and returns
+// runSAS runs one request through Authenticate and Authorize and returns
 // the first error.
 func runSAS(tb testing.TB, a *Authenticator, svc Service, path, query string, need Access, mut func(*http.Request)) error {
 	tb.Helper()
