@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,15 +15,30 @@ import (
 	"time"
 )
 
-// buildLazuli compiles the command once per test binary run.
+// builtBinary is the command compiled once for all process tests.
+var builtBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lazuli-test-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin := filepath.Join(dir, "lazuli")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	builtBinary = bin
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildLazuli returns the compiled command.
 func buildLazuli(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lazuli")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+	return builtBinary
 }
 
 var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)$`)
