@@ -113,3 +113,5 @@ func isCode(err error, status int, code string) bool {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+type azcoreETagT = azcore.ETag
