@@ -120,27 +120,27 @@ func first(t *testing.T, re *regexp.Regexp, s string) string {
 func ptr[T any](v T) *T { return &v }
 
 // fillQueue puts many messages into queue name and returns how many: on
-// lazuli targets 100,000 through the domain's bulk path (straight into the
+// lazuli targets n through the domain's bulk path (straight into the
 // target's engine), on the remote target a few through the SDK.
-func fillQueue(t *testing.T, tg *harness.Target, qc *azqueue.QueueClient, name string) int {
+func fillQueue(t *testing.T, tg *harness.Target, qc *azqueue.QueueClient, name string, n int) int {
 	t.Helper()
 	ctx := harness.Ctx(t)
 	if tg.Emulator == nil {
-		const n = 50
+		n = 50
 		for i := range n {
 			_, err := qc.EnqueueMessage(ctx, fmt.Sprint(i), nil)
 			MustNoErr(t, err)
 		}
 		return n
 	}
-	const n, batch = 100_000, 5000
+	const batch = 5000
 	svc := queue.New(tg.Emulator.Engine(), nil)
 	nms := make([]queue.NewMessage, batch)
 	for i := range nms {
 		nms[i] = queue.NewMessage{Text: fmt.Sprint("bulk-", i)}
 	}
 	for done := 0; done < n; done += batch {
-		if _, err := svc.PutMessages(ctx, tg.Account, name, nms); err != nil {
+		if _, err := svc.PutMessages(ctx, tg.Account, name, nms[:min(batch, n-done)]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -447,11 +447,17 @@ func TestBadInputIsAzure4xx(t *testing.T) {
 		MustStatus(t, do(t, tg, "GET", name+"/messages?visibilitytimeout=604801", ""), 400, "OutOfRangeQueryParameterValue")
 		MustStatus(t, do(t, tg, "POST", name+"/messages?visibilitytimeout=604801", "<QueueMessage><MessageText>x</MessageText></QueueMessage>"), 400, "OutOfRangeQueryParameterValue")
 		MustStatus(t, do(t, tg, "POST", name+"/messages?messagettl=0", "<QueueMessage><MessageText>x</MessageText></QueueMessage>"), 400, "InvalidQueryParameterValue")
-		MustStatus(t, do(t, tg, "POST", name+"/messages", "<QueueMessage><MessageText>x</MessageText>"), 400, "InvalidXmlDocument")
+		// The reference emulator answers a body that is not XML with a bare
+		// 400 and no error code; the service sends InvalidXmlDocument.
+		malformed := "InvalidXmlDocument"
+		if tg.Remote {
+			malformed = ""
+		}
+		MustStatus(t, do(t, tg, "POST", name+"/messages", "<QueueMessage><MessageText>x</MessageText>"), 400, malformed)
 		MustStatus(t, do(t, tg, "POST", name+"/messages", "<QueueMessage></QueueMessage>"), 400, "InvalidXmlDocument")
 		MustStatus(t, do(t, tg, "PUT", "ab", ""), 400, "OutOfRangeInput")
 		MustStatus(t, do(t, tg, "PUT", "Bad_Name", ""), 400, "InvalidResourceName")
-		MustStatus(t, do(t, tg, "PUT", name+"?comp=acl", "<SignedIdentifiers><SignedIdentifier>"), 400, "InvalidXmlDocument")
+		MustStatus(t, do(t, tg, "PUT", name+"?comp=acl", "<SignedIdentifiers><SignedIdentifier>"), 400, malformed)
 		if !tg.Remote {
 			// The reference emulator does not validate receipts.
 			MustStatus(t, do(t, tg, "DELETE", name+"/messages/00000000-0000-0000-0000-000000000000?popreceipt=%21%21", ""), 400, "InvalidQueryParameterValue")
@@ -541,7 +547,7 @@ func TestDeleteBigQueueStaysResponsive(t *testing.T) {
 		_, err := svc.CreateQueue(ctx, name, nil)
 		MustNoErr(t, err)
 		qc := svc.NewQueueClient(name)
-		n := fillQueue(t, tg, qc, name)
+		n := fillQueue(t, tg, qc, name, 20_000)
 		props, err := qc.GetProperties(ctx, nil)
 		MustNoErr(t, err)
 		if int(*props.ApproximateMessagesCount) != n {
@@ -554,7 +560,7 @@ func TestDeleteBigQueueStaysResponsive(t *testing.T) {
 		if *props.ApproximateMessagesCount != 0 {
 			t.Fatalf("count after clear %d", *props.ApproximateMessagesCount)
 		}
-		fillQueue(t, tg, qc, name)
+		fillQueue(t, tg, qc, name, 100_000)
 		_, err = qc.Delete(ctx, nil)
 		MustNoErr(t, err)
 		// The name is usable again and the service answers meanwhile.

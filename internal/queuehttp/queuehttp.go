@@ -590,7 +590,7 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 		return err
 	}
 	nm := queue.NewMessage{VisibilityTimeout: seconds(vis)}
-	ttl := int64(queue.DefaultTTL / time.Second)
+	var ttl int64
 	if q.Has("messagettl") {
 		s := q.Get("messagettl")
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -613,7 +613,10 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 			nm.TTL = seconds(min(v, int64(1<<62)/int64(time.Second)))
 		}
 	}
-	if ttl != -1 && vis >= ttl {
+	// Like the reference emulator, only an explicit messagettl is checked
+	// against the visibility timeout: with the default TTL a 7-day delay is
+	// accepted.
+	if q.Has("messagettl") && ttl != -1 && vis >= ttl {
 		return azerr.InvalidQuery("visibilitytimeout", strconv.FormatInt(vis, 10), "messagettl must be greater than visibilitytimeout.")
 	}
 	body, err := readBody(r)

@@ -158,6 +158,7 @@ func TestParameterRanges(t *testing.T) {
 	w.do("POST", "que/messages?messagettl=-2", msgBody("x")).want(t, 400, "InvalidQueryParameterValue")
 	w.do("POST", "que/messages?messagettl=10&visibilitytimeout=10", msgBody("x")).want(t, 400, "InvalidQueryParameterValue")
 	w.do("POST", "que/messages?messagettl=-1&visibilitytimeout=604800", msgBody("x")).want(t, 201, "")
+	w.do("POST", "que/messages?visibilitytimeout=604800", msgBody("x")).want(t, 201, "")
 	w.do("POST", "que/messages?messagettl=999999999999", msgBody("x")).want(t, 201, "")
 	w.do("POST", "que/messages?messagettl=-1", msgBody("x"), "x-ms-version", "2017-04-17").want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("GET", "?comp=list&maxresults=0", "").want(t, 400, "OutOfRangeQueryParameterValue")
@@ -211,7 +212,7 @@ func TestACLRoundTrip(t *testing.T) {
 	six := "<SignedIdentifiers>" + strings.Repeat("<SignedIdentifier><Id>x</Id></SignedIdentifier>", 6) + "</SignedIdentifiers>"
 	w.do("PUT", "que?comp=acl", six).want(t, 400, "InvalidXmlDocument")
 	bad := `<SignedIdentifiers><SignedIdentifier><Id>p</Id><AccessPolicy><Permission>rwx</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`
-	w.do("PUT", "que?comp=acl", bad).want(t, 400, "InvalidXmlNodeValue")
+	w.do("PUT", "que?comp=acl", bad).want(t, 400, "InvalidXmlDocument")
 	w.do("PUT", "que?comp=acl", "").want(t, 204, "")
 	if r := w.do("GET", "que?comp=acl", ""); !strings.Contains(r.body, "<SignedIdentifiers />") {
 		t.Fatalf("cleared acl %s", r.body)

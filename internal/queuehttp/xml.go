@@ -202,7 +202,8 @@ func parseACL(body []byte) ([]queue.SignedIdentifier, error) {
 				perm := strings.TrimSpace(*p.Permission)
 				for _, c := range perm {
 					if !strings.ContainsRune("raup", c) {
-						return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", perm)
+						// The reference emulator rejects the document as a whole.
+						return nil, errBadXML()
 					}
 				}
 				si.Permission = perm
