@@ -148,3 +148,17 @@ func TestLeftoverTempFilesRemoved(t *testing.T) {
 		t.Fatalf("leftover temp file still there: %v", err)
 	}
 }
+
+// TestDirLocked: a second Open of the same directory fails while the first
+// is open and succeeds after Close.
+func TestDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, false)
+	if s2, err := sqlitestore.Open(sqlitestore.Options{Dir: dir}); err == nil {
+		s2.Close()
+		t.Fatal("second Open of a directory in use succeeded")
+	}
+	s.Close()
+	s = openStore(t, dir, false)
+	s.Close()
+}

@@ -36,7 +36,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-const crashWorkers = 16
+const (
+	crashWorkers = 16
+	minAcks      = 300 // acknowledged Updates before the kill
+)
 
 func chunkBody(round string, g, i int) []byte {
 	return []byte(strings.Repeat(fmt.Sprintf("%s/%d/%d;", round, g, i), 50))
@@ -161,7 +164,17 @@ func runCrashRound(t *testing.T, dir string, syncMode bool, round string, killAf
 		cmd.Wait()
 		t.Fatalf("writer acknowledged nothing; stderr: %s", stderr.String())
 	}
+	// Kill once the load is well under way: after killAfter and at least
+	// minAcks acknowledgements (a busy machine may be slow to get there).
 	time.Sleep(killAfter)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(acks)
+		mu.Unlock()
+		if n >= minAcks {
+			break
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +275,7 @@ func TestCrashKill9(t *testing.T) {
 			all := map[string][]ack{}
 			for n, round := range rounds {
 				acks := runCrashRound(t, dir, sync, round, time.Duration(300+200*n)*time.Millisecond)
-				if len(acks) < 50 {
+				if len(acks) < minAcks {
 					t.Fatalf("round %s: only %d Updates acknowledged before the kill", round, len(acks))
 				}
 				all[round] = acks

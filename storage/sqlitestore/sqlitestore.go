@@ -70,7 +70,10 @@ type Options struct {
 const (
 	DBFile   = "lazuli.db"
 	ChunkDir = "chunks"
+	LockFile = "lazuli.lock"
 )
+
+func lockPath(dir string) string { return filepath.Join(dir, LockFile) }
 
 // maxBatch bounds how many Updates share one SQLite transaction.
 const maxBatch = 256
@@ -93,6 +96,7 @@ type Store struct {
 	closeErr  error
 
 	chunks *ChunkStore
+	unlock func() error
 
 	// Counters for Stats.
 	nCommits, nUpdates atomic.Int64
@@ -117,6 +121,16 @@ func Open(opts Options) (*Store, error) {
 	if opts.Readers <= 0 {
 		opts.Readers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
+	unlock, err := lockDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			unlock()
+		}
+	}()
 	chunks, err := openChunkStore(filepath.Join(opts.Dir, ChunkDir), opts.Sync)
 	if err != nil {
 		return nil, err
@@ -129,6 +143,7 @@ func Open(opts Options) (*Store, error) {
 		readers: make(chan *conn, opts.Readers),
 		slots:   make(chan struct{}, opts.Readers),
 		chunks:  chunks,
+		unlock:  unlock,
 	}
 	chunks.closed = &s.closed
 	for range opts.Readers {
@@ -144,6 +159,7 @@ func Open(opts Options) (*Store, error) {
 	if err := s.openWriter(); err != nil {
 		return nil, err
 	}
+	ok = true
 	go s.writeLoop()
 	return s, nil
 }
@@ -214,6 +230,7 @@ func (s *Store) Close() error {
 		if s.writer != nil {
 			errs = append(errs, s.writer.close())
 		}
+		errs = append(errs, s.unlock())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
@@ -350,22 +367,50 @@ func (s *Store) writeLoop() {
 	}
 }
 
-// runBatch commits first and every request that arrives while the
-// transaction is open (up to maxBatch) in one transaction.
+// runBatch commits the first request and every request that arrives while
+// the transaction is open (up to maxBatch) in one transaction. If SQLite
+// fails in a way that may have undone more than one Update's savepoint,
+// the whole transaction is abandoned and the innocent requests run again
+// in a fresh one (the contract allows running fn more than once).
 func (s *Store) runBatch(batch []*request) {
+	for len(batch) > 0 {
+		batch = s.runTx(batch)
+	}
+}
+
+// outcome of one request inside the batch transaction.
+type outcome int
+
+const (
+	applied outcome = iota // fn succeeded; its writes wait for COMMIT
+	failed                 // fn failed or panicked; its savepoint was rolled back
+	broken                 // SQLite failed; the transaction must be abandoned
+)
+
+// runTx runs batch in one transaction and returns the requests that must
+// run again because the transaction was abandoned.
+func (s *Store) runTx(batch []*request) (retry []*request) {
 	c := s.writer
 	if err := c.exec(c.beginImmediate); err != nil {
-		batch[0].err = fmt.Errorf("sqlitestore: begin: %w", err)
-		close(batch[0].done)
-		return
+		err = fmt.Errorf("sqlitestore: begin: %w", err)
+		for _, r := range batch {
+			r.err = err
+			close(r.done)
+		}
+		return nil
 	}
 	var ok []*request // requests whose fn succeeded, waiting for COMMIT
 	for i := 0; i < len(batch); i++ {
 		r := batch[i]
-		if s.apply(r) {
+		switch s.apply(r) {
+		case applied:
 			ok = append(ok, r)
-		} else {
+		case failed:
 			close(r.done)
+		case broken:
+			close(r.done)
+			c.exec(c.rollback)
+			return append(ok, batch[i+1:]...)
 		}
 		if i == len(batch)-1 && len(batch) < maxBatch {
 			// Take whoever is waiting now; they join this transaction.
@@ -387,49 +432,50 @@ func (s *Store) runBatch(batch []*request) {
 		r.err = err
 		close(r.done)
 	}
+	return nil
 }
 
-// apply runs one request inside the open transaction. It reports whether
-// the request's writes are part of the transaction (fn succeeded); on
-// failure r.err or r.panic is set and its writes were rolled back.
-func (s *Store) apply(r *request) (ok bool) {
+// apply runs one request inside the open transaction. Unless the outcome
+// is applied, r.err or r.panic is set.
+func (s *Store) apply(r *request) (res outcome) {
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
-		return false
+		return failed
 	}
 	c := s.writer
 	t := &tx{c: c}
+	res = failed
 	defer func() {
 		t.done = true
 		if p := recover(); p != nil {
 			r.panic = p
-			ok = false
+			res = failed
 		}
-		if ok {
-			if t.savepoint {
-				if err := c.exec(c.release); err != nil {
-					// Cannot keep a half-applied Update: undo it.
-					c.exec(c.rollbackTo)
-					c.exec(c.release)
-					r.err, ok = err, false
-				}
+		if t.sqlErr != nil {
+			// SQLite reported an error (I/O, full disk, ...): it may
+			// have rolled back more than this savepoint.
+			if r.err == nil && r.panic == nil {
+				r.err = t.sqlErr
+			}
+			res = broken
+			return
+		}
+		if !t.savepoint {
+			return
+		}
+		if res == applied {
+			if err := c.exec(c.release); err != nil {
+				r.err, res = fmt.Errorf("sqlitestore: release savepoint: %w", err), broken
 			}
 			return
 		}
-		if t.savepoint {
-			c.exec(c.rollbackTo)
-			c.exec(c.release)
+		if err := errors.Join(c.exec(c.rollbackTo), c.exec(c.release)); err != nil {
+			res = broken
 		}
 	}()
 	if err := r.fn(t); err != nil {
 		r.err = err
-		return false
+		return failed
 	}
-	if t.err != nil {
-		// A write failed inside SQLite but fn ignored the error: the
-		// Update must not commit a partial result.
-		r.err = t.err
-		return false
-	}
-	return true
+	return applied
 }

@@ -185,7 +185,15 @@ type tx struct {
 	ro        bool
 	done      bool
 	savepoint bool  // a SAVEPOINT is open for this Update's writes
-	err       error // first failed write
+	sqlErr    error // first error SQLite reported in this transaction
+}
+
+// fail records an error SQLite reported and returns it.
+func (t *tx) fail(err error) error {
+	if t.sqlErr == nil {
+		t.sqlErr = err
+	}
+	return err
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
@@ -194,17 +202,17 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	}
 	rows, err := t.c.query(t.c.get, key)
 	if err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
 	defer rows.Close()
 	var dest [1]driver.Value
 	if err := rows.Next(dest[:]); err == io.EOF {
 		return nil, storage.ErrNotFound
 	} else if err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
 	if err := rows.Close(); err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
 	return blob(dest[0])
 }
@@ -237,16 +245,12 @@ func (t *tx) write(st *stmt, vals ...driver.Value) error {
 	}
 	if !t.savepoint {
 		if err := t.c.exec(t.c.savepoint); err != nil {
-			t.err = err
-			return err
+			return t.fail(err)
 		}
 		t.savepoint = true
 	}
 	if err := t.c.exec(st, vals...); err != nil {
-		if t.err == nil {
-			t.err = err
-		}
-		return err
+		return t.fail(err)
 	}
 	return nil
 }
@@ -361,6 +365,9 @@ func (it *iter) Next() bool {
 			return false
 		}
 		if err := it.fill(); err != nil {
+			if err != errTxDone {
+				it.t.fail(err)
+			}
 			it.err = err
 			return false
 		}

@@ -1,0 +1,29 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockDir takes an exclusive advisory lock on <dir>/lazuli.lock so that two
+// processes never serve the same data directory (the second would, among
+// other things, remove the first one's chunk uploads in progress). The
+// kernel drops the lock when the process dies, however it dies.
+func lockDir(dir string) (unlock func() error, err error) {
+	f, err := os.OpenFile(lockPath(dir), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("sqlitestore: data directory %s is in use by another process", dir)
+		}
+		return nil, err
+	}
+	return f.Close, nil
+}
