@@ -111,6 +111,7 @@ var catalog = map[string]def{
 	"UnauthorizedBlobOverwrite":             {403, "This request is not authorized to perform blob overwrites."},
 	"FeatureVersionMismatch":                {409, "Stored access policy contains a permission that is not supported by this version."},
 	"InvalidBlobTagsFilter":                 {400, "The specified blob tags filter is invalid."},
+	"UnsatisfiableCondition":                {400, "The request includes an unsatisfiable condition for this operation."},
 	"InvalidTag":                            {400, "The tags specified are invalid. It contains characters that are not permitted."},
 
 	// Queue.

@@ -33,8 +33,8 @@ const (
 
 // Parse parses the values of the four headers (each slice holds every
 // occurrence of the header). More than one date value is a 400
-// InvalidHeaderValue, as is a date that is not RFC 1123 or an empty ETag
-// list.
+// InvalidHeaderValue, as is an empty ETag list. A single date value that is
+// not an HTTP date is ignored, as RFC 7232 requires of recipients.
 func Parse(ifMatch, ifNoneMatch, ifModifiedSince, ifUnmodifiedSince []string) (Conditions, error) {
 	var c Conditions
 	var err error
@@ -101,12 +101,13 @@ func parseDate(name string, values []string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	joined := strings.Join(values, ",")
-	if len(values) > 1 {
+	// Several dates, as separate lines or folded into one line, are 400.
+	if len(values) > 1 || strings.Count(strings.ToUpper(values[0]), "GMT") > 1 {
 		return time.Time{}, azerr.InvalidHeader(name, joined)
 	}
 	t, ok := ParseDate(values[0])
-	if !ok || t.IsZero() {
-		return time.Time{}, azerr.InvalidHeader(name, joined)
+	if !ok {
+		return time.Time{}, nil
 	}
 	return t, nil
 }
@@ -188,7 +189,15 @@ const ReadVersion = "2013-08-15"
 // (304). Older versions follow the write rules (but unmet If-None-Match /
 // If-Modified-Since still answer 304). A missing resource passes: the
 // caller answers 404.
+//
+// If-None-Match: * can never be met by a read of an existing resource and
+// answers 400 UnsatisfiableCondition whatever the resource's state.
 func EvalRead(c Conditions, s State, version string) (Outcome, error) {
+	for _, e := range c.IfNoneMatch {
+		if e == "*" {
+			return Pass, azerr.New("UnsatisfiableCondition")
+		}
+	}
 	if version != "" && version < ReadVersion {
 		if err := CheckWriteCombination(c); err != nil {
 			return Pass, err

@@ -48,10 +48,16 @@ func TestParse(t *testing.T) {
 	if (Conditions{}).Any() {
 		t.Fatal("empty Any = true")
 	}
+	// Unparsable dates are ignored.
+	for _, d := range []string{"yesterday", "Mon, 32 Jan 2014 22:33:35 GMT"} {
+		c, err := Parse(nil, nil, []string{d}, []string{d})
+		if err != nil || c.Any() {
+			t.Errorf("Parse(date %q) = %+v, %v; want ignored", d, c, err)
+		}
+	}
 	for _, bad := range [][4][]string{
-		{nil, nil, {"yesterday"}, nil},
-		{nil, nil, nil, {"Mon, 32 Jan 2014 22:33:35 GMT"}},
 		{nil, nil, {lmtText, lmtText}, nil},
+		{nil, nil, {lmtText + ", " + before}, nil},
 		{nil, nil, nil, {lmtText, before}},
 		{{`""`}, nil, nil, nil},
 		{nil, {" , "}, nil, nil},
@@ -78,7 +84,6 @@ func TestEvalRead(t *testing.T) {
 		{"im list any", `"0xB", "0xA"`, "", "", "", Pass},
 		{"im miss", `"0xB"`, "", "", "", Failed},
 		{"inm match", "", `"0xA"`, "", "", NotModified},
-		{"inm star", "", "*", "", "", NotModified},
 		{"inm miss", "", `"0xB"`, "", "", Pass},
 		{"inm list none match", "", `"0xB","0xC"`, "", "", Pass},
 		{"inm list one matches", "", `"0xB","0xA"`, "", "", NotModified},
@@ -101,6 +106,13 @@ func TestEvalRead(t *testing.T) {
 		got, err := EvalRead(c, s, "2021-10-04")
 		if err != nil || got != tc.want {
 			t.Errorf("%s: EvalRead = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	// If-None-Match: * on a read is unsatisfiable.
+	for _, st := range []State{s, {}} {
+		_, err := EvalRead(mustParse(t, "", "*", "", ""), st, "2021-10-04")
+		if e, ok := azerr.As(err); !ok || e.Code != "UnsatisfiableCondition" || e.Status != 400 {
+			t.Errorf("inm star read: %v", err)
 		}
 	}
 	// A missing resource passes every condition; the caller answers 404.
@@ -244,7 +256,9 @@ func FuzzParse(f *testing.F) {
 		}
 		s := State{Exists: true, ETag: "0x1", LastModified: lmt}
 		if _, err := EvalRead(c, s, "2021-10-04"); err != nil {
-			t.Fatalf("EvalRead: %v", err)
+			if e, ok := azerr.As(err); !ok || e.Code != "UnsatisfiableCondition" {
+				t.Fatalf("EvalRead: %v", err)
+			}
 		}
 		if _, err := EvalWrite(c, s); err != nil {
 			if _, ok := azerr.As(err); !ok {
