@@ -79,7 +79,7 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			return err
 		}
 		for i, nm := range nms {
-			id := newMessageID()
+			id := newMessageID(st.nextSeq)
 			m := message{
 				insertion:  now,
 				expiration: nm.expiry(now),

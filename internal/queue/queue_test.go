@@ -421,7 +421,7 @@ func TestListQueues(t *testing.T) {
 }
 
 func TestMessageIDRoundTrip(t *testing.T) {
-	id := newMessageID()
+	id := newMessageID(12345)
 	back, ok := ParseMessageID(id.String())
 	if !ok || back != id {
 		t.Fatalf("%s -> %v %v", id, back, ok)

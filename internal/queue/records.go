@@ -46,9 +46,18 @@ func ParseMessageID(s string) (MessageID, bool) {
 	return id, true
 }
 
-func newMessageID() MessageID {
+// newMessageID returns a version-4-shaped GUID whose first 48 bits are the
+// message's sequence number in its queue and whose other bits are random.
+// Message keys embed the id, so a queue's messages are stored in insertion
+// order: puts append at the end of the key range and receives touch its
+// front, which keeps every transaction's working set small on disk-backed
+// engines. The random part keeps ids unique across queues and clears.
+func newMessageID(seq uint64) MessageID {
 	var id MessageID
-	rand.Read(id[:])
+	rand.Read(id[6:])
+	var s [8]byte
+	binary.BigEndian.PutUint64(s[:], seq)
+	copy(id[0:6], s[2:8])
 	id[6] = id[6]&0x0f | 0x40
 	id[8] = id[8]&0x3f | 0x80
 	return id
