@@ -45,15 +45,6 @@ func New(d httpx.Deps) http.Handler {
 	return &handler{d: d, svc: svc}
 }
 
-// Service returns the domain service behind a handler built by New (for
-// tests and tools that need the fast path); nil for other handlers.
-func Service(h http.Handler) *queue.Service {
-	if qh, ok := h.(*handler); ok {
-		return qh.svc
-	}
-	return nil
-}
-
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
 	var err error
@@ -637,6 +628,11 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 	m, err := h.svc.PutMessage(r.Context(), info.Account, name, nm)
 	if err != nil {
 		return err
+	}
+	if info.Version < "2016-05-31" {
+		// Older versions answer Put Message without a body.
+		writeEmpty(w, http.StatusCreated)
+		return nil
 	}
 	writeXML(w, r, http.StatusCreated, renderMessages([]queue.Message{m}, false, true))
 	return nil

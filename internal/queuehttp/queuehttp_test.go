@@ -162,6 +162,24 @@ func TestParameterRanges(t *testing.T) {
 	w.do("POST", "que/messages?messagettl=999999999999", msgBody("x")).want(t, 201, "")
 	w.do("POST", "que/messages?messagettl=-1", msgBody("x"), "x-ms-version", "2017-04-17").want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("GET", "?comp=list&maxresults=0", "").want(t, 400, "OutOfRangeQueryParameterValue")
+	if r := w.do("POST", "que/messages", msgBody("old"), "x-ms-version", "2015-12-11"); r.status != 201 || r.body != "" {
+		t.Fatalf("pre-2016-05-31 put: %d %q", r.status, r.body)
+	}
+}
+
+// TestUpdateBeyondExpiry: Update Message cannot make a message visible
+// later than it expires (400 InvalidQueryParameterValue); Get Messages
+// may.
+func TestUpdateBeyondExpiry(t *testing.T) {
+	w := newWire(t)
+	w.do("PUT", "que", "").want(t, 201, "")
+	w.do("POST", "que/messages?messagettl=100", msgBody("x")).want(t, 201, "")
+	r := w.do("GET", "que/messages?visibilitytimeout=200", "")
+	r.want(t, 200, "")
+	id, rc := idRE.FindStringSubmatch(r.body)[1], receiptRE.FindStringSubmatch(r.body)[1]
+	esc := strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace
+	w.do("PUT", "que/messages/"+id+"?popreceipt="+esc(rc)+"&visibilitytimeout=200", "").want(t, 400, "InvalidQueryParameterValue")
+	w.do("PUT", "que/messages/"+id+"?popreceipt="+esc(rc)+"&visibilitytimeout=50", "").want(t, 204, "")
 }
 
 func TestBadBodies(t *testing.T) {
