@@ -21,6 +21,8 @@ func TestConformance(t *testing.T) {
 	storagetest.RunDurable(t, func(t *testing.T, dir string) storage.Engine { return openStore(t, dir, false) })
 }
 
-func TestConformanceSync(t *testing.T) {
-	storagetest.RunDurable(t, func(t *testing.T, dir string) storage.Engine { return openStore(t, dir, true) })
+// TestReopenSync runs the close-and-reopen tests with Sync set; the crash
+// test covers Sync under load.
+func TestReopenSync(t *testing.T) {
+	storagetest.RunReopen(t, func(t *testing.T, dir string) storage.Engine { return openStore(t, dir, true) })
 }

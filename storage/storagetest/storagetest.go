@@ -78,6 +78,12 @@ func Run(t *testing.T, open Opener) {
 // close and reopen an engine on the same directory.
 func RunDurable(t *testing.T, open DirOpener) {
 	Run(t, func(t *testing.T) storage.Engine { return open(t, t.TempDir()) })
+	RunReopen(t, open)
+}
+
+// RunReopen runs only the tests that close and reopen an engine, for
+// variants of an engine already covered by RunDurable.
+func RunReopen(t *testing.T, open DirOpener) {
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, open) })
 	t.Run("ReopenAfterRollback", func(t *testing.T) { testReopenAfterRollback(t, open) })
 	t.Run("CloseDuringUpdatesDurable", func(t *testing.T) {
