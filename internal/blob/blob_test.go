@@ -1,0 +1,387 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/memstore"
+)
+
+// clock is a manual clock for time-driven rules.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newService(t *testing.T) (*Service, *clock) {
+	t.Helper()
+	clk := &clock{t: time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)}
+	n := 0
+	var mu sync.Mutex
+	s := New(memstore.New(), clk.now, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%08d-0000-0000-0000-000000000000", n)
+	})
+	if _, err := s.CreateContainer(context.Background(), "acct", "cont", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	return s, clk
+}
+
+func mustCode(t *testing.T, err error, code string) {
+	t.Helper()
+	e, ok := azerr.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("got %v, want %s", err, code)
+	}
+}
+
+func put(t *testing.T, s *Service, name, data string, cond Cond) *Blob {
+	t.Helper()
+	in, err := s.Ingest(context.Background(), bytes.NewReader([]byte(data)), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.PutBlob(context.Background(), PutBlobRequest{Ref: Ref{"acct", "cont", name, ""}, Type: BlockBlob, Data: in, Cond: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestETagDistinctWithinOneTick(t *testing.T) {
+	s, _ := newService(t) // the clock never moves
+	seen := map[uint64]bool{}
+	b := put(t, s, "b", "1", Cond{})
+	seen[b.ETag] = true
+	for i := 0; i < 5; i++ {
+		nb, err := s.SetBlobMetadata(context.Background(), Ref{"acct", "cont", "b", ""}, []KV{{"i", fmt.Sprint(i)}}, Cond{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[nb.ETag] || nb.ETag <= b.ETag {
+			t.Fatalf("ETag %x repeated or went back", nb.ETag)
+		}
+		seen[nb.ETag] = true
+		b = nb
+	}
+	if got := ETagString(b.ETag); got[:3] != `"0x` {
+		t.Fatalf("ETag %s", got)
+	}
+}
+
+func TestLeaseExpiryLazy(t *testing.T) {
+	s, clk := newService(t)
+	ctx := context.Background()
+	ref := Ref{"acct", "cont", "b", ""}
+	put(t, s, "b", "x", Cond{})
+	_, res, err := s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: 15}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.LeaseID
+	// While leased, a write needs the id.
+	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{})
+	mustCode(t, err, "LeaseIdMissing")
+	clk.add(16 * time.Second)
+	b, err := s.GetBlob(ctx, ref, Cond{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Lease.StateName(clk.now()) != "expired" || b.Lease.Status(clk.now()) != "unlocked" {
+		t.Fatalf("state %s", b.Lease.StateName(clk.now()))
+	}
+	// Renew after expiry without a write in between brings the lease back.
+	_, _, err = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Renew, LeaseID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.add(16 * time.Second)
+	// The expired id on a write is stale.
+	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{LeaseID: id})
+	mustCode(t, err, "LeaseNotPresentWithBlobOperation")
+	// A write without the id goes through and forgets the lease.
+	if _, err := s.SetBlobMetadata(ctx, ref, nil, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Renew, LeaseID: id}})
+	mustCode(t, err, "LeaseIdMismatchWithLeaseOperation")
+	// Breaking ends by itself.
+	_, _, err = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: lease.Infinite, ProposedID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := 10
+	_, r, err := s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Break, BreakPeriod: &p}})
+	if err != nil || r.LeaseTime != 10 {
+		t.Fatalf("break: %v %d", err, r.LeaseTime)
+	}
+	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{})
+	mustCode(t, err, "LeaseIdMissing")
+	clk.add(10 * time.Second)
+	if _, err := s.SetBlobMetadata(ctx, ref, nil, Cond{}); err != nil {
+		t.Fatalf("write after break period: %v", err)
+	}
+}
+
+func TestContainerLeaseExpiry(t *testing.T) {
+	s, clk := newService(t)
+	ctx := context.Background()
+	_, res, err := s.LeaseContainer(ctx, "acct", "cont", LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCode(t, s.DeleteContainer(ctx, "acct", "cont", Cond{}), "LeaseIdMissing")
+	clk.add(21 * time.Second)
+	// Expired(A) + renew(A) succeeds for containers too.
+	if _, _, err := s.LeaseContainer(ctx, "acct", "cont", LeaseRequest{Action: lease.Action{Kind: lease.Renew, LeaseID: res.LeaseID}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(21 * time.Second)
+	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChunkMarker(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("z"), InlineMax+1)
+	in, err := s.Ingest(ctx, bytes.NewReader(big), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Segs) != 1 || in.Segs[0].Ref == "" {
+		t.Fatalf("large body not chunked: %+v", in.Segs)
+	}
+	ref := Ref{"acct", "cont", "big", ""}
+	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.SnapshotBlob(ctx, ref, nil, Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := s.Ingest(ctx, bytes.NewReader([]byte("blk")), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBlock(ctx, Ref{"acct", "cont", "other", ""}, "YWJj", staged, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite the base: its old chunk is still referenced by the snapshot.
+	put(t, s, "big", "small", Cond{})
+	marked := map[storage.ChunkRef]bool{}
+	if err := MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true }); err != nil {
+		t.Fatal(err)
+	}
+	if !marked[in.Segs[0].Ref] || !marked[staged.Segs[0].Ref] || len(marked) != 2 {
+		t.Fatalf("marked %v", marked)
+	}
+	// Deleting the snapshot and the staged blob unreferences both.
+	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "big", snap.Snapshot}, "", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	marked = map[storage.ChunkRef]bool{}
+	if err := MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(marked) != 0 {
+		t.Fatalf("still marked %v", marked)
+	}
+}
+
+func TestDiffPages(t *testing.T) {
+	seg := func(ref string, off, n int64) Segment { return Segment{Ref: storage.ChunkRef(ref), Off: off, Len: n} }
+	prev := []Page{{0, seg("a", 0, 1024)}, {2048, seg("b", 0, 512)}}
+	// cur: first half of a kept, second half rewritten by c, b cleared, d added.
+	cur := []Page{{0, seg("a", 0, 512)}, {512, seg("c", 0, 512)}, {4096, seg("d", 0, 512)}}
+	changed, cleared := diffPages(cur, prev)
+	if fmt.Sprint(changed) != "[{512 1023} {4096 4607}]" || fmt.Sprint(cleared) != "[{2048 2559}]" {
+		t.Fatalf("changed %v cleared %v", changed, cleared)
+	}
+	// Splitting pages keeps their identity.
+	pages := writePages(prev, 256, seg("e", 0, 256))
+	if fmt.Sprint(merge(pages)) != "[{0 1023} {2048 2559}]" {
+		t.Fatalf("merge %v", merge(pages))
+	}
+	ch, cl := diffPages(pages, prev)
+	if fmt.Sprint(ch) != "[{256 511}]" || len(cl) != 0 {
+		t.Fatalf("diff after split %v %v", ch, cl)
+	}
+}
+
+func TestListBlobsPaging(t *testing.T) {
+	s, clk := newService(t)
+	ctx := context.Background()
+	for _, n := range []string{"a", "b/1", "b/2", "c"} {
+		put(t, s, n, n, Cond{})
+	}
+	for i := 0; i < 2; i++ {
+		clk.add(time.Second)
+		if _, err := s.SnapshotBlob(ctx, Ref{"acct", "cont", "a", ""}, nil, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutBlock(ctx, Ref{"acct", "cont", "b/3", ""}, "YWJj", Ingested{}, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		req  ListBlobsRequest
+		want string
+	}{
+		{ListBlobsRequest{Snapshots: true}, "a@1,a@2,a,b/1,b/2,c"},
+		{ListBlobsRequest{Delimiter: "/", Snapshots: true}, "a@1,a@2,a,P:b/,c"},
+		{ListBlobsRequest{Uncommitted: true, Prefix: "b/"}, "b/1,b/2,b/3(u)"},
+		{ListBlobsRequest{Delimiter: "/", Prefix: "b/"}, "b/1,b/2"},
+	} {
+		for max := 1; max <= 7; max++ {
+			req := tc.req
+			req.Max = max
+			var got []string
+			snaps := map[string]string{}
+			for {
+				items, next, err := s.ListBlobs(ctx, "acct", "cont", req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(items) > max {
+					t.Fatalf("page of %d > %d", len(items), max)
+				}
+				for _, it := range items {
+					switch {
+					case it.Prefix != "":
+						got = append(got, "P:"+it.Prefix)
+					case it.Uncommitted:
+						got = append(got, it.Blob.Name+"(u)")
+					case it.Blob.Snapshot != "":
+						if snaps[it.Blob.Snapshot] == "" {
+							snaps[it.Blob.Snapshot] = fmt.Sprint(len(snaps) + 1)
+						}
+						got = append(got, it.Blob.Name+"@"+snaps[it.Blob.Snapshot])
+					default:
+						got = append(got, it.Blob.Name)
+					}
+				}
+				if next == "" {
+					break
+				}
+				req.Marker = next
+			}
+			if s := fmt.Sprint(joinComma(got)); s != tc.want {
+				t.Fatalf("%+v max %d: %s, want %s", tc.req, max, s, tc.want)
+			}
+		}
+	}
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += v
+	}
+	return out
+}
+
+func TestValidation(t *testing.T) {
+	for name, ok := range map[string]bool{"abc": true, "a-b-c": true, "$root": true, "ab": false, "Abc": false, "a--b": false, "-ab": false, "ab-": false, "a_b": false} {
+		if (ValidateContainerName(name) == nil) != ok {
+			t.Errorf("container %q", name)
+		}
+	}
+	for name, ok := range map[string]bool{"a": true, "dir/x y.txt": true, "": false, string(make([]byte, 1025)): false, "bad\x01": false} {
+		if (ValidateBlobName(name) == nil) != ok {
+			t.Errorf("blob %q", name)
+		}
+	}
+	mustCode(t, ValidateMetadata([]KV{{"", "x"}}), "EmptyMetadataKey")
+	mustCode(t, ValidateMetadata([]KV{{"1a", "x"}}), "InvalidMetadata")
+	mustCode(t, ValidateMetadata([]KV{{"a", "x"}, {"A", "y"}}), "InvalidMetadata")
+	mustCode(t, ValidateMetadata([]KV{{"a", string(bytes.Repeat([]byte("v"), 8192))}}), "MetadataTooLarge")
+	if ValidateMetadata([]KV{{"_ok1", "v"}}) != nil {
+		t.Error("valid metadata rejected")
+	}
+	mustCode(t, ValidateBlockID("!!"), "InvalidBlockId")
+	mustCode(t, ValidateBlockID(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("A"), 65))), "InvalidBlockId")
+	if ValidateBlockID(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("A"), 64))) != nil {
+		t.Error("64-byte id rejected")
+	}
+}
+
+func TestTagExpressions(t *testing.T) {
+	tags := []KV{{"a", "1"}, {"b", "x y"}}
+	for expr, want := range map[string]bool{
+		`a = '1'`:                            true,
+		`"a" = '1' AND b = 'x y'`:            true,
+		`a > '0' AND (b = 'no' OR a <= '1')`: true,
+		`a <> '1'`:                           false,
+		`c = '1'`:                            false,
+		`c <> '1'`:                           true,
+		`a < '1' OR b >= 'z'`:                false,
+	} {
+		got, err := MatchTags(expr, tags, "")
+		if err != nil || got != want {
+			t.Errorf("%s: %v %v", expr, got, err)
+		}
+	}
+	for _, bad := range []string{``, `a`, `a =`, `a = 1`, `(a = '1'`, `a = '1' AND`, `= '1'`, `a == '1'`, `'a' = '1'`} {
+		if _, err := MatchTags(bad, tags, ""); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	mustCode(t, ValidateTags([]KV{{"k!", "v"}}), "InvalidTag")
+}
+
+func FuzzTagExpr(f *testing.F) {
+	f.Add(`a = '1' AND ("b" > 'x' OR c <> '')`)
+	f.Fuzz(func(t *testing.T, expr string) {
+		if _, err := MatchTags(expr, []KV{{"a", "1"}}, "c"); err != nil {
+			if _, ok := azerr.As(err); !ok {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// genReader yields n pseudo-random bytes without holding them.
+type genReader struct {
+	n, off int64
+}
+
+func (g *genReader) Read(p []byte) (int, error) {
+	if g.off >= g.n {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > g.n-g.off {
+		p = p[:g.n-g.off]
+	}
+	for i := range p {
+		p[i] = byte((g.off + int64(i)) * 2654435761 >> 13)
+	}
+	g.off += int64(len(p))
+	return len(p), nil
+}
