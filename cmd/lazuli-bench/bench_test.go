@@ -14,24 +14,9 @@ import (
 	"github.com/lazuli-storage/lazuli/emulator"
 )
 
-// notImplemented reports whether every failure of r is 501 NotImplemented:
-// the operation does not exist in lazuli yet.
-func notImplemented(r *result) bool {
-	if r.Failures == 0 || len(r.Errors) == 0 {
-		return false
-	}
-	for k := range r.Errors {
-		if k != "501 NotImplemented" {
-			return false
-		}
-	}
-	return true
-}
-
 // TestWorkloadsAgainstLazuli runs every workload briefly against an
-// in-process lazuli. A workload whose operations exist must run without a
-// single failed request; one that meets 501 NotImplemented must say so in
-// its result instead of crashing.
+// in-process lazuli over TCP: each must set up and run without a single
+// failed request and produce a measurement.
 func TestWorkloadsAgainstLazuli(t *testing.T) {
 	emu, err := emulator.Start(emulator.Options{InMemory: true})
 	if err != nil {
@@ -50,13 +35,6 @@ func TestWorkloadsAgainstLazuli(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			r := measure(context.Background(), w, tg, s)
 			t.Logf("%s", progressLine(r))
-			if notImplemented(r) {
-				t.Logf("TODO: %s is not implemented in lazuli yet: %s%s", w.name, r.SetupError, r.FirstError)
-				if r.SetupError == "" && r.FirstError == "" {
-					t.Errorf("failures without a first error: %+v", r)
-				}
-				return
-			}
 			if r.SetupError != "" {
 				t.Fatalf("setup failed: %s", r.SetupError)
 			}
@@ -266,6 +244,53 @@ func BenchmarkSign(b *testing.B) {
 	for b.Loop() {
 		if _, err := tg.request(c); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestErrorsNameStatusAndCode checks that failures are reported with the
+// status and the error code, from the x-ms-error-code header or, failing
+// that, from the XML or JSON error body.
+func TestErrorsNameStatusAndCode(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/table"):
+			w.WriteHeader(http.StatusConflict)
+			_, _ = io.WriteString(w, `{"odata.error":{"code":"TableBeingDeleted","message":{"lang":"en-US","value":"The table is being deleted.\nRequestId:1"}}}`)
+		case strings.HasPrefix(r.URL.Path, "/queue"):
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthenticationFailed</Code><Message>Server failed to authenticate the request.
+RequestId:2</Message></Error>`)
+		default:
+			w.Header().Set("x-ms-error-code", "ServerBusy")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	a, err := parseConnectionString("AccountName=devstoreaccount1;AccountKey=" + devKey +
+		";BlobEndpoint=" + srv.URL + "/blob;QueueEndpoint=" + srv.URL + "/queue;TableEndpoint=" + srv.URL + "/table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := newTarget("busy", a, defaultVersion, 2, time.Minute)
+	defer tg.close()
+	s := runSettings{duration: 20 * time.Millisecond, concurrency: 2, preload: 1, prefix: runPrefix()}
+	for _, tc := range []struct{ workload, kind, text string }{
+		{"trivial", "503 ServerBusy", "Get Blob Service Properties (GET /): 503 ServerBusy"},
+		{"blob-put-1k", "503 ServerBusy", "Create Container"},
+		{"table-insert", "409 TableBeingDeleted", "409 TableBeingDeleted: The table is being deleted."},
+		{"queue-put", "403 AuthenticationFailed", "403 AuthenticationFailed: Server failed to authenticate the request."},
+	} {
+		ws, err := selectWorkloads(tc.workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := measure(context.Background(), ws[0], tg, s)
+		if r.Ops != 0 || r.Errors[tc.kind] == 0 || r.Errors[tc.kind] != r.Failures {
+			t.Errorf("%s: ops %d errors %v failures %d, want only %s", tc.workload, r.Ops, r.Errors, r.Failures, tc.kind)
+		}
+		if msg := r.SetupError + r.FirstError; !strings.Contains(msg, tc.text) {
+			t.Errorf("%s: error %q lacks %q", tc.workload, msg, tc.text)
 		}
 	}
 }
