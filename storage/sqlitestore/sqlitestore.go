@@ -15,12 +15,15 @@
 // when the function returns an error), issues a single COMMIT and only then
 // releases all callers. The functions run one after another on the writer
 // connection, so Updates are serializable by construction: each sees the
-// writes of the ones committed before it in the same batch. Update never
-// needs to run fn twice and never returns storage.ErrConflict.
+// writes of the ones committed before it in the same batch. Update runs fn
+// again only when SQLite itself fails mid-batch (the batch is then redone
+// without the failing Update), and never returns storage.ErrConflict.
 //
-// View borrows a connection from a pool of read-only connections and runs
-// inside one read transaction, so every read of a View observes the same
-// WAL snapshot while writers keep committing.
+// View takes an idle read-only connection from a pool (opening another when
+// all are busy, so Views never wait for each other) and runs inside one
+// read transaction, so every read of a View observes the same WAL snapshot
+// while writers keep committing. Scan reads in pages of a few hundred rows
+// and never keeps a statement open between calls.
 //
 // # Durability
 //
@@ -50,6 +53,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -62,7 +66,8 @@ type Options struct {
 	Dir string
 	// Sync makes every commit and chunk fsync before it is acknowledged.
 	Sync bool
-	// Readers is the size of the read connection pool; 0 picks a default.
+	// Readers is how many idle read connections are kept for reuse; 0
+	// picks a default. More are opened while more Views run at once.
 	Readers int
 }
 
@@ -88,8 +93,8 @@ type Store struct {
 	quit    chan struct{}
 	stopped chan struct{} // closed when the writer goroutine has exited
 
-	readers chan *conn    // idle read connections
-	slots   chan struct{} // one token per read connection that may exist
+	readers chan *conn   // idle read connections kept for reuse
+	views   atomic.Int64 // Views running; Close waits for them
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -119,7 +124,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if opts.Readers <= 0 {
-		opts.Readers = max(4, 2*runtime.GOMAXPROCS(0))
+		opts.Readers = max(8, 4*runtime.GOMAXPROCS(0))
 	}
 	unlock, err := lockDir(opts.Dir)
 	if err != nil {
@@ -141,14 +146,10 @@ func Open(opts Options) (*Store, error) {
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		readers: make(chan *conn, opts.Readers),
-		slots:   make(chan struct{}, opts.Readers),
 		chunks:  chunks,
 		unlock:  unlock,
 	}
 	chunks.closed = &s.closed
-	for range opts.Readers {
-		s.slots <- struct{}{}
-	}
 	// database/sql only serves to find the registered driver.
 	db, err := sql.Open("sqlite", "")
 	if err != nil {
@@ -175,7 +176,12 @@ func (s *Store) dsn(readOnly bool) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", "cache_size(-16384)")
+	if readOnly {
+		// Many readers may be open; keep each one's page cache small.
+		q.Add("_pragma", "cache_size(-2048)")
+	} else {
+		q.Add("_pragma", "cache_size(-16384)")
+	}
 	// Savepoint sub-journals stay in memory instead of temp files.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// Checkpoint less often: pages rewritten between checkpoints are
@@ -217,14 +223,18 @@ func (s *Store) Close() error {
 		s.closed.Store(true)
 		close(s.quit)
 		<-s.stopped
-		// Account for every read connection: idle ones are closed here,
-		// busy ones close themselves when their View returns.
+		// Views still running finish on their connection and close it
+		// on return; wait for them, then close the idle ones.
+		for s.views.Load() > 0 {
+			time.Sleep(time.Millisecond)
+		}
 		var errs []error
-		for n := 0; n < s.opts.Readers; n++ {
+		for done := false; !done; {
 			select {
-			case <-s.slots:
 			case c := <-s.readers:
 				errs = append(errs, c.close())
+			default:
+				done = true
 			}
 		}
 		if s.writer != nil {
@@ -236,15 +246,20 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// View implements storage.Engine.
+// View implements storage.Engine. Each View runs on its own read
+// connection: an idle one from the pool or, when all are busy, a new one,
+// so Views never wait for each other (and a View nested in another View or
+// in an Update cannot deadlock).
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+	s.views.Add(1)
+	defer s.views.Add(-1)
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c, err := s.acquireReader(ctx)
+	c, err := s.acquireReader()
 	if err != nil {
 		return err
 	}
@@ -273,41 +288,27 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	return ferr
 }
 
-func (s *Store) acquireReader(ctx context.Context) (*conn, error) {
+func (s *Store) acquireReader() (*conn, error) {
 	select {
 	case c := <-s.readers:
 		return c, nil
 	default:
-	}
-	select {
-	case c := <-s.readers:
-		return c, nil
-	case <-s.slots:
-		// Room for one more connection.
-		if s.closed.Load() {
-			s.slots <- struct{}{}
-			return nil, storage.ErrClosed
-		}
-		c, err := openConn(s.drv, s.dsn(true), false)
-		if err != nil {
-			s.slots <- struct{}{}
-			return nil, err
-		}
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.quit:
-		return nil, storage.ErrClosed
+		return openConn(s.drv, s.dsn(true), false)
 	}
 }
 
+// releaseReader keeps c for reuse unless the pool is full or the store is
+// closing.
 func (s *Store) releaseReader(c *conn) {
 	if s.closed.Load() {
 		c.close()
-		s.slots <- struct{}{}
 		return
 	}
-	s.readers <- c
+	select {
+	case s.readers <- c:
+	default:
+		c.close()
+	}
 }
 
 // request is one Update waiting for the writer.

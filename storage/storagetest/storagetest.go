@@ -60,6 +60,7 @@ func Run(t *testing.T, open Opener) {
 		{"SnapshotPairs", testSnapshotPairs},
 		{"SnapshotRepeatableRead", testSnapshotRepeatableRead},
 		{"ViewSeesCommitted", testViewSeesCommitted},
+		{"NestedViews", testNestedViews},
 		{"Chunks", testChunks},
 		{"ChunkWalk", testChunkWalk},
 		{"LargeChunk", testLargeChunk},
@@ -840,6 +841,39 @@ func testSnapshotRepeatableRead(t *testing.T, e storage.Engine) {
 		})
 		wantValue(t, e, "k", next)
 	}
+}
+
+// testNestedViews: many goroutines each run a View inside a View, and an
+// Update runs a View inside fn; none may deadlock, however many run at
+// once.
+func testNestedViews(t *testing.T, e storage.Engine) {
+	MustSet(t, e, "k", "v")
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range 40 {
+		wg.Go(func() {
+			err := e.View(ctx, func(storage.Tx) error {
+				<-release // all outer Views are open at once
+				_, err := storage.GetValue(ctx, e, []byte("k"))
+				return err
+			})
+			if err != nil {
+				t.Errorf("nested View: %v", err)
+			}
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	MustUpdate(t, e, func(tx storage.Tx) error {
+		v, err := storage.GetValue(ctx, e, []byte("k"))
+		if err != nil || string(v) != "v" {
+			t.Errorf("View inside Update = %q, %v", v, err)
+		}
+		return tx.Set([]byte("k"), []byte("w"))
+	})
+	wantValue(t, e, "k", "w")
 }
 
 func testViewSeesCommitted(t *testing.T, e storage.Engine) {
