@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Error is an Azure Storage error: a code, its HTTP status, a message and
@@ -132,8 +133,18 @@ func WriteXML(w io.Writer, e *Error, requestID string, now time.Time) error {
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
 
 // EscapeXML escapes text for an XML element or attribute; unlike
-// encoding/xml it keeps newlines literal, as Azure does.
-func EscapeXML(s string) string { return xmlEscaper.Replace(s) }
+// encoding/xml it keeps newlines literal, as Azure does. Characters XML 1.0
+// cannot carry (control characters other than tab, newline and carriage
+// return, invalid UTF-8, U+FFFE, U+FFFF) become U+FFFD, so that echoed
+// input never makes the document malformed.
+func EscapeXML(s string) string { return xmlEscaper.Replace(strings.Map(xmlChar, s)) }
+
+func xmlChar(r rune) rune {
+	if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+		return utf8.RuneError
+	}
+	return r
+}
 
 // WriteJSON renders the OData JSON error body used by Table.
 // indexPrefix, when not empty, is put before the message ("3:" for the
