@@ -11,8 +11,12 @@ import (
 //	queue s <qid>                          per-queue counters (next sequence, message count)
 //	queue m <qid> <msgid>                  message record
 //	queue v <qid> <visibleAt> <seq>        visibility index -> msgid
+//	queue x <qid> <expiration> <seq>       expiry index -> msgid (finite TTLs only)
 //	queue t <qid>                          tombstone: messages of qid await purging
 //	queue p <account>                      service properties
+//
+// The expiry index lets a background reaper remove expired messages (and
+// lower the queue's count) without scanning live ones.
 //
 // Messages hang off an internal queue id, not the queue name: deleting or
 // clearing a queue swaps or drops the id in one small transaction and the
@@ -29,6 +33,7 @@ const (
 	tagStats = "s"
 	tagMsg   = "m"
 	tagVis   = "v"
+	tagExp   = "x"
 	tagTomb  = "t"
 	tagProps = "p"
 )
@@ -63,6 +68,18 @@ func visKey(qid uint64, visibleAt int64, seq uint64) []byte {
 // instant now (visibleAt <= now).
 func visibleUpTo(qid uint64, now int64) []byte {
 	return keyenc.AppendInt64(visPrefix(qid), now+1)
+}
+
+func expPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagExp), qid) }
+
+func expKey(qid uint64, expiration int64, seq uint64) []byte {
+	return keyenc.AppendUint64(keyenc.AppendInt64(expPrefix(qid), expiration), seq)
+}
+
+// expiredUpTo is the exclusive upper bound of expiry entries of messages
+// expired at instant now (expiration <= now).
+func expiredUpTo(qid uint64, now int64) []byte {
+	return keyenc.AppendInt64(expPrefix(qid), now+1)
 }
 
 func tombKey(qid uint64) []byte { return keyenc.AppendUint64(root(tagTomb), qid) }

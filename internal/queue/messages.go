@@ -96,6 +96,11 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			if err := tx.Set(visKey(q.ID, m.visibleAt, m.seq), id[:]); err != nil {
 				return err
 			}
+			if m.expiration != neverExpiresMicro {
+				if err := tx.Set(expKey(q.ID, m.expiration, m.seq), id[:]); err != nil {
+					return err
+				}
+			}
 			out[i] = m.view(id, true)
 		}
 		return tx.Set(statsKey(q.ID), st.encode())
@@ -134,7 +139,7 @@ func scanVisible(tx storage.Tx, qid uint64, now int64, fn func(id MessageID, m *
 			return nil, err
 		}
 		if m.expiration <= now {
-			expired = append(expired, expiredRef{id: id, visKey: append([]byte(nil), it.Key()...)})
+			expired = append(expired, expiredRef{id: id, visKey: append([]byte(nil), it.Key()...), expKey: expKey(qid, m.expiration, m.seq)})
 			if len(expired) >= maxExpiredPerScan {
 				break
 			}
@@ -148,9 +153,9 @@ func scanVisible(tx storage.Tx, qid uint64, now int64, fn func(id MessageID, m *
 }
 
 type expiredRef struct {
-	id     MessageID
-	visKey []byte
-	orphan bool
+	id             MessageID
+	visKey, expKey []byte
+	orphan         bool
 }
 
 // GetMessages implements Get Messages: up to n visible, unexpired messages
@@ -163,6 +168,8 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 		n = 1
 	}
 	var out []Message
+	var qid uint64
+	sawExpired := false
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		out = out[:0]
 		now := micros(s.now())
@@ -170,6 +177,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 		if err != nil {
 			return err
 		}
+		qid = q.ID
 		type pick struct {
 			id MessageID
 			m  message
@@ -183,6 +191,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 			return err
 		}
 		// The iterator is closed: now write.
+		sawExpired = len(expired) > 0
 		if err := s.dropExpired(tx, q.ID, expired); err != nil {
 			return err
 		}
@@ -207,6 +216,10 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	if sawExpired {
+		// More may be waiting behind the ones this request removed.
+		s.purge.reap(qid)
+	}
 	return out, nil
 }
 
@@ -230,6 +243,9 @@ func (s *Service) dropExpired(tx storage.Tx, qid uint64, expired []expiredRef) e
 		if err := tx.Delete(msgKey(qid, e.id)); err != nil {
 			return err
 		}
+		if err := tx.Delete(e.expKey); err != nil {
+			return err
+		}
 		if st.count > 0 {
 			st.count--
 		}
@@ -244,6 +260,8 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 		n = 1
 	}
 	var out []Message
+	var qid uint64
+	sawExpired := false
 	err := s.engine.View(ctx, func(tx storage.Tx) error {
 		out = out[:0]
 		now := micros(s.now())
@@ -251,14 +269,19 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 		if err != nil {
 			return err
 		}
-		_, err = scanVisible(tx, q.ID, now, func(id MessageID, m *message) bool {
+		qid = q.ID
+		expired, err := scanVisible(tx, q.ID, now, func(id MessageID, m *message) bool {
 			out = append(out, m.view(id, false))
 			return len(out) < n
 		})
+		sawExpired = len(expired) > 0
 		return err
 	})
 	if err != nil {
 		return nil, mapErr(err)
+	}
+	if sawExpired {
+		s.purge.reap(qid)
 	}
 	return out, nil
 }
@@ -302,6 +325,9 @@ func (s *Service) DeleteMessage(ctx context.Context, account, name string, id Me
 			return err
 		}
 		if err := tx.Delete(visKey(q.ID, m.visibleAt, m.seq)); err != nil {
+			return err
+		}
+		if err := tx.Delete(expKey(q.ID, m.expiration, m.seq)); err != nil {
 			return err
 		}
 		st, err := loadStats(tx, q.ID)

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -12,10 +13,11 @@ import (
 // that foreground requests never wait long behind it.
 const purgeBatch = 512
 
-// purger removes the messages of deleted and cleared queues in the
-// background. It runs one goroutine at a time, only while there is work:
-// kick starts it (or asks the running one for another pass) and it exits
-// when no tombstone is left or the engine is closed. Tombstones are stored,
+// purger removes the messages of deleted and cleared queues, and expired
+// messages of live queues, in the background. It runs one goroutine at a
+// time, only while there is work: kick and reap start it (or ask the
+// running one for another pass) and it exits when no work is left or the
+// engine is closed. Tombstones are stored,
 // so work left by a stopped process is picked up by the first kick after a
 // restart (Resume, called when the service is built).
 type purger struct {
@@ -24,6 +26,19 @@ type purger struct {
 	running bool
 	again   bool
 	done    chan struct{} // closed when the current run ends
+	// expired holds queue ids whose expired messages should be reaped.
+	expired map[uint64]bool
+}
+
+// reap asks for the expired messages of queue id qid to be removed.
+func (p *purger) reap(qid uint64) {
+	p.mu.Lock()
+	if p.expired == nil {
+		p.expired = map[uint64]bool{}
+	}
+	p.expired[qid] = true
+	p.mu.Unlock()
+	p.kick()
 }
 
 func (p *purger) kick() {
@@ -42,6 +57,21 @@ func (p *purger) run(done chan struct{}) {
 	defer close(done)
 	for {
 		err := p.svc.PurgeAll(context.Background())
+		for err == nil {
+			p.mu.Lock()
+			var qid uint64
+			found := false
+			for id := range p.expired {
+				qid, found = id, true
+				delete(p.expired, id)
+				break
+			}
+			p.mu.Unlock()
+			if !found {
+				break
+			}
+			err = p.svc.ReapExpired(context.Background(), qid)
+		}
 		p.mu.Lock()
 		if p.again && err == nil {
 			p.again = false
@@ -111,7 +141,7 @@ func (s *Service) nextTombstone(ctx context.Context) (qid uint64, ok bool, err e
 
 // purgeQueue empties one tombstoned id and removes its tombstone.
 func (s *Service) purgeQueue(ctx context.Context, qid uint64) error {
-	for _, prefix := range [][]byte{visPrefix(qid), msgPrefix(qid)} {
+	for _, prefix := range [][]byte{visPrefix(qid), expPrefix(qid), msgPrefix(qid)} {
 		for {
 			n, err := s.deleteSome(ctx, prefix)
 			if err != nil {
@@ -155,4 +185,61 @@ func (s *Service) deleteSome(ctx context.Context, prefix []byte) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// ReapExpired removes the expired messages of queue id qid, purgeBatch at
+// a time, and lowers the queue's count by as many. It stops at once when
+// the id is gone (its queue was deleted or cleared: the purge takes over).
+func (s *Service) ReapExpired(ctx context.Context, qid uint64) error {
+	for {
+		n := 0
+		err := s.engine.Update(ctx, func(tx storage.Tx) error {
+			n = 0
+			now := micros(s.now())
+			if _, err := tx.Get(statsKey(qid)); err != nil {
+				if errors.Is(err, storage.ErrNotFound) {
+					return nil
+				}
+				return err
+			}
+			var refs []expiredRef
+			it := tx.Scan(expPrefix(qid), expiredUpTo(qid, now), false)
+			for len(refs) < purgeBatch && it.Next() {
+				var id MessageID
+				if len(it.Value()) != len(id) {
+					it.Close()
+					return errCorrupt
+				}
+				copy(id[:], it.Value())
+				refs = append(refs, expiredRef{id: id, expKey: append([]byte(nil), it.Key()...)})
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+			for i := range refs {
+				v, err := tx.Get(msgKey(qid, refs[i].id))
+				if errors.Is(err, storage.ErrNotFound) {
+					// Only the index entry is left; drop it alone.
+					refs[i].orphan = true
+					refs[i].visKey = refs[i].expKey
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				m, err := decodeMessage(v)
+				if err != nil {
+					return err
+				}
+				refs[i].visKey = visKey(qid, m.visibleAt, m.seq)
+			}
+			n = len(refs)
+			return s.dropExpired(tx, qid, refs)
+		})
+		if err != nil || n < purgeBatch {
+			return err
+		}
+	}
 }

@@ -43,14 +43,12 @@ const (
 	MaxListResults = 5000
 )
 
-// NeverExpires is the expiration time of a message put with a TTL of -1,
-// as Azure renders it.
-var neverExpires = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
-
-var neverExpiresMicro = neverExpires.UnixMicro()
+// neverExpiresMicro is the expiration of a message put with a TTL of -1:
+// Fri, 31 Dec 9999 23:59:59 GMT, as Azure renders it, in Unix microseconds.
+const neverExpiresMicro = 253402300799 * 1_000_000
 
 // NeverExpires returns the expiration time of a message with infinite TTL.
-func NeverExpires() time.Time { return neverExpires }
+func NeverExpires() time.Time { return fromMicros(neverExpiresMicro) }
 
 // maxExpiredPerScan bounds how many expired messages one Get or Peek steps
 // over (Get also deletes them), so a queue full of expired messages cannot
@@ -225,6 +223,8 @@ func (s *Service) DeleteQueue(ctx context.Context, account, name string) error {
 // GetQueueProperties implements Get Queue Metadata.
 func (s *Service) GetQueueProperties(ctx context.Context, account, name string) (QueueProperties, error) {
 	var p QueueProperties
+	var qid uint64
+	stale := false
 	err := s.engine.View(ctx, func(tx storage.Tx) error {
 		q, err := loadQueue(tx, account, name)
 		if err != nil {
@@ -235,8 +235,18 @@ func (s *Service) GetQueueProperties(ctx context.Context, account, name string) 
 			return err
 		}
 		p = QueueProperties{Metadata: q.Metadata, ApproximateMessageCount: int64(st.count)}
-		return nil
+		qid = q.ID
+		// Expired messages still counted: have the reaper remove them so
+		// the count comes down.
+		it := tx.Scan(expPrefix(q.ID), expiredUpTo(q.ID, micros(s.now())), false)
+		stale = it.Next()
+		err = it.Err()
+		it.Close()
+		return err
 	})
+	if err == nil && stale {
+		s.purge.reap(qid)
+	}
 	return p, mapErr(err)
 }
 

@@ -235,7 +235,7 @@ func countKeys(t *testing.T, e storage.Engine) int {
 	t.Helper()
 	n := 0
 	err := e.View(context.Background(), func(tx storage.Tx) error {
-		for _, tag := range []string{tagMsg, tagVis, tagTomb} {
+		for _, tag := range []string{tagMsg, tagVis, tagExp, tagTomb} {
 			lo := root(tag)
 			it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
 			for it.Next() {
@@ -434,4 +434,48 @@ func TestMessageIDRoundTrip(t *testing.T) {
 	if ValidPopReceipt("AAAA") || ValidPopReceipt("not base64!") || !ValidPopReceipt(newReceipt().String()) {
 		t.Fatal("receipt validation")
 	}
+}
+
+// TestReaperRemovesExpired: expired messages are removed in the background
+// once noticed, the count comes down to the live messages, and the live
+// messages behind many expired ones are reachable again.
+func TestReaperRemovesExpired(t *testing.T) {
+	engines(t, func(t *testing.T, e storage.Engine) {
+		c := newClock()
+		s := New(e, c.Now)
+		ctx := context.Background()
+		MustCreate(t, s, "exp")
+		batch := make([]NewMessage, 1500)
+		for i := range batch {
+			batch[i] = NewMessage{Text: "short", TTL: 5 * time.Second}
+		}
+		if _, err := s.PutMessages(ctx, acct, "exp", batch); err != nil {
+			t.Fatal(err)
+		}
+		c.Advance(time.Millisecond)
+		for range 3 {
+			if _, err := s.PutMessage(ctx, acct, "exp", NewMessage{Text: "live", TTL: -1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Advance(6 * time.Second)
+		p, _ := s.GetQueueProperties(ctx, acct, "exp")
+		if p.ApproximateMessageCount < 3 {
+			t.Fatalf("count %d below the true count", p.ApproximateMessageCount)
+		}
+		if err := s.WaitPurged(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p, _ = s.GetQueueProperties(ctx, acct, "exp")
+		if p.ApproximateMessageCount != 3 {
+			t.Fatalf("count after reaping %d, want 3", p.ApproximateMessageCount)
+		}
+		pk, _ := s.PeekMessages(ctx, acct, "exp", 32)
+		if len(pk) != 3 {
+			t.Fatalf("peek after reaping %d, want 3", len(pk))
+		}
+		if n := countKeys(t, e); n != 6 {
+			t.Fatalf("%d keys, want the 6 of the live messages", n)
+		}
+	})
 }

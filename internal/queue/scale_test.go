@@ -59,8 +59,8 @@ func TestLargeQueue(t *testing.T) {
 	if err := s.WaitPurged(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := countKeys(t, e); n != 2 {
-		t.Fatalf("%d keys left after purge, want the 2 of queue other", n)
+	if n := countKeys(t, e); n != 3 {
+		t.Fatalf("%d keys left after purge, want the 3 of queue other", n)
 	}
 }
 
