@@ -413,6 +413,34 @@ func TestCopy(t *testing.T) {
 		if s := string(readAll(t, got.Body)); s != "ang" {
 			t.Fatalf("block from url %q", s)
 		}
+		// Append Block From URL and Put Page From URL.
+		ab := e.cc.NewAppendBlobClient("appfrom")
+		_, err = ab.Create(ctx, nil)
+		must(t, err)
+		_, err = ab.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 3}})
+		must(t, err)
+		_, err = ab.AppendBlockFromURL(ctx, src.URL(), nil)
+		must(t, err)
+		got, err = ab.DownloadStream(ctx, nil)
+		must(t, err)
+		if s := string(readAll(t, got.Body)); s != "chachanged" {
+			t.Fatalf("append from url %q", s)
+		}
+		pageSrc := e.cc.NewPageBlobClient("pagesrc")
+		_, err = pageSrc.Create(ctx, 1024, nil)
+		must(t, err)
+		_, err = pageSrc.UploadPages(ctx, body(bytes.Repeat([]byte{'q'}, 512)), blob.HTTPRange{Offset: 512, Count: 512}, nil)
+		must(t, err)
+		pageDst := e.cc.NewPageBlobClient("pagedst")
+		_, err = pageDst.Create(ctx, 2048, nil)
+		must(t, err)
+		_, err = pageDst.UploadPagesFromURL(ctx, pageSrc.URL(), 512, 1536, 512, nil)
+		must(t, err)
+		got, err = pageDst.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 1536, Count: 512}})
+		must(t, err)
+		if !bytes.Equal(readAll(t, got.Body), bytes.Repeat([]byte{'q'}, 512)) {
+			t.Fatal("page from url")
+		}
 		// Copy onto an existing blob of another type.
 		_, err = e.cc.NewAppendBlobClient("app").Create(ctx, nil)
 		must(t, err)

@@ -217,7 +217,7 @@ func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version strin
 
 // modify runs the common write path on an existing blob: checks, fn, new
 // ETag and Last-Modified unless fn says the write does not change them.
-func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, fn func(b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
+func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, fn func(tx storage.Tx, b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
 	if err := snapshotWrite(ref); err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 			return err
 		}
 		b.Lease = ls
-		touch, err := fn(b, now)
+		touch, err := fn(tx, b, now)
 		if err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ type SetPropsRequest struct {
 // SetBlobProperties is Set Blob Properties: every content property is
 // replaced (an omitted one is cleared).
 func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
 			return false, azerr.New("InvalidBlobType")
 		}
@@ -296,7 +296,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 	if err := ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
-	return s.modify(ctx, ref, cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		b.Meta = meta
 		return true, nil
 	})
@@ -462,7 +462,7 @@ func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) 
 	if ref.Snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	_, err := s.modify(ctx, ref, cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+	_, err := s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New("InvalidBlobType")
 		}

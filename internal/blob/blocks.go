@@ -273,9 +273,14 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 	return out, err
 }
 
-// AppendRequest is Append Block.
+// AppendRequest is Append Block (or Append Block From URL when Source is
+// set: bytes [SourceOff, SourceOff+SourceLen) of a blob on this server).
 type AppendRequest struct {
 	Data      Ingested
+	Source    *Ref
+	SourceOff int64
+	SourceLen int64 // < 0: to the end of the source
+	SrcCond   Cond
 	AppendPos *int64
 	MaxSize   *int64
 	Cond      Cond
@@ -286,9 +291,16 @@ type AppendRequest struct {
 // appends never overlap.
 func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (*Blob, int64, error) {
 	var off int64
-	b, err := s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+	b, err := s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New("InvalidBlobType")
+		}
+		if req.Source != nil {
+			segs, n, err := s.sourceRange(tx, *req.Source, req.SourceOff, req.SourceLen, req.SrcCond, now)
+			if err != nil {
+				return false, err
+			}
+			req.Data = Ingested{Segs: segs, Size: n}
 		}
 		if req.MaxSize != nil && b.Size+req.Data.Size > *req.MaxSize {
 			return false, azerr.New("MaxBlobSizeConditionNotMet")

@@ -171,16 +171,22 @@ func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Co
 // on this server as block id, sharing its chunks.
 func (s *Service) PutBlockFromURL(ctx context.Context, ref Ref, id string, src Ref, off, n int64, srcCond, cond Cond) error {
 	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx) ([]Segment, int64, error) {
-		b, err := s.sourceCheck(tx, src, srcCond, s.now())
-		if err != nil {
-			return nil, 0, err
-		}
-		if n < 0 {
-			n = b.Size - off
-		}
-		if off > b.Size || off+n > b.Size || n < 0 {
-			return nil, 0, azerr.New("InvalidRange")
-		}
-		return Segments(b, off, n), n, nil
+		return s.sourceRange(tx, src, off, n, srcCond, s.now())
 	})
+}
+
+// sourceRange checks a copy source and returns the segments of bytes
+// [off, off+n) (n < 0: to the end).
+func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64, srcCond Cond, now time.Time) ([]Segment, int64, error) {
+	b, err := s.sourceCheck(tx, src, srcCond, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n < 0 {
+		n = b.Size - off
+	}
+	if off < 0 || n < 0 || off+n > b.Size {
+		return nil, 0, azerr.New("InvalidRange")
+	}
+	return Segments(b, off, n), n, nil
 }

@@ -61,11 +61,16 @@ type PutPageRequest struct {
 	Data       Ingested // update only; Data.Size == End-Start+1
 	Seq        SeqCond
 	Cond       Cond
+	// Source, when set, is Put Page From URL: the page bytes are bytes
+	// [SourceOff, SourceOff+End-Start] of a blob on this server.
+	Source    *Ref
+	SourceOff int64
+	SrcCond   Cond
 }
 
 // PutPage is Put Page.
 func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != PageBlob {
 			return false, azerr.New("InvalidBlobType")
 		}
@@ -78,6 +83,13 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		if req.Clear {
 			b.Pages = clearPages(b.Pages, req.Start, req.End+1)
 			return true, nil
+		}
+		if req.Source != nil {
+			segs, n, err := s.sourceRange(tx, *req.Source, req.SourceOff, req.End-req.Start+1, req.SrcCond, now)
+			if err != nil {
+				return false, err
+			}
+			req.Data = Ingested{Segs: segs, Size: n}
 		}
 		pos := req.Start
 		for _, sg := range req.Data.Segs {

@@ -797,7 +797,23 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.New("InvalidOperation")
 	}
 	var sum []byte
-	if pr.Clear {
+	if srcURL := hd.Get("x-ms-copy-source"); srcURL != "" && !pr.Clear {
+		// Put Page From URL.
+		rq.info.Operation = "PutPageFromURL"
+		src, err := sourceRef(srcURL)
+		if err != nil {
+			return err
+		}
+		sv := hd.Get("x-ms-source-range")
+		ss, se, ok := parseRange(sv)
+		if !ok || se < 0 || se-ss != end-start {
+			return azerr.InvalidHeader("x-ms-source-range", sv)
+		}
+		if pr.SrcCond, err = rq.sourceCond(); err != nil {
+			return err
+		}
+		pr.Source, pr.SourceOff = &src, ss
+	} else if pr.Clear {
 		if n, err := rq.contentLength(0); err != nil || n != 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 		}
@@ -921,7 +937,28 @@ func (h *handler) appendBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
+	if srcURL := hd.Get("x-ms-copy-source"); srcURL != "" {
+		// Append Block From URL.
+		rq.info.Operation = "AppendBlockFromURL"
+		src, err := sourceRef(srcURL)
+		if err != nil {
+			return err
+		}
+		ar.Source, ar.SourceLen = &src, -1
+		if sv := hd.Get("x-ms-source-range"); sv != "" {
+			ss, se, ok := parseRange(sv)
+			if !ok {
+				return azerr.InvalidHeader("x-ms-source-range", sv)
+			}
+			ar.SourceOff = ss
+			if se >= 0 {
+				ar.SourceLen = se - ss + 1
+			}
+		}
+		if ar.SrcCond, err = rq.sourceCond(); err != nil {
+			return err
+		}
+	} else if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
 		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
@@ -932,7 +969,9 @@ func (h *handler) appendBlock(rq *req) error {
 	setETag(out, b.ETag, b.Modified)
 	out.Set("x-ms-blob-append-offset", strconv.FormatInt(off, 10))
 	out.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.AppendCount))
-	out.Set("Content-MD5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+	if ar.Source == nil {
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+	}
 	out.Set("x-ms-request-server-encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
