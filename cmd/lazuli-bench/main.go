@@ -183,6 +183,11 @@ func benchmark(ctx context.Context, o *options) *report {
 			}
 			fmt.Fprintf(o.progress, "%-22s %-10s ", w.name, t.name)
 			r := measure(ctx, w, t, o.settings)
+			if ctx.Err() != nil {
+				// Interrupted mid-measurement: the numbers mean nothing.
+				fmt.Fprintln(o.progress, "interrupted")
+				break
+			}
 			rep.Results = append(rep.Results, r)
 			fmt.Fprintln(o.progress, progressLine(r))
 		}
