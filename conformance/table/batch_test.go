@@ -70,8 +70,12 @@ func TestBatchSDK(t *testing.T) {
 			{ActionType: aztables.TransactionTypeAdd, Entity: entityJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "y1"})},
 			{ActionType: aztables.TransactionTypeAdd, Entity: entityJSON(t, map[string]any{"PartitionKey": "q", "RowKey": "y2"})},
 		}
-		if _, err := c.SubmitTransaction(ctx, cross, nil); err == nil {
+		// The emulator does not enforce one partition per batch; Azure does.
+		if _, err := c.SubmitTransaction(ctx, cross, nil); err == nil && !tg.Remote {
 			t.Fatal("cross-partition batch succeeded")
+		}
+		if tg.Remote {
+			return
 		}
 		_, err = c.GetEntity(ctx, "p", "y1", nil)
 		WantCode(t, err, 404, "ResourceNotFound")
@@ -172,7 +176,8 @@ func TestBatchWire(t *testing.T) {
 			if s.StatusCode != wantStatus[i] {
 				t.Fatalf("op %d: status %d", i, s.StatusCode)
 			}
-			if s.Header.Get("Content-ID") != fmt.Sprint(i+1) {
+			// Content-ID echo: lazuli echoes it (the emulator does not).
+			if !tg.Remote && s.Header.Get("Content-ID") != fmt.Sprint(i+1) {
 				t.Fatalf("op %d: Content-ID %q", i, s.Header.Get("Content-ID"))
 			}
 			if i < 3 && !strings.HasPrefix(s.Header.Get("ETag"), `W/"datetime'`) {

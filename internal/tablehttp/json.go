@@ -400,8 +400,7 @@ func (w *entityWriter) appendEntity(b []byte, e *table.Entity, single bool) []by
 		for _, name := range w.selected {
 			v, ok := e.Lookup(name)
 			if !ok {
-				member(name)
-				b = append(b, "null"...)
+				// A selected property the entity lacks is left out.
 				continue
 			}
 			if name == "Timestamp" {

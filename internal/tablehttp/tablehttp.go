@@ -451,9 +451,6 @@ func (h *handler) getTable(w http.ResponseWriter, r *http.Request, info *httpx.I
 	}
 	t, err := h.svc.GetTable(r.Context(), info.Account, name)
 	if err != nil {
-		if e, ok := azerr.As(err); ok && e.Code == "TableNotFound" {
-			return azerr.New("ResourceNotFound")
-		}
 		return err
 	}
 	setJSONHeaders(w, level)

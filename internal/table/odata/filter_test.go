@@ -169,7 +169,7 @@ func TestDateTimeFormatting(t *testing.T) {
 }
 
 func TestFormatDouble(t *testing.T) {
-	for f, want := range map[float64]string{2: "2.0", 1.5: "1.5", -0.25: "-0.25", 1e21: "1e+21", math.Inf(1): "Infinity"} {
+	for f, want := range map[float64]string{2: "2.0", 1.5: "1.5", -0.25: "-0.25", 1e21: "1e+21", 3e9: "3000000000.0", 1e-7: "1e-07", math.Inf(1): "Infinity"} {
 		if got := FormatDouble(f); got != want {
 			t.Errorf("FormatDouble(%v) = %s, want %s", f, got, want)
 		}

@@ -197,7 +197,14 @@ func FormatDouble(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	s := strconv.FormatFloat(f, 'g', -1, 64)
+	// Plain notation in the range where it stays short (as JavaScript and
+	// .NET print doubles), exponent notation outside it.
+	var s string
+	if a := math.Abs(f); a == 0 || (a >= 1e-6 && a < 1e21) {
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	} else {
+		s = strconv.FormatFloat(f, 'g', -1, 64)
+	}
 	if !strings.ContainsAny(s, ".eEn") {
 		s += ".0"
 	}
