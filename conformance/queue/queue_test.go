@@ -431,6 +431,14 @@ func TestServicePropertiesAndCORS(t *testing.T) {
 		MustStatus(t, r, 403, "CorsPreflightFailure")
 		_, err = svc.SetProperties(ctx, &azqueue.SetPropertiesOptions{CORS: []*azqueue.CORSRule{}})
 		MustNoErr(t, err)
+		if !tg.Remote {
+			// The reference emulator has no secondary to report on.
+			stats, err := svc.GetStatistics(ctx, nil)
+			MustNoErr(t, err)
+			if stats.GeoReplication == nil || stats.GeoReplication.Status == nil || *stats.GeoReplication.Status != azqueue.GeoReplicationStatusLive {
+				t.Fatalf("stats %+v", stats.GeoReplication)
+			}
+		}
 	})
 }
 
