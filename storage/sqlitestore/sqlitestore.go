@@ -193,6 +193,9 @@ func (s *Store) dsn(readOnly bool) string {
 	// Checkpoint less often: pages rewritten between checkpoints are
 	// copied back to the database once, and checkpoints fsync.
 	q.Add("_pragma", "wal_autocheckpoint(8192)")
+	// A burst of large values can grow the WAL far beyond that; shrink
+	// it back after checkpoints.
+	q.Add("_pragma", "journal_size_limit(67108864)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}
