@@ -145,7 +145,7 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 		switch m.name {
 		case "PartitionKey", "RowKey":
 			var s string
-			if err := json.Unmarshal(m.raw, &s); err != nil {
+			if err := json.Unmarshal(m.raw, &s); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
 				return nil, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
 			}
 			if m.name == "PartitionKey" {
