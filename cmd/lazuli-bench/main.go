@@ -208,6 +208,9 @@ func progressLine(r *result) string {
 	if r.BytesPerOp > 0 {
 		s += "  " + fmtRate(r.MBPerSec) + " MB/s"
 	}
+	if r.ClientCPU > 0 {
+		s += fmt.Sprintf("  client %.2f cores", r.ClientCPU)
+	}
 	if r.Failures > 0 {
 		s += fmt.Sprintf("  (%d failures; first: %s)", r.Failures, r.FirstError)
 	}

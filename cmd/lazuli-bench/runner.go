@@ -110,6 +110,9 @@ type result struct {
 	Errors     map[string]int64 `json:"errors,omitempty"`
 	FirstError string           `json:"first_error,omitempty"`
 	SetupError string           `json:"setup_error,omitempty"`
+	// ClientCPU is the CPU the benchmark process used while measuring, in
+	// cores (1.0 = one core busy): what the client took from the machine.
+	ClientCPU float64 `json:"client_cpu_cores,omitempty"`
 }
 
 // failed reports whether the workload could not be measured at all.
@@ -155,8 +158,13 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 			if s.warmup > 0 {
 				runClients(ctx, ops, s.warmup, false)
 			}
+			cpu0, ok0 := processCPU()
 			stats, elapsed := runClients(ctx, ops, s.duration, true)
+			cpu1, ok1 := processCPU()
 			summarize(res, stats, elapsed)
+			if ok0 && ok1 && elapsed > 0 {
+				res.ClientCPU = float64(cpu1-cpu0) / float64(elapsed)
+			}
 			return res
 		}
 	}
