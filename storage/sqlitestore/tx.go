@@ -204,14 +204,18 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, t.fail(err)
 	}
-	defer rows.Close()
 	var dest [1]driver.Value
-	if err := rows.Next(dest[:]); err == io.EOF {
-		return nil, storage.ErrNotFound
-	} else if err != nil {
-		return nil, t.fail(err)
+	err = rows.Next(dest[:])
+	// Closing resets the statement for its next use.
+	if cerr := rows.Close(); err == nil || err == io.EOF {
+		if cerr != nil {
+			return nil, t.fail(cerr)
+		}
 	}
-	if err := rows.Close(); err != nil {
+	switch {
+	case err == io.EOF:
+		return nil, storage.ErrNotFound
+	case err != nil:
 		return nil, t.fail(err)
 	}
 	return blob(dest[0])
@@ -310,36 +314,13 @@ func (it *iter) fill() error {
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	it.keys, it.vals, it.pos = it.keys[:0], it.vals[:0], 0
-	size := 0
-	full := false
-	var dest [2]driver.Value
-	for {
-		err := rows.Next(dest[:])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		k, err := blob(dest[0])
-		if err != nil {
-			return err
-		}
-		v, err := blob(dest[1])
-		if err != nil {
-			return err
-		}
-		it.keys = append(it.keys, k)
-		it.vals = append(it.vals, v)
-		size += len(k) + len(v)
-		if size >= pageBytes {
-			full = true
-			break
-		}
+	full, err := it.readPage(rows)
+	// Closing resets the statement for its next use.
+	if cerr := rows.Close(); err == nil {
+		err = cerr
 	}
-	if err := rows.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	n := len(it.keys)
@@ -354,6 +335,36 @@ func (it *iter) fill() error {
 		}
 	}
 	return nil
+}
+
+// readPage appends rows to the page until they run out or the page holds
+// pageBytes; full reports the latter.
+func (it *iter) readPage(rows driver.Rows) (full bool, err error) {
+	size := 0
+	var dest [2]driver.Value
+	for {
+		err := rows.Next(dest[:])
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		k, err := blob(dest[0])
+		if err != nil {
+			return false, err
+		}
+		v, err := blob(dest[1])
+		if err != nil {
+			return false, err
+		}
+		it.keys = append(it.keys, k)
+		it.vals = append(it.vals, v)
+		size += len(k) + len(v)
+		if size >= pageBytes {
+			return true, nil
+		}
+	}
 }
 
 func (it *iter) Next() bool {
