@@ -10,8 +10,8 @@ import (
 //	queue q <account> <name>               queue record (id, metadata, ACL)
 //	queue s <qid>                          per-queue counters (next sequence, message count)
 //	queue m <qid> <msgid>                  message record
-//	queue v <qid> <visibleAt> <seq>        visibility index -> msgid
-//	queue x <qid> <expiration> <seq>       expiry index -> msgid (finite TTLs only)
+//	queue v <qid> <visibleAt> <msgid>      visibility index (empty value)
+//	queue x <qid> <expiration> <msgid>     expiry index (finite TTLs only; empty value)
 //	queue t <qid>                          tombstone: messages of qid await purging
 //	queue p <account>                      service properties
 //
@@ -23,7 +23,9 @@ import (
 // old id's messages are purged in the background, so the name is usable
 // again at once and no request ever touches every message.
 //
-// The visibility index orders a queue's messages by the time they become
+// Message ids start with the message's insertion sequence (see
+// newMessageID) and end the index keys as 16 fixed-width bytes, so the
+// visibility index orders a queue's messages by the time they become
 // visible and then by insertion sequence, so Get Messages and Peek Messages
 // are a range scan from the start of the queue up to "now" that stops after
 // the requested count.
@@ -60,8 +62,22 @@ func msgKey(qid uint64, id MessageID) []byte { return keyenc.AppendBytes(msgPref
 
 func visPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagVis), qid) }
 
-func visKey(qid uint64, visibleAt int64, seq uint64) []byte {
-	return keyenc.AppendUint64(keyenc.AppendInt64(visPrefix(qid), visibleAt), seq)
+// visKey is the index entry of message id: the id ends the key (its
+// first bytes are the insertion sequence, so ties in time keep insertion
+// order) and the value is empty, which keeps a million-message queue
+// light.
+func visKey(qid uint64, visibleAt int64, id MessageID) []byte {
+	return append(keyenc.AppendInt64(visPrefix(qid), visibleAt), id[:]...)
+}
+
+// indexedID returns the message id that ends an index key.
+func indexedID(key []byte) (MessageID, bool) {
+	var id MessageID
+	if len(key) < len(id) {
+		return id, false
+	}
+	copy(id[:], key[len(key)-len(id):])
+	return id, true
 }
 
 // visibleUpTo is the exclusive upper bound of index entries visible at
@@ -72,8 +88,8 @@ func visibleUpTo(qid uint64, now int64) []byte {
 
 func expPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagExp), qid) }
 
-func expKey(qid uint64, expiration int64, seq uint64) []byte {
-	return keyenc.AppendUint64(keyenc.AppendInt64(expPrefix(qid), expiration), seq)
+func expKey(qid uint64, expiration int64, id MessageID) []byte {
+	return append(keyenc.AppendInt64(expPrefix(qid), expiration), id[:]...)
 }
 
 // expiredUpTo is the exclusive upper bound of expiry entries of messages

@@ -93,11 +93,11 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			if err := tx.Set(msgKey(q.ID, id), m.encode()); err != nil {
 				return err
 			}
-			if err := tx.Set(visKey(q.ID, m.visibleAt, m.seq), id[:]); err != nil {
+			if err := tx.Set(visKey(q.ID, m.visibleAt, id), nil); err != nil {
 				return err
 			}
 			if m.expiration != neverExpiresMicro {
-				if err := tx.Set(expKey(q.ID, m.expiration, m.seq), id[:]); err != nil {
+				if err := tx.Set(expKey(q.ID, m.expiration, id), nil); err != nil {
 					return err
 				}
 			}
@@ -119,11 +119,10 @@ func scanVisible(tx storage.Tx, qid uint64, now int64, fn func(id MessageID, m *
 	it := tx.Scan(visPrefix(qid), visibleUpTo(qid, now), false)
 	defer it.Close()
 	for it.Next() {
-		var id MessageID
-		if len(it.Value()) != len(id) {
+		id, ok := indexedID(it.Key())
+		if !ok {
 			return nil, errCorrupt
 		}
-		copy(id[:], it.Value())
 		v, err := tx.Get(msgKey(qid, id))
 		if errors.Is(err, storage.ErrNotFound) {
 			// An index entry without its message cannot be produced by
@@ -139,7 +138,7 @@ func scanVisible(tx storage.Tx, qid uint64, now int64, fn func(id MessageID, m *
 			return nil, err
 		}
 		if m.expiration <= now {
-			expired = append(expired, expiredRef{id: id, visKey: append([]byte(nil), it.Key()...), expKey: expKey(qid, m.expiration, m.seq)})
+			expired = append(expired, expiredRef{id: id, visKey: append([]byte(nil), it.Key()...), expKey: expKey(qid, m.expiration, id)})
 			if len(expired) >= maxExpiredPerScan {
 				break
 			}
@@ -197,13 +196,13 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 		}
 		next := now + visibility.Microseconds()
 		for _, p := range picks {
-			if err := tx.Delete(visKey(q.ID, p.m.visibleAt, p.m.seq)); err != nil {
+			if err := tx.Delete(visKey(q.ID, p.m.visibleAt, p.id)); err != nil {
 				return err
 			}
 			p.m.visibleAt = next
 			p.m.dequeueCount++
 			p.m.receipt = newReceipt()
-			if err := tx.Set(visKey(q.ID, p.m.visibleAt, p.m.seq), p.id[:]); err != nil {
+			if err := tx.Set(visKey(q.ID, p.m.visibleAt, p.id), nil); err != nil {
 				return err
 			}
 			if err := tx.Set(msgKey(q.ID, p.id), p.m.encode()); err != nil {
@@ -324,10 +323,10 @@ func (s *Service) DeleteMessage(ctx context.Context, account, name string, id Me
 		if err := tx.Delete(msgKey(q.ID, id)); err != nil {
 			return err
 		}
-		if err := tx.Delete(visKey(q.ID, m.visibleAt, m.seq)); err != nil {
+		if err := tx.Delete(visKey(q.ID, m.visibleAt, id)); err != nil {
 			return err
 		}
-		if err := tx.Delete(expKey(q.ID, m.expiration, m.seq)); err != nil {
+		if err := tx.Delete(expKey(q.ID, m.expiration, id)); err != nil {
 			return err
 		}
 		st, err := loadStats(tx, q.ID)
@@ -362,7 +361,7 @@ func (s *Service) UpdateMessage(ctx context.Context, account, name string, id Me
 			return azerr.InvalidQuery("visibilitytimeout", fmt.Sprint(int64(visibility/time.Second)),
 				"The visibility timeout must not be later than the message's expiration time.")
 		}
-		if err := tx.Delete(visKey(q.ID, m.visibleAt, m.seq)); err != nil {
+		if err := tx.Delete(visKey(q.ID, m.visibleAt, id)); err != nil {
 			return err
 		}
 		m.visibleAt = next
@@ -370,7 +369,7 @@ func (s *Service) UpdateMessage(ctx context.Context, account, name string, id Me
 		if text != nil {
 			m.text = *text
 		}
-		if err := tx.Set(visKey(q.ID, m.visibleAt, m.seq), id[:]); err != nil {
+		if err := tx.Set(visKey(q.ID, m.visibleAt, id), nil); err != nil {
 			return err
 		}
 		if err := tx.Set(msgKey(q.ID, id), m.encode()); err != nil {

@@ -205,12 +205,11 @@ func (s *Service) ReapExpired(ctx context.Context, qid uint64) error {
 			var refs []expiredRef
 			it := tx.Scan(expPrefix(qid), expiredUpTo(qid, now), false)
 			for len(refs) < purgeBatch && it.Next() {
-				var id MessageID
-				if len(it.Value()) != len(id) {
+				id, ok := indexedID(it.Key())
+				if !ok {
 					it.Close()
 					return errCorrupt
 				}
-				copy(id[:], it.Value())
 				refs = append(refs, expiredRef{id: id, expKey: append([]byte(nil), it.Key()...)})
 			}
 			err := it.Err()
@@ -233,7 +232,7 @@ func (s *Service) ReapExpired(ctx context.Context, qid uint64) error {
 				if err != nil {
 					return err
 				}
-				refs[i].visKey = visKey(qid, m.visibleAt, m.seq)
+				refs[i].visKey = visKey(qid, m.visibleAt, refs[i].id)
 			}
 			n = len(refs)
 			return s.dropExpired(tx, qid, refs)
