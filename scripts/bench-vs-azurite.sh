@@ -17,8 +17,8 @@
 # Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
 # Environment:
 #   AZURITE_BIN        use this azurite executable instead of installing one
-#   AZURITE_PORT_BASE  first of azurite's three ports (default 20000)
-#   LAZULI_PORT_BASE   first of lazuli's four ports (default 21000)
+#   AZURITE_PORT_BASE  where to look for azurite's three free ports (default 20000)
+#   LAZULI_PORT_BASE   where to look for lazuli's four free ports (default 21000)
 #   KEEP_LOGS=1        keep the scratch directory (server logs) after the run
 #
 # Both servers and the benchmark client share the machine's CPUs, so note
@@ -26,8 +26,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-az_base=${AZURITE_PORT_BASE:-20000}
-lz_base=${LAZULI_PORT_BASE:-21000}
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/lazuli-bench.XXXXXX")
@@ -48,10 +46,10 @@ cleanup() {
 trap cleanup EXIT
 
 # wait_port HOST PORT PID NAME: wait until something accepts connections on
-# HOST:PORT, failing early if PID has exited.
+# HOST:PORT (HOST is always 127.0.0.1 here), failing early if PID has exited.
 wait_port() {
   for _ in $(seq 1 300); do
-    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then
+    if port_busy "$2"; then
       return 0
     fi
     if ! kill -0 "$3" 2>/dev/null; then
@@ -62,6 +60,28 @@ wait_port() {
     sleep 0.2
   done
   echo "$4 is not listening on $1:$2 after 60 s" >&2
+  exit 1
+}
+
+# port_busy PORT: whether something accepts connections on 127.0.0.1:PORT.
+port_busy() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# free_ports BASE N: the first port p >= BASE, in steps of 10, such that
+# p .. p+N-1 are all free, so that a server already running on this
+# machine is never mistaken for the one this script starts.
+free_ports() {
+  local p=$1 i busy
+  for _ in $(seq 1 200); do
+    busy=0
+    for ((i = 0; i < $2; i++)); do
+      if port_busy $((p + i)); then busy=1; break; fi
+    done
+    if [ "$busy" = 0 ]; then echo "$p"; return 0; fi
+    p=$((p + 10))
+  done
+  echo "no $2 free ports from $1" >&2
   exit 1
 }
 
@@ -82,6 +102,12 @@ echo "== azurite $("$azurite" --version 2>/dev/null || echo '(version unknown)')
 echo "== building lazuli and lazuli-bench" >&2
 go build -o "$scratch/lazuli" ./cmd/lazuli
 go build -o "$scratch/lazuli-bench" ./cmd/lazuli-bench
+
+az_base=$(free_ports "${AZURITE_PORT_BASE:-20000}" 3)
+lz_base=$(free_ports "${LAZULI_PORT_BASE:-21000}" 4)
+if [ "$lz_base" -lt $((az_base + 3)) ] && [ "$az_base" -lt $((lz_base + 4)) ]; then
+  lz_base=$(free_ports $((az_base + 10)) 4)
+fi
 
 az_flags=(--blobHost 127.0.0.1 --blobPort "$az_base"
   --queueHost 127.0.0.1 --queuePort "$((az_base + 1))"
@@ -108,6 +134,15 @@ for i in 0 1 2; do
   wait_port 127.0.0.1 "$((az_base + i))" "$az_pid" azurite
   wait_port 127.0.0.1 "$((lz_base + i))" "$lz_pid" lazuli
 done
+sleep 0.5
+for p in "$az_pid" "$lz_pid"; do
+  if ! kill -0 "$p" 2>/dev/null; then
+    echo "a server exited right after starting; logs:" >&2
+    cat "$scratch"/*.log >&2 || true
+    exit 1
+  fi
+done
+echo "== azurite on 127.0.0.1:$az_base-$((az_base + 2)), lazuli on 127.0.0.1:$lz_base-$((lz_base + 3))" >&2
 
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >&2
 "$scratch/lazuli-bench" --target "lazuli=$(conn "$lz_base")" --target "azurite=$(conn "$az_base")" "$@"

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,13 +55,13 @@ func (f *targetFlags) Set(v string) error {
 
 // options are the parsed command line.
 type options struct {
-	targets     []*target
-	workloads   []*workload
-	settings    runSettings
-	json        bool
-	apiVersion  string
-	progress    io.Writer
-	requestTime time.Duration
+	targets    []*target
+	workloads  []*workload
+	settings   runSettings
+	json       bool
+	apiVersion string
+	progress   io.Writer
+	cpuProfile string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -73,6 +74,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			t.close()
 		}
 	}()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "lazuli-bench: --cpuprofile:", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	rep := benchmark(ctx, o)
 	var err error
 	if o.json {
@@ -106,6 +121,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one request")
 	list := fs.Bool("list", false, "list the workloads and exit")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
@@ -134,7 +150,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	if len(targets) == 0 {
 		targets = append(targets, "UseDevelopmentStorage=true")
 	}
-	o := &options{workloads: wls, json: *asJSON, apiVersion: *version, requestTime: *timeout, progress: stderr}
+	o := &options{workloads: wls, json: *asJSON, apiVersion: *version, progress: stderr,
+		cpuProfile: *cpuProfile}
 	if *quiet {
 		o.progress = io.Discard
 	}
