@@ -153,3 +153,28 @@ func BenchmarkScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkScanFirst takes the first row of a large range, the shape of
+// "next visible message" and "first entity" lookups.
+func BenchmarkScanFirst(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	ctx := context.Background()
+	s.Update(ctx, func(tx storage.Tx) error {
+		for i := range 1000 {
+			tx.Set(fmt.Appendf(nil, "k%04d", i), make([]byte, 200))
+		}
+		return nil
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		s.View(ctx, func(tx storage.Tx) error {
+			it := tx.Scan([]byte("k"), []byte("l"), false)
+			defer it.Close()
+			if !it.Next() {
+				b.Fatal("empty")
+			}
+			return it.Err()
+		})
+	}
+}

@@ -273,10 +273,12 @@ func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 
 // Page limits for Scan: a page is read completely and its statement reset
 // before Next returns, so no statement stays open while the caller makes
-// other calls on the same transaction.
+// other calls on the same transaction. Pages start small, since many scans
+// stop after a few rows, and grow for scans that keep going.
 const (
-	pageRows  = 256
-	pageBytes = 1 << 20
+	firstPageRows = 16
+	maxPageRows   = 512
+	pageBytes     = 1 << 20
 )
 
 type iter struct {
@@ -286,6 +288,7 @@ type iter struct {
 
 	keys, vals [][]byte
 	pos        int
+	pageRows   int  // row limit of the next page
 	last       bool // the current page is the final one
 	err        error
 	k, v       []byte
@@ -309,7 +312,12 @@ func (it *iter) fill() error {
 	default:
 		st = it.t.c.scan[scanRevOpen]
 	}
-	vals = append(vals, int64(pageRows))
+	if it.pageRows == 0 {
+		it.pageRows = firstPageRows
+	}
+	limit := it.pageRows
+	it.pageRows = min(2*it.pageRows, maxPageRows)
+	vals = append(vals, int64(limit))
 	rows, err := it.t.c.query(st, vals...)
 	if err != nil {
 		return err
@@ -324,7 +332,7 @@ func (it *iter) fill() error {
 		return err
 	}
 	n := len(it.keys)
-	it.last = !full && n < pageRows
+	it.last = !full && n < limit
 	if n > 0 {
 		// Narrow the remaining range past the page.
 		lastKey := it.keys[n-1]
