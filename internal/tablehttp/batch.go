@@ -321,6 +321,11 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 			return nil, 0, false, azerr.New("XMethodIncorrectValue")
 		}
 	}
+	if method != http.MethodDelete {
+		if err := checkJSONContentType(br.Header); err != nil {
+			return nil, 0, false, err
+		}
+	}
 	var op *table.Op
 	switch {
 	case method == http.MethodPost && !res.hasKeys:

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/table"
@@ -57,6 +58,8 @@ func parseMetadata(format, accept string) (metadata, error) {
 		if format != "" || !strings.Contains(v, "*") {
 			return 0, azerr.New("AtomFormatNotSupported")
 		}
+	case format != "":
+		return 0, azerr.InvalidQuery("$format", format, "")
 	}
 	return minimalMetadata, nil
 }
@@ -70,6 +73,9 @@ type rawProp struct {
 // readObject reads one JSON object keeping member order and rejecting
 // duplicate members.
 func readObject(body []byte) ([]rawProp, error) {
+	if !utf8.Valid(body) {
+		return nil, azerr.Newf("InvalidInput", "The request body is not valid UTF-8.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -155,6 +161,12 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 			}
 			continue
 		case "Timestamp":
+			// The server sets Timestamp; a client value is ignored, but it
+			// must still be a DateTime string (or null).
+			var ts *string
+			if json.Unmarshal(m.raw, &ts) != nil {
+				return nil, azerr.Newf("InvalidInput", "The Timestamp property must be a DateTime string.")
+			}
 			continue
 		}
 		if string(bytes.TrimSpace(m.raw)) == "null" {
@@ -194,12 +206,15 @@ func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
 		case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
 			n := string(raw)
 			if !strings.ContainsAny(n, ".eE") {
-				if i, err := strconv.ParseInt(n, 10, 32); err == nil {
-					return odata.Value{Type: odata.Int32, Int: i}, nil
+				// An integer without annotation is an Int32; one that does
+				// not fit is an error (Int64 needs its annotation).
+				i, err := strconv.ParseInt(n, 10, 32)
+				if err != nil {
+					return odata.Value{}, azerr.Newf("InvalidInput", "The value of property %q does not fit Edm.Int32; annotate it as Edm.Int64 or Edm.Double.", name)
 				}
+				return odata.Value{Type: odata.Int32, Int: i}, nil
 			}
-			// A number with a fraction or exponent, or an integer too
-			// large for Int32, is a Double.
+			// A number with a fraction or exponent is a Double.
 			f, err := strconv.ParseFloat(n, 64)
 			if err != nil || math.IsInf(f, 0) {
 				return odata.Value{}, badValue(name)

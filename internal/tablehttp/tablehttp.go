@@ -126,6 +126,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		}
 		return azerr.New("UnsupportedHttpVerb")
 	}
+	if c := q.Get("comp"); c != "" && c != "acl" {
+		return azerr.InvalidQuery("comp", c, "")
+	}
 	if q.Get("comp") == "acl" {
 		switch method {
 		case http.MethodGet, http.MethodHead:
@@ -290,6 +293,26 @@ func entityAccess(tableName, pk, rk, perms, accountPerms string) auth.Access {
 		Container: tableName, PartitionKey: &pk, RowKey: &rk}
 }
 
+// checkJSONContentType refuses a body declared as anything but JSON.
+func checkJSONContentType(h http.Header) error {
+	ct := strings.ToLower(h.Get("Content-Type"))
+	if ct != "" && !strings.Contains(ct, "json") {
+		if strings.Contains(ct, "atom") {
+			return azerr.New("AtomFormatNotSupported")
+		}
+		return azerr.Newf("MediaTypeNotSupported", "The Content-Type %q is not supported; use application/json.", h.Get("Content-Type"))
+	}
+	return nil
+}
+
+// readJSONBody checks the Content-Type and reads the body.
+func readJSONBody(r *http.Request, limit int64) ([]byte, error) {
+	if err := checkJSONContentType(r.Header); err != nil {
+		return nil, err
+	}
+	return readBody(r, limit)
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
@@ -369,7 +392,7 @@ func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *http
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r, 64<<10)
+	body, err := readJSONBody(r, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -517,7 +540,7 @@ func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *htt
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r, maxEntityBody)
+	body, err := readJSONBody(r, maxEntityBody)
 	if err != nil {
 		return err
 	}
@@ -571,7 +594,7 @@ func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *ht
 // writeEntity handles Update, Merge, Insert Or Replace, Insert Or Merge and
 // Delete Entity on an entity address.
 func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource, method string) error {
-	op, err := entityOp(method, r.Header, res, func() ([]byte, error) { return readBody(r, maxEntityBody) })
+	op, err := entityOp(method, r.Header, res, func() ([]byte, error) { return readJSONBody(r, maxEntityBody) })
 	if err != nil {
 		return err
 	}
