@@ -345,3 +345,35 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBodies: the ACL and service properties parsers never panic and
+// fail only with Azure errors; an accepted ACL renders and parses back to
+// the same identifiers.
+func FuzzParseBodies(f *testing.F) {
+	f.Add([]byte(`<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>2026-01-01T00:00:00Z</Start><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`))
+	f.Add([]byte(`<SignedIdentifiers><SignedIdentifier><Id>b</Id><AccessPolicy><Expiry>2026-01-01T00:00:00.123456789Z</Expiry></AccessPolicy></SignedIdentifier></SignedIdentifiers>`))
+	f.Add([]byte(`<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>5</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		acl, err := parseACL(body)
+		if err != nil {
+			if _, ok := azerr.As(err); !ok {
+				t.Fatalf("non-Azure error %v", err)
+			}
+		} else {
+			back, err := parseACL([]byte(renderACL(acl)))
+			if err != nil || len(back) != len(acl) {
+				t.Fatalf("rendered ACL does not parse back: %v", err)
+			}
+			for i := range acl {
+				if back[i].ID != acl[i].ID || !back[i].Start.Equal(acl[i].Start) || !back[i].Expiry.Equal(acl[i].Expiry) || back[i].Permission != acl[i].Permission {
+					t.Fatalf("identifier %d: %+v became %+v", i, acl[i], back[i])
+				}
+			}
+		}
+		if _, _, err := parseServiceProperties(body); err != nil {
+			if _, ok := azerr.As(err); !ok {
+				t.Fatalf("non-Azure error %v", err)
+			}
+		}
+	})
+}

@@ -159,7 +159,8 @@ func parseTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04Z07:00", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
+			// Azure keeps 100 ns ticks, the precision it renders.
+			return t.UTC().Truncate(100 * time.Nanosecond), true
 		}
 	}
 	return time.Time{}, false
