@@ -342,6 +342,38 @@ func TestMetadataLastWriterWins(t *testing.T) {
 	})
 }
 
+// TestACLLastWriterWins: concurrent Set Queue ACL calls leave exactly one
+// writer's complete set of identifiers.
+func TestACLLastWriterWins(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		qc, _ := MustQueue(t, tg, "acllww")
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				perm := []string{"r", "a", "u", "p", "ra", "up"}[i]
+				_, err := qc.SetAccessPolicy(ctx, &azqueue.SetAccessPolicyOptions{QueueACL: []*azqueue.SignedIdentifier{
+					{ID: ptr(fmt.Sprint("one-", i)), AccessPolicy: &azqueue.AccessPolicy{Permission: ptr(perm)}},
+					{ID: ptr(fmt.Sprint("two-", i)), AccessPolicy: &azqueue.AccessPolicy{Permission: ptr(perm)}},
+				}})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		got, err := qc.GetAccessPolicy(ctx, nil)
+		MustNoErr(t, err)
+		ids := got.SignedIdentifiers
+		if len(ids) != 2 || strings.TrimPrefix(*ids[0].ID, "one-") != strings.TrimPrefix(*ids[1].ID, "two-") ||
+			*ids[0].AccessPolicy.Permission != *ids[1].AccessPolicy.Permission {
+			t.Fatalf("ACL is a mix of writers: %s %s", *ids[0].ID, *ids[len(ids)-1].ID)
+		}
+	})
+}
+
 func TestListQueues(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
 		ctx := harness.Ctx(t)
