@@ -338,9 +338,8 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	if err != nil {
 		return nil, 0, false, err
 	}
-	perms, acc := opPerms(op.Kind)
-	fake := &http.Request{Method: method, URL: r.URL, Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Host: r.Host}
-	if err := h.authorize(fake.WithContext(r.Context()), info, entityAccess(res.table, op.PartitionKey, op.RowKey, perms, acc)); err != nil {
+	// The SAS, if any, is on the $batch request itself.
+	if err := h.authorizeWrite(r, info, res.table, op); err != nil {
 		return nil, 0, false, err
 	}
 	noContent, _ := preferNoContent(&http.Request{Header: br.Header}, false)

@@ -599,8 +599,7 @@ func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *http
 		return err
 	}
 	info.Operation = op.Kind.String()
-	perms, acc := opPerms(op.Kind)
-	if err := h.authorize(r, info, entityAccess(res.table, op.PartitionKey, op.RowKey, perms, acc)); err != nil {
+	if err := h.authorizeWrite(r, info, res.table, op); err != nil {
 		return err
 	}
 	e, err := h.svc.Apply(r.Context(), info.Account, res.table, *op)
@@ -615,18 +614,29 @@ func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *http
 	return nil
 }
 
-// opPerms returns the service SAS and account SAS permissions of a write.
-func opPerms(k table.OpKind) (string, string) {
+// opPerms returns the permission letters a write needs, every one of
+// them (service SAS and account SAS use the same letters for entities):
+// upserts need both add and update.
+func opPerms(k table.OpKind) []string {
 	switch k {
 	case table.OpInsert:
-		return "a", "a"
+		return []string{"a"}
 	case table.OpUpdate, table.OpMerge:
-		return "u", "u"
+		return []string{"u"}
 	case table.OpDelete:
-		return "d", "d"
+		return []string{"d"}
 	}
-	// Upserts need both add and update.
-	return "au", "au"
+	return []string{"a", "u"}
+}
+
+// authorizeWrite checks every permission a write needs.
+func (h *handler) authorizeWrite(r *http.Request, info *httpx.Info, tableName string, op *table.Op) error {
+	for _, p := range opPerms(op.Kind) {
+		if err := h.authorize(r, info, entityAccess(tableName, op.PartitionKey, op.RowKey, p, p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entityOp builds the write an entity-address request asks for.
