@@ -24,8 +24,9 @@ type conn struct {
 	savepoint, release, rollbackTo          *stmt
 
 	get, set, del *stmt
-	// scan statements indexed by scanFwd... constants.
-	scan [4]*stmt
+	// scan statements by direction/bound kind and page size, prepared on
+	// first use (see scanStmt).
+	scan [4][numPageSizes]*stmt
 
 	all []*stmt
 }
@@ -83,21 +84,11 @@ func openConn(drv driver.Driver, dsn string, writer bool) (*conn, error) {
 		*dst = st
 		return nil
 	}
-	const (
-		fwd     = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') AND k < ?2 ORDER BY k LIMIT ?3`
-		fwdOpen = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') ORDER BY k LIMIT ?2`
-		rev     = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') AND k < ?2 ORDER BY k DESC LIMIT ?3`
-		revOpen = `SELECT k, v FROM kv WHERE k >= coalesce(?1, x'') ORDER BY k DESC LIMIT ?2`
-	)
 	err = errors.Join(
 		p(&c.begin, `BEGIN`),
 		p(&c.commit, `COMMIT`),
 		p(&c.rollback, `ROLLBACK`),
 		p(&c.get, `SELECT v FROM kv WHERE k = coalesce(?1, x'')`),
-		p(&c.scan[scanFwd], fwd),
-		p(&c.scan[scanFwdOpen], fwdOpen),
-		p(&c.scan[scanRev], rev),
-		p(&c.scan[scanRevOpen], revOpen),
 	)
 	if err == nil && writer {
 		err = errors.Join(
@@ -114,6 +105,44 @@ func openConn(drv driver.Driver, dsn string, writer bool) (*conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Scan page sizes: firstPageRows << i for i < numPageSizes.
+const numPageSizes = 6
+
+// scanStmt returns the scan statement of the given kind whose LIMIT is
+// firstPageRows << size. The LIMIT is written into the SQL rather than bound:
+// SQLite re-prepares a statement whose bound LIMIT changes, which costs
+// more than the scan of a small page.
+func (c *conn) scanStmt(kind, size int) (*stmt, error) {
+	if st := c.scan[kind][size]; st != nil {
+		return st, nil
+	}
+	where := `k >= coalesce(?1, x'')`
+	if kind == scanFwd || kind == scanRev {
+		where += ` AND k < ?2`
+	}
+	order := `k`
+	if kind == scanRev || kind == scanRevOpen {
+		order = `k DESC`
+	}
+	query := fmt.Sprintf(`SELECT k, v FROM kv WHERE %s ORDER BY %s LIMIT %d`, where, order, firstPageRows<<size)
+	ds, err := c.dc.(driver.ConnPrepareContext).PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: prepare %q: %w", query, err)
+	}
+	st := &stmt{Stmt: ds}
+	var ok bool
+	if st.ex, ok = ds.(driver.StmtExecContext); ok {
+		st.q, ok = ds.(driver.StmtQueryContext)
+	}
+	if !ok {
+		ds.Close()
+		return nil, errors.New("sqlitestore: driver statements lack context methods")
+	}
+	c.all = append(c.all, st)
+	c.scan[kind][size] = st
+	return st, nil
 }
 
 // execSQL runs unprepared SQL (setup only).
@@ -274,10 +303,10 @@ func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 // Page limits for Scan: a page is read completely and its statement reset
 // before Next returns, so no statement stays open while the caller makes
 // other calls on the same transaction. Pages start small, since many scans
-// stop after a few rows, and grow for scans that keep going.
+// stop after a few rows, and double (up to 512 rows) for scans that keep
+// going.
 const (
 	firstPageRows = 16
-	maxPageRows   = 512
 	pageBytes     = 1 << 20
 )
 
@@ -288,7 +317,7 @@ type iter struct {
 
 	keys, vals [][]byte
 	pos        int
-	pageRows   int  // row limit of the next page
+	pageSize   int  // index of the next page's size (see scanStmt)
 	last       bool // the current page is the final one
 	err        error
 	k, v       []byte
@@ -298,26 +327,21 @@ func (it *iter) fill() error {
 	if it.t.done {
 		return errTxDone
 	}
-	var st *stmt
+	kind := scanFwdOpen
 	vals := []driver.Value{it.lo}
-	switch {
-	case !it.reverse && it.hi != nil:
-		st = it.t.c.scan[scanFwd]
+	if it.hi != nil {
+		kind = scanFwd
 		vals = append(vals, it.hi)
-	case !it.reverse:
-		st = it.t.c.scan[scanFwdOpen]
-	case it.hi != nil:
-		st = it.t.c.scan[scanRev]
-		vals = append(vals, it.hi)
-	default:
-		st = it.t.c.scan[scanRevOpen]
 	}
-	if it.pageRows == 0 {
-		it.pageRows = firstPageRows
+	if it.reverse {
+		kind += scanRev - scanFwd
 	}
-	limit := it.pageRows
-	it.pageRows = min(2*it.pageRows, maxPageRows)
-	vals = append(vals, int64(limit))
+	limit := firstPageRows << it.pageSize
+	st, err := it.t.c.scanStmt(kind, it.pageSize)
+	if err != nil {
+		return err
+	}
+	it.pageSize = min(it.pageSize+1, numPageSizes-1)
 	rows, err := it.t.c.query(st, vals...)
 	if err != nil {
 		return err
