@@ -385,3 +385,28 @@ func (g *genReader) Read(p []byte) (int, error) {
 	g.off += int64(len(p))
 	return len(p), nil
 }
+
+func TestStagedBlocksExpireAfterAWeek(t *testing.T) {
+	s, clk := newService(t)
+	ctx := context.Background()
+	ref := Ref{"acct", "cont", "b", ""}
+	if err := s.PutBlock(ctx, ref, "YWJj", Ingested{}, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(StagingLifetime + time.Second)
+	bl, err := s.GetBlockList(ctx, ref, "all", Cond{})
+	if err == nil {
+		t.Fatalf("expired staging still listed: %+v", bl)
+	}
+	mustCode(t, err, "BlobNotFound")
+	_, err = s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: []BlockListItem{{ID: "YWJj", Kind: "Latest"}}})
+	mustCode(t, err, "InvalidBlockList")
+	// A new Put Block starts afresh, even with another id length.
+	if err := s.PutBlock(ctx, ref, "YWJjZA==", Ingested{}, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	bl, err = s.GetBlockList(ctx, ref, "all", Cond{})
+	if err != nil || len(bl.Uncommitted) != 1 {
+		t.Fatalf("%+v %v", bl, err)
+	}
+}

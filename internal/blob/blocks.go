@@ -22,6 +22,23 @@ func ValidateBlockID(id string) error {
 	return nil
 }
 
+// StagingLifetime is how long uncommitted blocks live after the last Put
+// Block; older ones are treated as gone and removed by the next Put Block.
+const StagingLifetime = 7 * 24 * time.Hour
+
+// liveStaging returns the staging record of ref, or nil when there is none
+// or it has outlived StagingLifetime.
+func liveStaging(tx storage.Tx, ref Ref, now time.Time) (*Staging, error) {
+	st, err := getStaging(tx, ref)
+	if err != nil || st == nil {
+		return st, err
+	}
+	if now.Sub(st.Touched) > StagingLifetime {
+		return nil, nil
+	}
+	return st, nil
+}
+
 func getStaging(tx storage.Tx, ref Ref) (*Staging, error) {
 	v, err := tx.Get(stagingKey(ref.Account, ref.Container, ref.Name))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -62,11 +79,15 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		if err != nil {
 			return err
 		}
-		st, err := getStaging(tx, ref)
+		st, err := liveStaging(tx, ref, now)
 		if err != nil {
 			return err
 		}
 		if st == nil {
+			// No staged blocks, or only expired ones: start afresh.
+			if err := dropStaging(tx, ref); err != nil {
+				return err
+			}
 			st = &Staging{IDLen: len(id)}
 		}
 		if st.Count > 0 && st.IDLen != len(id) || b != nil && b.BlockIDLen != 0 && b.BlockIDLen != len(id) {
@@ -145,20 +166,26 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			}
 		}
 		staged := map[string]Block{}
-		p := blocksPrefix(req.Account, req.Container, req.Name)
-		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-		for it.Next() {
-			bl, err := decode[Block](it.Value())
-			if err != nil {
-				it.Close()
-				return err
-			}
-			staged[bl.ID] = *bl
-		}
-		err = it.Err()
-		it.Close()
+		st, err := liveStaging(tx, req.Ref, now)
 		if err != nil {
 			return err
+		}
+		if st != nil {
+			p := blocksPrefix(req.Account, req.Container, req.Name)
+			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+			for it.Next() {
+				bl, err := decode[Block](it.Value())
+				if err != nil {
+					it.Close()
+					return err
+				}
+				staged[bl.ID] = *bl
+			}
+			err = it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
 		}
 		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: now, Props: req.Props,
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
@@ -233,7 +260,7 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 		}
 		var st *Staging
 		if ref.Snapshot == "" {
-			if st, err = getStaging(tx, ref); err != nil {
+			if st, err = liveStaging(tx, ref, now); err != nil {
 				return err
 			}
 		}

@@ -55,12 +55,6 @@ type peekIt struct {
 	err   error
 }
 
-func openPeek(tx storage.Tx, base, lo []byte, withSnap bool) *peekIt {
-	p := &peekIt{it: tx.Scan(lo, keyenc.PrefixEnd(base), false), base: base}
-	p.advance(withSnap)
-	return p
-}
-
 func (p *peekIt) advance(withSnap bool) {
 	p.ok = p.it.Next()
 	if !p.ok {
@@ -100,6 +94,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		if _, err := getContainer(tx, acct, container); err != nil {
 			return err
 		}
+		now := s.now()
 		bBase, sBase := blobsPrefix(acct, container), stagingPrefix(acct, container)
 		start := func(base []byte) []byte {
 			lo := keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix)
@@ -195,7 +190,11 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			}
 			staged := false
 			for si.ok && si.name == name {
-				staged = true
+				st, err := decode[Staging](si.value)
+				if err != nil {
+					return err
+				}
+				staged = staged || now.Sub(st.Touched) <= StagingLifetime
 				si.advance(false)
 			}
 			for _, sn := range snaps {

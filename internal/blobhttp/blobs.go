@@ -19,6 +19,21 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
+// bodyReader turns a failure to read the request body (a client that sent
+// fewer bytes than its Content-Length, or went away) into a 400 rather than
+// a 500; nothing has been written to the blob at that point.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+	}
+	return n, err
+}
+
+func (rq *req) body() io.Reader { return bodyReader{rq.r.Body} }
+
 // props reads the x-ms-blob-content-* properties of a write. useStandard
 // also takes the standard Content-* headers (Put Blob).
 func (rq *req) props(useStandard bool) (blob.Props, error) {
@@ -164,7 +179,7 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, true, txMD5)
+		data, err := h.svc.Ingest(rq.ctx(), rq.body(), true, txMD5)
 		if err != nil {
 			return err
 		}
@@ -579,7 +594,7 @@ func (h *handler) putBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5)
+	data, err := h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5)
 	if err != nil {
 		return err
 	}
@@ -829,7 +844,7 @@ func (h *handler) putPage(rq *req) error {
 		if err != nil {
 			return err
 		}
-		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
+		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5); err != nil {
 			return err
 		}
 		if pr.Data.Size != n {
@@ -958,7 +973,7 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.r.Body, false, txMD5); err != nil {
+	} else if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5); err != nil {
 		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
