@@ -130,7 +130,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if opts.Readers <= 0 {
-		opts.Readers = max(8, 4*runtime.GOMAXPROCS(0))
+		opts.Readers = max(16, 8*runtime.GOMAXPROCS(0))
 	}
 	unlock, err := lockDir(opts.Dir)
 	if err != nil {
