@@ -12,10 +12,12 @@
 //	("tbl", "t", account, lower(table))        -> table record (JSON)
 //	("tbl", "e", table uid, PartitionKey, RowKey) -> entity record
 //	("tbl", "s", account)                      -> service properties (JSON)
+//	("tbl", "d", table uid)                    -> purge marker of a deleted table
 //
 // Entities are keyed by a per-incarnation table uid, so deleting a table
 // is one small write and a recreated table starts empty; the old rows are
-// removed afterwards in bounded chunks.
+// removed afterwards in the background, in bounded chunks, under a purge
+// marker written with the delete so a restart resumes the work.
 package table
 
 import (
@@ -26,6 +28,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -49,6 +52,8 @@ type Service struct {
 	eng     storage.Engine
 	now     func() time.Time
 	maxScan int
+	// purges tracks background removal of deleted tables' rows.
+	purges sync.WaitGroup
 }
 
 // New returns a Service.
@@ -59,8 +64,20 @@ func New(eng storage.Engine, o Options) *Service {
 	if o.MaxScan <= 0 {
 		o.MaxScan = 10_000
 	}
-	return &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
+	s := &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
+	// Finish purges a previous run left behind (a crash or shutdown in
+	// the middle of removing a deleted table's rows).
+	s.purges.Add(1)
+	go func() {
+		defer s.purges.Done()
+		s.resumePurges(context.Background())
+	}()
+	return s
 }
+
+// WaitPurges blocks until every background purge of deleted tables has
+// finished (or stopped because the engine closed).
+func (s *Service) WaitPurges() { s.purges.Wait() }
 
 var nsPrefix = keyenc.AppendString(nil, "tbl")
 
@@ -86,6 +103,12 @@ func partitionPrefix(uid, pk string) []byte {
 
 func entityKey(uid, pk, rk string) []byte {
 	return keyenc.AppendString(partitionPrefix(uid, pk), rk)
+}
+
+func purgeKey(uid string) []byte {
+	k := append([]byte(nil), nsPrefix...)
+	k = keyenc.AppendString(k, "d")
+	return keyenc.AppendString(k, uid)
 }
 
 func serviceKey(account string) []byte {
@@ -175,7 +198,7 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) (*Table
 
 // DeleteTable implements Delete Table (404 ResourceNotFound when absent, as
 // Azure answers on this operation). The table disappears atomically; its
-// entities are then removed in bounded chunks.
+// entities are then removed in the background.
 func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	var uid string
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
@@ -187,16 +210,48 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 			return err
 		}
 		uid = t.UID
+		if err := tx.Set(purgeKey(uid), []byte{}); err != nil {
+			return err
+		}
 		return tx.Delete(tableKey(account, name))
 	})
 	if err != nil {
 		return err
 	}
-	return s.purge(context.WithoutCancel(ctx), uid)
+	s.purges.Add(1)
+	go func() {
+		defer s.purges.Done()
+		s.purge(context.Background(), uid)
+	}()
+	return nil
+}
+
+// resumePurges finishes every purge recorded by a marker.
+func (s *Service) resumePurges(ctx context.Context) {
+	var uids []string
+	lo := purgeKey("")
+	lo = lo[:len(lo)-2] // the ("tbl","d") prefix
+	s.eng.View(ctx, func(tx storage.Tx) error {
+		uids = nil
+		it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
+		defer it.Close()
+		for it.Next() {
+			uid, _, err := keyenc.ReadString(it.Key()[len(lo):])
+			if err == nil {
+				uids = append(uids, uid)
+			}
+		}
+		return it.Err()
+	})
+	for _, uid := range uids {
+		if s.purge(ctx, uid) != nil {
+			return
+		}
+	}
 }
 
 // purge removes every entity row of a deleted table incarnation, 1,000
-// rows per Update so no transaction grows with the table.
+// rows per Update so no transaction grows with the table, then its marker.
 func (s *Service) purge(ctx context.Context, uid string) error {
 	lo := entitiesPrefix(uid)
 	hi := keyenc.PrefixEnd(lo)
@@ -220,6 +275,9 @@ func (s *Service) purge(ctx context.Context, uid string) error {
 				}
 			}
 			n = len(keys)
+			if n < 1000 {
+				return tx.Delete(purgeKey(uid))
+			}
 			return nil
 		})
 		if err != nil || n < 1000 {

@@ -226,6 +226,11 @@ func TestDeleteTablePurgesRows(t *testing.T) {
 		if err := s.DeleteTable(ctx, acct, "purge"); err != nil {
 			t.Fatal(err)
 		}
+		// The table is gone at once; its rows go in the background.
+		if _, err := s.GetTable(ctx, acct, "purge"); err == nil {
+			t.Fatal("deleted table still readable")
+		}
+		s.WaitPurges()
 		n := 0
 		s.eng.View(ctx, func(tx storage.Tx) error {
 			it := tx.Scan(nsPrefix, nil, false)
@@ -239,6 +244,35 @@ func TestDeleteTablePurgesRows(t *testing.T) {
 			t.Fatalf("%d keys left after delete", n)
 		}
 	})
+}
+
+// TestPurgeResumesAfterRestart: rows of a deleted table whose purge did
+// not finish are removed by the next Service on the same engine.
+func TestPurgeResumesAfterRestart(t *testing.T) {
+	eng := memstore.New()
+	defer eng.Close()
+	ctx := context.Background()
+	// Simulate a crash after the delete committed: marker and rows, no table.
+	eng.Update(ctx, func(tx storage.Tx) error {
+		for i := 0; i < 2500; i++ {
+			tx.Set(entityKey("olduid", "p", fmt.Sprint(i)), encodeEntity(&Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}))
+		}
+		return tx.Set(purgeKey("olduid"), []byte{})
+	})
+	s := New(eng, Options{})
+	s.WaitPurges()
+	n := 0
+	eng.View(ctx, func(tx storage.Tx) error {
+		it := tx.Scan(nsPrefix, nil, false)
+		defer it.Close()
+		for it.Next() {
+			n++
+		}
+		return nil
+	})
+	if n != 0 {
+		t.Fatalf("%d keys left", n)
+	}
 }
 
 // TestConcurrentIfMatch: N writers holding one ETag, exactly one wins;
