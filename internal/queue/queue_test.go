@@ -479,3 +479,47 @@ func TestReaperRemovesExpired(t *testing.T) {
 		}
 	})
 }
+
+// TestPurgeResumesAfterRestart: a deleted queue whose messages were not
+// purged yet (the process stopped) is purged by the next service on the
+// same store.
+func TestPurgeResumesAfterRestart(t *testing.T) {
+	engines(t, func(t *testing.T, e storage.Engine) {
+		ctx := context.Background()
+		first := New(e, nil)
+		MustCreate(t, first, "left")
+		batch := make([]NewMessage, 1200)
+		for i := range batch {
+			batch[i] = NewMessage{Text: "x"}
+		}
+		if _, err := first.PutMessages(ctx, acct, "left", batch); err != nil {
+			t.Fatal(err)
+		}
+		// What DeleteQueue stores, without starting the purge: as if the
+		// process stopped right after answering.
+		err := e.Update(ctx, func(tx storage.Tx) error {
+			q, err := loadQueue(tx, acct, "left")
+			if err != nil {
+				return err
+			}
+			if err := tx.Delete(queueKey(acct, "left")); err != nil {
+				return err
+			}
+			return tx.Set(tombKey(q.ID), nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countKeys(t, e); n != 3*1200+1 {
+			t.Fatalf("%d keys before restart", n)
+		}
+		second := New(e, nil)
+		second.Resume()
+		if err := second.WaitPurged(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := countKeys(t, e); n != 0 {
+			t.Fatalf("%d keys left after the resumed purge", n)
+		}
+	})
+}
