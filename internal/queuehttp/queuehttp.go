@@ -265,6 +265,19 @@ func tooLarge() error {
 	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(queue.MaxMessageSize))
 }
 
+// messageLimit is the largest message text a request's version allows:
+// 64 KiB, or 8 KiB before 2011-08-18.
+func messageLimit(version string) int {
+	if version < "2011-08-18" {
+		return 8 * 1024
+	}
+	return queue.MaxMessageSize
+}
+
+func messageTooLarge(limit int) error {
+	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(limit))
+}
+
 // intParam parses an optional integer query parameter. A value that is
 // not an integer is 400 InvalidQueryParameterValue; one outside min..max
 // is 400 OutOfRangeQueryParameterValue.
@@ -621,8 +634,8 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 	if !ok {
 		return errBadXML()
 	}
-	if pm.RawLen > queue.MaxMessageSize {
-		return tooLarge()
+	if limit := messageLimit(info.Version); pm.RawLen > limit {
+		return messageTooLarge(limit)
 	}
 	nm.Text = pm.Text
 	m, err := h.svc.PutMessage(r.Context(), info.Account, name, nm)
@@ -761,8 +774,8 @@ func (h *handler) updateMessage(w http.ResponseWriter, r *http.Request, info *ht
 	if err != nil {
 		return err
 	}
-	if hasText && pm.RawLen > queue.MaxMessageSize {
-		return tooLarge()
+	if limit := messageLimit(info.Version); hasText && pm.RawLen > limit {
+		return messageTooLarge(limit)
 	}
 	if !idOK {
 		return h.unknownMessage(r.Context(), info.Account, name)

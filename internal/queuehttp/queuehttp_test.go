@@ -211,6 +211,13 @@ func TestOversizedMessageIsRequestBodyTooLarge(t *testing.T) {
 	// Counted as sent: 13,108 "&amp;" entities are 65,540 bytes on the wire.
 	w.do("POST", "que/messages", msgBody(strings.Repeat("&amp;", 13108))).want(t, 413, "RequestBodyTooLarge")
 	w.do("POST", "que/messages", msgBody(strings.Repeat("a", 2<<20))).want(t, 413, "RequestBodyTooLarge")
+	// Before 2011-08-18 the limit was 8 KiB.
+	w.do("POST", "que/messages", msgBody(strings.Repeat("a", 8*1024)), "x-ms-version", "2011-08-17").want(t, 201, "")
+	r = w.do("POST", "que/messages", msgBody(strings.Repeat("a", 8*1024+1)), "x-ms-version", "2011-08-17")
+	r.want(t, 413, "RequestBodyTooLarge")
+	if !strings.Contains(r.body, "<MaxLimit>8192</MaxLimit>") {
+		t.Fatalf("body %s", r.body)
+	}
 }
 
 func TestACLRoundTrip(t *testing.T) {
