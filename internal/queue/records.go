@@ -202,7 +202,7 @@ func newQueueID() uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// Time helpers: stored times are Unix microseconds.
+// Stored times are Unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

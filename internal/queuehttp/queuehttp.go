@@ -222,7 +222,7 @@ func (h *handler) queueAccess(r *http.Request, info *httpx.Info, name string, re
 	}
 }
 
-// Response helpers.
+// Response writing.
 
 func writeXML(w http.ResponseWriter, r *http.Request, status int, body string) {
 	hd := w.Header()
