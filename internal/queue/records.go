@@ -83,7 +83,7 @@ func newReceipt() receipt {
 
 func (r receipt) String() string { return base64.StdEncoding.EncodeToString(r[:]) }
 
-// ParsePopReceipt reports whether s has the shape of a receipt lazuli
+// parseReceipt reports whether s has the shape of a receipt lazuli
 // issues; a malformed receipt is a 400, a well-formed stale one a 404.
 func parseReceipt(s string) (receipt, bool) {
 	var r receipt
