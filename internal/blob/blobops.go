@@ -178,7 +178,8 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
 		var prev uint64
 		if old != nil {
-			prev = old.ETag
+			// An overwrite keeps the blob's creation time.
+			prev, b.Created = old.ETag, old.Created
 		}
 		b.ETag = nextETag(prev, now)
 		switch req.Type {
