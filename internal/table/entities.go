@@ -309,13 +309,14 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 				break
 			}
 			examined++
+			if q.Filter != nil && !q.Filter.Match(&rawEntity{pk: pk, rk: rk, b: it.Value()}) {
+				continue
+			}
 			e, err := decodeEntity(pk, rk, it.Value())
 			if err != nil {
 				return err
 			}
-			if q.Filter.Match(e) {
-				page.Entities = append(page.Entities, e)
-			}
+			page.Entities = append(page.Entities, e)
 		}
 		return it.Err()
 	})

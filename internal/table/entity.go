@@ -336,3 +336,97 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 	}
 	return e, nil
 }
+
+// rawEntity evaluates a filter against a stored record without decoding
+// it: Lookup walks the encoded properties and builds only the value asked
+// for. Rows that do not match are never fully decoded.
+type rawEntity struct {
+	pk, rk string
+	b      []byte
+}
+
+// Lookup implements odata.Entity.
+func (r *rawEntity) Lookup(name string) (odata.Value, bool) {
+	switch name {
+	case "PartitionKey":
+		return odata.Value{Type: odata.String, Str: r.pk}, true
+	case "RowKey":
+		return odata.Value{Type: odata.String, Str: r.rk}, true
+	case "Timestamp":
+		if len(r.b) < 9 {
+			return odata.Value{}, false
+		}
+		return odata.Value{Type: odata.DateTime, Int: int64(binary.BigEndian.Uint64(r.b[1:9]))}, true
+	}
+	if len(r.b) < 9 || r.b[0] != encVersion {
+		return odata.Value{}, false
+	}
+	b := r.b[9:]
+	cnt, n := binary.Uvarint(b)
+	if n <= 0 {
+		return odata.Value{}, false
+	}
+	b = b[n:]
+	next := func() ([]byte, bool) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return nil, false
+		}
+		out := b[n : n+int(l)]
+		b = b[n+int(l):]
+		return out, true
+	}
+	for i := uint64(0); i < cnt; i++ {
+		pname, ok := next()
+		if !ok || len(b) < 1 {
+			return odata.Value{}, false
+		}
+		t := odata.Type(b[0])
+		b = b[1:]
+		match := string(pname) == name
+		v := odata.Value{Type: t}
+		switch t {
+		case odata.String, odata.Guid, odata.Binary:
+			s, ok := next()
+			if !ok {
+				return odata.Value{}, false
+			}
+			if match {
+				if t == odata.Binary {
+					v.Bytes = s
+				} else {
+					v.Str = string(s)
+				}
+			}
+		case odata.Int32:
+			if len(b) < 4 {
+				return odata.Value{}, false
+			}
+			v.Int = int64(int32(binary.BigEndian.Uint32(b)))
+			b = b[4:]
+		case odata.Int64, odata.DateTime, odata.Double:
+			if len(b) < 8 {
+				return odata.Value{}, false
+			}
+			u := binary.BigEndian.Uint64(b)
+			b = b[8:]
+			if t == odata.Double {
+				v.Float = math.Float64frombits(u)
+			} else {
+				v.Int = int64(u)
+			}
+		case odata.Boolean:
+			if len(b) < 1 {
+				return odata.Value{}, false
+			}
+			v.Bool = b[0] != 0
+			b = b[1:]
+		default:
+			return odata.Value{}, false
+		}
+		if match {
+			return v, true
+		}
+	}
+	return odata.Value{}, false
+}

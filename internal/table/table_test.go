@@ -434,7 +434,16 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(e) {
 		t.Fatalf("round trip\n%v\n%v", got, e)
 	}
+	raw := &rawEntity{pk: "p", rk: "r", b: encodeEntity(e)}
+	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp", "S", "I", "L", "D", "B", "T", "G", "X", "Missing"} {
+		want, wok := e.Lookup(name)
+		got, gok := raw.Lookup(name)
+		if wok != gok || fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Fatalf("raw lookup %s: %v %v, want %v %v", name, got, gok, want, wok)
+		}
+	}
 	for i := 0; i < len(encodeEntity(e)); i++ {
 		decodeEntity("p", "r", encodeEntity(e)[:i]) // must not panic
+		(&rawEntity{b: encodeEntity(e)[:i]}).Lookup("X")
 	}
 }
