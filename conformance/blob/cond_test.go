@@ -293,7 +293,9 @@ func TestRaceAppendPosition(t *testing.T) {
 	})
 }
 
-func blockID(i int) string { return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("blk-%06d", i))) }
+func blockID(i int) string {
+	return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("blk-%06d", i)))
+}
 
 // TestRacePutBlockListVsPutBlob: a commit racing a single-shot upload
 // leaves one whole version, never a mix.

@@ -117,9 +117,6 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// internal error for a broken invariant; renders as 500.
-var errCorrupt = errors.New("blob: corrupt record")
-
 func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
 	v, err := tx.Get(containerKey(acct, name))
 	if errors.Is(err, storage.ErrNotFound) {

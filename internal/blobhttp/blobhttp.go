@@ -5,6 +5,7 @@ package blobhttp
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // handler serves the Blob operations.
@@ -81,8 +83,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq, origin)
 	}
 	if err := h.route(rq, hasBlob); err != nil {
-		httpx.WriteError(w, r, err)
+		httpx.WriteError(w, r, engineError(err))
 	}
+}
+
+// engineError maps the engine's transient failures to Azure's 503
+// ServerBusy, which clients retry; everything else passes through.
+func engineError(err error) error {
+	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
+		return azerr.New("ServerBusy")
+	}
+	return err
 }
 
 // canonicalizeHeaders gives r the header keys a network server would
