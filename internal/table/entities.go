@@ -96,7 +96,7 @@ func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Ent
 		if err != nil {
 			return err
 		}
-		out, err = applyOp(tx, t.UID, &op, odata.TimeToTicks(s.now()))
+		out, err = applyOp(tx, t.UID, &op, s.tick())
 		return err
 	})
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		}
 		// One clock reading for the whole transaction: entities written by
 		// one batch may share a Timestamp, as on Azure.
-		now := odata.TimeToTicks(s.now())
+		now := s.tick()
 		for i := range ops {
 			e, err := applyOp(tx, t.UID, &ops[i], now)
 			if err != nil {

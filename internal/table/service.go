@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -54,6 +55,22 @@ type Service struct {
 	maxScan int
 	// purges tracks background removal of deleted tables' rows.
 	purges sync.WaitGroup
+	// clock is the last Timestamp handed out, in ticks: writes get
+	// strictly increasing Timestamps even within one clock tick, so an
+	// entity deleted and inserted again never repeats an old ETag.
+	clock atomic.Int64
+}
+
+// tick returns max(now, last + 100 ns) in ticks.
+func (s *Service) tick() int64 {
+	now := odata.TimeToTicks(s.now())
+	for {
+		last := s.clock.Load()
+		next := max(now, last+1)
+		if s.clock.CompareAndSwap(last, next) {
+			return next
+		}
+	}
 }
 
 // New returns a Service.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
@@ -445,5 +446,42 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for i := 0; i < len(encodeEntity(e)); i++ {
 		decodeEntity("p", "r", encodeEntity(e)[:i]) // must not panic
 		(&rawEntity{b: encodeEntity(e)[:i]}).Lookup("X")
+	}
+}
+
+// TestReinsertGetsNewETag: delete and insert again under a frozen clock;
+// the new entity never repeats the old ETag.
+func TestReinsertGetsNewETag(t *testing.T) {
+	frozen := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := New(memstore.New(), Options{Now: func() time.Time { return frozen }})
+	ctx := context.Background()
+	mustTable(t, s, "frozen")
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		e, err := s.Apply(ctx, acct, "frozen", Op{Kind: OpInsert, PartitionKey: "p", RowKey: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[e.ETag()] {
+			t.Fatalf("ETag %s repeated", e.ETag())
+		}
+		seen[e.ETag()] = true
+		if _, err := s.Apply(ctx, acct, "frozen", Op{Kind: OpDelete, PartitionKey: "p", RowKey: "r", IfMatch: e.ETag()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestETagParsing(t *testing.T) {
+	e := &Entity{Timestamp: odata.TimeToTicks(time.Date(2021, 10, 15, 16, 13, 6, 16792100, time.UTC))}
+	for _, v := range []string{e.ETag(), "*", ` * `, `W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'"`, `"datetime'2021-10-15T16:13:06.0167921Z'"`} {
+		if !etagMatches(v, e) {
+			t.Errorf("%q does not match", v)
+		}
+	}
+	for _, v := range []string{`W/"datetime'2021-10-15T16%3A13%3A06.0167922Z'"`, "garbage", `W/""`, ""} {
+		if etagMatches(v, e) {
+			t.Errorf("%q matches", v)
+		}
 	}
 }
