@@ -93,3 +93,50 @@ func TestMalformedRequestsNever500(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseBlockList(f *testing.F) {
+	f.Add([]byte(`<?xml version="1.0"?><BlockList><Committed>YWJj</Committed><Latest> ZGVm </Latest></BlockList>`))
+	f.Add([]byte(`<BlockList><Uncommitted>a<b/></Uncommitted></BlockList>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		items, err := parseBlockList(body)
+		if err != nil {
+			if !strings.Contains(err.Error(), "InvalidXmlDocument") {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		for _, it := range items {
+			if it.Kind != "Committed" && it.Kind != "Uncommitted" && it.Kind != "Latest" {
+				t.Fatalf("kind %q", it.Kind)
+			}
+		}
+	})
+}
+
+func TestParseRange(t *testing.T) {
+	for in, want := range map[string][3]int64{
+		"bytes=0-511": {0, 511, 1}, "bytes=5-": {5, -1, 1}, "bytes=7-3": {0, 0, 0}, "bytes=-5": {0, 0, 0},
+		"items=0-1": {0, 0, 0}, "bytes=a-b": {0, 0, 0}, " bytes=1-2 ": {1, 2, 1},
+	} {
+		s, e, ok := parseRange(in)
+		okn := int64(0)
+		if ok {
+			okn = 1
+		}
+		if [3]int64{s, e, okn} != want {
+			t.Errorf("parseRange(%q) = %d %d %v", in, s, e, ok)
+		}
+	}
+}
+
+func TestIsGUID(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"aaaaaaaa-1111-2222-3333-444444444444": true, "{aaaaaaaa-1111-2222-3333-444444444444}": true,
+		"(AAAAAAAA-1111-2222-3333-444444444444)": true, "aaaaaaaa111122223333444444444444": true,
+		"aaaaaaaa-1111-2222-3333-44444444444": false, "not-a-guid": false, "": false, "gggggggg-1111-2222-3333-444444444444": false,
+	} {
+		if isGUID(s) != ok {
+			t.Errorf("isGUID(%q)", s)
+		}
+	}
+}
