@@ -31,8 +31,12 @@ func newTarget(name string, a *account, version string, concurrency int, timeout
 			Timeout:   10 * time.Second,
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
-		MaxIdleConnsPerHost:   2*concurrency + 8,
-		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost: 2*concurrency + 8,
+		// Node.js servers (the reference emulator) close a keep-alive
+		// connection after 5 s idle; dropping ours first keeps requests off
+		// connections the server is closing (net/http retries only GET and
+		// HEAD when that happens, so a DELETE would fail).
+		IdleConnTimeout:       4 * time.Second,
 		ResponseHeaderTimeout: timeout,
 		DisableCompression:    true,
 		WriteBufferSize:       64 << 10,

@@ -105,6 +105,16 @@ func (rep *report) writeTable(w io.Writer) error {
 		return err
 	}
 
+	var multi []string
+	for _, wl := range workloads {
+		if n := requestsPerOp(wl); n != "" {
+			multi = append(multi, wl+" = "+n)
+		}
+	}
+	if len(multi) > 0 {
+		fmt.Fprintln(w, "\none op of "+strings.Join(multi, "; "))
+	}
+
 	var notes []string
 	for _, wl := range workloads {
 		for _, t := range rep.Targets {
@@ -120,6 +130,20 @@ func (rep *report) writeTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// requestsPerOp says what one operation of a workload is when it is more
+// than one request, or "".
+func requestsPerOp(workload string) string {
+	switch workload {
+	case "blob-lease":
+		return "acquire + release"
+	case "blob-upload-64m":
+		return "16 Put Block + Put Block List"
+	case "queue-receive-delete":
+		return "Get Messages + Delete Message"
+	}
+	return ""
 }
 
 // cells are the four columns of one result.
