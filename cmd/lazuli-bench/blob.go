@@ -33,7 +33,7 @@ func createContainer(e *env, name string) (func(), error) {
 	_, err := e.t.do(&call{op: "Create Container", method: "PUT", base: e.t.acct.Blob,
 		path: "/" + name, query: "restype=container", want: 201}, nil)
 	if err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return nil, err
 	}
 	return func() {
@@ -108,12 +108,13 @@ func blobGet1k(e *env) (*prepared, error) {
 	// Check once, outside the measured loop, that the data reads back.
 	var buf bytes.Buffer
 	if _, err := e.t.do(&call{op: "Get Blob", method: "GET", base: e.t.acct.Blob, path: paths[0], want: 200}, &buf); err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return &prepared{cleanup: cleanup}, err
 	}
 	if !bytes.Equal(buf.Bytes(), body) {
-		e.noteSetupFailure()
-		return &prepared{cleanup: cleanup}, fmt.Errorf("Get Blob returned %d bytes that differ from the %d written", buf.Len(), len(body))
+		err := fmt.Errorf("Get Blob returned %d bytes that differ from the %d written", buf.Len(), len(body))
+		e.noteSetupFailure(err)
+		return &prepared{cleanup: cleanup}, err
 	}
 	return &prepared{bytesPerOp: smallBlobSize, cleanup: cleanup, client: func(id int) (op, error) {
 		n := id

@@ -20,7 +20,7 @@ var errQueueEmpty = errors.New("Get Messages: the queue is empty (raise --preloa
 func createQueue(e *env, name string) (func(), error) {
 	_, err := e.t.do(&call{op: "Create Queue", method: "PUT", base: e.t.acct.Queue, path: "/" + name, want: 201}, nil)
 	if err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return nil, err
 	}
 	return func() {
@@ -70,7 +70,7 @@ func queueReceiveDelete(e *env) (*prepared, error) {
 		}
 	}
 	if err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return p, err
 	}
 	receive := &call{op: "Get Messages", method: "GET", base: e.t.acct.Queue, path: "/" + name + "/messages",

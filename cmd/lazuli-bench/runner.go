@@ -41,15 +41,19 @@ type env struct {
 	concurrency int
 	preload     int
 	prefix      string // lowercase letters and digits, unique per run
-	// setupFails counts failed setup requests (shared by parallel setup).
+	// setupFails counts failed setup requests by kind (shared by parallel
+	// setup).
 	mu         sync.Mutex
-	setupFails int
+	setupFails map[string]int64
 }
 
 // noteSetupFailure counts one failed setup request.
-func (e *env) noteSetupFailure() {
+func (e *env) noteSetupFailure(err error) {
 	e.mu.Lock()
-	e.setupFails++
+	if e.setupFails == nil {
+		e.setupFails = map[string]int64{}
+	}
+	e.setupFails[errorKind(err)]++
 	e.mu.Unlock()
 }
 
@@ -76,7 +80,7 @@ func (e *env) parallel(n int, fn func(i int) error) error {
 				next++
 				mu.Unlock()
 				if err := fn(i); err != nil {
-					e.noteSetupFailure()
+					e.noteSetupFailure(err)
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -170,11 +174,13 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 	}
 	res.SetupError = err.Error()
 	e.mu.Lock()
-	res.Failures = int64(max(e.setupFails, 1))
-	e.mu.Unlock()
-	var re *requestError
-	if errors.As(err, &re) {
-		res.Errors = map[string]int64{re.kind(): res.Failures}
+	defer e.mu.Unlock()
+	if len(e.setupFails) == 0 {
+		e.setupFails = map[string]int64{errorKind(err): 1}
+	}
+	res.Errors = e.setupFails
+	for _, n := range e.setupFails {
+		res.Failures += n
 	}
 	return res
 }

@@ -36,7 +36,7 @@ func createTable(e *env, name string) (func(), error) {
 		body: []byte(`{"TableName":"` + name + `"}`), table: true, want: 204,
 		hdr: []string{"Prefer", "return-no-content"}}, nil)
 	if err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return nil, err
 	}
 	return func() {
@@ -144,7 +144,7 @@ func tableQueryPartition(e *env) (*prepared, error) {
 		err = checkQueryPage(h.Get("x-ms-continuation-NextPartitionKey"), buf.Bytes())
 	}
 	if err != nil {
-		e.noteSetupFailure()
+		e.noteSetupFailure(err)
 		return p, err
 	}
 	p.client = func(int) (op, error) {
