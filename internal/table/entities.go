@@ -296,11 +296,11 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 		defer it.Close()
 		examined := 0
 		for it.Next() {
-			pk, rest, err := keyenc.ReadString(it.Key()[len(base):])
+			pk, rest, err := readKeyString(it.Key()[len(base):])
 			if err != nil {
 				return err
 			}
-			rk, _, err := keyenc.ReadString(rest)
+			rk, _, err := readKeyString(rest)
 			if err != nil {
 				return err
 			}
@@ -384,4 +384,15 @@ func keyRange(uid string, f *odata.Expr) (lo, hi []byte) {
 		}
 	}
 	return lo, hi
+}
+
+// readKeyString decodes one string element of a key. Entity keys never
+// hold U+0000 (control characters are refused), so the terminator is the
+// first 0x00 and the element needs no unescaping; anything else falls back
+// to the general decoder.
+func readKeyString(b []byte) (string, []byte, error) {
+	if i := bytes.IndexByte(b, 0x00); i >= 0 && i+1 < len(b) && b[i+1] == 0x01 {
+		return string(b[:i]), b[i+2:], nil
+	}
+	return keyenc.ReadString(b)
 }

@@ -293,6 +293,19 @@ func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
 
 // jsonString appends s as a JSON string.
 func jsonString(b []byte, s string) []byte {
+	// Fast path: printable ASCII needing no escapes.
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	enc, err := json.Marshal(s)
 	if err != nil {
 		// Invalid UTF-8 never reaches storage; keep output valid anyway.

@@ -1,9 +1,12 @@
 package tablehttp
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +249,38 @@ func FuzzEntityBody(f *testing.F) {
 		_ = w
 		_ = be
 	})
+}
+
+func TestJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "tab\there", "nl\n", "ünï", "\u2028", "<&>", "\x7f", "emoji 🎉"} {
+		var back string
+		out := jsonString(nil, s)
+		if err := json.Unmarshal(out, &back); err != nil || back != s {
+			t.Errorf("%q -> %s -> %q (%v)", s, out, back, err)
+		}
+	}
+}
+
+// BenchmarkQueryPage1000 measures one Query Entities request returning a
+// full page of 1,000 entities through the HTTP handler.
+func BenchmarkQueryPage1000(b *testing.B) {
+	h := newHandler(b)
+	do(h, "POST", "Tables", nil, `{"TableName":"bench"}`)
+	for i := 0; i < 1000; i += 100 {
+		var parts []string
+		for j := i; j < i+100; j++ {
+			parts = append(parts, fmt.Sprintf("POST %s/bench HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n"+
+				`{"PartitionKey":"p","RowKey":"%05d","Name":"customer %d","Age":%d,"Balance":%d.5,"Joined@odata.type":"Edm.DateTime","Joined":"2020-01-02T03:04:05Z"}`, base, j, j, j%100, j))
+		}
+		if w := do(h, "POST", "$batch", map[string]string{"Content-Type": "multipart/mixed; boundary=batch_1"}, batchOf(parts...)); w.Code != 202 || strings.Contains(w.Body.String(), "odata.error") {
+			b.Fatalf("load: %d %s", w.Code, w.Body.String())
+		}
+	}
+	path := "bench()?$filter=" + url.QueryEscape("PartitionKey eq 'p'")
+	for b.Loop() {
+		w := do(h, "GET", path, nil, "")
+		if w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
 }

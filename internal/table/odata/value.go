@@ -112,7 +112,14 @@ func TicksToTime(ticks int64) time.Time {
 // digits, the form Azure uses for Timestamp ("2021-10-15T16:13:06.0167921Z").
 func FormatTicks(ticks int64) string {
 	t := TicksToTime(ticks)
-	return t.Format("2006-01-02T15:04:05") + fmt.Sprintf(".%07dZ", t.Nanosecond()/100)
+	b := make([]byte, 0, 28)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
+	b = append(b, '.')
+	frac := t.Nanosecond() / 100
+	for div := 1_000_000; div > 0; div /= 10 {
+		b = append(b, byte('0'+frac/div%10))
+	}
+	return string(append(b, 'Z'))
 }
 
 // ParseDateTime parses an ISO 8601 date-time with an optional fraction of
