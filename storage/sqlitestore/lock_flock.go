@@ -19,6 +19,11 @@ func lockDir(dir string) (unlock func() error, err error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) {
+			// A filesystem without flock support: run unguarded, as on
+			// platforms without flock.
+			return f.Close, nil
+		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("sqlitestore: data directory %s is in use by another process", dir)
