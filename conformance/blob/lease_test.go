@@ -294,6 +294,20 @@ func TestLeaseEnforcement(t *testing.T) {
 		// Id on an unleased blob.
 		_, err = bb.SetMetadata(ctx, nil, &blob.SetMetadataOptions{AccessConditions: withID(idA)})
 		mustCode(t, err, 412, "LeaseNotPresentWithBlobOperation")
+		// Copy onto a leased destination needs the id of an infinite lease.
+		fixed := e.cc.NewBlockBlobClient("fixed")
+		_, err = fixed.Upload(ctx, body([]byte("f")), nil)
+		must(t, err)
+		flc, err := lease.NewBlobClient(fixed, &lease.BlobClientOptions{LeaseID: ptr(idB)})
+		must(t, err)
+		_, err = flc.AcquireLease(ctx, 60, nil)
+		must(t, err)
+		_, err = fixed.StartCopyFromURL(ctx, bb.URL(), &blob.StartCopyFromURLOptions{AccessConditions: withID(idB)})
+		mustCode(t, err, 412, "InfiniteLeaseDurationRequired")
+		_, err = flc.AcquireLease(ctx, -1, nil)
+		must(t, err)
+		_, err = fixed.StartCopyFromURL(ctx, bb.URL(), &blob.StartCopyFromURLOptions{AccessConditions: withID(idB)})
+		must(t, err)
 		// Lease id on a create.
 		_, err = e.cc.NewBlockBlobClient("new").Upload(ctx, body([]byte("x")), &blockblob.UploadOptions{AccessConditions: withID(idA)})
 		mustCode(t, err, 412, "LeaseNotPresentWithBlobOperation")
