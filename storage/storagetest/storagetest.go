@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -55,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScanInterleavedWithGets", testScanInterleavedWithGets},
 		{"LargeValues", testLargeValues},
 		{"ManyKeys", testManyKeys},
+		{"RandomAgainstModel", testRandomAgainstModel},
 		{"LostUpdate", testLostUpdate},
 		{"WriteSkew", testWriteSkew},
 		{"SnapshotPairs", testSnapshotPairs},
@@ -636,6 +638,101 @@ func testManyKeys(t *testing.T, e storage.Engine) {
 		check(777, 4321, reverse)
 		check(100, 101, reverse)
 		check(100, 100, reverse)
+	}
+}
+
+// testRandomAgainstModel applies random Updates (some failing halfway)
+// and checks Gets and bounded Scans, inside and outside Updates, against a
+// map. Keys come from a small alphabet with 0x00 and 0xFF so that prefixes,
+// neighbours and bounds between keys are all exercised.
+func testRandomAgainstModel(t *testing.T, e storage.Engine) {
+	r := rand.New(rand.NewPCG(42, 7))
+	alphabet := []byte{0x00, 0x01, 'a', 'b', 0x7f, 0x80, 0xfe, 0xff}
+	randKey := func() []byte {
+		k := make([]byte, r.IntN(4))
+		for i := range k {
+			k[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return k
+	}
+	model := map[string]string{}
+	expect := func(m map[string]string, lo, hi []byte, reverse bool) []string {
+		var out []string
+		for k := range m {
+			if k >= string(lo) && (hi == nil || k < string(hi)) {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		if reverse {
+			slices.Reverse(out)
+		}
+		return out
+	}
+	checkScan := func(tx storage.Tx, m map[string]string, where string) {
+		lo := randKey()
+		var hi []byte
+		if r.IntN(3) > 0 {
+			hi = randKey()
+		}
+		if r.IntN(4) == 0 {
+			lo = nil
+		}
+		reverse := r.IntN(2) == 0
+		keys, vals := collect(t, tx.Scan(lo, hi, reverse))
+		if want := expect(m, lo, hi, reverse); !slices.Equal(keys, want) {
+			t.Fatalf("%s: Scan(%q, %q, %v) = %q, want %q", where, lo, hi, reverse, keys, want)
+		}
+		for i, k := range keys {
+			if vals[i] != m[k] {
+				t.Fatalf("%s: Scan value of %q = %q, want %q", where, k, vals[i], m[k])
+			}
+		}
+	}
+	for round := range 150 {
+		fail := r.IntN(5) == 0
+		err := e.Update(context.Background(), func(tx storage.Tx) error {
+			// The Update's own view: the model plus its writes so far.
+			local := maps.Clone(model)
+			for range 1 + r.IntN(20) {
+				k := randKey()
+				if r.IntN(3) == 0 {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+					delete(local, string(k))
+				} else {
+					v := fmt.Sprintf("%d-%d", round, r.IntN(1000))
+					if err := tx.Set(k, []byte(v)); err != nil {
+						return err
+					}
+					local[string(k)] = v
+				}
+				if r.IntN(4) == 0 {
+					checkScan(tx, local, fmt.Sprintf("round %d inside Update", round))
+				}
+				k = randKey()
+				v, err := tx.Get(k)
+				want, ok := local[string(k)]
+				if ok != (err == nil) || (ok && string(v) != want) || (!ok && !errors.Is(err, storage.ErrNotFound)) {
+					t.Fatalf("round %d: Get %q inside Update = %q, %v; want %q, %v", round, k, v, err, want, ok)
+				}
+			}
+			if fail {
+				return errBoom
+			}
+			model = local
+			return nil
+		})
+		if fail != (err == errBoom) || (!fail && err != nil) {
+			t.Fatalf("round %d: Update = %v (fail=%v)", round, err, fail)
+		}
+		MustView(t, e, func(tx storage.Tx) error {
+			for range 3 {
+				checkScan(tx, model, fmt.Sprintf("round %d in View", round))
+			}
+			return nil
+		})
 	}
 }
 
