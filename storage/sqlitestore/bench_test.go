@@ -1,6 +1,7 @@
 package sqlitestore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -175,6 +176,24 @@ func BenchmarkScanFirst(b *testing.B) {
 				b.Fatal("empty")
 			}
 			return it.Err()
+		})
+	}
+}
+
+// BenchmarkChunkPut writes chunks of several sizes through the file-per-
+// chunk store.
+func BenchmarkChunkPut(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			s := openStore(b, b.TempDir(), false)
+			defer s.Close()
+			body := make([]byte, size)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, _, err := s.Chunks().Put(context.Background(), bytes.NewReader(body)); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +27,10 @@ type ChunkStore struct {
 	dir    string
 	sync   bool
 	closed *atomic.Bool
+	bufs   sync.Pool // *[]byte copy buffers of copyBufSize
 }
+
+const copyBufSize = 256 << 10
 
 var _ storage.ChunkStore = (*ChunkStore)(nil)
 
@@ -111,9 +115,14 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		os.Remove(tmp)
 		return "", 0, err
 	}
-	buf := make([]byte, 256<<10)
+	bp, _ := c.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, copyBufSize)
+		bp = &b
+	}
 	// Hide the file's ReaderFrom so the copy uses the fixed buffer.
-	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, r}, buf)
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, r}, *bp)
+	c.bufs.Put(bp)
 	if err != nil {
 		return fail(err)
 	}
