@@ -410,3 +410,34 @@ func TestStagedBlocksExpireAfterAWeek(t *testing.T) {
 		t.Fatalf("%+v %v", bl, err)
 	}
 }
+
+func TestRecordRoundTrip(t *testing.T) {
+	b := &Blob{Name: "n", Type: BlockBlob, Blocks: []Block{
+		{ID: "a", Size: 3, Segs: []Segment{{Len: 3, Data: []byte("abc")}}},
+		{ID: "b", Size: 5, Segs: []Segment{{Ref: "r1", Off: 2, Len: 2}, {Len: 3, Data: []byte("xyz")}}},
+	}, Pages: []Page{{Start: 512, Seg: Segment{Len: 2, Data: []byte("pq")}}}}
+	got, err := decodeBlob(encodeBlob(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Blocks[0].Segs[0].Data) != "abc" || string(got.Blocks[1].Segs[1].Data) != "xyz" || got.Blocks[1].Segs[0].Ref != "r1" ||
+		got.Blocks[1].Segs[0].Data != nil || string(got.Pages[0].Seg.Data) != "pq" || got.Blocks[0].Segs[0].In {
+		t.Fatalf("round trip %+v", got)
+	}
+	// The original is untouched.
+	if b.Blocks[0].Segs[0].Data == nil || b.Blocks[0].Segs[0].In {
+		t.Fatal("encode mutated its input")
+	}
+	bl, err := decodeBlock(encodeBlock(&b.Blocks[1]))
+	if err != nil || string(bl.Segs[1].Data) != "xyz" {
+		t.Fatalf("block %+v %v", bl, err)
+	}
+	// Corrupt records are errors, not panics: bad tag, bad length, raw
+	// bytes shorter than the inline segments.
+	short := encodeBlob(b)
+	for _, bad := range [][]byte{nil, {'{'}, {blobRecordTag, 200}, short[:len(short)-1]} {
+		if _, err := decodeBlob(bad); err == nil {
+			t.Errorf("decoded %q", bad)
+		}
+	}
+}

@@ -104,7 +104,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 			return err
 		}
 		st.Touched = now
-		if err := tx.Set(k, encode(&Block{ID: id, Size: size, Segs: segs})); err != nil {
+		if err := tx.Set(k, encodeBlock(&Block{ID: id, Size: size, Segs: segs})); err != nil {
 			return err
 		}
 		return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
@@ -174,7 +174,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			p := blocksPrefix(req.Account, req.Container, req.Name)
 			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 			for it.Next() {
-				bl, err := decode[Block](it.Value())
+				bl, err := decodeBlock(it.Value())
 				if err != nil {
 					it.Close()
 					return err
@@ -280,7 +280,7 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 				p := blocksPrefix(ref.Account, ref.Container, ref.Name)
 				it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 				for it.Next() {
-					bl, err := decode[Block](it.Value())
+					bl, err := decodeBlock(it.Value())
 					if err != nil {
 						it.Close()
 						return err

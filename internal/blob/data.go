@@ -26,16 +26,41 @@ type Ingested struct {
 // is 400 Md5Mismatch (the chunks written are left to the garbage
 // collector).
 func (s *Service) Ingest(ctx context.Context, body io.Reader, inline bool, wantMD5 []byte) (Ingested, error) {
+	return s.IngestSize(ctx, body, -1, inline, wantMD5)
+}
+
+// IngestSize is Ingest with the expected length of body (its
+// Content-Length; -1 when unknown), which lets small bodies be read into a
+// buffer of exactly their size.
+func (s *Service) IngestSize(ctx context.Context, body io.Reader, size int64, inline bool, wantMD5 []byte) (Ingested, error) {
 	var out Ingested
 	h := md5.New()
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
-	br := bufio.NewReaderSize(io.TeeReader(body, h), 64<<10)
+	tr := io.TeeReader(body, h)
 	if inline {
-		buf, err := readUpTo(br, InlineMax+1)
-		if err != nil {
-			return out, err
+		var buf []byte
+		var err error
+		if size >= 0 && size <= InlineMax {
+			buf = make([]byte, size, size+1)
+			if _, err = io.ReadFull(tr, buf); err != nil {
+				if err == io.ErrUnexpectedEOF || err == io.EOF {
+					err = azerr.New("InvalidInput")
+				}
+				return out, err
+			}
+			// The body may still be longer than announced.
+			var one [1]byte
+			n, err := io.ReadFull(tr, one[:])
+			if err != nil && err != io.EOF {
+				return out, err
+			}
+			buf = append(buf, one[:n]...)
+		} else {
+			if buf, err = readUpTo(tr, InlineMax+1); err != nil {
+				return out, err
+			}
 		}
 		if len(buf) <= InlineMax {
 			if len(buf) > 0 {
@@ -45,9 +70,9 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, inline bool, wantM
 			return finish(out, h, wantMD5)
 		}
 		// Too large to inline: the buffered prefix goes first.
-		return s.ingestChunks(ctx, io.MultiReader(bytes.NewReader(buf), br), h, wantMD5)
+		return s.ingestChunks(ctx, io.MultiReader(bytes.NewReader(buf), tr), h, wantMD5)
 	}
-	return s.ingestChunks(ctx, br, h, wantMD5)
+	return s.ingestChunks(ctx, tr, h, wantMD5)
 }
 
 func readUpTo(r io.Reader, n int) ([]byte, error) {
@@ -70,7 +95,7 @@ func readUpTo(r io.Reader, n int) ([]byte, error) {
 
 func (s *Service) ingestChunks(ctx context.Context, r io.Reader, h hash.Hash, wantMD5 []byte) (Ingested, error) {
 	var out Ingested
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		if _, err := br.Peek(1); err == io.EOF {
 			break
@@ -227,7 +252,7 @@ func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRe
 			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
 			for it.Next() {
 				if kind == kindBlob {
-					b, err := decode[Blob](it.Value())
+					b, err := decodeBlob(it.Value())
 					if err != nil {
 						it.Close()
 						return err
@@ -239,7 +264,7 @@ func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRe
 					}
 					continue
 				}
-				bl, err := decode[Block](it.Value())
+				bl, err := decodeBlock(it.Value())
 				if err != nil {
 					it.Close()
 					return err

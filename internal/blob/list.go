@@ -176,7 +176,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			var snaps []*Blob
 			for bi.ok && bi.name == name {
 				if bi.snap == "" || req.Snapshots {
-					b, err := decode[Blob](bi.value)
+					b, err := decodeBlob(bi.value)
 					if err != nil {
 						return err
 					}

@@ -11,6 +11,7 @@
 package blob
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,10 +74,14 @@ type SignedIdentifier struct {
 // Segment is a piece of blob content: a range of a chunk, inline bytes, or
 // (with neither) zeros.
 type Segment struct {
-	Ref  storage.ChunkRef `json:"r,omitempty"`
-	Off  int64            `json:"o,omitempty"`
-	Len  int64            `json:"n"`
-	Data []byte           `json:"d,omitempty"`
+	Ref storage.ChunkRef `json:"r,omitempty"`
+	Off int64            `json:"o,omitempty"`
+	Len int64            `json:"n"`
+	// Data holds inline bytes. In a stored blob record they follow the
+	// JSON as raw bytes (In marks such segments), which keeps small blobs
+	// cheap to decode.
+	Data []byte `json:"-"`
+	In   bool   `json:"i,omitempty"`
 }
 
 // Block is a committed or staged block (append blobs record each append
@@ -236,6 +241,100 @@ func containerBlocksPrefix(acct, c string) []byte {
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }
+
+// blobRecordTag starts a blob record: tag, uvarint JSON length, JSON, then
+// the inline bytes of every segment marked In, in walk order.
+const blobRecordTag = 0x01
+
+// encodeBlob stores b with its inline bytes outside the JSON.
+func encodeBlob(b *Blob) []byte {
+	c := *b
+	var raw [][]byte
+	strip := func(segs []Segment) []Segment {
+		out := make([]Segment, len(segs))
+		for i, sg := range segs {
+			if sg.Data != nil {
+				raw = append(raw, sg.Data)
+				sg.Data, sg.In = nil, true
+			}
+			out[i] = sg
+		}
+		return out
+	}
+	c.Blocks = make([]Block, len(b.Blocks))
+	for i, bl := range b.Blocks {
+		bl.Segs = strip(bl.Segs)
+		c.Blocks[i] = bl
+	}
+	c.Pages = make([]Page, len(b.Pages))
+	for i, p := range b.Pages {
+		p.Seg = strip([]Segment{p.Seg})[0]
+		c.Pages[i] = p
+	}
+	js := encode(&c)
+	out := binary.AppendUvarint([]byte{blobRecordTag}, uint64(len(js)))
+	out = append(out, js...)
+	for _, r := range raw {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// decodeBlob reverses encodeBlob.
+func decodeBlob(v []byte) (*Blob, error) {
+	if len(v) == 0 || v[0] != blobRecordTag {
+		return nil, fmt.Errorf("blob: corrupt blob record")
+	}
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || uint64(len(v)-1-w) < n {
+		return nil, fmt.Errorf("blob: corrupt blob record")
+	}
+	b, err := decode[Blob](v[1+w : 1+w+int(n)])
+	if err != nil {
+		return nil, err
+	}
+	raw := v[1+w+int(n):]
+	fill := func(sg *Segment) error {
+		if !sg.In {
+			return nil
+		}
+		if sg.Len < 0 || int64(len(raw)) < sg.Len {
+			return fmt.Errorf("blob: corrupt blob record")
+		}
+		sg.Data = append([]byte(nil), raw[:sg.Len]...)
+		sg.In = false
+		raw = raw[sg.Len:]
+		return nil
+	}
+	for i := range b.Blocks {
+		for j := range b.Blocks[i].Segs {
+			if err := fill(&b.Blocks[i].Segs[j]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i := range b.Pages {
+		if err := fill(&b.Pages[i].Seg); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// encodeBlock stores a staged block like a blob record holding just that
+// block, so inline bytes survive too.
+func encodeBlock(bl *Block) []byte { return encodeBlob(&Blob{Blocks: []Block{*bl}}) }
+
+func decodeBlock(v []byte) (*Block, error) {
+	b, err := decodeBlob(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.Blocks) != 1 {
+		return nil, fmt.Errorf("blob: corrupt block record")
+	}
+	return &b.Blocks[0], nil
+}
 
 func encode(v any) []byte {
 	b, err := json.Marshal(v)

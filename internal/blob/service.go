@@ -136,11 +136,11 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode[Blob](v)
+	return decodeBlob(v)
 }
 
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
-	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encode(b))
+	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(b))
 }
 
 func putContainer(tx storage.Tx, acct string, c *Container) error {

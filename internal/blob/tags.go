@@ -109,7 +109,7 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 			if snap, _, _ := keyenc.ReadString(rest); snap != "" {
 				continue
 			}
-			b, err := decode[Blob](it.Value())
+			b, err := decodeBlob(it.Value())
 			if err != nil {
 				return err
 			}

@@ -179,7 +179,7 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		data, err := h.svc.Ingest(rq.ctx(), rq.body(), true, txMD5)
+		data, err := h.svc.IngestSize(rq.ctx(), rq.body(), n, true, txMD5)
 		if err != nil {
 			return err
 		}
@@ -379,6 +379,11 @@ func (h *handler) getBlob(rq *req) error {
 func (h *handler) stream(rq *req, b *blob.Blob, off, n int64, buf []byte) error {
 	if buf != nil {
 		rq.w.Write(buf)
+		return nil
+	}
+	if segs := blob.Segments(b, off, n); len(segs) == 1 && segs[0].Data != nil {
+		// Inlined content: no reader, no copy buffer.
+		rq.w.Write(segs[0].Data)
 		return nil
 	}
 	rc := h.svc.Open(rq.ctx(), b, off, n)
