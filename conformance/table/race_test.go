@@ -185,3 +185,34 @@ func TestRaceBatchesVersusSingleWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestRaceCreateTable: N concurrent creates of one name, exactly one 201
+// (or 204) and the rest 409 TableAlreadyExists.
+func TestRaceCreateTable(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		svc := tg.Table(t)
+		name := harness.UniqueTable("rcre")
+		var wins, exists atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 12; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := svc.CreateTable(ctx, name, nil)
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case StatusCode(err) == 409 && ErrorCode(err) == "TableAlreadyExists":
+					exists.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins.Load() != 1 || exists.Load() != 11 {
+			t.Fatalf("wins %d, 409s %d", wins.Load(), exists.Load())
+		}
+	})
+}
