@@ -230,7 +230,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchBoundary, csBoundary)
 	base := h.d.BaseURL(info.Account)
 	if failure != nil {
-		e, ok := azerr.As(failure.Err)
+		e, ok := azerr.As(storageError(failure.Err))
 		if !ok {
 			return failure.Err
 		}

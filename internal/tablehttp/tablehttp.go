@@ -4,6 +4,7 @@ package tablehttp
 
 import (
 	"encoding/base64"
+	"errors"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // Request body limits: an entity is at most 1 MiB as Azure counts it, which
@@ -57,8 +59,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.corsHeaders(w, r, info)
 	}
 	if err := h.route(w, r, info); err != nil {
-		httpx.WriteError(w, r, err)
+		httpx.WriteError(w, r, storageError(err))
 	}
+}
+
+// storageError maps engine sentinels that reach the surface: contention
+// that outlasted the engine's retries and a closing engine are transient,
+// so clients get the retryable 503 ServerBusy rather than a 500.
+func storageError(err error) error {
+	if _, ok := azerr.As(err); ok {
+		return err
+	}
+	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
+		return azerr.New("ServerBusy")
+	}
+	return err
 }
 
 // route dispatches on the resource path and method.
