@@ -106,3 +106,21 @@ func TestWireErrors(t *testing.T) {
 		expectStatus(t, resp, 413, "RequestBodyTooLarge")
 	})
 }
+
+// Body limits follow the service version of the request.
+func TestVersionedBodyLimits(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		big := make([]byte, 4<<20+1)
+		resp := raw(t, tg, http.MethodPut, e.name+"/b?comp=block&blockid=YWJj", map[string]string{"x-ms-version": "2015-12-11"}, big)
+		expectStatus(t, resp, 413, "RequestBodyTooLarge")
+		resp = raw(t, tg, http.MethodPut, e.name+"/b?comp=block&blockid=YWJj", map[string]string{"x-ms-version": "2019-12-12"}, big)
+		expectStatus(t, resp, 201, "")
+		resp = raw(t, tg, http.MethodPut, e.name+"/a", map[string]string{"x-ms-blob-type": "AppendBlob"}, nil)
+		expectStatus(t, resp, 201, "")
+		resp = raw(t, tg, http.MethodPut, e.name+"/a?comp=appendblock", map[string]string{"x-ms-version": "2021-12-02"}, big)
+		expectStatus(t, resp, 413, "RequestBodyTooLarge")
+		resp = raw(t, tg, http.MethodPut, e.name+"/a?comp=appendblock", map[string]string{"x-ms-version": "2022-11-02"}, big)
+		expectStatus(t, resp, 201, "")
+	})
+}

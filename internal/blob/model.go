@@ -47,6 +47,30 @@ const (
 	MaxTags            = 10
 )
 
+// PutBlobLimit is the largest single-shot Put Blob body for a service
+// version: 5000 MiB from 2019-12-12, 256 MiB from 2016-05-31, else 64 MiB.
+func PutBlobLimit(version string) int64 {
+	switch {
+	case version == "" || version >= "2019-12-12":
+		return MaxPutBlob
+	case version >= "2016-05-31":
+		return 256 << 20
+	}
+	return 64 << 20
+}
+
+// BlockLimit is the largest Put Block body for a service version: 4000 MiB
+// from 2019-12-12, 100 MiB from 2016-05-31, else 4 MiB.
+func BlockLimit(version string) int64 {
+	switch {
+	case version == "" || version >= "2019-12-12":
+		return MaxBlockSize
+	case version >= "2016-05-31":
+		return 100 << 20
+	}
+	return 4 << 20
+}
+
 // KV is one metadata or tag pair; order is kept as given.
 type KV [2]string
 

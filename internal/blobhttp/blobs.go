@@ -152,7 +152,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	n, err := rq.contentLength(blob.MaxPutBlob)
+	n, err := rq.contentLength(blob.PutBlobLimit(rq.info.Version))
 	if err != nil {
 		return err
 	}
@@ -593,7 +593,7 @@ func (h *handler) putBlock(rq *req) error {
 	if err != nil {
 		return err
 	}
-	if _, err := rq.contentLength(blob.MaxBlockSize); err != nil {
+	if _, err := rq.contentLength(blob.BlockLimit(rq.info.Version)); err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
