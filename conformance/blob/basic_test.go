@@ -8,7 +8,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
@@ -145,6 +144,5 @@ func TestContainers(t *testing.T) {
 		mustCode(t, err, 404, "ContainerNotFound")
 		_, err = cc.Delete(ctx, nil)
 		mustCode(t, err, 404, "ContainerNotFound")
-		_ = bloberror.ContainerNotFound
 	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
@@ -175,6 +174,5 @@ func TestUnconfirmedSetTierNeedsLeaseId(t *testing.T) {
 		must(t, err)
 		_, err = bb.SetTier(ctx, blob.AccessTierHot, nil)
 		mustCode(t, err, 412, "LeaseIdMissing")
-		_ = blockblob.UploadOptions{}
 	})
 }

@@ -316,8 +316,7 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 			}
 			return tx.Delete(blobKey(ref.Account, ref.Container, ref.Name, ref.Snapshot))
 		}
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
-		if err != nil {
+		if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 			return err
 		}
 		snaps, err := snapshotKeys(tx, ref)
@@ -343,7 +342,6 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 				}
 			}
 		}
-		_ = b
 		if err := dropStaging(tx, ref); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ type CopyRequest struct {
 // sourceCheck loads and checks a copy source inside tx.
 func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) (*Blob, error) {
 	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
-		return nil, azerr.New("BlobNotFound").WithStatus(404)
+		return nil, azerr.New("BlobNotFound")
 	}
 	b, err := getBlob(tx, src.Account, src.Container, src.Name, src.Snapshot)
 	if err != nil {

@@ -45,7 +45,7 @@ func ValidateContainerName(name string) error {
 		return nil
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return azerr.New("OutOfRangeInput").WithStatus(400)
+		return azerr.New("OutOfRangeInput")
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
