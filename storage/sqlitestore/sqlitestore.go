@@ -259,7 +259,7 @@ func (s *Store) Close() error {
 // connection: an idle one from the pool or, when all are busy, a new one,
 // so Views never wait for each other (and a View nested in another View or
 // in an Update cannot deadlock).
-func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
 	s.views.Add(1)
 	defer s.views.Add(-1)
 	if s.closed.Load() {
@@ -272,29 +272,26 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			// fn panicked: make sure the connection leaves its read
-			// transaction before it is reused.
-			c.exec(c.rollback)
-		}
-		s.releaseReader(c)
-	}()
 	if err := c.exec(c.begin); err != nil {
-		ok = true
+		c.close() // a connection that cannot begin is not reused
 		return err
 	}
 	t := &tx{c: c, ro: true}
-	ferr := fn(t)
-	t.done = true
-	ok = true
-	// A read transaction has nothing to commit; ROLLBACK ends it and drops
-	// the snapshot.
-	if err := c.exec(c.rollback); err != nil && ferr == nil {
-		return err
-	}
-	return ferr
+	defer func() {
+		t.done = true
+		// A read transaction has nothing to commit; ROLLBACK ends it and
+		// drops the snapshot (also when fn panicked). A connection that
+		// cannot end its transaction is not reused.
+		if rerr := c.exec(c.rollback); rerr != nil {
+			c.close()
+			if err == nil {
+				err = rerr
+			}
+			return
+		}
+		s.releaseReader(c)
+	}()
+	return fn(t)
 }
 
 func (s *Store) acquireReader() (*conn, error) {
