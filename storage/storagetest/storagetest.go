@@ -66,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		{"Chunks", testChunks},
 		{"ChunkWalk", testChunkWalk},
 		{"LargeChunk", testLargeChunk},
+		{"FailedChunkPut", testFailedChunkPut},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
@@ -1152,6 +1153,33 @@ func testLargeChunk(t *testing.T, e storage.Engine) {
 	check(0, 1<<20)
 	check(size-1000, 1000)
 	check(13<<20+17, 3<<20)
+}
+
+type failingReader struct{ left int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, errBoom
+	}
+	n := min(len(p), r.left)
+	clear(p[:n])
+	r.left -= n
+	return n, nil
+}
+
+// testFailedChunkPut: a Put whose body fails midway returns the error and
+// leaves no chunk.
+func testFailedChunkPut(t *testing.T, e storage.Engine) {
+	if _, _, err := e.Chunks().Put(context.Background(), &failingReader{left: 100_000}); !errors.Is(err, errBoom) {
+		t.Fatalf("Put with a failing body: err = %v, want the body's error", err)
+	}
+	n := 0
+	if err := e.Chunks().Walk(context.Background(), func(storage.ChunkRef, time.Time) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("failed Put left %d chunks", n)
+	}
 }
 
 func testClosed(t *testing.T, e storage.Engine) {
