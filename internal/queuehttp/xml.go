@@ -28,7 +28,18 @@ func fmtTime(t time.Time) string { return t.UTC().Format(rfc1123) }
 // line feed, so message text comes back byte for byte.
 var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;", "\r", "&#xD;")
 
-func esc(s string) string { return textEscaper.Replace(s) }
+func esc(s string) string { return textEscaper.Replace(strings.Map(xmlChar, s)) }
+
+// xmlChar replaces what XML 1.0 cannot carry (control characters other
+// than tab, line feed and carriage return, U+FFFE, U+FFFF, invalid UTF-8)
+// with U+FFFD, so that an echoed prefix, marker or metadata value never
+// makes the document malformed.
+func xmlChar(r rune) rune {
+	if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+		return '\uFFFD'
+	}
+	return r
+}
 
 func elem(b *strings.Builder, name, text string) {
 	b.WriteString("<" + name + ">")
