@@ -1,8 +1,12 @@
 package robustness_test
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -524,6 +528,46 @@ func checkRandom(tg *harness.Target, c call) string {
 	}
 	if c.Method == http.MethodHead && len(r.Body) != 0 {
 		return "HEAD answered with a body: " + r.String()
+	}
+	if r.Status < 300 && !isBlobContent(c) {
+		if msg := wellFormed(r); msg != "" {
+			return msg + ": " + r.String()
+		}
+	}
+	return ""
+}
+
+// isBlobContent reports whether c reads a blob's own bytes, whose format
+// is the uploader's business.
+func isBlobContent(c call) bool {
+	path, q, _ := strings.Cut(c.Path, "?")
+	return c.Svc == blobSvc && strings.Contains(path, "/") && !strings.Contains(q, "comp=")
+}
+
+// wellFormed checks that a body lazuli wrote parses: XML when it starts
+// with an XML declaration or the Content-Type says XML, JSON when the
+// Content-Type says JSON.
+func wellFormed(r *reply) string {
+	ct := r.Header.Get("Content-Type")
+	body := bytes.TrimSpace(r.Body)
+	switch {
+	case len(body) == 0:
+		return ""
+	case strings.HasPrefix(ct, "application/json"):
+		if !json.Valid(body) {
+			return "response body is not valid JSON"
+		}
+	case bytes.HasPrefix(body, []byte("<?xml")) || strings.Contains(ct, "xml"):
+		d := xml.NewDecoder(bytes.NewReader(body))
+		for {
+			_, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return "response body is not well-formed XML: " + err.Error()
+			}
+		}
 	}
 	return ""
 }
