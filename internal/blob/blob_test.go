@@ -441,3 +441,71 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	ref := Ref{"acct", "cont", "log", ""}
+	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: AppendBlob}); err != nil {
+		t.Fatal(err)
+	}
+	recordSize := func() int {
+		v, err := storage.GetValue(ctx, s.eng, blobKey("acct", "cont", "log", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(v)
+	}
+	var chunks []storage.ChunkRef
+	var sizes []int
+	for i := 0; i < 20; i++ {
+		in, err := s.Ingest(ctx, bytes.NewReader([]byte(fmt.Sprintf("line %02d\n", i))), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, in.Segs[0].Ref)
+		if _, _, err := s.AppendBlock(ctx, ref, AppendRequest{Data: in}); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, recordSize())
+	}
+	if sizes[19] > sizes[1]+8 {
+		t.Fatalf("record grows with appends: %v", sizes)
+	}
+	b, err := s.GetBlob(ctx, ref, Cond{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := s.Open(ctx, b, 0, b.Size)
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	if len(data) != 160 || string(data[:8]) != "line 00\n" || string(data[152:]) != "line 19\n" {
+		t.Fatalf("content %q", data)
+	}
+	// A snapshot keeps its own copy of the block list.
+	snap, err := s.SnapshotBlob(ctx, ref, nil, Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "log", "replaced by a block blob", Cond{})
+	sb, err := s.GetBlob(ctx, Ref{"acct", "cont", "log", snap.Snapshot}, Cond{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Size != 160 || len(sb.Blocks) != 20 {
+		t.Fatalf("snapshot %d bytes, %d blocks", sb.Size, len(sb.Blocks))
+	}
+	marked := map[storage.ChunkRef]bool{}
+	MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true })
+	if len(marked) != 20 || !marked[chunks[0]] {
+		t.Fatalf("marked %d chunks", len(marked))
+	}
+	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "log", snap.Snapshot}, "", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	marked = map[storage.ChunkRef]bool{}
+	MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true })
+	if len(marked) != 0 {
+		t.Fatalf("append blocks outlived their snapshot: %d", len(marked))
+	}
+}

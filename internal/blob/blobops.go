@@ -122,6 +122,9 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 			return nil, azerr.New(code)
 		}
 	}
+	if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -314,50 +317,46 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 			if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 				return err
 			}
-			return tx.Delete(blobKey(ref.Account, ref.Container, ref.Name, ref.Snapshot))
+			return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
 		}
 		if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 			return err
 		}
-		snaps, err := snapshotKeys(tx, ref)
+		snaps, err := snapshotIDs(tx, ref)
 		if err != nil {
 			return err
 		}
-		switch deleteSnapshots {
-		case "":
-			if len(snaps) > 0 {
-				return azerr.New("SnapshotsPresent")
+		if deleteSnapshots == "" && len(snaps) > 0 {
+			return azerr.New("SnapshotsPresent")
+		}
+		for _, sn := range snaps {
+			if err := deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, sn); err != nil {
+				return err
 			}
-		case "only":
-			for _, k := range snaps {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
+		}
+		if deleteSnapshots == "only" {
 			return nil
-		case "include":
-			for _, k := range snaps {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
 		}
 		if err := dropStaging(tx, ref); err != nil {
 			return err
 		}
-		return tx.Delete(blobKey(ref.Account, ref.Container, ref.Name, ""))
+		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, "")
 	})
 }
 
-func snapshotKeys(tx storage.Tx, ref Ref) ([][]byte, error) {
+// snapshotIDs lists the snapshots of a blob.
+func snapshotIDs(tx storage.Tx, ref Ref) ([]string, error) {
 	p := blobVersionsPrefix(ref.Account, ref.Container, ref.Name)
-	base := string(blobKey(ref.Account, ref.Container, ref.Name, ""))
-	var out [][]byte
+	var out []string
 	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 	defer it.Close()
 	for it.Next() {
-		if string(it.Key()) != base {
-			out = append(out, append([]byte(nil), it.Key()...))
+		sn, _, err := keyenc.ReadString(it.Key()[len(p):])
+		if err != nil {
+			return nil, err
+		}
+		if sn != "" {
+			out = append(out, sn)
 		}
 	}
 	return out, it.Err()
@@ -380,7 +379,11 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 		if err != nil {
 			return err
 		}
+		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
+			return err
+		}
 		snap := *b
+		snap.loaded = false // a new record: its append blocks are written anew
 		snap.Lease = lease.State{}
 		if meta != nil {
 			snap.Meta = meta

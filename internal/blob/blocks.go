@@ -339,8 +339,12 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 			return false, azerr.New("BlockCountExceedsLimit")
 		}
 		off = b.Size
+		// The block goes to its own key: the record does not grow.
 		if req.Data.Size > 0 {
-			b.Blocks = append(b.Blocks, Block{Size: req.Data.Size, Segs: req.Data.Segs})
+			k := appendKey(ref.Account, ref.Container, ref.Name, "", b.AppendCount)
+			if err := tx.Set(k, encodeBlock(&Block{Size: req.Data.Size, Segs: req.Data.Segs})); err != nil {
+				return false, err
+			}
 		}
 		b.Size += req.Data.Size
 		b.AppendCount++

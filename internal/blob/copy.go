@@ -63,6 +63,9 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 			return nil, azerr.New(code)
 		}
 	}
+	if err := hydrate(tx, src.Account, src.Container, b); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

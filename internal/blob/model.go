@@ -162,6 +162,13 @@ type Blob struct {
 	AccessTier  string      `json:"at,omitempty"`
 	BlockIDLen  int         `json:"bl,omitempty"` // encoded length of committed block ids
 	AppendCount int         `json:"ac,omitempty"`
+
+	// loaded is set when the record was read from the store (rather than
+	// built for a new blob, snapshot or copy). Append blobs keep their
+	// blocks under separate keys (one per Append Block, so an append writes
+	// one small key instead of rewriting a growing list); Blocks of an
+	// append blob is filled only by hydrate.
+	loaded bool
 }
 
 // Staging is the per-blob record of uncommitted blocks.
@@ -223,6 +230,7 @@ const (
 	kindStaging   = 's'
 	kindBlock     = 'u'
 	kindService   = 'p'
+	kindAppend    = 'x'
 )
 
 func containerKey(acct, c string) []byte {
@@ -262,6 +270,19 @@ func blockKey(acct, c, name, id string) []byte {
 
 func containerBlocksPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c)
+}
+
+// appendsPrefix covers the append blocks of one blob or snapshot.
+func appendsPrefix(acct, c, name, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c), name), snap)
+}
+
+func appendKey(acct, c, name, snap string, i int) []byte {
+	return keyenc.AppendUint64(appendsPrefix(acct, c, name, snap), uint64(i))
+}
+
+func containerAppendsPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c)
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }

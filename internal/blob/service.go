@@ -136,11 +136,65 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeBlob(v)
+	b, err := decodeBlob(v)
+	if err != nil {
+		return nil, err
+	}
+	b.loaded = true
+	return b, nil
 }
 
+// hydrate loads the blocks of an append blob (kept under their own keys)
+// into b.Blocks; other blobs already carry their content.
+func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
+	if b.Type != AppendBlob || b.Blocks != nil {
+		return nil
+	}
+	p := appendsPrefix(acct, c, b.Name, b.Snapshot)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	defer it.Close()
+	b.Blocks = []Block{}
+	for it.Next() {
+		bl, err := decodeBlock(it.Value())
+		if err != nil {
+			return err
+		}
+		b.Blocks = append(b.Blocks, *bl)
+	}
+	return it.Err()
+}
+
+// putBlob stores b. A blob that was not loaded from the store replaces
+// whatever was stored under its key, append blocks included; an append
+// blob's blocks go to their own keys.
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
-	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(b))
+	rec := b
+	if !b.loaded {
+		if err := deleteRange(tx, appendsPrefix(acct, c, b.Name, b.Snapshot)); err != nil {
+			return err
+		}
+		if b.Type == AppendBlob {
+			for i := range b.Blocks {
+				if err := tx.Set(appendKey(acct, c, b.Name, b.Snapshot, i), encodeBlock(&b.Blocks[i])); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if b.Type == AppendBlob && b.Blocks != nil {
+		cp := *b
+		cp.Blocks = nil
+		rec = &cp
+	}
+	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(rec))
+}
+
+// deleteBlobKey removes one blob or snapshot record with its append blocks.
+func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
+	if err := deleteRange(tx, appendsPrefix(acct, c, name, snap)); err != nil {
+		return err
+	}
+	return tx.Delete(blobKey(acct, c, name, snap))
 }
 
 func putContainer(tx storage.Tx, acct string, c *Container) error {
@@ -201,7 +255,7 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name)} {
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
 			}
