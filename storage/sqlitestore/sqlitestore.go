@@ -5,7 +5,8 @@
 //
 // The data directory holds lazuli.db (plus lazuli.db-wal and lazuli.db-shm
 // while open) with a single table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT
-// ROWID in WAL mode, and chunks/ with one file per chunk (see ChunkStore).
+// ROWID in WAL mode, chunks/ with one file per chunk (see ChunkStore), and
+// lazuli.lock, flocked while a process has the directory open.
 //
 // # Concurrency
 //
@@ -22,8 +23,11 @@
 // View takes an idle read-only connection from a pool (opening another when
 // all are busy, so Views never wait for each other) and runs inside one
 // read transaction, so every read of a View observes the same WAL snapshot
-// while writers keep committing. Scan reads in pages of a few hundred rows
-// and never keeps a statement open between calls.
+// while writers keep committing. Scan reads in pages (16 rows at first,
+// doubling up to 512) and never keeps a statement open between calls.
+//
+// Connections are driven through the database/sql/driver interfaces
+// directly, with every statement prepared once per connection.
 //
 // # Durability
 //
@@ -38,7 +42,8 @@
 // (kill -9, panic, OOM killer), because the data already sits in the
 // kernel's page cache; it does not necessarily survive power loss or a
 // kernel crash, after which the most recent commits may be missing (the
-// database itself stays consistent).
+// database itself stays consistent). TestCrashKill9 checks the kill -9
+// guarantee for both settings in a separate process.
 package sqlitestore
 
 import (
