@@ -509,3 +509,106 @@ func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
 		t.Fatalf("append blocks outlived their snapshot: %d", len(marked))
 	}
 }
+
+// TestPageWritesAgainstModel applies random page writes, clears and
+// resizes and compares content and page ranges with a byte-array model.
+func TestPageWritesAgainstModel(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	ref := Ref{"acct", "cont", "disk", ""}
+	const size = 64 * 512
+	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: PageBlob, PageSize: size}); err != nil {
+		t.Fatal(err)
+	}
+	model := make([]byte, size)
+	written := make([]bool, size/512)
+	seed := uint32(7)
+	rnd := func(n int) int {
+		seed = seed*1664525 + 1013904223
+		return int(seed>>8) % n
+	}
+	var first []byte
+	for step := 0; step < 300; step++ {
+		start := rnd(64)
+		n := 1 + rnd(8)
+		if start+n > 64 {
+			n = 64 - start
+		}
+		req := PutPageRequest{Start: int64(start * 512), End: int64((start+n)*512 - 1)}
+		if rnd(4) == 0 {
+			req.Clear = true
+			for i := start; i < start+n; i++ {
+				written[i] = false
+				clear(model[i*512 : (i+1)*512])
+			}
+		} else {
+			data := bytes.Repeat([]byte{byte('a' + step%26)}, n*512)
+			in, err := s.Ingest(ctx, bytes.NewReader(data), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Data = in
+			copy(model[start*512:], data)
+			for i := start; i < start+n; i++ {
+				written[i] = true
+			}
+		}
+		if _, err := s.PutPage(ctx, ref, req); err != nil {
+			t.Fatal(err)
+		}
+		if step == 0 {
+			v, _ := storage.GetValue(ctx, s.eng, blobKey("acct", "cont", "disk", ""))
+			first = v
+		}
+	}
+	if v, _ := storage.GetValue(ctx, s.eng, blobKey("acct", "cont", "disk", "")); len(v) > len(first)+8 {
+		t.Fatalf("record grew from %d to %d bytes", len(first), len(v))
+	}
+	check := func(size int) {
+		t.Helper()
+		b, err := s.GetBlob(ctx, ref, Cond{}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := s.Open(ctx, b, 0, b.Size)
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if !bytes.Equal(got, model[:size]) {
+			t.Fatal("content differs from the model")
+		}
+		pr, err := s.GetPageRanges(ctx, ref, 0, -1, "", Cond{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []PageRange
+		for i := 0; i < size/512; i++ {
+			if !written[i] {
+				continue
+			}
+			if n := len(want); n > 0 && want[n-1].End+1 == int64(i*512) {
+				want[n-1].End += 512
+				continue
+			}
+			want = append(want, PageRange{int64(i * 512), int64(i*512 + 511)})
+		}
+		if fmt.Sprint(pr.Pages) != fmt.Sprint(want) && !(len(pr.Pages) == 0 && len(want) == 0) {
+			t.Fatalf("ranges %v, want %v", pr.Pages, want)
+		}
+	}
+	check(size)
+	// Shrink to an odd page boundary, then grow back: the cut part is zero.
+	shrink := int64(21 * 512)
+	if _, err := s.SetBlobProperties(ctx, ref, SetPropsRequest{NewSize: &shrink}); err != nil {
+		t.Fatal(err)
+	}
+	check(int(shrink))
+	grow := int64(size)
+	if _, err := s.SetBlobProperties(ctx, ref, SetPropsRequest{NewSize: &grow}); err != nil {
+		t.Fatal(err)
+	}
+	clear(model[shrink:])
+	for i := int(shrink / 512); i < 64; i++ {
+		written[i] = false
+	}
+	check(size)
+}

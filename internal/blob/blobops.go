@@ -272,7 +272,12 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 			if n%512 != 0 || n < 0 || n > MaxPageBlobSize {
 				return false, azerr.InvalidHeader("x-ms-blob-content-length", itoa(n))
 			}
-			b.Pages = clearPages(b.Pages, n, 1<<62)
+			if n < b.Size {
+				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
+				if err := clearStoredPages(tx, pp, n, b.Size); err != nil {
+					return false, err
+				}
+			}
 			b.Size = n
 		}
 		switch req.SeqAction {

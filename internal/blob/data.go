@@ -248,7 +248,7 @@ func (r *segReader) Close() error {
 // every chunk referenced by blobs, snapshots and staged blocks.
 func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
 	return e.View(ctx, func(tx storage.Tx) error {
-		for _, kind := range []byte{kindBlob, kindBlock, kindAppend} {
+		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage} {
 			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
 			for it.Next() {
 				if kind == kindBlob {

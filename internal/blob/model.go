@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,6 +232,7 @@ const (
 	kindBlock     = 'u'
 	kindService   = 'p'
 	kindAppend    = 'x'
+	kindPage      = 'g'
 )
 
 func containerKey(acct, c string) []byte {
@@ -283,6 +285,37 @@ func appendKey(acct, c, name, snap string, i int) []byte {
 
 func containerAppendsPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c)
+}
+
+// pagesPrefix covers the written pages of one page blob or snapshot,
+// keyed by start offset.
+func pagesPrefix(acct, c, name, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c), name), snap)
+}
+
+func pageKey(prefix []byte, start int64) []byte {
+	return keyenc.AppendUint64(append([]byte(nil), prefix...), uint64(start))
+}
+
+func containerPagesPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c)
+}
+
+// encodePage and decodePage store one page of a page blob.
+func encodePage(p Page) []byte {
+	return encodeBlock(&Block{ID: itoa(p.Start), Size: p.Seg.Len, Segs: []Segment{p.Seg}})
+}
+
+func decodePage(v []byte) (Page, error) {
+	bl, err := decodeBlock(v)
+	if err != nil || len(bl.Segs) != 1 {
+		return Page{}, fmt.Errorf("blob: corrupt page record")
+	}
+	start, err := strconv.ParseInt(bl.ID, 10, 64)
+	if err != nil {
+		return Page{}, fmt.Errorf("blob: corrupt page record")
+	}
+	return Page{Start: start, Seg: bl.Segs[0]}, nil
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }

@@ -45,6 +45,66 @@ func writePages(pages []Page, start int64, seg Segment) []Page {
 	return out
 }
 
+// clearStoredPages removes [start, end) from the pages stored under pp,
+// splitting the pages that straddle either edge. Only the pages touched are
+// read and written.
+func clearStoredPages(tx storage.Tx, pp []byte, start, end int64) error {
+	var dels [][]byte
+	var sets []Page
+	cut := func(key []byte, pg Page) {
+		dels = append(dels, append([]byte(nil), key...))
+		pEnd := pg.Start + pg.Seg.Len
+		if pg.Start < start {
+			sets = append(sets, Page{Start: pg.Start, Seg: cutSeg(pg.Seg, 0, start-pg.Start)})
+		}
+		if pEnd > end {
+			sets = append(sets, Page{Start: end, Seg: cutSeg(pg.Seg, end-pg.Start, pEnd-end)})
+		}
+	}
+	// The page starting before start may reach into the range.
+	it := tx.Scan(pp, pageKey(pp, start), true)
+	if it.Next() {
+		pg, err := decodePage(it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if pg.Start+pg.Seg.Len > start {
+			cut(it.Key(), pg)
+		}
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	it = tx.Scan(pageKey(pp, start), pageKey(pp, end), false)
+	for it.Next() {
+		pg, err := decodePage(it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		cut(it.Key(), pg)
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, k := range dels {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	for _, pg := range sets {
+		if err := tx.Set(pageKey(pp, pg.Start), encodePage(pg)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SeqCond holds the x-ms-if-sequence-number-* conditions of Put Page.
 type SeqCond struct {
 	LE, LT, EQ *int64
@@ -80,8 +140,11 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		if !req.Seq.ok(b.Seq) {
 			return false, azerr.New("SequenceNumberConditionNotMet")
 		}
+		pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
+		if err := clearStoredPages(tx, pp, req.Start, req.End+1); err != nil {
+			return false, err
+		}
 		if req.Clear {
-			b.Pages = clearPages(b.Pages, req.Start, req.End+1)
 			return true, nil
 		}
 		if req.Source != nil {
@@ -93,7 +156,9 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		}
 		pos := req.Start
 		for _, sg := range req.Data.Segs {
-			b.Pages = writePages(b.Pages, pos, sg)
+			if err := tx.Set(pageKey(pp, pos), encodePage(Page{Start: pos, Seg: sg})); err != nil {
+				return false, err
+			}
 			pos += sg.Len
 		}
 		return true, nil
@@ -122,6 +187,9 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 		if b.Type != PageBlob {
 			return azerr.New("InvalidBlobType")
 		}
+		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
+			return err
+		}
 		out.Blob = b
 		if to < 0 || to >= b.Size {
 			to = b.Size - 1
@@ -139,6 +207,9 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 		}
 		if pb == nil {
 			return azerr.New("PreviousSnapshotNotFound")
+		}
+		if err := hydrate(tx, ref.Account, ref.Container, pb); err != nil {
+			return err
 		}
 		changed, cleared := diffPages(b.Pages, pb.Pages)
 		out.Pages, out.Clear = clip(changed, from, to), clip(cleared, from, to)

@@ -147,6 +147,20 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 // hydrate loads the blocks of an append blob (kept under their own keys)
 // into b.Blocks; other blobs already carry their content.
 func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
+	if b.Type == PageBlob && b.Pages == nil {
+		p := pagesPrefix(acct, c, b.Name, b.Snapshot)
+		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+		defer it.Close()
+		b.Pages = []Page{}
+		for it.Next() {
+			pg, err := decodePage(it.Value())
+			if err != nil {
+				return err
+			}
+			b.Pages = append(b.Pages, pg)
+		}
+		return it.Err()
+	}
 	if b.Type != AppendBlob || b.Blocks != nil {
 		return nil
 	}
@@ -170,20 +184,28 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 	rec := b
 	if !b.loaded {
-		if err := deleteRange(tx, appendsPrefix(acct, c, b.Name, b.Snapshot)); err != nil {
+		if err := deleteExtents(tx, acct, c, b.Name, b.Snapshot); err != nil {
 			return err
 		}
-		if b.Type == AppendBlob {
+		switch b.Type {
+		case AppendBlob:
 			for i := range b.Blocks {
 				if err := tx.Set(appendKey(acct, c, b.Name, b.Snapshot, i), encodeBlock(&b.Blocks[i])); err != nil {
 					return err
 				}
 			}
+		case PageBlob:
+			pp := pagesPrefix(acct, c, b.Name, b.Snapshot)
+			for _, pg := range b.Pages {
+				if err := tx.Set(pageKey(pp, pg.Start), encodePage(pg)); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if b.Type == AppendBlob && b.Blocks != nil {
+	if (b.Type == AppendBlob && b.Blocks != nil) || (b.Type == PageBlob && b.Pages != nil) {
 		cp := *b
-		cp.Blocks = nil
+		cp.Blocks, cp.Pages = nil, nil
 		rec = &cp
 	}
 	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(rec))
@@ -191,10 +213,18 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 
 // deleteBlobKey removes one blob or snapshot record with its append blocks.
 func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
-	if err := deleteRange(tx, appendsPrefix(acct, c, name, snap)); err != nil {
+	if err := deleteExtents(tx, acct, c, name, snap); err != nil {
 		return err
 	}
 	return tx.Delete(blobKey(acct, c, name, snap))
+}
+
+// deleteExtents removes the append blocks and pages stored for a blob.
+func deleteExtents(tx storage.Tx, acct, c, name, snap string) error {
+	if err := deleteRange(tx, appendsPrefix(acct, c, name, snap)); err != nil {
+		return err
+	}
+	return deleteRange(tx, pagesPrefix(acct, c, name, snap))
 }
 
 func putContainer(tx storage.Tx, acct string, c *Container) error {
@@ -255,7 +285,7 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name)} {
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
 			}
