@@ -6,6 +6,7 @@ package blob_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -174,5 +175,44 @@ func TestUnconfirmedSetTierNeedsLeaseId(t *testing.T) {
 		must(t, err)
 		_, err = bb.SetTier(ctx, blob.AccessTierHot, nil)
 		mustCode(t, err, 412, "LeaseIdMissing")
+	})
+}
+
+// Chosen (Set Blob Tags docs): at most 10 tags, keys 1..128 and values
+// 0..256 characters; more is 400 InvalidTag.
+func TestUnconfirmedTagLimits(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("b")
+		_, err := bb.Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		ten := map[string]string{}
+		for i := 0; i < 10; i++ {
+			ten[string(rune('a'+i))] = strings.Repeat("v", 256)
+		}
+		_, err = bb.SetTags(ctx, ten, nil)
+		must(t, err)
+		ten["k"] = "v"
+		_, err = bb.SetTags(ctx, ten, nil)
+		mustCode(t, err, 400, "InvalidTag")
+		_, err = bb.SetTags(ctx, map[string]string{strings.Repeat("k", 129): "v"}, nil)
+		mustCode(t, err, 400, "InvalidTag")
+		_, err = bb.SetTags(ctx, map[string]string{"k": strings.Repeat("v", 257)}, nil)
+		mustCode(t, err, 400, "InvalidTag")
+	})
+}
+
+// Chosen: an unmet x-ms-source-if-tags on a copy is 412
+// SourceConditionNotMet, like the other source conditions.
+func TestUnconfirmedSourceIfTagsIsSourceConditionNotMet(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		src := e.cc.NewBlockBlobClient("src")
+		_, err := src.Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		resp := raw(t, tg, http.MethodPut, e.name+"/dst", map[string]string{"x-ms-copy-source": src.URL(), "x-ms-source-if-tags": `a = 'b'`}, nil)
+		expectStatus(t, resp, 412, "SourceConditionNotMet")
 	})
 }
