@@ -24,6 +24,9 @@ import (
 type handler struct {
 	d   httpx.Deps
 	svc *blob.Service
+	// sub runs batch sub-requests with the full plumbing (authentication
+	// included), as if each had arrived on its own.
+	sub http.Handler
 }
 
 // New returns the Blob service handler.
@@ -33,7 +36,9 @@ func New(d httpx.Deps) http.Handler {
 		now = time.Now
 	}
 	d.Now = now
-	return &handler{d: d, svc: blob.New(d.Engine, now, httpx.NewUUID)}
+	h := &handler{d: d, svc: blob.New(d.Engine, now, httpx.NewUUID)}
+	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
+	return h
 }
 
 // req bundles what every operation needs.
@@ -133,6 +138,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.findBlobs(rq, "")
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return h.serviceStats(rq)
+		case comp == "batch" && m == http.MethodPost:
+			return h.batch(rq)
 		}
 	case !hasBlob:
 		if restype != "container" {
@@ -160,6 +167,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.listBlobs(rq)
 		case comp == "blobs" && m == http.MethodGet:
 			return h.findBlobs(rq, rq.container)
+		case comp == "batch" && m == http.MethodPost:
+			return h.batch(rq)
 		}
 	default:
 		switch {

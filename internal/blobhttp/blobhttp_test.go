@@ -81,6 +81,10 @@ func TestMalformedRequestsNever500(t *testing.T) {
 		{"GET", "cc1/b?comp=tier", nil, ""},
 		{"OPTIONS", "cc1/b", nil, ""},
 		{"PUT", "cc1/b?comp=tier", map[string]string{"x-ms-access-tier": "Lukewarm"}, ""},
+		{"POST", "?comp=batch", map[string]string{"Content-Type": "text/plain"}, "x"},
+		{"POST", "?comp=batch", map[string]string{"Content-Type": "multipart/mixed; boundary=b"}, "garbage"},
+		{"POST", "?comp=batch", map[string]string{"Content-Type": "multipart/mixed; boundary=b"}, "--b\r\nContent-Type: application/http\r\n\r\nGET /devstoreaccount1/cc1/b HTTP/1.1\r\n\r\n\r\n--b--\r\n"},
+		{"POST", "?comp=batch", map[string]string{"Content-Type": "multipart/mixed; boundary=b"}, "--b--\r\n"},
 	}
 	for _, c := range cases {
 		var body []byte
