@@ -110,6 +110,20 @@ func TestBlockBlobs(t *testing.T) {
 		if !bytes.Equal(buf, big) {
 			t.Fatal("big blob differs")
 		}
+		// Many small blocks (a long block list).
+		_, err = e.cc.NewBlockBlobClient("many").UploadBuffer(ctx, big, &blockblob.UploadBufferOptions{BlockSize: 64 << 10, Concurrency: 4})
+		must(t, err)
+		clear(buf)
+		_, err = e.cc.NewBlobClient("many").DownloadBuffer(ctx, buf, &blob.DownloadBufferOptions{BlockSize: 1 << 20, Concurrency: 4})
+		must(t, err)
+		if !bytes.Equal(buf, big) {
+			t.Fatal("many-block blob differs")
+		}
+		bl, err = e.cc.NewBlockBlobClient("many").GetBlockList(ctx, blockblob.BlockListTypeCommitted, nil)
+		must(t, err)
+		if len(bl.CommittedBlocks) != (len(big)+(64<<10)-1)/(64<<10) {
+			t.Fatalf("%d committed blocks", len(bl.CommittedBlocks))
+		}
 	})
 }
 

@@ -612,3 +612,79 @@ func TestPageWritesAgainstModel(t *testing.T) {
 	}
 	check(size)
 }
+
+func TestLongBlockListsLiveOutsideTheRecord(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	ref := Ref{"acct", "cont", "many", ""}
+	var items []BlockListItem
+	var want []byte
+	for i := 0; i < 40; i++ {
+		id := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("%04d", i)))
+		part := []byte(fmt.Sprintf("<%02d>", i))
+		in, err := s.Ingest(ctx, bytes.NewReader(part), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutBlock(ctx, ref, id, in, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, BlockListItem{ID: id, Kind: "Latest"})
+		want = append(want, part...)
+	}
+	if _, err := s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: items}); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := storage.GetValue(ctx, s.eng, blobKey("acct", "cont", "many", ""))
+	if len(v) > 1000 {
+		t.Fatalf("record of %d bytes holds the block list", len(v))
+	}
+	read := func(r Ref) []byte {
+		b, err := s.GetBlob(ctx, r, Cond{}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := s.Open(ctx, b, 0, b.Size)
+		defer rc.Close()
+		data, _ := io.ReadAll(rc)
+		return data
+	}
+	if got := read(ref); !bytes.Equal(got, want) {
+		t.Fatalf("content %q", got)
+	}
+	// Metadata writes keep the external list; a snapshot gets its own.
+	if _, err := s.SetBlobMetadata(ctx, ref, []KV{{"a", "b"}}, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.SnapshotBlob(ctx, ref, nil, Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recommit a short list: the record takes it back.
+	if _, err := s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: []BlockListItem{{ID: items[0].ID, Kind: "Committed"}, {ID: items[1].ID, Kind: "Committed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(ref); string(got) != "<00><01>" {
+		t.Fatalf("short list %q", got)
+	}
+	if got := read(Ref{"acct", "cont", "many", snap.Snapshot}); !bytes.Equal(got, want) {
+		t.Fatalf("snapshot %q", got)
+	}
+	bl, err := s.GetBlockList(ctx, Ref{"acct", "cont", "many", snap.Snapshot}, "committed", Cond{})
+	if err != nil || len(bl.Committed) != 40 {
+		t.Fatalf("snapshot block list %d %v", len(bl.Committed), err)
+	}
+	marked := map[storage.ChunkRef]bool{}
+	MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true })
+	if len(marked) != 40 {
+		t.Fatalf("marked %d", len(marked))
+	}
+	if err := s.DeleteBlob(ctx, ref, "include", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	marked = map[storage.ChunkRef]bool{}
+	MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true })
+	if len(marked) != 0 {
+		t.Fatalf("block lists outlived their blobs: %d", len(marked))
+	}
+}

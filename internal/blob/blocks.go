@@ -159,6 +159,9 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		}
 		committed := map[string]Block{}
 		if old != nil && old.Type == BlockBlob {
+			if err := hydrate(tx, req.Account, req.Container, old); err != nil {
+				return err
+			}
 			for _, bl := range old.Blocks {
 				if bl.ID != "" {
 					committed[bl.ID] = bl
@@ -266,6 +269,11 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 		}
 		if b == nil && st == nil {
 			return azerr.New("BlobNotFound")
+		}
+		if b != nil {
+			if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
+				return err
+			}
 		}
 		out.Blob = b
 		if b != nil && which != "uncommitted" {

@@ -248,10 +248,10 @@ func (r *segReader) Close() error {
 // every chunk referenced by blobs, snapshots and staged blocks.
 func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
 	return e.View(ctx, func(tx storage.Tx) error {
-		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage} {
+		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage, kindBlockList} {
 			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
 			for it.Next() {
-				if kind == kindBlob {
+				if kind == kindBlob || kind == kindBlockList {
 					b, err := decodeBlob(it.Value())
 					if err != nil {
 						it.Close()

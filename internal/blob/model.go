@@ -163,6 +163,9 @@ type Blob struct {
 	AccessTier  string      `json:"at,omitempty"`
 	BlockIDLen  int         `json:"bl,omitempty"` // encoded length of committed block ids
 	AppendCount int         `json:"ac,omitempty"`
+	// ExtBlocks is set when the committed block list is stored under
+	// blockListKey rather than in the record.
+	ExtBlocks bool `json:"xb,omitempty"`
 
 	// loaded is set when the record was read from the store (rather than
 	// built for a new blob, snapshot or copy). Append blobs keep their
@@ -233,7 +236,12 @@ const (
 	kindService   = 'p'
 	kindAppend    = 'x'
 	kindPage      = 'g'
+	kindBlockList = 'k'
 )
+
+// ExtBlocksMin is the committed block count above which a block blob's
+// block list is stored under its own key.
+const ExtBlocksMin = 16
 
 func containerKey(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindContainer}, acct), c)
@@ -295,6 +303,16 @@ func pagesPrefix(acct, c, name, snap string) []byte {
 
 func pageKey(prefix []byte, start int64) []byte {
 	return keyenc.AppendUint64(append([]byte(nil), prefix...), uint64(start))
+}
+
+// blockListKey holds the committed block list of a block blob with more
+// than ExtBlocksMin blocks.
+func blockListKey(acct, c, name, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c), name), snap)
+}
+
+func containerBlockListsPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c)
 }
 
 func containerPagesPrefix(acct, c string) []byte {

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -161,6 +162,18 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 		}
 		return it.Err()
 	}
+	if b.Type == BlockBlob && b.ExtBlocks && b.Blocks == nil {
+		v, err := tx.Get(blockListKey(acct, c, b.Name, b.Snapshot))
+		if err != nil {
+			return fmt.Errorf("blob: block list of %q: %w", b.Name, err)
+		}
+		lb, err := decodeBlob(v)
+		if err != nil {
+			return err
+		}
+		b.Blocks = lb.Blocks
+		return nil
+	}
 	if b.Type != AppendBlob || b.Blocks != nil {
 		return nil
 	}
@@ -203,10 +216,33 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 			}
 		}
 	}
-	if (b.Type == AppendBlob && b.Blocks != nil) || (b.Type == PageBlob && b.Pages != nil) {
-		cp := *b
-		cp.Blocks, cp.Pages = nil, nil
-		rec = &cp
+	cp := *b
+	rec = &cp
+	switch b.Type {
+	case AppendBlob:
+		cp.Blocks = nil
+	case PageBlob:
+		cp.Pages = nil
+	case BlockBlob:
+		// Long block lists live under their own key so that reading the
+		// record (properties, listings) stays cheap; short ones, and
+		// inlined content, stay in the record.
+		if b.Blocks != nil || !b.loaded {
+			bk := blockListKey(acct, c, b.Name, b.Snapshot)
+			if len(b.Blocks) > ExtBlocksMin {
+				if err := tx.Set(bk, encodeBlob(&Blob{Blocks: b.Blocks})); err != nil {
+					return err
+				}
+				cp.Blocks, cp.ExtBlocks = nil, true
+			} else {
+				if b.loaded && b.ExtBlocks {
+					if err := tx.Delete(bk); err != nil {
+						return err
+					}
+				}
+				cp.ExtBlocks = false
+			}
+		}
 	}
 	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(rec))
 }
@@ -222,6 +258,9 @@ func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
 // deleteExtents removes the append blocks and pages stored for a blob.
 func deleteExtents(tx storage.Tx, acct, c, name, snap string) error {
 	if err := deleteRange(tx, appendsPrefix(acct, c, name, snap)); err != nil {
+		return err
+	}
+	if err := tx.Delete(blockListKey(acct, c, name, snap)); err != nil {
 		return err
 	}
 	return deleteRange(tx, pagesPrefix(acct, c, name, snap))
@@ -285,7 +324,7 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name)} {
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
 			}
