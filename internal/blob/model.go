@@ -227,7 +227,20 @@ func ValidSnapshot(s string) bool {
 	return err == nil
 }
 
-// Keys. Every record is keyed by a one-letter kind and a tuple.
+// Keys. Every record is keyed by a one-letter kind and a keyenc tuple:
+//
+//	c account container                 container record
+//	b account container name snapshot   blob or snapshot record ("" = base blob,
+//	                                    which sorts before its snapshots)
+//	k account container name snapshot   committed block list of a long block blob
+//	x account container name snapshot n append block n of an append blob
+//	g account container name snapshot o page starting at offset o of a page blob
+//	s account container name            staging record (uncommitted block count)
+//	u account container name blockid    one uncommitted block
+//	p account                           service properties
+//
+// Listing blobs is a scan of the b range; the per-blob extents (k, x, g)
+// keep the b records small however large the blob.
 const (
 	kindContainer = 'c'
 	kindBlob      = 'b'

@@ -196,7 +196,7 @@ func readBody(rq *req, max int64) ([]byte, error) {
 	if _, err := rq.contentLength(max); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(rq.r.Body, max+1))
+	b, err := io.ReadAll(io.LimitReader(rq.body(), max+1))
 	if err != nil {
 		return nil, err
 	}
