@@ -92,11 +92,11 @@ func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Ent
 	}
 	var out *Entity
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		t, err := getTable(tx, account, table)
+		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return err
 		}
-		out, err = applyOp(tx, t.UID, &op, s.tick())
+		out, err = applyOp(tx, uid, &op, s.tick())
 		return err
 	})
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 	}
 	out := make([]*Entity, len(ops))
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		t, err := getTable(tx, account, table)
+		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return &BatchError{0, err}
 		}
@@ -136,7 +136,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		// one batch may share a Timestamp, as on Azure.
 		now := s.tick()
 		for i := range ops {
-			e, err := applyOp(tx, t.UID, &ops[i], now)
+			e, err := applyOp(tx, uid, &ops[i], now)
 			if err != nil {
 				return &BatchError{i, err}
 			}
@@ -226,11 +226,11 @@ func mergeProps(cur, upd []Property) []Property {
 func (s *Service) GetEntity(ctx context.Context, account, table, pk, rk string) (*Entity, error) {
 	var out *Entity
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		t, err := getTable(tx, account, table)
+		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return err
 		}
-		raw, err := tx.Get(entityKey(t.UID, pk, rk))
+		raw, err := tx.Get(entityKey(uid, pk, rk))
 		if errors.Is(err, storage.ErrNotFound) {
 			return azerr.New("ResourceNotFound")
 		}
@@ -277,14 +277,14 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 	var page *Page
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		page = &Page{}
-		t, err := getTable(tx, account, table)
+		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return err
 		}
-		base := entitiesPrefix(t.UID)
-		lo, hi := keyRange(t.UID, q.Filter)
+		base := entitiesPrefix(uid)
+		lo, hi := keyRange(uid, q.Filter)
 		if q.Continue {
-			resume := entityKey(t.UID, q.NextPartitionKey, q.NextRowKey)
+			resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
 			if bytes.Compare(resume, lo) > 0 {
 				lo = resume
 			}

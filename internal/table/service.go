@@ -23,6 +23,7 @@ package table
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -168,6 +169,46 @@ func newUID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// A table record is 0x02 | uvarint len(uid) | uid | JSON(TableInfo): the
+// uid every entity operation needs is read without parsing the JSON.
+const tableRecordVersion = 2
+
+func encodeTable(t *TableInfo) ([]byte, error) {
+	js, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(t.UID)+len(js))
+	b = append(b, tableRecordVersion)
+	b = binary.AppendUvarint(b, uint64(len(t.UID)))
+	b = append(b, t.UID...)
+	return append(b, js...), nil
+}
+
+// splitTable returns the uid and the JSON part of a table record.
+func splitTable(v []byte) (string, []byte, error) {
+	if len(v) < 2 || v[0] != tableRecordVersion {
+		return "", nil, errCorrupt
+	}
+	l, n := binary.Uvarint(v[1:])
+	if n <= 0 || uint64(len(v)-1-n) < l {
+		return "", nil, errCorrupt
+	}
+	return string(v[1+n : 1+n+int(l)]), v[1+n+int(l):], nil
+}
+
+func decodeTable(v []byte) (*TableInfo, error) {
+	_, js, err := splitTable(v)
+	if err != nil {
+		return nil, err
+	}
+	var t TableInfo
+	if err := json.Unmarshal(js, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 func getTable(tx storage.Tx, account, name string) (*TableInfo, error) {
 	v, err := tx.Get(tableKey(account, name))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -176,15 +217,24 @@ func getTable(tx storage.Tx, account, name string) (*TableInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var t TableInfo
-	if err := json.Unmarshal(v, &t); err != nil {
-		return nil, err
+	return decodeTable(v)
+}
+
+// tableUID returns the uid of a table (404 TableNotFound).
+func tableUID(tx storage.Tx, account, name string) (string, error) {
+	v, err := tx.Get(tableKey(account, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", azerr.New("TableNotFound")
 	}
-	return &t, nil
+	if err != nil {
+		return "", err
+	}
+	uid, _, err := splitTable(v)
+	return uid, err
 }
 
 func putTable(tx storage.Tx, account string, t *TableInfo) error {
-	b, err := json.Marshal(t)
+	b, err := encodeTable(t)
 	if err != nil {
 		return err
 	}
@@ -334,8 +384,8 @@ func (s *Service) QueryTables(ctx context.Context, account string, filter *odata
 		defer it.Close()
 		examined := 0
 		for it.Next() {
-			var t TableInfo
-			if err := json.Unmarshal(it.Value(), &t); err != nil {
+			t, err := decodeTable(it.Value())
+			if err != nil {
 				return err
 			}
 			if len(names) == top || examined >= s.maxScan {
