@@ -97,10 +97,11 @@ func New(eng storage.Engine, o Options) *Service {
 // finished (or stopped because the engine closed).
 func (s *Service) WaitPurges() { s.purges.Wait() }
 
-var nsPrefix = keyenc.AppendString(nil, "tbl")
+// nsPrefix is the key namespace of the Table service.
+func nsPrefix() []byte { return keyenc.AppendString(nil, "tbl") }
 
 func tablesPrefix(account string) []byte {
-	k := append([]byte(nil), nsPrefix...)
+	k := nsPrefix()
 	k = keyenc.AppendString(k, "t")
 	return keyenc.AppendString(k, account)
 }
@@ -110,7 +111,7 @@ func tableKey(account, name string) []byte {
 }
 
 func entitiesPrefix(uid string) []byte {
-	k := append([]byte(nil), nsPrefix...)
+	k := nsPrefix()
 	k = keyenc.AppendString(k, "e")
 	return keyenc.AppendString(k, uid)
 }
@@ -124,13 +125,13 @@ func entityKey(uid, pk, rk string) []byte {
 }
 
 func purgeKey(uid string) []byte {
-	k := append([]byte(nil), nsPrefix...)
+	k := nsPrefix()
 	k = keyenc.AppendString(k, "d")
 	return keyenc.AppendString(k, uid)
 }
 
 func serviceKey(account string) []byte {
-	k := append([]byte(nil), nsPrefix...)
+	k := nsPrefix()
 	k = keyenc.AppendString(k, "s")
 	return keyenc.AppendString(k, account)
 }

@@ -234,7 +234,7 @@ func TestDeleteTablePurgesRows(t *testing.T) {
 		s.WaitPurges()
 		n := 0
 		s.eng.View(ctx, func(tx storage.Tx) error {
-			it := tx.Scan(nsPrefix, nil, false)
+			it := tx.Scan(nsPrefix(), nil, false)
 			defer it.Close()
 			for it.Next() {
 				n++
@@ -264,7 +264,7 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 	s.WaitPurges()
 	n := 0
 	eng.View(ctx, func(tx storage.Tx) error {
-		it := tx.Scan(nsPrefix, nil, false)
+		it := tx.Scan(nsPrefix(), nil, false)
 		defer it.Close()
 		for it.Next() {
 			n++

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 type ent map[string]Value
@@ -198,4 +199,18 @@ func FuzzParse(f *testing.F) {
 		e.Match(sample)
 		e.Conjuncts()
 	})
+}
+
+func TestDateTimeRange(t *testing.T) {
+	if got := TimeToTicks(time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)); got != minTicks {
+		t.Fatalf("minTicks %d, want %d", minTicks, got)
+	}
+	if got := TimeToTicks(time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)); got != maxTicks {
+		t.Fatalf("maxTicks %d, want %d", maxTicks, got)
+	}
+	for _, s := range []string{"1600-12-31T23:59:59.9999999Z", "10000-01-01T00:00:00Z", "0001-01-01T00:00:00Z"} {
+		if _, err := ParseDateTime(s); err == nil {
+			t.Errorf("%s accepted", s)
+		}
+	}
 }

@@ -82,11 +82,11 @@ const (
 	unixEpochTicks = 621355968000000000
 )
 
-// MinDateTime and MaxDateTime bound the DateTime values the Table service
-// accepts (1601-01-01 .. 9999-12-31 UTC).
-var (
-	MinDateTime = time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
-	MaxDateTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+// minTicks and maxTicks bound the DateTime values the Table service
+// accepts: 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z.
+const (
+	minTicks = 504911232000000000
+	maxTicks = 3155378975999999999
 )
 
 // TimeToTicks converts t to ticks, truncating below 100 ns.
@@ -147,10 +147,14 @@ func ParseDateTime(s string) (int64, error) {
 		t = t2
 	}
 	t = t.UTC()
-	if t.Before(MinDateTime) || t.After(MaxDateTime) {
+	if t.Year() < 1601 || t.Year() > 9999 {
 		return 0, fmt.Errorf("odata: DateTime %q out of range", s)
 	}
-	return TimeToTicks(t), nil
+	ticks := TimeToTicks(t)
+	if ticks < minTicks || ticks > maxTicks {
+		return 0, fmt.Errorf("odata: DateTime %q out of range", s)
+	}
+	return ticks, nil
 }
 
 // FormatDateTime renders a DateTime property value: UTC, fractional digits
