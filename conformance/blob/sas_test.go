@@ -77,3 +77,43 @@ func TestSAS(t *testing.T) {
 		}
 	})
 }
+
+// TestCopySourceAuthorization: a request authorized by SAS must also be
+// authorized to read the copy source (its own SAS or public access). A
+// private source read anonymously hides its existence, so the copy fails
+// with 404 CannotVerifyCopySource.
+func TestCopySourceAuthorization(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		src := e.cc.NewBlockBlobClient("private-src")
+		_, err := src.Upload(ctx, body([]byte("source")), nil)
+		must(t, err)
+		dst := e.cc.NewBlockBlobClient("dst")
+		dstSAS, err := dst.GetSASURL(sas.BlobPermissions{Read: true, Write: true, Create: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		put := func(source string) *http.Response {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPut, dstSAS, nil)
+			must(t, err)
+			req.Header.Set("x-ms-version", "2025-01-05")
+			req.Header.Set("x-ms-copy-source", source)
+			resp, err := tg.HTTP.Do(req)
+			must(t, err)
+			resp.Body.Close()
+			return resp
+		}
+		if r := put(src.URL()); r.StatusCode != 404 || r.Header.Get("x-ms-error-code") != "CannotVerifyCopySource" {
+			t.Fatalf("copy of private source without SAS: %d %s", r.StatusCode, r.Header.Get("x-ms-error-code"))
+		}
+		srcSAS, err := src.GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		if r := put(srcSAS); r.StatusCode != 202 {
+			t.Fatalf("copy with source SAS: %d %s", r.StatusCode, r.Header.Get("x-ms-error-code"))
+		}
+		got, err := dst.DownloadStream(ctx, nil)
+		must(t, err)
+		if string(readAll(t, got.Body)) != "source" {
+			t.Fatal("copied content")
+		}
+	})
+}

@@ -824,6 +824,9 @@ func (h *handler) putPage(rq *req) error {
 		if err != nil {
 			return err
 		}
+		if err := h.authorizeSource(rq, srcURL, src); err != nil {
+			return err
+		}
 		sv := hd.Get("x-ms-source-range")
 		ss, se, ok := parseRange(sv)
 		if !ok || se < 0 || se-ss != end-start {
@@ -964,6 +967,9 @@ func (h *handler) appendBlock(rq *req) error {
 		if err != nil {
 			return err
 		}
+		if err := h.authorizeSource(rq, srcURL, src); err != nil {
+			return err
+		}
 		ar.Source, ar.SourceLen = &src, -1
 		if sv := hd.Get("x-ms-source-range"); sv != "" {
 			ss, se, ok := parseRange(sv)
@@ -1049,6 +1055,9 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	srcURL := hd.Get("x-ms-copy-source")
 	src, err := sourceRef(srcURL)
 	if err != nil {
+		return err
+	}
+	if err := h.authorizeSource(rq, srcURL, src); err != nil {
 		return err
 	}
 	cond, err := rq.cond()
@@ -1150,8 +1159,12 @@ func (h *handler) putBlockFromURL(rq *req) error {
 	if err != nil {
 		return err
 	}
-	src, err := sourceRef(rq.r.Header.Get("x-ms-copy-source"))
+	srcURL := rq.r.Header.Get("x-ms-copy-source")
+	src, err := sourceRef(srcURL)
 	if err != nil {
+		return err
+	}
+	if err := h.authorizeSource(rq, srcURL, src); err != nil {
 		return err
 	}
 	scond, err := rq.sourceCond()
