@@ -89,7 +89,7 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 
 // readChecked is loadChecked for reads (Get Blob, Get Blob Properties):
 // conditions follow the read rules (304 / 412).
-func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time) (*Blob, error) {
+func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time, content bool) (*Blob, error) {
 	if _, err := getContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
@@ -122,8 +122,10 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 			return nil, azerr.New(code)
 		}
 	}
-	if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
-		return nil, err
+	if content {
+		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -212,7 +214,20 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		b, err := s.readChecked(tx, ref, cond, version, s.now())
+		b, err := s.readChecked(tx, ref, cond, version, s.now(), true)
+		out = b
+		return err
+	})
+	return out, err
+}
+
+// GetBlobProperties is GetBlob without the content layout: enough for Get
+// Blob Properties and Get Blob Metadata, and cheaper for blobs whose
+// blocks or pages live outside the record.
+func (s *Service) GetBlobProperties(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
+	var out *Blob
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		b, err := s.readChecked(tx, ref, cond, version, s.now(), false)
 		out = b
 		return err
 	})

@@ -327,7 +327,11 @@ func (h *handler) getBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.GetBlob(rq.ctx(), rq.ref(), cond, rq.info.Version)
+	get := h.svc.GetBlob
+	if head {
+		get = h.svc.GetBlobProperties
+	}
+	b, err := get(rq.ctx(), rq.ref(), cond, rq.info.Version)
 	if err != nil {
 		return err
 	}
@@ -482,7 +486,7 @@ func (h *handler) getBlobMetadata(rq *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.GetBlob(rq.ctx(), rq.ref(), cond, rq.info.Version)
+	b, err := h.svc.GetBlobProperties(rq.ctx(), rq.ref(), cond, rq.info.Version)
 	if err != nil {
 		return err
 	}
