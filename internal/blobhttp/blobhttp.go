@@ -331,7 +331,7 @@ func parseISOTime(s string) (time.Time, error) {
 	return time.Time{}, azerr.New("InvalidXmlNodeValue")
 }
 
-// ---- header helpers ----
+// ---- request decoding ----
 
 func (rq *req) ref() blob.Ref {
 	return blob.Ref{Account: rq.info.Account, Container: rq.container, Name: rq.blob, Snapshot: rq.snapshot}
