@@ -988,7 +988,8 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else if ar.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5); err != nil {
+	} else if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, txMD5); err != nil {
+		// Small appends (log lines) stay inline in their own append key.
 		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
