@@ -964,6 +964,8 @@ func (h *handler) appendBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
+	// The block comes from a source blob (Append Block From URL) or from the
+	// body; small bodies (log lines) stay inline in their append key.
 	if srcURL := hd.Get("x-ms-copy-source"); srcURL != "" {
 		// Append Block From URL.
 		rq.info.Operation = "AppendBlockFromURL"
@@ -989,7 +991,6 @@ func (h *handler) appendBlock(rq *req) error {
 			return err
 		}
 	} else if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, txMD5); err != nil {
-		// Small appends (log lines) stay inline in their own append key.
 		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
