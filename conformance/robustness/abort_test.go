@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -207,25 +208,33 @@ func TestBrokenFraming(t *testing.T) {
 			anyStatus bool
 			// status, when set, is the one status HTTP prescribes.
 			status int
+			// mayReset: the server refuses in the middle of a body it cannot
+			// frame, so its close may reach the client as a reset that
+			// swallows the answer; a reset then counts as a refusal.
+			mayReset bool
 		}
 		cases := []rawCase{
-			{name: "negative content-length", c: put, cl: "-1", body: []byte("new")},
-			{name: "huge content-length", c: put, cl: "99999999999999999999999", body: []byte("new")},
-			{name: "content-length letters", c: put, cl: "ten", body: []byte("new")},
-			{name: "two content-lengths", c: put, cl: "3", extra: []string{"Content-Length: 4"}, body: []byte("new!")},
+			// Refused on the headers alone: no body is sent, so that the
+			// server's close after its 400 cannot turn into a reset that
+			// swallows the answer.
+			{name: "negative content-length", c: put, cl: "-1"},
+			{name: "huge content-length", c: put, cl: "99999999999999999999999"},
+			{name: "content-length letters", c: put, cl: "ten"},
+			{name: "two content-lengths", c: put, cl: "3", extra: []string{"Content-Length: 4"}},
 			{name: "content-length and chunked", c: put, cl: "3", extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew\r\n0\r\n\r\n")},
 			{name: "body shorter than content-length", c: put, cl: "100", body: []byte("only some"), closeWrite: true, anyStatus: true},
 			{name: "block shorter than content-length", c: block, cl: "100", body: []byte("only some"), closeWrite: true, anyStatus: true},
 			{name: "entity shorter than content-length", c: ins, cl: "100", body: entity, closeWrite: true, anyStatus: true},
-			{name: "chunk size not hex", c: put, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew\r\nzz\r\nmore\r\n0\r\n\r\n")},
-			{name: "chunk longer than said", c: put, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew and more\r\n0\r\n\r\n")},
+			{name: "chunk size not hex", c: put, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew\r\nzz\r\nmore\r\n0\r\n\r\n"), mayReset: true},
+			{name: "chunk longer than said", c: put, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew and more\r\n0\r\n\r\n"), mayReset: true},
 			{name: "chunked body never ends", c: put, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("3\r\nnew\r\n"), closeWrite: true, anyStatus: true},
-			{name: "entity chunk size not hex", c: ins, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("5\r\n{\"Par\r\nzz\r\n0\r\n\r\n")},
-			{name: "unknown transfer-encoding", c: put, extra: []string{"Transfer-Encoding: sideways"}, body: []byte("new"), status: http.StatusNotImplemented},
+			{name: "entity chunk size not hex", c: ins, extra: []string{"Transfer-Encoding: chunked"}, body: []byte("5\r\n{\"Par\r\nzz\r\n0\r\n\r\n"), mayReset: true},
+			{name: "unknown transfer-encoding", c: put, extra: []string{"Transfer-Encoding: sideways"}, body: []byte("new"), status: http.StatusNotImplemented, mayReset: true},
 		}
-		check := func(name string, resp *http.Response, body []byte, err error, anyStatus bool, status int) {
+		check := func(name string, resp *http.Response, body []byte, err error, anyStatus bool, status int, mayReset bool) {
 			t.Helper()
 			switch {
+			case err != nil && mayReset && errors.Is(err, syscall.ECONNRESET):
 			case status != 0:
 				if err != nil || resp.StatusCode != status {
 					t.Errorf("%s: want %d, got %v %v", name, status, resp, err)
@@ -244,7 +253,7 @@ func TestBrokenFraming(t *testing.T) {
 		for _, rc := range cases {
 			addr, head := signedHead(t, tg, rc.c, rc.cl, rc.extra...)
 			resp, body, err := rawConn(t, addr, head, rc.body, rc.closeWrite)
-			check(rc.name, resp, body, err, rc.anyStatus, rc.status)
+			check(rc.name, resp, body, err, rc.anyStatus, rc.status, rc.mayReset)
 			time.Sleep(20 * time.Millisecond)
 			after := capture(t, tg, reads)
 			same(t, rc.name, before, after)
