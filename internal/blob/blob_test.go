@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -686,5 +687,94 @@ func TestLongBlockListsLiveOutsideTheRecord(t *testing.T) {
 	MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[r] = true })
 	if len(marked) != 0 {
 		t.Fatalf("block lists outlived their blobs: %d", len(marked))
+	}
+}
+
+func TestFindBlobsIndexMatchesScan(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	if _, err := s.CreateContainer(ctx, "acct", "cont2", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tagged := func(c, name string, tags []KV) {
+		in, _ := s.Ingest(ctx, bytes.NewReader([]byte("x")), true, nil)
+		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", c, name, ""}, Type: BlockBlob, Data: in, Tags: tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		c := "cont"
+		if i%3 == 0 {
+			c = "cont2"
+		}
+		tagged(c, fmt.Sprintf("b%02d", i), []KV{{"team", fmt.Sprint("t", i%4)}, {"n", fmt.Sprint(i)}})
+	}
+	// Changes that must leave no stale entries: retag, overwrite, delete,
+	// snapshot (snapshots are not found), container delete.
+	if err := s.SetTags(ctx, Ref{"acct", "cont", "b01", ""}, []KV{{"team", "t0"}}, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	tagged("cont", "b02", nil)
+	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "b04", ""}, "", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SnapshotBlob(ctx, Ref{"acct", "cont", "b05", ""}, nil, Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(expr, container string, max int) []string {
+		var out []string
+		marker := ""
+		for {
+			res, next, err := s.FindBlobs(ctx, "acct", container, expr, marker, max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res {
+				out = append(out, f.Container+"/"+f.Name)
+			}
+			if next == "" {
+				return out
+			}
+			marker = next
+		}
+	}
+	for _, team := range []string{"t0", "t1", "t2", "t3"} {
+		for _, c := range []string{"", "cont"} {
+			for _, max := range []int{1, 3, 100} {
+				indexed := find(fmt.Sprintf("team = '%s'", team), c, max)
+				scanned := find(fmt.Sprintf("team = '%s' OR team = '%s'", team, team), c, max)
+				if fmt.Sprint(indexed) != fmt.Sprint(scanned) || len(indexed) == 0 {
+					t.Fatalf("team %s container %q max %d: index %v, scan %v", team, c, max, indexed, scanned)
+				}
+			}
+		}
+	}
+	if got := find("team = 't0' AND n = '0'", "", 10); fmt.Sprint(got) != "[cont2/b00]" {
+		t.Fatalf("and %v", got)
+	}
+	if got := find("n = '8' AND team = 't0'", "", 10); fmt.Sprint(got) != "[cont/b08]" {
+		t.Fatalf("and %v", got)
+	}
+	if err := s.DeleteContainer(ctx, "acct", "cont2", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, team := range []string{"t0", "t1"} {
+		if got := find(fmt.Sprintf("team = '%s'", team), "", 100); len(got) == 0 || strings.Contains(fmt.Sprint(got), "cont2") {
+			t.Fatalf("after container delete: %v", got)
+		}
+	}
+	// No index entries are left for deleted or retagged blobs.
+	n := 0
+	s.eng.View(ctx, func(tx storage.Tx) error {
+		it := tx.Scan([]byte{kindTagIndex}, []byte{kindTagIndex + 1}, false)
+		defer it.Close()
+		for it.Next() {
+			n++
+		}
+		return nil
+	})
+	// Remaining base blobs in cont: 20 minus b04 deleted; b01 has 1 tag, b02 none.
+	if want := (20-1-2)*2 + 1; n != want {
+		t.Fatalf("%d index entries, want %d", n, want)
 	}
 }

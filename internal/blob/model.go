@@ -167,6 +167,10 @@ type Blob struct {
 	// blockListKey rather than in the record.
 	ExtBlocks bool `json:"xb,omitempty"`
 
+	// storedTags are the tags the stored record had when it was loaded,
+	// so that a write can update the tag index.
+	storedTags []KV
+
 	// loaded is set when the record was read from the store (rather than
 	// built for a new blob, snapshot or copy). Append blobs keep their
 	// blocks under separate keys (one per Append Block, so an append writes
@@ -238,6 +242,7 @@ func ValidSnapshot(s string) bool {
 //	s account container name            staging record (uncommitted block count)
 //	u account container name blockid    one uncommitted block
 //	p account                           service properties
+//	i account tag value container name  tag index entry of a base blob
 //
 // Listing blobs is a scan of the b range; the per-blob extents (k, x, g)
 // keep the b records small however large the blob.
@@ -250,6 +255,7 @@ const (
 	kindAppend    = 'x'
 	kindPage      = 'g'
 	kindBlockList = 'k'
+	kindTagIndex  = 'i'
 )
 
 // ExtBlocksMin is the committed block count above which a block blob's
@@ -326,6 +332,15 @@ func blockListKey(acct, c, name, snap string) []byte {
 
 func containerBlockListsPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c)
+}
+
+// tagIndexPrefix covers the base blobs of an account carrying tag = value.
+func tagIndexPrefix(acct, tag, value string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindTagIndex}, acct), tag), value)
+}
+
+func tagIndexKey(acct, tag, value, c, name string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), c), name)
 }
 
 func containerPagesPrefix(acct, c string) []byte {

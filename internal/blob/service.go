@@ -142,7 +142,51 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 		return nil, err
 	}
 	b.loaded = true
+	b.storedTags = b.Tags
 	return b, nil
+}
+
+// reindexTags moves the tag index entries of a base blob from old to new.
+func reindexTags(tx storage.Tx, acct, c, name string, old, new []KV) error {
+	if sameTags(old, new) {
+		return nil
+	}
+	for _, kv := range old {
+		if err := tx.Delete(tagIndexKey(acct, kv[0], kv[1], c, name)); err != nil {
+			return err
+		}
+	}
+	for _, kv := range new {
+		if err := tx.Set(tagIndexKey(acct, kv[0], kv[1], c, name), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameTags(a, b []KV) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[KV]bool{}
+	for _, kv := range a {
+		m[kv] = true
+	}
+	for _, kv := range b {
+		if !m[kv] {
+			return false
+		}
+	}
+	return true
+}
+
+// storedTagsAt returns the tags of the record stored under a blob key.
+func storedTagsAt(tx storage.Tx, acct, c, name, snap string) ([]KV, error) {
+	old, err := getBlob(tx, acct, c, name, snap)
+	if err != nil || old == nil {
+		return nil, err
+	}
+	return old.Tags, nil
 }
 
 // hydrate loads the blocks of an append blob (kept under their own keys)
@@ -195,6 +239,19 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 // whatever was stored under its key, append blocks included; an append
 // blob's blocks go to their own keys.
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
+	if b.Snapshot == "" {
+		old := b.storedTags
+		if !b.loaded {
+			var err error
+			if old, err = storedTagsAt(tx, acct, c, b.Name, ""); err != nil {
+				return err
+			}
+		}
+		if err := reindexTags(tx, acct, c, b.Name, old, b.Tags); err != nil {
+			return err
+		}
+		b.storedTags = b.Tags
+	}
 	rec := b
 	if !b.loaded {
 		if err := deleteExtents(tx, acct, c, b.Name, b.Snapshot); err != nil {
@@ -249,6 +306,15 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 
 // deleteBlobKey removes one blob or snapshot record with its append blocks.
 func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
+	if snap == "" {
+		old, err := storedTagsAt(tx, acct, c, name, "")
+		if err != nil {
+			return err
+		}
+		if err := reindexTags(tx, acct, c, name, old, nil); err != nil {
+			return err
+		}
+	}
 	if err := deleteExtents(tx, acct, c, name, snap); err != nil {
 		return err
 	}
@@ -324,6 +390,9 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err
 		}
+		if err := unindexContainer(tx, acct, name); err != nil {
+			return err
+		}
 		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
@@ -331,6 +400,38 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		}
 		return nil
 	})
+}
+
+// unindexContainer removes the tag index entries of a container's blobs.
+func unindexContainer(tx storage.Tx, acct, c string) error {
+	type entry struct {
+		name string
+		tags []KV
+	}
+	var all []entry
+	p := blobsPrefix(acct, c)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	for it.Next() {
+		b, err := decodeBlob(it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if b.Snapshot == "" && len(b.Tags) > 0 {
+			all = append(all, entry{b.Name, b.Tags})
+		}
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range all {
+		if err := reindexTags(tx, acct, c, e.name, e.tags, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func deleteRange(tx storage.Tx, prefix []byte) error {

@@ -82,6 +82,14 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 	}
 	var out []FoundBlob
 	next := ""
+	if tag, value, ok := q.equality(); ok {
+		err = s.eng.View(ctx, func(tx storage.Tx) error {
+			var err error
+			out, next, err = findIndexed(tx, acct, container, tag, value, marker, max, q)
+			return err
+		})
+		return out, next, err
+	}
 	err = s.eng.View(ctx, func(tx storage.Tx) error {
 		lo := keyenc.AppendString([]byte{kindBlob}, acct)
 		if container != "" {
@@ -131,6 +139,73 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 		return it.Err()
 	})
 	return out, next, err
+}
+
+// findIndexed answers Find Blobs by Tags from the tag index entries of
+// tag = value, checking the whole expression on each candidate; results
+// come in (container, name) order like a full scan.
+func findIndexed(tx storage.Tx, acct, container, tag, value, marker string, max int, q *tagExpr) ([]FoundBlob, string, error) {
+	var out []FoundBlob
+	p := tagIndexPrefix(acct, tag, value)
+	lo := p
+	if container != "" {
+		lo = keyenc.AppendString(append([]byte(nil), p...), container)
+	}
+	hi := keyenc.PrefixEnd(lo)
+	if marker != "" {
+		c, n, _ := strings.Cut(marker, "\x00")
+		if m := keyenc.AppendString(keyenc.AppendString(append([]byte(nil), p...), c), n); string(m) > string(lo) {
+			lo = m
+		}
+	}
+	it := tx.Scan(lo, hi, false)
+	defer it.Close()
+	names := q.names()
+	for it.Next() {
+		cname, rest, err := keyenc.ReadString(it.Key()[len(p):])
+		if err != nil {
+			return nil, "", err
+		}
+		bname, _, err := keyenc.ReadString(rest)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := getBlob(tx, acct, cname, bname, "")
+		if err != nil {
+			return nil, "", err
+		}
+		if b == nil || !q.eval(b.Tags, cname) {
+			continue
+		}
+		if len(out) == max {
+			return out, cname + "\x00" + bname, it.Err()
+		}
+		var named []KV
+		for _, kv := range b.Tags {
+			if names[kv[0]] {
+				named = append(named, kv)
+			}
+		}
+		out = append(out, FoundBlob{Container: cname, Name: bname, Tags: named})
+	}
+	return out, "", it.Err()
+}
+
+// equality finds a term tag = 'value' that the whole expression requires
+// (reached through ANDs only), usable to look candidates up in the index.
+func (e *tagExpr) equality() (tag, value string, ok bool) {
+	switch e.op {
+	case "AND":
+		if t, v, ok := e.left.equality(); ok {
+			return t, v, true
+		}
+		return e.right.equality()
+	case "=":
+		if e.name != "@container" {
+			return e.name, e.value, true
+		}
+	}
+	return "", "", false
 }
 
 // MatchTags evaluates an x-ms-if-tags expression against tags. A malformed
