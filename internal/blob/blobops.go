@@ -203,6 +203,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 		if err := dropStaging(tx, req.Ref); err != nil {
 			return err
 		}
+		b.replacing(old)
 		out = b
 		return putBlob(tx, req.Account, req.Container, b)
 	})

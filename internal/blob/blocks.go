@@ -224,6 +224,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err := dropStaging(tx, req.Ref); err != nil {
 			return err
 		}
+		b.replacing(old)
 		out = b
 		return putBlob(tx, req.Account, req.Container, b)
 	})

@@ -146,6 +146,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err
 		}
+		b.replacing(old)
 		out = b
 		return putBlob(tx, req.Dst.Account, req.Dst.Container, b)
 	})

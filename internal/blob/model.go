@@ -170,6 +170,9 @@ type Blob struct {
 	// storedTags are the tags the stored record had when it was loaded,
 	// so that a write can update the tag index.
 	storedTags []KV
+	// tagsKnown says storedTags is valid for a record not loaded from the
+	// store (a new record over an old one the caller already read).
+	tagsKnown bool
 
 	// loaded is set when the record was read from the store (rather than
 	// built for a new blob, snapshot or copy). Append blobs keep their
@@ -200,6 +203,16 @@ type CorsRule struct {
 	AllowedHeaders  []string `json:"ah"`
 	ExposedHeaders  []string `json:"eh"`
 	MaxAgeInSeconds int      `json:"age"`
+}
+
+// replacing records that b replaces old (nil when there was none), so
+// putBlob need not read the old record again for the tag index.
+func (b *Blob) replacing(old *Blob) {
+	b.tagsKnown = true
+	b.storedTags = nil
+	if old != nil {
+		b.storedTags = old.Tags
+	}
 }
 
 // ETagString renders an ETag as Azure does: quoted hex.

@@ -241,7 +241,7 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 	if b.Snapshot == "" {
 		old := b.storedTags
-		if !b.loaded {
+		if !b.loaded && !b.tagsKnown {
 			var err error
 			if old, err = storedTagsAt(tx, acct, c, b.Name, ""); err != nil {
 				return err
