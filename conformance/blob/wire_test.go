@@ -49,6 +49,9 @@ func TestWireErrors(t *testing.T) {
 		}
 		resp = raw(t, tg, http.MethodGet, e.name+"/b", map[string]string{"Range": "bytes=5-9"}, nil)
 		expectStatus(t, resp, 416, "InvalidRange")
+		if resp.Header.Get("Content-MD5") != "" || resp.Header.Get("x-ms-blob-type") != "" || resp.Header.Get("Content-Range") != "bytes */5" {
+			t.Fatalf("416 carries blob headers: %v", resp.Header)
+		}
 		resp = raw(t, tg, http.MethodGet, e.name+"/b", map[string]string{"x-ms-range": "bytes=0-5000000", "x-ms-range-get-content-md5": "true"}, nil)
 		if resp.StatusCode != 206 || resp.Header.Get("Content-MD5") == "" {
 			t.Fatalf("range md5 %d", resp.StatusCode)

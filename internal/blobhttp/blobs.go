@@ -335,6 +335,19 @@ func (h *handler) getBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
+	// Range errors are decided before any blob header is written.
+	wantMD5 := strings.EqualFold(rq.r.Header.Get("x-ms-range-get-content-md5"), "true")
+	if !head && hasRange {
+		if start >= b.Size {
+			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
+		}
+		if end < 0 || end >= b.Size {
+			end = b.Size - 1
+		}
+		if wantMD5 && end-start+1 > 4<<20 {
+			return azerr.New("OutOfRangeInput")
+		}
+	}
 	h.blobHeaders(rq, b)
 	hd := rq.w.Header()
 	if head {
@@ -347,22 +360,13 @@ func (h *handler) getBlob(rq *req) error {
 		rq.status(http.StatusOK)
 		return h.stream(rq, b, 0, b.Size, nil)
 	}
-	if start >= b.Size {
-		return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
-	}
-	if end < 0 || end >= b.Size {
-		end = b.Size - 1
-	}
 	n := end - start + 1
 	hd.Del("Content-MD5")
 	if len(b.Props.ContentMD5) > 0 {
 		hd.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 	}
 	var buf []byte
-	if strings.EqualFold(rq.r.Header.Get("x-ms-range-get-content-md5"), "true") {
-		if n > 4<<20 {
-			return azerr.New("OutOfRangeInput")
-		}
+	if wantMD5 {
 		rc := h.svc.Open(rq.ctx(), b, start, n)
 		buf, err = io.ReadAll(rc)
 		rc.Close()
