@@ -412,3 +412,102 @@ func TestRaceReadDuringOverwrite(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestRaceCreateOnlyOnce: of N creators using If-None-Match: * exactly one
+// creates the blob and the rest get 409; of N Create Container calls
+// exactly one succeeds.
+func TestRaceCreateOnlyOnce(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		const n = 12
+		var wins, conflicts atomic.Int32
+		var cwins, cconflicts atomic.Int32
+		cname := harness.UniqueName("race")
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(2)
+			go func(i int) {
+				defer wg.Done()
+				_, err := e.cc.NewBlockBlobClient("once").Upload(context.Background(), body([]byte(fmt.Sprint(i))),
+					&blockblob.UploadOptions{AccessConditions: ifNoneMatch(azcore.ETagAny)})
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case isCode(err, 409, "BlobAlreadyExists"):
+					conflicts.Add(1)
+				default:
+					t.Error(err)
+				}
+			}(i)
+			go func() {
+				defer wg.Done()
+				_, err := e.c.CreateContainer(context.Background(), cname, nil)
+				switch {
+				case err == nil:
+					cwins.Add(1)
+				case isCode(err, 409, "ContainerAlreadyExists"):
+					cconflicts.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins.Load() != 1 || conflicts.Load() != n-1 || cwins.Load() != 1 || cconflicts.Load() != n-1 {
+			t.Fatalf("blob %d/%d, container %d/%d", wins.Load(), conflicts.Load(), cwins.Load(), cconflicts.Load())
+		}
+	})
+}
+
+// TestRaceStagingAndSnapshots: concurrent Put Block calls all land, and
+// concurrent snapshots all get distinct ids.
+func TestRaceStagingAndSnapshots(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("staged")
+		const n = 12
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if _, err := bb.StageBlock(context.Background(), blockID(i), body([]byte{byte('a' + i)}), nil); err != nil {
+					t.Error(err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		bl, err := bb.GetBlockList(ctx, blockblob.BlockListTypeUncommitted, nil)
+		must(t, err)
+		if len(bl.UncommittedBlocks) != n {
+			t.Fatalf("%d staged blocks", len(bl.UncommittedBlocks))
+		}
+		var ids []string
+		for i := 0; i < n; i++ {
+			ids = append(ids, blockID(i))
+		}
+		_, err = bb.CommitBlockList(ctx, ids, nil)
+		must(t, err)
+		var mu sync.Mutex
+		snaps := map[string]bool{}
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := bb.CreateSnapshot(context.Background(), nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				snaps[*s.Snapshot] = true
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if len(snaps) != n {
+			t.Fatalf("%d distinct snapshots of %d", len(snaps), n)
+		}
+	})
+}
