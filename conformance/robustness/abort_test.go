@@ -288,3 +288,30 @@ func TestBrokenFraming(t *testing.T) {
 		}
 	})
 }
+
+// TestEarlyRefusalOfLargeBodies: a large upload refused before its body is
+// read (missing container, queue or table, bad headers, no credentials)
+// still gets its whole Azure error, and the client's next request works.
+func TestEarlyRefusalOfLargeBodies(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		randomFixture(t, tg)
+		big := []byte(strings.Repeat("x", 10<<20))
+		for _, b := range []bad{
+			{Name: "missing container", call: call{Svc: blobSvc, Method: http.MethodPut, Path: "nosuch/b", Header: map[string]string{"x-ms-blob-type": "BlockBlob"}, Body: big}, Status: 404, Codes: []string{"ContainerNotFound"}},
+			{Name: "unknown blob type", call: call{Svc: blobSvc, Method: http.MethodPut, Path: "rc1/b", Header: map[string]string{"x-ms-blob-type": "Bogus"}, Body: big}, Status: 400, Codes: []string{"InvalidHeaderValue"}},
+			{Name: "no credentials", call: call{Svc: blobSvc, Method: http.MethodPut, Path: "rc1/b", Header: map[string]string{"x-ms-blob-type": "BlockBlob"}, Body: big, Unsigned: true}, Status: 401, Codes: []string{"NoAuthenticationInformation"}},
+			{Name: "bad version", call: call{Svc: blobSvc, Method: http.MethodPut, Path: "rc1/b", Header: map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-version": "bad"}, Body: big}, Status: 400, Codes: []string{"InvalidHeaderValue"}},
+			{Name: "missing queue", call: call{Svc: queueSvc, Method: http.MethodPost, Path: "nosuch/messages", Body: big}},
+			{Name: "missing table", call: call{Svc: tableSvc, Method: http.MethodPost, Path: "nosuch", Body: big}},
+			{Name: "batch too large", call: call{Svc: tableSvc, Method: http.MethodPost, Path: "$batch", Header: map[string]string{"Content-Type": "multipart/mixed; boundary=batch_r"}, Body: big}},
+		} {
+			refuse(t, tg, b)
+			if r := send(t, tg, call{Svc: blobSvc, Method: http.MethodGet, Path: "rc1/rb1"}); r.Status != 200 || string(r.Body) != "blob one" {
+				t.Errorf("read after %s: %s", b.Name, r)
+			}
+		}
+		if r := send(t, tg, call{Svc: blobSvc, Method: http.MethodGet, Path: "rc1/b"}); r.Status != http.StatusNotFound {
+			t.Errorf("a refused upload left a blob: %s", r)
+		}
+	})
+}

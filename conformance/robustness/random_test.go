@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -623,5 +624,36 @@ func FuzzRequests(f *testing.F) {
 		if msg := checkRandom(tg, c); msg != "" {
 			t.Fatalf("%s\n%s", describe(tg, c), msg)
 		}
+	})
+}
+
+// TestRandomRequestsConcurrent sends mutated requests from several
+// goroutines at once: concurrency must not turn bad input into a 5xx, a
+// hang or a malformed answer either.
+func TestRandomRequestsConcurrent(t *testing.T) {
+	const workers, perWorker = 4, 400
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		randomFixture(t, tg)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		failures := 0
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := prng{rand.New(rand.NewPCG(20261122, uint64(100+w)))}
+				for range perWorker {
+					c := genRequest(s)
+					if msg := checkRandom(tg, c); msg != "" {
+						mu.Lock()
+						if failures++; failures <= 10 {
+							t.Errorf("%s\n%s", describe(tg, c), msg)
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
 	})
 }
