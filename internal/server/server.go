@@ -67,6 +67,7 @@ type Config struct {
 
 // Server is a running lazuli.
 type Server struct {
+	conns    connTracker
 	cfg      Config
 	engine   storage.Engine
 	ownsEng  bool
@@ -181,7 +182,7 @@ func (s *Server) Start() error {
 		}
 		s.addrs[l.svc] = ln.Addr().String()
 		srv := &http.Server{Handler: s.handlers[l.svc], ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)}
+			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn), ConnState: s.conns.track}
 		s.servers = append(s.servers, srv)
 		s.wg.Add(1)
 		go func() {
@@ -211,9 +212,23 @@ func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, srv := range s.servers {
-		srv.Shutdown(ctx)
+	shut := make(chan struct{})
+	go func() {
+		for _, srv := range s.servers {
+			srv.Shutdown(ctx)
+		}
+		close(shut)
+	}()
+	// Shutdown waits for requests in flight, but also up to 5 s for
+	// connections that were opened and never sent a request. Once nothing
+	// is in flight, close whatever is left at once.
+	for s.conns.busy() > 0 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
 	}
+	for _, srv := range s.servers {
+		srv.Close()
+	}
+	<-shut
 	s.wg.Wait()
 	if s.stopGC != nil {
 		s.stopGC()
@@ -223,4 +238,29 @@ func (s *Server) Close() error {
 		return s.engine.Close()
 	}
 	return nil
+}
+
+// connTracker counts connections with a request in flight, for Close.
+type connTracker struct {
+	mu     sync.Mutex
+	active map[net.Conn]struct{}
+}
+
+func (t *connTracker) track(c net.Conn, st http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active == nil {
+		t.active = map[net.Conn]struct{}{}
+	}
+	if st == http.StateActive {
+		t.active[c] = struct{}{}
+	} else {
+		delete(t.active, c)
+	}
+}
+
+func (t *connTracker) busy() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.active)
 }
