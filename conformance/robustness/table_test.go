@@ -125,6 +125,7 @@ func tableCases(tg *harness.Target) []bad {
 	}
 	add("insert existing", post, tb, nil, `{"PartitionKey":"p","RowKey":"r","s":"overwrite"}`, 409, "EntityAlreadyExists")
 	add("insert unknown format", post, tb+"?$format=application/potato", nil, ent(""), 0)
+	add("insert content type text", post, tb, map[string]string{"Content-Type": "text/plain"}, ent(""), 0)
 
 	// Updates of the existing entity: every one must leave it as it was.
 	add("replace not json", put, r, star, "garbage", 400, "InvalidInput")
@@ -175,6 +176,8 @@ func tableCases(tg *harness.Target) []bad {
 	}
 	add("query $select bad name", get, tb+"()?$select="+url.QueryEscape("a-b,,"), nil, "", 0)
 	add("service restype=bogus", get, "?restype=bogus&comp=properties", nil, "", 0)
+	add("query $format bogus", get, tb+"()?$format=potato", nil, "", 0)
+	add("table comp=unknown", get, tb+"?comp=unknown", nil, "", 0)
 	add("query timeout=abc on write", post, tb+"?timeout=abc", nil, "not json", 400, "InvalidInput")
 
 	// Tables.
