@@ -314,3 +314,36 @@ func TestTableBatchAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestTableBodiesOnBodilessRequests: a body on a request that takes none
+// does not disturb the operation or the connection it came on.
+func TestTableBodiesOnBodilessRequests(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		reads := tableFixture(t, tg)
+		before := capture(t, tg, reads)
+		junk := []byte(strings.Repeat(`{"junk":1}`, 20000))
+		for _, c := range []call{
+			{Svc: tableSvc, Method: http.MethodGet, Path: tb + "()"},
+			{Svc: tableSvc, Method: http.MethodGet, Path: entityURL("p", "r")},
+			{Svc: tableSvc, Method: http.MethodGet, Path: "Tables"},
+			{Svc: tableSvc, Method: http.MethodGet, Path: tb + "?comp=acl"},
+			{Svc: tableSvc, Method: http.MethodDelete, Path: "Tables('nosuchtable')"},
+			{Svc: tableSvc, Method: http.MethodDelete, Path: entityURL("p", "missing"), Header: map[string]string{"If-Match": "*"}},
+		} {
+			c.Body = junk
+			r := send(t, tg, c)
+			if r.Status >= 500 {
+				t.Errorf("%s %s with a body: %s", c.Method, c.Path, r)
+			}
+			if r.Status >= 400 {
+				if msg := errorShape(c.Svc, c.Method, r); msg != "" {
+					t.Errorf("%s %s with a body: %s: %s", c.Method, c.Path, msg, r)
+				}
+			}
+			if r := send(t, tg, call{Svc: tableSvc, Method: http.MethodGet, Path: entityURL("p", "r")}); r.Status != 200 {
+				t.Errorf("read after %s %s with a body: %s", c.Method, c.Path, r)
+			}
+		}
+		same(t, "bodies on bodiless requests", before, capture(t, tg, reads))
+	})
+}
