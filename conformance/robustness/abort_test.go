@@ -282,6 +282,37 @@ func TestBrokenFraming(t *testing.T) {
 				}
 			}
 		}
+		// Odd request targets and Host headers reach the services; every
+		// service answers them with its own well-formed error.
+		for _, s := range []svc{blobSvc, queueSvc, tableSvc} {
+			host := strings.TrimPrefix(s.base(tg), "http://")
+			addr, _, _ := strings.Cut(host, "/")
+			for _, head := range []string{
+				"GET /devstoreaccount1/rc1/rb1 HTTP/1.0\r\n",
+				"GET /devstoreaccount1/rc1/rb1 HTTP/1.1\r\nHost: \r\n",
+				"GET /devstoreaccount1/rc1/rb1 HTTP/1.1\r\nHost: [::1\r\n",
+				"GET /rc1/rb1 HTTP/1.1\r\nHost: .blob.localhost\r\n",
+				"GET /rc1/rb1 HTTP/1.1\r\nHost: devstoreaccount1-secondary.blob.localhost:1\r\n",
+				"GET /rc1/rb1 HTTP/1.1\r\nHost: " + strings.Repeat("a.", 2000) + "x\r\n",
+				"GET http://other/devstoreaccount1/rc1/rb1 HTTP/1.1\r\nHost: other\r\n",
+				"GET * HTTP/1.1\r\nHost: " + addr + "\r\n",
+				"GET //// HTTP/1.1\r\nHost: " + addr + "\r\n",
+				"GET /devstoreaccount1/?%zz=1 HTTP/1.1\r\nHost: " + addr + "\r\n",
+				"GET /devstoreaccount1/?comp=list;x=1 HTTP/1.1\r\nHost: " + addr + "\r\n",
+				"GET /devstoreaccount1/rc1/r%b1 HTTP/1.1\r\nHost: " + addr + "\r\n",
+				"GET /devstoreaccount1/rc1/rb1 HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: SharedKey devstoreaccount1:AAAA\r\nAuthorization: SharedKey devstoreaccount1:BBBB\r\n",
+			} {
+				resp, body, err := rawConn(t, addr, head, nil, false)
+				if err != nil {
+					t.Errorf("%s %q: %v", s, shorten(head), err)
+					continue
+				}
+				r := &reply{Status: resp.StatusCode, Header: resp.Header, Body: body}
+				if msg := errorShape(s, http.MethodGet, r); msg != "" {
+					t.Errorf("%s %q: %s: %s", s, shorten(head), msg, r)
+				}
+			}
+		}
 		same(t, "bad request lines", before, capture(t, tg, reads))
 		if r := send(t, tg, call{Svc: blobSvc, Method: http.MethodGet, Path: ctr + "/b"}); r.Status != 200 || string(r.Body) != original {
 			t.Errorf("blob after the broken requests: %s", r)
