@@ -186,7 +186,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			// An overwrite keeps the blob's creation time.
 			prev, b.Created = old.ETag, old.Created
 		}
-		b.ETag = nextETag(prev, now)
+		b.ETag = s.etag(prev, now)
 		switch req.Type {
 		case BlockBlob:
 			b.Size = req.Data.Size
@@ -255,7 +255,7 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 			return err
 		}
 		if touch {
-			b.Modified, b.ETag = now, nextETag(b.ETag, now)
+			b.Modified, b.ETag = now, s.etag(b.ETag, now)
 		}
 		out = b
 		return putBlob(tx, ref.Account, ref.Container, b)

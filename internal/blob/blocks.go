@@ -197,7 +197,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			prev = old.ETag
 			b.Created = old.Created
 		}
-		b.ETag = nextETag(prev, now)
+		b.ETag = s.etag(prev, now)
 		for _, item := range req.Blocks {
 			var bl Block
 			var ok bool

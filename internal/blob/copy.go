@@ -138,7 +138,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 			prev = old.ETag
 			b.Created = old.Created
 		}
-		b.ETag = nextETag(prev, now)
+		b.ETag = s.etag(prev, now)
 		if !req.FromURL {
 			b.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success",
 				Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -21,6 +22,25 @@ type Service struct {
 	eng   storage.Engine
 	now   func() time.Time
 	newID func() string
+	// lastETag is the last ETag stamp handed out. Stamps come from the
+	// clock but never repeat, so a blob or container deleted and created
+	// again within one clock reading (a coarse or stepped-back clock) does
+	// not get the ETag its predecessor had, which an If-Match still holds.
+	lastETag atomic.Uint64
+}
+
+// etag returns the ETag for a write of an object whose previous ETag is
+// prev (0 for a new object): above prev, above every stamp this service
+// handed out before, and never below the clock.
+func (s *Service) etag(prev uint64, now time.Time) uint64 {
+	t := nextETag(prev, now)
+	for {
+		last := s.lastETag.Load()
+		next := max(t, last+1)
+		if s.lastETag.CompareAndSwap(last, next) {
+			return next
+		}
+	}
 }
 
 // New returns a Service. now is the clock of every time rule; newID makes
@@ -354,7 +374,7 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 			return err
 		}
 		now := s.now()
-		c := &Container{Name: name, Created: now, Modified: now, ETag: nextETag(0, now), Meta: meta, Public: public}
+		c := &Container{Name: name, Created: now, Modified: now, ETag: s.etag(0, now), Meta: meta, Public: public}
 		out = c
 		return putContainer(tx, acct, c)
 	})
@@ -526,7 +546,7 @@ func (s *Service) updateContainer(ctx context.Context, acct, name string, cond C
 		if err := fn(c); err != nil {
 			return err
 		}
-		c.Modified, c.ETag = now, nextETag(c.ETag, now)
+		c.Modified, c.ETag = now, s.etag(c.ETag, now)
 		out = c
 		return putContainer(tx, acct, c)
 	})
