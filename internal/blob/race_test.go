@@ -12,6 +12,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
@@ -154,6 +156,349 @@ func TestETagNotReusedAfterRecreate(t *testing.T) {
 		}
 		if c2.ETag <= c1.ETag {
 			t.Fatalf("re-created container ETag %x, old %x", c2.ETag, c1.ETag)
+		}
+	})
+}
+
+// TestRacePutBlockListVsPutBlob: a commit racing a single-shot upload
+// leaves one whole version, never a mix of the two, and the stored ETag is
+// the one the later of the two writes returned.
+func TestRacePutBlockListVsPutBlob(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		for round := 0; round < 20; round++ {
+			ref := Ref{"acct", "cont", fmt.Sprint("mix", round), ""}
+			var ids []BlockListItem
+			var listed bytes.Buffer
+			for i := 0; i < 4; i++ {
+				part := bytes.Repeat([]byte{byte('a' + i)}, 100+i)
+				listed.Write(part)
+				if err := s.PutBlock(ctx, ref, bid(i), chunked(t, s, part), Cond{}); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, BlockListItem{ID: bid(i), Kind: "Uncommitted"})
+			}
+			single := bytes.Repeat([]byte{'Z'}, 300)
+			in := chunked(t, s, single)
+			g := newGate(2)
+			var listB, singleB *Blob
+			var listErr, singleErr error
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				listB, listErr = s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: ids})
+			}()
+			go func() {
+				defer wg.Done()
+				g.wait()
+				singleB, singleErr = s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in})
+			}()
+			g.open()
+			wg.Wait()
+			if singleErr != nil {
+				t.Fatal(singleErr)
+			}
+			// Put Blob first drops the staged blocks: the commit then
+			// finds none.
+			if listErr != nil && codeOf(listErr) != "InvalidBlockList" {
+				t.Fatal(listErr)
+			}
+			b, data := readBlob(t, s, ref)
+			switch {
+			case bytes.Equal(data, single):
+				if b.ETag != singleB.ETag || listErr == nil && listB.ETag > singleB.ETag {
+					t.Fatalf("round %d: single-shot content with ETag %x (put %x)", round, b.ETag, singleB.ETag)
+				}
+			case bytes.Equal(data, listed.Bytes()):
+				if listErr != nil || b.ETag != listB.ETag || listB.ETag < singleB.ETag {
+					t.Fatalf("round %d: committed content with ETag %x after %v", round, b.ETag, listErr)
+				}
+			default:
+				t.Fatalf("round %d: mixed content %q", round, data)
+			}
+			bl, err := s.GetBlockList(ctx, ref, "all", Cond{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bl.Uncommitted) != 0 {
+				t.Fatalf("round %d: %d staged blocks survive", round, len(bl.Uncommitted))
+			}
+		}
+	})
+}
+
+// TestRacePutBlockSameID: concurrent Put Block calls with one block id
+// leave one staged block holding exactly one caller's bytes; committing it
+// gives that content whole.
+func TestRacePutBlockSameID(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		ref := Ref{"acct", "cont", "same", ""}
+		const n = 12
+		payloads := map[string]bool{}
+		ins := make([]Ingested, n)
+		for i := range ins {
+			p := bytes.Repeat([]byte{byte('A' + i)}, 1000+i)
+			payloads[string(p)] = true
+			ins[i] = chunked(t, s, p)
+		}
+		g := newGate(n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				if err := s.PutBlock(ctx, ref, bid(7), ins[i], Cond{}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		g.open()
+		wg.Wait()
+		bl, err := s.GetBlockList(ctx, ref, "uncommitted", Cond{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bl.Uncommitted) != 1 || bl.Uncommitted[0].Name != bid(7) {
+			t.Fatalf("staged %+v", bl.Uncommitted)
+		}
+		var st *Staging
+		if err := s.Engine().View(ctx, func(tx storage.Tx) error {
+			st, err = getStaging(tx, ref)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if st == nil || st.Count != 1 {
+			t.Fatalf("staging record %+v, want a count of 1", st)
+		}
+		if _, err := s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: []BlockListItem{{ID: bid(7), Kind: "Latest"}}}); err != nil {
+			t.Fatal(err)
+		}
+		b, data := readBlob(t, s, ref)
+		if !payloads[string(data)] || b.Size != int64(len(data)) || int64(len(data)) != bl.Uncommitted[0].Size {
+			t.Fatalf("committed %d bytes (staged size %d), not one caller's block", len(data), bl.Uncommitted[0].Size)
+		}
+	})
+}
+
+// TestRaceLeaseAcquireVsDelete: an acquire racing a Delete Blob without a
+// lease id: exactly one wins; the loser fails for the reason the winner
+// gives it (BlobNotFound, or LeaseIdMissing).
+func TestRaceLeaseAcquireVsDelete(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		wonLease, wonDelete := 0, 0
+		for round := 0; round < 30; round++ {
+			name := fmt.Sprint("ld", round)
+			ref := Ref{"acct", "cont", name, ""}
+			put(t, s, name, "x", Cond{})
+			g := newGate(2)
+			var acqErr, delErr error
+			var res lease.Result
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				_, res, acqErr = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: lease.Infinite}})
+			}()
+			go func() {
+				defer wg.Done()
+				g.wait()
+				delErr = s.DeleteBlob(ctx, ref, "", Cond{})
+			}()
+			g.open()
+			wg.Wait()
+			switch {
+			case acqErr == nil && codeOf(delErr) == "LeaseIdMissing":
+				wonLease++
+				b, err := s.GetBlobProperties(ctx, ref, Cond{LeaseID: res.LeaseID}, "")
+				if err != nil || b.Lease.StateName(clk.now()) != "leased" {
+					t.Fatalf("round %d: lease won but blob %v %v", round, b, err)
+				}
+				if err := s.DeleteBlob(ctx, ref, "", Cond{LeaseID: res.LeaseID}); err != nil {
+					t.Fatal(err)
+				}
+			case delErr == nil && codeOf(acqErr) == "BlobNotFound":
+				wonDelete++
+				if _, err := s.GetBlobProperties(ctx, ref, Cond{}, ""); codeOf(err) != "BlobNotFound" {
+					t.Fatalf("round %d: delete won but blob answers %v", round, err)
+				}
+			default:
+				t.Fatalf("round %d: acquire %v, delete %v", round, acqErr, delErr)
+			}
+		}
+		t.Logf("lease won %d, delete won %d", wonLease, wonDelete)
+	})
+}
+
+// TestRaceSnapshotVsWrite: snapshots taken while the blob is rewritten
+// each hold one whole version: the content that version's ETag names.
+func TestRaceSnapshotVsWrite(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		ref := Ref{"acct", "cont", "snapped", ""}
+		first := put(t, s, "snapped", "v-initial", Cond{})
+		const writers, snappers, each = 4, 4, 10
+		var mu sync.Mutex
+		versions := map[uint64]string{first.ETag: "v-initial"}
+		var snaps []*Blob
+		g := newGate(writers + snappers)
+		var wg sync.WaitGroup
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				for i := 0; i < each; i++ {
+					content := fmt.Sprintf("v-%d-%d-%s", w, i, bytes.Repeat([]byte{'x'}, w*100+i))
+					var in Ingested
+					if i%2 == 0 {
+						in = ingest(t, s, []byte(content))
+					} else {
+						in = chunked(t, s, []byte(content))
+					}
+					b, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					versions[b.ETag] = content
+					mu.Unlock()
+				}
+			}()
+		}
+		for n := 0; n < snappers; n++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				for i := 0; i < each; i++ {
+					sn, err := s.SnapshotBlob(ctx, ref, nil, Cond{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					snaps = append(snaps, sn)
+					mu.Unlock()
+				}
+			}()
+		}
+		g.open()
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		ids := map[string]bool{}
+		for _, sn := range snaps {
+			if ids[sn.Snapshot] {
+				t.Fatalf("snapshot id %s handed out twice", sn.Snapshot)
+			}
+			ids[sn.Snapshot] = true
+			want, ok := versions[sn.ETag]
+			if !ok {
+				t.Fatalf("snapshot %s has ETag %x of no written version", sn.Snapshot, sn.ETag)
+			}
+			b, data := readBlob(t, s, Ref{"acct", "cont", "snapped", sn.Snapshot})
+			if string(data) != want || b.ETag != sn.ETag {
+				t.Fatalf("snapshot %s holds %q, its ETag names %q", sn.Snapshot, data, want)
+			}
+		}
+		if len(ids) != snappers*each {
+			t.Fatalf("%d snapshots, want %d", len(ids), snappers*each)
+		}
+	})
+}
+
+// TestRaceDeleteContainerVsPutBlob: writes racing Delete Container either
+// land before the delete (and go with it) or fail with ContainerNotFound;
+// nothing of the container survives, and a container created again under
+// the name starts empty.
+func TestRaceDeleteContainerVsPutBlob(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		const writers = 8
+		for round := 0; round < 10; round++ {
+			cname := fmt.Sprint("doomed", round)
+			if _, err := s.CreateContainer(ctx, "acct", cname, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			in := chunked(t, s, []byte("payload"))
+			g := newGate(writers + 1)
+			var wg sync.WaitGroup
+			wg.Add(writers + 1)
+			for w := 0; w < writers; w++ {
+				go func() {
+					defer wg.Done()
+					ref := Ref{"acct", cname, fmt.Sprint("b", w), ""}
+					g.wait()
+					var err error
+					switch w % 4 {
+					case 0:
+						_, err = s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in, Tags: []KV{{"t", "v"}}})
+					case 1:
+						err = s.PutBlock(ctx, ref, bid(w), in, Cond{})
+					case 2:
+						_, err = s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: AppendBlob})
+						if err == nil {
+							_, _, err = s.AppendBlock(ctx, ref, AppendRequest{Data: in})
+						}
+					case 3:
+						_, err = s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: PageBlob, PageSize: 1024})
+					}
+					if err != nil && codeOf(err) != "ContainerNotFound" {
+						t.Errorf("writer %d: %v", w, err)
+					}
+				}()
+			}
+			go func() {
+				defer wg.Done()
+				g.wait()
+				if err := s.DeleteContainer(ctx, "acct", cname, Cond{}); err != nil {
+					t.Error(err)
+				}
+			}()
+			g.open()
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			// No key of the container is left, whatever its kind.
+			if err := s.Engine().View(ctx, func(tx storage.Tx) error {
+				for _, kind := range []byte{kindContainer, kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList} {
+					p := keyenc.AppendString(keyenc.AppendString([]byte{kind}, "acct"), cname)
+					it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+					left := it.Next()
+					it.Close()
+					if left {
+						return fmt.Errorf("kind %c: keys of the deleted container remain", kind)
+					}
+				}
+				it := tx.Scan([]byte{kindTagIndex}, []byte{kindTagIndex + 1}, false)
+				defer it.Close()
+				if it.Next() {
+					return fmt.Errorf("tag index entry %q remains", it.Key())
+				}
+				return nil
+			}); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			if _, err := s.CreateContainer(ctx, "acct", cname, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			items, _, err := s.ListBlobs(ctx, "acct", cname, ListBlobsRequest{Max: 100, Uncommitted: true, Snapshots: true})
+			if err != nil || len(items) != 0 {
+				t.Fatalf("round %d: re-created container lists %d items (%v)", round, len(items), err)
+			}
+			if err := s.DeleteContainer(ctx, "acct", cname, Cond{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }
