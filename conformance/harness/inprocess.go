@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -26,10 +27,15 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("in-process transport: no handler for host %q", req.URL.Host)
 	}
 	r := req.Clone(req.Context())
-	// A network server sees canonical header keys; so does the handler.
+	// A network server sees canonical header keys; so does the handler,
+	// except for metadata names, whose spelling lazuli recovers from the
+	// wire (Azure keeps their case).
 	canon := make(http.Header, len(r.Header))
 	for k, vs := range r.Header {
 		ck := http.CanonicalHeaderKey(k)
+		if len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-") {
+			ck = k
+		}
 		canon[ck] = append(canon[ck], vs...)
 	}
 	r.Header = canon
@@ -97,7 +103,7 @@ func (w *pipeWriter) WriteHeader(code int) {
 		return
 	}
 	w.status = code
-	w.sent = w.header.Clone()
+	w.sent = canonical(w.header)
 	w.signal()
 }
 
@@ -114,8 +120,19 @@ func (w *pipeWriter) signal() {
 	w.once.Do(func() {
 		if w.status == 0 {
 			w.status = http.StatusOK
-			w.sent = w.header.Clone()
+			w.sent = canonical(w.header)
 		}
 		close(w.ready)
 	})
+}
+
+// canonical copies h with canonical keys, as an HTTP client sees a
+// response after parsing it.
+func canonical(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out
 }

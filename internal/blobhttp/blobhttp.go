@@ -84,8 +84,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		h.applyCors(rq, origin)
+	if r.Header.Get("Origin") != "" {
+		h.applyCors(rq)
 	}
 	if err := h.route(rq, hasBlob); err != nil {
 		httpx.WriteError(w, r, engineError(err))
@@ -103,19 +103,27 @@ func engineError(err error) error {
 
 // canonicalizeHeaders gives r the header keys a network server would
 // produce, so that in-process callers that build header maps by hand are
-// treated like remote ones.
+// treated like remote ones. Metadata headers keep the spelling the client
+// sent (httpx restores it), since Azure keeps the case of metadata names.
 func canonicalizeHeaders(r *http.Request) {
 	for k := range r.Header {
-		if http.CanonicalHeaderKey(k) != k {
+		if http.CanonicalHeaderKey(k) != k && !isMetaHeader(k) {
 			out := make(http.Header, len(r.Header))
 			for k, vs := range r.Header {
-				ck := http.CanonicalHeaderKey(k)
+				ck := k
+				if !isMetaHeader(k) {
+					ck = http.CanonicalHeaderKey(k)
+				}
 				out[ck] = append(out[ck], vs...)
 			}
 			r.Header = out
 			return
 		}
 	}
+}
+
+func isMetaHeader(k string) bool {
+	return len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-")
 }
 
 func (h *handler) route(rq *req, hasBlob bool) error {
@@ -394,11 +402,11 @@ func isCanonicalWord(s string) bool {
 	return true
 }
 
-// writeMeta sends metadata as x-ms-meta-* headers. Keys are canonical,
-// as any HTTP/1.1 client sees them after parsing; listings keep the case.
+// writeMeta sends metadata as x-ms-meta-* headers spelled with the case
+// the names were stored with, as Azure does.
 func writeMeta(h http.Header, meta []blob.KV) {
 	for _, kv := range meta {
-		h.Set("x-ms-meta-"+kv[0], kv[1])
+		h["x-ms-meta-"+kv[0]] = []string{kv[1]}
 	}
 }
 

@@ -92,6 +92,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		auth.File:  "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0",
 	}[svc]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		restoreMetadataCase(r)
 		info := &Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
 		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()

@@ -180,9 +180,12 @@ func (s *Server) Start() error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
+		// Record raw header names (Azure keeps metadata names' case).
+		ln = httpx.RawListener{Listener: ln}
 		s.addrs[l.svc] = ln.Addr().String()
 		srv := &http.Server{Handler: s.handlers[l.svc], ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn), ConnState: s.conns.track}
+			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn), ConnState: s.conns.track,
+			ConnContext: httpx.ConnContext}
 		s.servers = append(s.servers, srv)
 		s.wg.Add(1)
 		go func() {
