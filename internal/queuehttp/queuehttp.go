@@ -51,8 +51,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions {
 		err = h.preflight(w, r, info)
 	} else {
-		if origin := r.Header.Get("Origin"); origin != "" {
-			h.corsHeaders(w, r, info.Account, origin)
+		if r.Header.Get("Origin") != "" {
+			h.corsHeaders(w, r, info.Account)
 		}
 		err = h.route(w, r, info)
 	}

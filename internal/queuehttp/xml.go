@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/queue"
+	"github.com/lazuli-storage/lazuli/internal/svcprops"
 )
 
 const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
@@ -253,193 +255,72 @@ func renderACL(acl []queue.SignedIdentifier) string {
 	return b.String()
 }
 
-// Service properties bodies.
+// Service properties bodies: the document is package svcprops; queue
+// stores its parts in its own types.
 
-type xmlRetention struct {
-	Enabled *bool `xml:"Enabled"`
-	Days    *int  `xml:"Days"`
-}
-
-type xmlLogging struct {
-	Version   *string       `xml:"Version"`
-	Delete    *bool         `xml:"Delete"`
-	Read      *bool         `xml:"Read"`
-	Write     *bool         `xml:"Write"`
-	Retention *xmlRetention `xml:"RetentionPolicy"`
-}
-
-type xmlMetrics struct {
-	Version     *string       `xml:"Version"`
-	Enabled     *bool         `xml:"Enabled"`
-	IncludeAPIs *bool         `xml:"IncludeAPIs"`
-	Retention   *xmlRetention `xml:"RetentionPolicy"`
-}
-
-type xmlCorsRule struct {
-	AllowedOrigins  string `xml:"AllowedOrigins"`
-	AllowedMethods  string `xml:"AllowedMethods"`
-	MaxAgeInSeconds *int   `xml:"MaxAgeInSeconds"`
-	ExposedHeaders  string `xml:"ExposedHeaders"`
-	AllowedHeaders  string `xml:"AllowedHeaders"`
-}
-
-type xmlServiceProperties struct {
-	XMLName       xml.Name    `xml:"StorageServiceProperties"`
-	Logging       *xmlLogging `xml:"Logging"`
-	HourMetrics   *xmlMetrics `xml:"HourMetrics"`
-	MinuteMetrics *xmlMetrics `xml:"MinuteMetrics"`
-	Cors          *struct {
-		Rules []xmlCorsRule `xml:"CorsRule"`
-	} `xml:"Cors"`
-}
-
-var corsMethods = map[string]bool{"DELETE": true, "GET": true, "HEAD": true, "MERGE": true, "POST": true, "OPTIONS": true, "PUT": true, "PATCH": true}
-
-func retention(in *xmlRetention) (queue.RetentionPolicy, error) {
-	var rp queue.RetentionPolicy
-	if in == nil || in.Enabled == nil {
-		return rp, errBadXML()
-	}
-	rp.Enabled = *in.Enabled
-	if rp.Enabled {
-		if in.Days == nil || *in.Days < 1 || *in.Days > 365 {
-			return rp, errBadXML()
-		}
-		d := *in.Days
+func toRetention(r svcprops.Retention) queue.RetentionPolicy {
+	rp := queue.RetentionPolicy{Enabled: r.Enabled}
+	if r.Enabled {
+		d := r.Days
 		rp.Days = &d
 	}
-	return rp, nil
+	return rp
 }
 
-func metrics(in *xmlMetrics) (*queue.Metrics, error) {
-	if in == nil {
-		return nil, nil
+func fromRetention(rp queue.RetentionPolicy) svcprops.Retention {
+	r := svcprops.Retention{Enabled: rp.Enabled}
+	if rp.Enabled && rp.Days != nil {
+		r.Days = *rp.Days
 	}
-	if in.Version == nil || in.Enabled == nil {
-		return nil, errBadXML()
+	return r
+}
+
+func toMetrics(m *svcprops.Metrics) *queue.Metrics {
+	if m == nil {
+		return nil
 	}
-	m := &queue.Metrics{Version: *in.Version, Enabled: *in.Enabled}
-	if m.Enabled {
-		if in.IncludeAPIs == nil {
-			return nil, errBadXML()
-		}
-		v := *in.IncludeAPIs
-		m.IncludeAPIs = &v
+	return &queue.Metrics{Version: m.Version, Enabled: m.Enabled, IncludeAPIs: m.IncludeAPIs, RetentionPolicy: toRetention(m.RetentionPolicy)}
+}
+
+func fromMetrics(m *queue.Metrics) *svcprops.Metrics {
+	if m == nil {
+		return nil
 	}
-	rp, err := retention(in.Retention)
-	if err != nil {
-		return nil, err
-	}
-	m.RetentionPolicy = rp
-	return m, nil
+	return &svcprops.Metrics{Version: m.Version, Enabled: m.Enabled, IncludeAPIs: m.IncludeAPIs, RetentionPolicy: fromRetention(m.RetentionPolicy)}
 }
 
 // parseServiceProperties parses a Set Queue Service Properties body. setCors
 // reports whether the body carried a Cors element.
 func parseServiceProperties(body []byte) (p queue.ServiceProperties, setCors bool, err error) {
-	var in xmlServiceProperties
-	if err := xml.Unmarshal(body, &in); err != nil {
-		return p, false, errBadXML()
+	in, err := svcprops.Parse(body)
+	if err != nil {
+		return p, false, err
 	}
 	if l := in.Logging; l != nil {
-		if l.Version == nil || l.Delete == nil || l.Read == nil || l.Write == nil {
-			return p, false, errBadXML()
-		}
-		rp, err := retention(l.Retention)
-		if err != nil {
-			return p, false, err
-		}
-		p.Logging = &queue.Logging{Version: *l.Version, Delete: *l.Delete, Read: *l.Read, Write: *l.Write, RetentionPolicy: rp}
+		p.Logging = &queue.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write, RetentionPolicy: toRetention(l.RetentionPolicy)}
 	}
-	if p.HourMetrics, err = metrics(in.HourMetrics); err != nil {
-		return p, false, err
+	p.HourMetrics, p.MinuteMetrics = toMetrics(in.HourMetrics), toMetrics(in.MinuteMetrics)
+	for _, r := range in.Cors {
+		p.Cors = append(p.Cors, queue.CorsRule(r))
 	}
-	if p.MinuteMetrics, err = metrics(in.MinuteMetrics); err != nil {
-		return p, false, err
-	}
-	if in.Cors != nil {
-		setCors = true
-		if len(in.Cors.Rules) > 5 {
-			return p, false, errBadXML()
-		}
-		for _, r := range in.Cors.Rules {
-			if r.MaxAgeInSeconds == nil || *r.MaxAgeInSeconds < 0 || strings.TrimSpace(r.AllowedOrigins) == "" || strings.TrimSpace(r.AllowedMethods) == "" {
-				return p, false, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "CorsRule")
-			}
-			for _, m := range splitList(r.AllowedMethods) {
-				if !corsMethods[m] {
-					return p, false, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "AllowedMethods").WithDetail("XmlNodeValue", r.AllowedMethods)
-				}
-			}
-			p.Cors = append(p.Cors, queue.CorsRule{
-				AllowedOrigins: r.AllowedOrigins, AllowedMethods: r.AllowedMethods,
-				AllowedHeaders: r.AllowedHeaders, ExposedHeaders: r.ExposedHeaders,
-				MaxAgeInSeconds: *r.MaxAgeInSeconds,
-			})
-		}
-	}
-	return p, setCors, nil
+	return p, in.HasCors, nil
 }
 
-func boolText(v bool) string { return strconv.FormatBool(v) }
-
-func renderRetention(b *strings.Builder, rp queue.RetentionPolicy) {
-	b.WriteString("<RetentionPolicy>")
-	elem(b, "Enabled", boolText(rp.Enabled))
-	if rp.Enabled && rp.Days != nil {
-		elem(b, "Days", strconv.Itoa(*rp.Days))
+// corsRules converts the stored rules for package cors.
+func corsRules(rules []queue.CorsRule) []cors.Rule {
+	out := make([]cors.Rule, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, cors.Rule(r))
 	}
-	b.WriteString("</RetentionPolicy>")
-}
-
-func renderMetrics(b *strings.Builder, name string, m *queue.Metrics) {
-	if m == nil {
-		m = &queue.Metrics{Version: "1.0"}
-	}
-	b.WriteString("<" + name + ">")
-	elem(b, "Version", m.Version)
-	elem(b, "Enabled", boolText(m.Enabled))
-	if m.Enabled && m.IncludeAPIs != nil {
-		elem(b, "IncludeAPIs", boolText(*m.IncludeAPIs))
-	}
-	renderRetention(b, m.RetentionPolicy)
-	b.WriteString("</" + name + ">")
+	return out
 }
 
 func renderServiceProperties(p queue.ServiceProperties) string {
-	var b strings.Builder
-	b.WriteString(xmlHeader)
-	b.WriteString("<StorageServiceProperties>")
-	l := p.Logging
-	if l == nil {
-		l = &queue.Logging{Version: "1.0"}
+	doc := svcprops.Properties{HourMetrics: fromMetrics(p.HourMetrics), MinuteMetrics: fromMetrics(p.MinuteMetrics), Cors: corsRules(p.Cors)}
+	if l := p.Logging; l != nil {
+		doc.Logging = &svcprops.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write, RetentionPolicy: fromRetention(l.RetentionPolicy)}
 	}
-	b.WriteString("<Logging>")
-	elem(&b, "Version", l.Version)
-	elem(&b, "Delete", boolText(l.Delete))
-	elem(&b, "Read", boolText(l.Read))
-	elem(&b, "Write", boolText(l.Write))
-	renderRetention(&b, l.RetentionPolicy)
-	b.WriteString("</Logging>")
-	renderMetrics(&b, "HourMetrics", p.HourMetrics)
-	renderMetrics(&b, "MinuteMetrics", p.MinuteMetrics)
-	if len(p.Cors) == 0 {
-		b.WriteString("<Cors />")
-	} else {
-		b.WriteString("<Cors>")
-		for _, r := range p.Cors {
-			b.WriteString("<CorsRule>")
-			elem(&b, "AllowedOrigins", r.AllowedOrigins)
-			elem(&b, "AllowedMethods", r.AllowedMethods)
-			elem(&b, "MaxAgeInSeconds", strconv.Itoa(r.MaxAgeInSeconds))
-			elem(&b, "ExposedHeaders", r.ExposedHeaders)
-			elem(&b, "AllowedHeaders", r.AllowedHeaders)
-			b.WriteString("</CorsRule>")
-		}
-		b.WriteString("</Cors>")
-	}
-	b.WriteString("</StorageServiceProperties>")
-	return b.String()
+	return xmlHeader + svcprops.Render(doc)
 }
 
 // splitList splits a comma-separated header or CORS list, trimming blanks.

@@ -3,13 +3,14 @@ package tablehttp
 import (
 	"encoding/xml"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/internal/table"
 )
 
@@ -46,10 +47,15 @@ func parseACLTime(s string) (time.Time, error) {
 
 func writeXML(w http.ResponseWriter, status int, v any) {
 	out, _ := xml.Marshal(v)
+	writeRawXML(w, status, string(out))
+}
+
+// writeRawXML sends an XML document rendered without its declaration.
+func writeRawXML(w http.ResponseWriter, status int, doc string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	w.Write([]byte(xml.Header[:len(xml.Header)-1]))
-	w.Write(out)
+	w.Write([]byte(doc))
 }
 
 // Get Table ACL.
@@ -126,85 +132,39 @@ func (h *handler) setACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 	return nil
 }
 
-type xmlRetention struct {
-	Enabled bool `xml:"Enabled"`
-	Days    *int `xml:"Days,omitempty"`
-}
+// Service properties: the document is package svcprops; table stores its
+// parts in its own types.
 
-type xmlLogging struct {
-	Version         string       `xml:"Version"`
-	Delete          bool         `xml:"Delete"`
-	Read            bool         `xml:"Read"`
-	Write           bool         `xml:"Write"`
-	RetentionPolicy xmlRetention `xml:"RetentionPolicy"`
-}
-
-type xmlMetrics struct {
-	Version         string       `xml:"Version"`
-	Enabled         bool         `xml:"Enabled"`
-	IncludeAPIs     *bool        `xml:"IncludeAPIs,omitempty"`
-	RetentionPolicy xmlRetention `xml:"RetentionPolicy"`
-}
-
-type xmlCorsRule struct {
-	AllowedOrigins  string `xml:"AllowedOrigins"`
-	AllowedMethods  string `xml:"AllowedMethods"`
-	MaxAgeInSeconds int    `xml:"MaxAgeInSeconds"`
-	ExposedHeaders  string `xml:"ExposedHeaders"`
-	AllowedHeaders  string `xml:"AllowedHeaders"`
-}
-
-type xmlCors struct {
-	Rules []xmlCorsRule `xml:"CorsRule"`
-}
-
-type xmlServiceProperties struct {
-	XMLName       xml.Name    `xml:"StorageServiceProperties"`
-	Logging       *xmlLogging `xml:"Logging"`
-	HourMetrics   *xmlMetrics `xml:"HourMetrics"`
-	MinuteMetrics *xmlMetrics `xml:"MinuteMetrics"`
-	Cors          *xmlCors    `xml:"Cors"`
-}
-
-func retention(enabled bool, days int) xmlRetention {
-	r := xmlRetention{Enabled: enabled}
-	if enabled {
-		d := days
-		r.Days = &d
+func retentionDays(r svcprops.Retention) int {
+	if r.Enabled {
+		return r.Days
 	}
-	return r
+	return 0
 }
 
-func metricsToXML(m *table.Metrics) *xmlMetrics {
+func toMetrics(m *svcprops.Metrics) *table.Metrics {
 	if m == nil {
 		return nil
 	}
-	x := &xmlMetrics{Version: m.Version, Enabled: m.Enabled, RetentionPolicy: retention(m.RetentionEnabled, m.RetentionDays)}
-	if m.Enabled {
-		x.IncludeAPIs = m.IncludeAPIs
-		if x.IncludeAPIs == nil {
-			f := false
-			x.IncludeAPIs = &f
-		}
-	}
-	return x
+	return &table.Metrics{Version: m.Version, Enabled: m.Enabled, IncludeAPIs: m.IncludeAPIs,
+		RetentionEnabled: m.RetentionPolicy.Enabled, RetentionDays: retentionDays(m.RetentionPolicy)}
 }
 
-func metricsFromXML(x *xmlMetrics) (*table.Metrics, error) {
-	if x == nil {
-		return nil, nil
+func fromMetrics(m *table.Metrics) *svcprops.Metrics {
+	if m == nil {
+		return nil
 	}
-	m := &table.Metrics{Version: x.Version, Enabled: x.Enabled, IncludeAPIs: x.IncludeAPIs, RetentionEnabled: x.RetentionPolicy.Enabled}
-	if x.RetentionPolicy.Days != nil {
-		m.RetentionDays = *x.RetentionPolicy.Days
+	return &svcprops.Metrics{Version: m.Version, Enabled: m.Enabled, IncludeAPIs: m.IncludeAPIs,
+		RetentionPolicy: svcprops.Retention{Enabled: m.RetentionEnabled, Days: m.RetentionDays}}
+}
+
+// corsRules converts the stored rules for package cors.
+func corsRules(rules []table.CorsRule) []cors.Rule {
+	out := make([]cors.Rule, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, cors.Rule(r))
 	}
-	if m.RetentionEnabled && (m.RetentionDays < 1 || m.RetentionDays > 365) {
-		return nil, azerr.New("InvalidXmlDocument")
-	}
-	if m.Version == "" {
-		m.Version = "1.0"
-	}
-	return m, nil
+	return out
 }
 
 // Get Table Service Properties.
@@ -216,17 +176,12 @@ func (h *handler) getServiceProperties(w http.ResponseWriter, r *http.Request, i
 	if err != nil {
 		return err
 	}
-	doc := xmlServiceProperties{Cors: &xmlCors{}}
+	doc := svcprops.Properties{HourMetrics: fromMetrics(p.HourMetrics), MinuteMetrics: fromMetrics(p.MinuteMetrics), Cors: corsRules(p.Cors)}
 	if l := p.Logging; l != nil {
-		doc.Logging = &xmlLogging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write, RetentionPolicy: retention(l.RetentionEnabled, l.RetentionDays)}
+		doc.Logging = &svcprops.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write,
+			RetentionPolicy: svcprops.Retention{Enabled: l.RetentionEnabled, Days: l.RetentionDays}}
 	}
-	doc.HourMetrics = metricsToXML(p.HourMetrics)
-	doc.MinuteMetrics = metricsToXML(p.MinuteMetrics)
-	for _, c := range p.Cors {
-		doc.Cors.Rules = append(doc.Cors.Rules, xmlCorsRule{AllowedOrigins: c.AllowedOrigins, AllowedMethods: c.AllowedMethods,
-			MaxAgeInSeconds: c.MaxAgeInSeconds, ExposedHeaders: c.ExposedHeaders, AllowedHeaders: c.AllowedHeaders})
-	}
-	writeXML(w, http.StatusOK, doc)
+	writeRawXML(w, http.StatusOK, svcprops.Render(doc))
 	return nil
 }
 
@@ -239,42 +194,20 @@ func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, i
 	if err != nil {
 		return err
 	}
-	var doc xmlServiceProperties
-	if err := xml.Unmarshal(body, &doc); err != nil {
-		return azerr.New("InvalidXmlDocument")
-	}
-	p := &table.ServiceProperties{}
-	if l := doc.Logging; l != nil {
-		p.Logging = &table.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write, RetentionEnabled: l.RetentionPolicy.Enabled}
-		if l.RetentionPolicy.Days != nil {
-			p.Logging.RetentionDays = *l.RetentionPolicy.Days
-		}
-		if p.Logging.Version == "" {
-			p.Logging.Version = "1.0"
-		}
-	}
-	if p.HourMetrics, err = metricsFromXML(doc.HourMetrics); err != nil {
+	in, err := svcprops.Parse(body)
+	if err != nil {
 		return err
 	}
-	if p.MinuteMetrics, err = metricsFromXML(doc.MinuteMetrics); err != nil {
-		return err
+	p := &table.ServiceProperties{HourMetrics: toMetrics(in.HourMetrics), MinuteMetrics: toMetrics(in.MinuteMetrics)}
+	if l := in.Logging; l != nil {
+		p.Logging = &table.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write,
+			RetentionEnabled: l.RetentionPolicy.Enabled, RetentionDays: retentionDays(l.RetentionPolicy)}
 	}
-	if doc.Cors != nil {
+	if in.HasCors {
 		p.CorsSet = true
 		p.Cors = []table.CorsRule{}
-		for _, c := range doc.Cors.Rules {
-			if c.AllowedOrigins == "" || c.AllowedMethods == "" || c.MaxAgeInSeconds < 0 {
-				return azerr.New("InvalidXmlNodeValue")
-			}
-			for _, m := range strings.Split(c.AllowedMethods, ",") {
-				switch strings.ToUpper(strings.TrimSpace(m)) {
-				case "DELETE", "GET", "HEAD", "MERGE", "POST", "OPTIONS", "PUT", "PATCH", "CONNECT", "TRACE":
-				default:
-					return azerr.New("InvalidXmlNodeValue")
-				}
-			}
-			p.Cors = append(p.Cors, table.CorsRule{AllowedOrigins: c.AllowedOrigins, AllowedMethods: c.AllowedMethods,
-				AllowedHeaders: c.AllowedHeaders, ExposedHeaders: c.ExposedHeaders, MaxAgeInSeconds: c.MaxAgeInSeconds})
+		for _, c := range in.Cors {
+			p.Cors = append(p.Cors, table.CorsRule(c))
 		}
 	}
 	if err := h.svc.SetServiceProperties(r.Context(), info.Account, p); err != nil {
@@ -301,109 +234,30 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 	return nil
 }
 
-// matchCors finds the first rule allowing origin and method.
-func matchCors(rules []table.CorsRule, origin, method string, headers []string) *table.CorsRule {
-	for i := range rules {
-		rule := &rules[i]
-		if !listMatch(rule.AllowedOrigins, origin, false) || !listMatch(rule.AllowedMethods, method, false) {
-			continue
-		}
-		ok := true
-		for _, hname := range headers {
-			if hname = strings.TrimSpace(hname); hname != "" && !listMatch(rule.AllowedHeaders, hname, true) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return rule
-		}
-	}
-	return nil
-}
-
-// listMatch matches v against a comma-separated CORS list ("*" matches
-// all; with prefixes, "x-ms-meta*" matches by prefix).
-func listMatch(list, v string, prefixes bool) bool {
-	for _, item := range strings.Split(list, ",") {
-		item = strings.TrimSpace(item)
-		switch {
-		case item == "*":
-			return true
-		case strings.EqualFold(item, v):
-			return true
-		case prefixes && strings.HasSuffix(item, "*") && len(v) >= len(item)-1 && strings.EqualFold(v[:len(item)-1], item[:len(item)-1]):
-			return true
-		}
-	}
-	return false
-}
-
 // preflight answers a CORS OPTIONS request from the stored rules.
+// Preflight requests carry no credentials and are never authorized.
 func (h *handler) preflight(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
-	origin := r.Header.Get("Origin")
-	method := r.Header.Get("Access-Control-Request-Method")
-	if origin == "" {
-		httpx.WriteError(w, r, azerr.MissingHeader("Origin"))
-		return
-	}
-	if method == "" {
-		httpx.WriteError(w, r, azerr.MissingHeader("Access-Control-Request-Method"))
+	if err := cors.CheckPreflight(r.Header); err != nil {
+		httpx.WriteError(w, r, err)
 		return
 	}
 	p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
+	if err == nil {
+		err = cors.Preflight(corsRules(p.Cors), r.Header, w.Header())
+	}
 	if err != nil {
 		httpx.WriteError(w, r, err)
 		return
 	}
-	var reqHeaders []string
-	if v := r.Header.Get("Access-Control-Request-Headers"); v != "" {
-		reqHeaders = strings.Split(v, ",")
-	}
-	rule := matchCors(p.Cors, origin, method, reqHeaders)
-	if rule == nil {
-		httpx.WriteError(w, r, azerr.New("CorsPreflightFailure"))
-		return
-	}
-	hd := w.Header()
-	if strings.TrimSpace(rule.AllowedOrigins) == "*" {
-		hd.Set("Access-Control-Allow-Origin", "*")
-	} else {
-		hd.Set("Access-Control-Allow-Origin", origin)
-		hd.Set("Access-Control-Allow-Credentials", "true")
-		hd.Set("Vary", "Origin")
-	}
-	hd.Set("Access-Control-Allow-Methods", method)
-	if v := r.Header.Get("Access-Control-Request-Headers"); v != "" {
-		hd.Set("Access-Control-Allow-Headers", v)
-	}
-	hd.Set("Access-Control-Max-Age", itoa(rule.MaxAgeInSeconds))
 	w.WriteHeader(http.StatusOK)
 }
 
-// corsHeaders adds the CORS response headers to an actual request whose
-// Origin a rule allows.
+// corsHeaders adds the CORS response headers of an actual cross-origin
+// request.
 func (h *handler) corsHeaders(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
 	p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
-	if err != nil || len(p.Cors) == 0 {
+	if err != nil {
 		return
 	}
-	origin := r.Header.Get("Origin")
-	rule := matchCors(p.Cors, origin, r.Method, nil)
-	if rule == nil {
-		return
-	}
-	hd := w.Header()
-	if strings.TrimSpace(rule.AllowedOrigins) == "*" {
-		hd.Set("Access-Control-Allow-Origin", "*")
-	} else {
-		hd.Set("Access-Control-Allow-Origin", origin)
-		hd.Set("Access-Control-Allow-Credentials", "true")
-		hd.Add("Vary", "Origin")
-	}
-	if rule.ExposedHeaders != "" {
-		hd.Set("Access-Control-Expose-Headers", rule.ExposedHeaders)
-	}
+	cors.Actual(corsRules(p.Cors), r.Method, r.Header, w.Header())
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
