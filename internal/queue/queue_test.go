@@ -369,20 +369,26 @@ func TestReceiptRace(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		wins, notFound := 0, 0
+		deleted := false
+		var updated Message
+		g := newGate(12)
 		for i := range 12 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				g.wait()
 				var err error
+				var m Message
 				if i%2 == 0 {
 					err = s.DeleteMessage(ctx, acct, "r", ms[0].ID, ms[0].PopReceipt)
 				} else {
-					_, err = s.UpdateMessage(ctx, acct, "r", ms[0].ID, ms[0].PopReceipt, nil, time.Minute)
+					m, err = s.UpdateMessage(ctx, acct, "r", ms[0].ID, ms[0].PopReceipt, nil, time.Minute)
 				}
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
 					wins++
+					deleted, updated = i%2 == 0, m
 				} else if e, ok := azerr.As(err); ok && e.Code == "MessageNotFound" {
 					notFound++
 				} else {
@@ -390,9 +396,27 @@ func TestReceiptRace(t *testing.T) {
 				}
 			}()
 		}
+		g.open()
 		wg.Wait()
 		if wins != 1 || notFound != 11 {
 			t.Fatalf("wins %d notFound %d", wins, notFound)
+		}
+		// The store agrees with the winner.
+		p, err := s.GetQueueProperties(ctx, acct, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deleted {
+			if p.ApproximateMessageCount != 0 {
+				t.Fatalf("delete won, count %d", p.ApproximateMessageCount)
+			}
+			return
+		}
+		if p.ApproximateMessageCount != 1 || updated.PopReceipt == ms[0].PopReceipt {
+			t.Fatalf("update won, count %d, receipt renewed %v", p.ApproximateMessageCount, updated.PopReceipt != ms[0].PopReceipt)
+		}
+		if err := s.DeleteMessage(ctx, acct, "r", ms[0].ID, updated.PopReceipt); err != nil {
+			t.Fatalf("the winning update's receipt: %v", err)
 		}
 	})
 }
