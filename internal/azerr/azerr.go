@@ -139,6 +139,11 @@ var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`
 // input never makes the document malformed.
 func EscapeXML(s string) string { return xmlEscaper.Replace(strings.Map(xmlChar, s)) }
 
+// EscapeXMLText is EscapeXML for element text that must read back byte for
+// byte: it also escapes carriage return, which an XML reader would
+// otherwise turn into a line feed.
+func EscapeXMLText(s string) string { return strings.ReplaceAll(EscapeXML(s), "\r", "&#xD;") }
+
 func xmlChar(r rune) rune {
 	if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
 		return utf8.RuneError

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -260,10 +261,10 @@ func (h *handler) policyLookup(ctx context.Context, acct, cname string) func(str
 			if si.ID == id {
 				p := &auth.Policy{Permission: si.Permission}
 				if si.Start != "" {
-					p.Start, _ = parseISOTime(si.Start)
+					p.Start, _ = acl.ParseTime(si.Start)
 				}
 				if si.Expiry != "" {
-					p.Expiry, _ = parseISOTime(si.Expiry)
+					p.Expiry, _ = acl.ParseTime(si.Expiry)
 				}
 				return p, nil
 			}
@@ -328,15 +329,6 @@ func (h *handler) publicRead(rq *req, containerLevel bool) func() (bool, error) 
 		}
 		return c.Public == "blob" || c.Public == "container", nil
 	}
-}
-
-func parseISOTime(s string) (time.Time, error) {
-	for _, l := range []string{time.RFC3339Nano, "2006-01-02T15:04Z", "2006-01-02"} {
-		if t, err := time.Parse(l, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, azerr.New("InvalidXmlNodeValue")
 }
 
 // ---- request decoding ----

@@ -2,12 +2,12 @@ package blobhttp
 
 import (
 	"encoding/base64"
-	"encoding/xml"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -142,18 +142,6 @@ func (h *handler) setContainerMetadata(rq *req) error {
 	return nil
 }
 
-type signedIdentifiersXML struct {
-	XMLName xml.Name `xml:"SignedIdentifiers"`
-	IDs     []struct {
-		ID     string `xml:"Id"`
-		Policy *struct {
-			Start      string `xml:"Start"`
-			Expiry     string `xml:"Expiry"`
-			Permission string `xml:"Permission"`
-		} `xml:"AccessPolicy"`
-	} `xml:"SignedIdentifier"`
-}
-
 // getContainerACL is Get Container ACL.
 func (h *handler) getContainerACL(rq *req) error {
 	rq.info.Operation = "GetContainerACL"
@@ -169,27 +157,31 @@ func (h *handler) getContainerACL(rq *req) error {
 	if c.Public != "" {
 		hd.Set("x-ms-blob-public-access", c.Public)
 	}
-	var b strings.Builder
-	b.WriteString("<SignedIdentifiers>")
+	doc := make([]acl.Identifier, 0, len(c.ACL))
 	for _, si := range c.ACL {
-		b.WriteString("<SignedIdentifier><Id>" + azerr.EscapeXML(si.ID) + "</Id>")
+		id := acl.Identifier{ID: si.ID}
 		if si.HasPolicy {
-			b.WriteString("<AccessPolicy>")
-			if si.Start != "" {
-				b.WriteString("<Start>" + azerr.EscapeXML(si.Start) + "</Start>")
-			}
-			if si.Expiry != "" {
-				b.WriteString("<Expiry>" + azerr.EscapeXML(si.Expiry) + "</Expiry>")
-			}
-			if si.Permission != "" {
-				b.WriteString("<Permission>" + azerr.EscapeXML(si.Permission) + "</Permission>")
-			}
-			b.WriteString("</AccessPolicy>")
+			id.Policy = &acl.Policy{Start: nonEmpty(si.Start), Expiry: nonEmpty(si.Expiry), Permission: nonEmpty(si.Permission)}
 		}
-		b.WriteString("</SignedIdentifier>")
+		doc = append(doc, id)
 	}
-	b.WriteString("</SignedIdentifiers>")
-	return writeXML(rq, http.StatusOK, b.String())
+	return writeXML(rq, http.StatusOK, acl.Render(doc))
+}
+
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// nonEmpty is s, or nil for an empty string.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func readBody(rq *req, max int64) ([]byte, error) {
@@ -224,32 +216,23 @@ func (h *handler) setContainerACL(rq *req) error {
 	if err != nil {
 		return err
 	}
+	doc, err := acl.Parse(body)
+	if err != nil {
+		return err
+	}
 	var ids []blob.SignedIdentifier
-	if len(strings.TrimSpace(string(body))) > 0 {
-		var doc signedIdentifiersXML
-		if err := xml.Unmarshal(body, &doc); err != nil {
+	seen := map[string]bool{}
+	for _, id := range doc {
+		if seen[id.ID] {
 			return azerr.New("InvalidXmlDocument")
 		}
-		seen := map[string]bool{}
-		for _, si := range doc.IDs {
-			if si.ID == "" || len(si.ID) > 64 || seen[si.ID] {
-				return azerr.New("InvalidXmlDocument")
-			}
-			seen[si.ID] = true
-			v := blob.SignedIdentifier{ID: si.ID}
-			if si.Policy != nil {
-				v.HasPolicy = true
-				v.Start, v.Expiry, v.Permission = si.Policy.Start, si.Policy.Expiry, si.Policy.Permission
-				for _, t := range []string{v.Start, v.Expiry} {
-					if t != "" {
-						if _, err := parseISOTime(t); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			ids = append(ids, v)
+		seen[id.ID] = true
+		v := blob.SignedIdentifier{ID: id.ID}
+		if p := id.Policy; p != nil {
+			v.HasPolicy = true
+			v.Start, v.Expiry, v.Permission = deref(p.Start), deref(p.Expiry), deref(p.Permission)
 		}
+		ids = append(ids, v)
 	}
 	c, err := h.svc.SetContainerACL(rq.ctx(), rq.info.Account, rq.container, pa, ids, cond)
 	if err != nil {

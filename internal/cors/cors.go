@@ -118,8 +118,9 @@ func AllowedMethod(m string) bool {
 }
 
 // Render writes the <Cors> element in Azure's element order; no rules
-// render as <Cors />. esc escapes element text.
-func Render(b *strings.Builder, rules []Rule, esc func(string) string) {
+// render as <Cors />.
+func Render(b *strings.Builder, rules []Rule) {
+	esc := azerr.EscapeXMLText
 	if len(rules) == 0 {
 		b.WriteString("<Cors />")
 		return

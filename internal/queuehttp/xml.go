@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/queue"
@@ -20,28 +21,10 @@ const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
 // rfc1123 is the HTTP date format Azure uses in queue bodies and headers.
 const rfc1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
-// iso8601 is the format of access policy times in ACL bodies.
-const iso8601 = "2006-01-02T15:04:05.0000000Z"
-
 func fmtTime(t time.Time) string { return t.UTC().Format(rfc1123) }
 
-// textEscaper escapes element text. Besides the five markup characters it
-// escapes carriage return, which an XML reader would otherwise turn into a
-// line feed, so message text comes back byte for byte.
-var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;", "\r", "&#xD;")
-
-func esc(s string) string { return textEscaper.Replace(strings.Map(xmlChar, s)) }
-
-// xmlChar replaces what XML 1.0 cannot carry (control characters other
-// than tab, line feed and carriage return, U+FFFE, U+FFFF, invalid UTF-8)
-// with U+FFFD, so that an echoed prefix, marker or metadata value never
-// makes the document malformed.
-func xmlChar(r rune) rune {
-	if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
-		return '\uFFFD'
-	}
-	return r
-}
+// esc escapes element text so that it reads back byte for byte.
+func esc(s string) string { return azerr.EscapeXMLText(s) }
 
 func elem(b *strings.Builder, name, text string) {
 	b.WriteString("<" + name + ">")
@@ -153,64 +136,22 @@ func renderMessages(ms []queue.Message, peek, put bool) string {
 
 // ACL bodies.
 
-type xmlSignedIdentifiers struct {
-	XMLName xml.Name              `xml:"SignedIdentifiers"`
-	Items   []xmlSignedIdentifier `xml:"SignedIdentifier"`
-}
-
-type xmlSignedIdentifier struct {
-	ID     *string `xml:"Id"`
-	Policy *struct {
-		Start      *string `xml:"Start"`
-		Expiry     *string `xml:"Expiry"`
-		Permission *string `xml:"Permission"`
-	} `xml:"AccessPolicy"`
-}
-
-// parseTime accepts the ISO 8601 forms clients send for access policies.
-func parseTime(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04Z07:00", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			// Azure keeps 100 ns ticks, the precision it renders.
-			return t.UTC().Truncate(100 * time.Nanosecond), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// parseACL parses a Set Queue ACL body; an empty body clears the ACL.
+// parseACL parses a Set Queue ACL body (package acl checks the document);
+// an empty body clears the ACL. Queue policies grant r, a, u and p.
 func parseACL(body []byte) ([]queue.SignedIdentifier, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
+	ids, err := acl.Parse(body)
+	if err != nil || ids == nil {
+		return nil, err
 	}
-	var in xmlSignedIdentifiers
-	if err := xml.Unmarshal(body, &in); err != nil {
-		return nil, errBadXML()
-	}
-	if len(in.Items) > queue.MaxSignedIdentifiers {
-		return nil, errBadXML()
-	}
-	out := make([]queue.SignedIdentifier, 0, len(in.Items))
-	for _, it := range in.Items {
-		if it.ID == nil || *it.ID == "" || len(*it.ID) > 64 {
-			return nil, errBadXML()
-		}
-		si := queue.SignedIdentifier{ID: *it.ID}
-		if p := it.Policy; p != nil {
-			if p.Start != nil && strings.TrimSpace(*p.Start) != "" {
-				t, ok := parseTime(*p.Start)
-				if !ok {
-					return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Start").WithDetail("XmlNodeValue", *p.Start)
-				}
-				si.Start = t
+	out := make([]queue.SignedIdentifier, 0, len(ids))
+	for _, id := range ids {
+		si := queue.SignedIdentifier{ID: id.ID}
+		if p := id.Policy; p != nil {
+			if p.Start != nil {
+				si.Start, _ = acl.ParseTime(*p.Start)
 			}
-			if p.Expiry != nil && strings.TrimSpace(*p.Expiry) != "" {
-				t, ok := parseTime(*p.Expiry)
-				if !ok {
-					return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Expiry").WithDetail("XmlNodeValue", *p.Expiry)
-				}
-				si.Expiry = t
+			if p.Expiry != nil {
+				si.Expiry, _ = acl.ParseTime(*p.Expiry)
 			}
 			if p.Permission != nil {
 				perm := strings.TrimSpace(*p.Permission)
@@ -228,31 +169,24 @@ func parseACL(body []byte) ([]queue.SignedIdentifier, error) {
 	return out, nil
 }
 
-func renderACL(acl []queue.SignedIdentifier) string {
-	var b strings.Builder
-	b.WriteString(xmlHeader)
-	if len(acl) == 0 {
-		b.WriteString("<SignedIdentifiers />")
-		return b.String()
-	}
-	b.WriteString("<SignedIdentifiers>")
-	for _, si := range acl {
-		b.WriteString("<SignedIdentifier>")
-		elem(&b, "Id", si.ID)
-		b.WriteString("<AccessPolicy>")
+func renderACL(ids []queue.SignedIdentifier) string {
+	doc := make([]acl.Identifier, 0, len(ids))
+	for _, si := range ids {
+		p := &acl.Policy{}
 		if !si.Start.IsZero() {
-			elem(&b, "Start", si.Start.UTC().Format(iso8601))
+			s := acl.FormatTime(si.Start)
+			p.Start = &s
 		}
 		if !si.Expiry.IsZero() {
-			elem(&b, "Expiry", si.Expiry.UTC().Format(iso8601))
+			s := acl.FormatTime(si.Expiry)
+			p.Expiry = &s
 		}
 		if si.Permission != "" {
-			elem(&b, "Permission", si.Permission)
+			p.Permission = &si.Permission
 		}
-		b.WriteString("</AccessPolicy></SignedIdentifier>")
+		doc = append(doc, acl.Identifier{ID: si.ID, Policy: p})
 	}
-	b.WriteString("</SignedIdentifiers>")
-	return b.String()
+	return xmlHeader + acl.Render(doc)
 }
 
 // Service properties bodies: the document is package svcprops; queue

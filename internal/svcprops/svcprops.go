@@ -266,7 +266,7 @@ func Render(p Properties) string {
 	b.WriteString("</Logging>")
 	renderMetrics(&b, "HourMetrics", p.HourMetrics)
 	renderMetrics(&b, "MinuteMetrics", p.MinuteMetrics)
-	cors.Render(&b, p.Cors, Escape)
+	cors.Render(&b, p.Cors)
 	for _, e := range p.Extra {
 		b.WriteString("<" + e.XMLName.Local + ">")
 		b.WriteString(e.Inner)
@@ -301,34 +301,6 @@ func renderMetrics(b *strings.Builder, name string, m *Metrics) {
 
 func elem(b *strings.Builder, name, text string) {
 	b.WriteString("<" + name + ">")
-	b.WriteString(Escape(text))
+	b.WriteString(azerr.EscapeXMLText(text))
 	b.WriteString("</" + name + ">")
-}
-
-// Escape escapes element text: the five markup characters, and carriage
-// return, which an XML reader would otherwise turn into a line feed.
-func Escape(s string) string {
-	if !strings.ContainsAny(s, "&<>\"'\r") {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\'':
-			b.WriteString("&apos;")
-		case '\r':
-			b.WriteString("&#xD;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

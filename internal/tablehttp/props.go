@@ -6,44 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/auth"
-	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/internal/table"
 )
-
-// XML shapes of Table ACL (the SignedIdentifiers document shared with
-// Blob, Queue and File) and of the service properties.
-
-type xmlAccessPolicy struct {
-	Start      *string `xml:"Start"`
-	Expiry     *string `xml:"Expiry"`
-	Permission *string `xml:"Permission"`
-}
-
-type xmlSignedIdentifier struct {
-	ID           string           `xml:"Id"`
-	AccessPolicy *xmlAccessPolicy `xml:"AccessPolicy"`
-}
-
-type xmlSignedIdentifiers struct {
-	XMLName     xml.Name              `xml:"SignedIdentifiers"`
-	Identifiers []xmlSignedIdentifier `xml:"SignedIdentifier"`
-}
-
-const aclTime = "2006-01-02T15:04:05.0000000Z"
-
-func parseACLTime(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z", "2006-01-02", "2006-01-02T15:04:05"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, azerr.Newf("InvalidXmlNodeValue", "The date %q is not valid.", s)
-}
 
 func writeXML(w http.ResponseWriter, status int, v any) {
 	out, _ := xml.Marshal(v)
@@ -63,32 +32,32 @@ func (h *handler) getACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "-", AccountPerms: "r", ServiceSASDenied: true, Container: name}); err != nil {
 		return err
 	}
-	acl, err := h.svc.GetACL(r.Context(), info.Account, name)
+	ids, err := h.svc.GetACL(r.Context(), info.Account, name)
 	if err != nil {
 		return err
 	}
-	doc := xmlSignedIdentifiers{Identifiers: []xmlSignedIdentifier{}}
-	for _, si := range acl {
-		x := xmlSignedIdentifier{ID: si.ID, AccessPolicy: &xmlAccessPolicy{}}
+	doc := make([]acl.Identifier, 0, len(ids))
+	for _, si := range ids {
+		p := &acl.Policy{}
 		if si.HasStart {
-			s := si.Start.UTC().Format(aclTime)
-			x.AccessPolicy.Start = &s
+			s := acl.FormatTime(si.Start)
+			p.Start = &s
 		}
 		if si.HasExpiry {
-			s := si.Expiry.UTC().Format(aclTime)
-			x.AccessPolicy.Expiry = &s
+			s := acl.FormatTime(si.Expiry)
+			p.Expiry = &s
 		}
 		if si.HasPermission {
-			p := si.Permission
-			x.AccessPolicy.Permission = &p
+			p.Permission = &si.Permission
 		}
-		doc.Identifiers = append(doc.Identifiers, x)
+		doc = append(doc, acl.Identifier{ID: si.ID, Policy: p})
 	}
-	writeXML(w, http.StatusOK, doc)
+	writeRawXML(w, http.StatusOK, acl.Render(doc))
 	return nil
 }
 
-// Set Table ACL.
+// Set Table ACL. Package acl checks the document; the table service checks
+// the permission letters.
 func (h *handler) setACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "-", AccountPerms: "w", ServiceSASDenied: true, Container: name}); err != nil {
 		return err
@@ -97,39 +66,37 @@ func (h *handler) setACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 	if err != nil {
 		return err
 	}
-	var acl []table.SignedIdentifier
-	if len(strings.TrimSpace(string(body))) > 0 {
-		var doc xmlSignedIdentifiers
-		if err := xml.Unmarshal(body, &doc); err != nil {
-			return azerr.New("InvalidXmlDocument")
-		}
-		for _, x := range doc.Identifiers {
-			si := table.SignedIdentifier{ID: x.ID}
-			if ap := x.AccessPolicy; ap != nil {
-				if ap.Start != nil && strings.TrimSpace(*ap.Start) != "" {
-					if si.Start, err = parseACLTime(*ap.Start); err != nil {
-						return err
-					}
-					si.HasStart = true
-				}
-				if ap.Expiry != nil && strings.TrimSpace(*ap.Expiry) != "" {
-					if si.Expiry, err = parseACLTime(*ap.Expiry); err != nil {
-						return err
-					}
-					si.HasExpiry = true
-				}
-				if ap.Permission != nil {
-					si.Permission, si.HasPermission = *ap.Permission, true
-				}
-			}
-			acl = append(acl, si)
-		}
+	ids, err := acl.Parse(body)
+	if err != nil {
+		return err
 	}
-	if err := h.svc.SetACL(r.Context(), info.Account, name, acl); err != nil {
+	var out []table.SignedIdentifier
+	for _, id := range ids {
+		si := table.SignedIdentifier{ID: id.ID}
+		if p := id.Policy; p != nil {
+			if p.Start != nil && strings.TrimSpace(*p.Start) != "" {
+				si.Start, si.HasStart = parsedTime(*p.Start), true
+			}
+			if p.Expiry != nil && strings.TrimSpace(*p.Expiry) != "" {
+				si.Expiry, si.HasExpiry = parsedTime(*p.Expiry), true
+			}
+			if p.Permission != nil {
+				si.Permission, si.HasPermission = *p.Permission, true
+			}
+		}
+		out = append(out, si)
+	}
+	if err := h.svc.SetACL(r.Context(), info.Account, name, out); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// parsedTime reads a policy time acl.Parse has already checked.
+func parsedTime(s string) time.Time {
+	t, _ := acl.ParseTime(s)
+	return t
 }
 
 // Service properties: the document is package svcprops; table stores its
