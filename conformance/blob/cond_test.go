@@ -159,19 +159,30 @@ func TestRaceIfMatchWriters(t *testing.T) {
 		const n = 16
 		var wins, fails atomic.Int32
 		var wg sync.WaitGroup
+		g := newStartGate(n)
+		var winner atomic.Int32
+		var winETag atomic.Pointer[azcore.ETag]
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
+				g.wait()
 				var err error
+				var etag *azcore.ETag
 				if i%2 == 0 {
-					_, err = bb.Upload(context.Background(), body([]byte(fmt.Sprint("w", i))), &blockblob.UploadOptions{AccessConditions: ifMatch(*up.ETag)})
+					var r blockblob.UploadResponse
+					r, err = bb.Upload(context.Background(), body([]byte(fmt.Sprint("w", i))), &blockblob.UploadOptions{AccessConditions: ifMatch(*up.ETag)})
+					etag = r.ETag
 				} else {
-					_, err = bb.SetMetadata(context.Background(), map[string]*string{"w": ptr(fmt.Sprint(i))}, &blob.SetMetadataOptions{AccessConditions: ifMatch(*up.ETag)})
+					var r blob.SetMetadataResponse
+					r, err = bb.SetMetadata(context.Background(), map[string]*string{"w": ptr(fmt.Sprint(i))}, &blob.SetMetadataOptions{AccessConditions: ifMatch(*up.ETag)})
+					etag = r.ETag
 				}
 				switch {
 				case err == nil:
 					wins.Add(1)
+					winner.Store(int32(i))
+					winETag.Store(etag)
 				case isCode(err, 412, "ConditionNotMet"):
 					fails.Add(1)
 				default:
@@ -179,9 +190,21 @@ func TestRaceIfMatchWriters(t *testing.T) {
 				}
 			}(i)
 		}
+		g.open()
 		wg.Wait()
 		if wins.Load() != 1 || fails.Load() != n-1 {
 			t.Fatalf("wins %d, 412s %d", wins.Load(), fails.Load())
+		}
+		// The blob holds the winner's write and the ETag it was given.
+		got, err := bb.DownloadStream(ctx, nil)
+		must(t, err)
+		data := string(readAll(t, got.Body))
+		w := int(winner.Load())
+		if *got.ETag != *winETag.Load() {
+			t.Fatalf("stored ETag %s, winner was given %s", *got.ETag, *winETag.Load())
+		}
+		if w%2 == 0 && data != fmt.Sprint("w", w) || w%2 == 1 && (data != "start" || got.Metadata["W"] == nil && got.Metadata["w"] == nil) {
+			t.Fatalf("winner %d, blob holds %q %v", w, data, got.Metadata)
 		}
 	})
 }
@@ -317,24 +340,40 @@ func TestRacePutBlockListVsPutBlob(t *testing.T) {
 			single := bytes.Repeat([]byte{'Z'}, 3000)
 			var wg sync.WaitGroup
 			wg.Add(2)
+			g := newStartGate(2)
+			var commitETag, uploadETag *azcore.ETag
 			go func() {
 				defer wg.Done()
-				if _, err := bb.CommitBlockList(context.Background(), ids, nil); err != nil && !isCode(err, 400, "InvalidBlockList") {
+				g.wait()
+				r, err := bb.CommitBlockList(context.Background(), ids, nil)
+				if err != nil && !isCode(err, 400, "InvalidBlockList") {
 					t.Error(err)
 				}
+				commitETag = r.ETag
 			}()
 			go func() {
 				defer wg.Done()
-				if _, err := bb.Upload(context.Background(), body(single), nil); err != nil {
+				g.wait()
+				r, err := bb.Upload(context.Background(), body(single), nil)
+				if err != nil {
 					t.Error(err)
 				}
+				uploadETag = r.ETag
 			}()
+			g.open()
 			wg.Wait()
 			got, err := bb.DownloadStream(ctx, nil)
 			must(t, err)
 			data := readAll(t, got.Body)
 			if !bytes.Equal(data, single) && !bytes.Equal(data, want.Bytes()) {
 				t.Fatalf("mixed content of length %d", len(data))
+			}
+			// The stored ETag is the one the write whose content won was given.
+			switch {
+			case bytes.Equal(data, single) && (uploadETag == nil || *got.ETag != *uploadETag):
+				t.Fatalf("uploaded content under ETag %s", *got.ETag)
+			case bytes.Equal(data, want.Bytes()) && (commitETag == nil || *got.ETag != *commitETag):
+				t.Fatalf("committed content under ETag %s", *got.ETag)
 			}
 		}
 	})

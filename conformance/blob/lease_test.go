@@ -365,12 +365,15 @@ func TestRaceLeaseAcquire(t *testing.T) {
 		must(t, err)
 		const n = 16
 		var wins, losses atomic.Int32
+		var winner atomic.Int32
 		var wg sync.WaitGroup
+		g := newStartGate(n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
 				lc, err := lease.NewBlobClient(bb, &lease.BlobClientOptions{LeaseID: ptr(fmt.Sprintf("%08d-0000-0000-0000-000000000000", i))})
+				g.wait()
 				if err != nil {
 					t.Error(err)
 					return
@@ -378,6 +381,7 @@ func TestRaceLeaseAcquire(t *testing.T) {
 				_, err = lc.AcquireLease(context.Background(), -1, nil)
 				if err == nil {
 					wins.Add(1)
+					winner.Store(int32(i))
 					return
 				}
 				if isCode(err, 409, "LeaseAlreadyPresent") {
@@ -387,9 +391,18 @@ func TestRaceLeaseAcquire(t *testing.T) {
 				t.Error(err)
 			}(i)
 		}
+		g.open()
 		wg.Wait()
 		if wins.Load() != 1 || losses.Load() != n-1 {
 			t.Fatalf("wins %d losses %d", wins.Load(), losses.Load())
 		}
+		// The stored lease is the winner's: its id lets a write through,
+		// any other id is refused.
+		w := int(winner.Load())
+		id := func(i int) *string { return ptr(fmt.Sprintf("%08d-0000-0000-0000-000000000000", i)) }
+		_, err = bb.SetMetadata(ctx, map[string]*string{"k": ptr("v")}, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: id(w)}}})
+		must(t, err)
+		_, err = bb.SetMetadata(ctx, nil, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: id((w + 1) % n)}}})
+		mustCode(t, err, 412, "LeaseIdMismatchWithBlobOperation")
 	})
 }
