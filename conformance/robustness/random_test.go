@@ -574,11 +574,11 @@ func wellFormed(r *reply) string {
 }
 
 // TestRandomRequests sends a few thousand mutated requests (fixed seed)
-// to every service of every target: none may fail in transport, answer
-// 5xx, or answer a 4xx that is not a proper Azure error.
+// to every service of every target: none may fail in transport (a request
+// unanswered after requestTimeout counts as a hang), answer 5xx, or answer
+// a 4xx that is not a proper Azure error.
 func TestRandomRequests(t *testing.T) {
 	const perTarget = 4000
-	const budget = 8 * time.Second
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
 		randomFixture(t, tg)
 		s := prng{rand.New(rand.NewPCG(20261122, 7))}
@@ -596,9 +596,6 @@ func TestRandomRequests(t *testing.T) {
 				if failures++; failures == 10 {
 					t.Fatal("stopping after 10 failures")
 				}
-			}
-			if time.Since(start) > budget {
-				t.Fatalf("only %d requests in %v: the server is too slow or hangs", i+1, budget)
 			}
 		}
 		t.Logf("%d requests in %v", perTarget, time.Since(start).Round(time.Millisecond))
