@@ -295,18 +295,23 @@ func TestUpdateReceiptRace(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		wins := 0
+		g := newStartGate(8)
 		for i := range 8 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				g.wait()
 				_, err := qc.UpdateMessage(ctx, *m.MessageID, *m.PopReceipt, fmt.Sprint("v", i), &azqueue.UpdateMessageOptions{VisibilityTimeout: ptr(int32(60))})
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
 					wins++
+				} else if !isMessageNotFound(err) {
+					t.Errorf("losing update: %v, want 404 MessageNotFound", err)
 				}
 			}()
 		}
+		g.open()
 		wg.Wait()
 		if wins != 1 {
 			t.Fatalf("%d updates won with one receipt, want 1", wins)
