@@ -28,14 +28,24 @@ func blobExtras() []svcprops.Extra {
 	}
 }
 
-// blobExtra reports whether Blob keeps an element of a Set Blob Service
-// Properties body beyond the shared ones; others are ignored.
-func blobExtra(name string) bool {
-	switch name {
-	case "DefaultServiceVersion", "DeleteRetentionPolicy", "StaticWebsite":
-		return true
+// blobExtraOrder lists the elements Blob keeps beyond the shared ones, in
+// the order Azure renders them; other elements of a Set body are ignored.
+func blobExtraOrder() []string {
+	return []string{"DefaultServiceVersion", "DeleteRetentionPolicy", "StaticWebsite"}
+}
+
+// sortExtras keeps Blob's elements in Azure's order, dropping unknown ones.
+func sortExtras(in []svcprops.Extra) []svcprops.Extra {
+	var out []svcprops.Extra
+	for _, name := range blobExtraOrder() {
+		for _, e := range in {
+			if e.XMLName.Local == name {
+				out = append(out, e)
+				break
+			}
+		}
 	}
-	return false
+	return out
 }
 
 // storedServiceProps returns the account's Blob service properties
@@ -91,13 +101,7 @@ func (h *handler) setServiceProps(rq *req) error {
 	if err != nil {
 		return err
 	}
-	extra := in.Extra[:0:0]
-	for _, e := range in.Extra {
-		if blobExtra(e.XMLName.Local) {
-			extra = append(extra, e)
-		}
-	}
-	in.Extra = extra
+	in.Extra = sortExtras(in.Extra)
 	cur, err := h.svc.GetServiceProps(rq.ctx(), rq.info.Account)
 	if err != nil {
 		return err
@@ -107,6 +111,7 @@ func (h *handler) setServiceProps(rq *req) error {
 		return err
 	}
 	doc.Merge(in)
+	doc.Extra = sortExtras(doc.Extra)
 	rules := make([]blob.CorsRule, 0, len(doc.Cors))
 	for _, r := range doc.Cors {
 		rules = append(rules, blob.CorsRule{AllowedOrigins: cors.List(r.AllowedOrigins), AllowedMethods: cors.List(r.AllowedMethods),

@@ -10,6 +10,7 @@ package cors
 import (
 	"encoding/xml"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,22 +64,17 @@ func (e *Element) Validate() ([]Rule, error) {
 	if len(e.Rules) > MaxRules {
 		return nil, azerr.New("InvalidXmlDocument")
 	}
-	rules := make([]Rule, 0, len(e.Rules))
-	for _, x := range e.Rules {
-		r := Rule{
-			AllowedOrigins: deref(x.AllowedOrigins), AllowedMethods: deref(x.AllowedMethods),
-			AllowedHeaders: deref(x.AllowedHeaders), ExposedHeaders: deref(x.ExposedHeaders),
-		}
-		if x.MaxAgeInSeconds == nil || *x.MaxAgeInSeconds < 0 || len(List(r.AllowedOrigins)) == 0 || len(List(r.AllowedMethods)) == 0 {
+	rules := e.Lenient()
+	for i, x := range e.Rules {
+		r := rules[i]
+		if x.MaxAgeInSeconds == nil || r.MaxAgeInSeconds < 0 || len(List(r.AllowedOrigins)) == 0 || len(List(r.AllowedMethods)) == 0 {
 			return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "CorsRule")
 		}
-		r.MaxAgeInSeconds = *x.MaxAgeInSeconds
 		for _, m := range List(r.AllowedMethods) {
 			if !AllowedMethod(m) {
 				return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "AllowedMethods").WithDetail("XmlNodeValue", r.AllowedMethods)
 			}
 		}
-		rules = append(rules, r)
 	}
 	return rules, nil
 }
@@ -156,12 +152,7 @@ func List(s string) []string {
 
 // allowsAnyOrigin reports whether the rule's origins include "*".
 func (r *Rule) allowsAnyOrigin() bool {
-	for _, o := range List(r.AllowedOrigins) {
-		if o == "*" {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(List(r.AllowedOrigins), "*")
 }
 
 // originAllowed: "*" or the origin itself, compared without case.
