@@ -230,6 +230,7 @@ func blobCases() []bad {
 	add("service properties not xml", put, props, nil, "nope", 400, "InvalidXmlDocument")
 	add("service properties wrong root", put, props, nil, "<ServiceProperties><Logging/></ServiceProperties>", 400, "InvalidXmlDocument")
 	add("service properties bad cors method", put, props, nil, "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>FLY</AllowedMethods><AllowedHeaders>*</AllowedHeaders><ExposedHeaders>*</ExposedHeaders><MaxAgeInSeconds>5</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>", 400)
+	add("service properties bad retention", put, props, nil, "<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>true</Enabled><IncludeAPIs>false</IncludeAPIs><RetentionPolicy><Enabled>true</Enabled><Days>-4</Days></RetentionPolicy></HourMetrics></StorageServiceProperties>", 400)
 	add("service properties max age letters", put, props, nil, "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders>*</AllowedHeaders><ExposedHeaders>*</ExposedHeaders><MaxAgeInSeconds>soon</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>", 400)
 	tags := b + "?comp=tags"
 	add("tags not xml", put, tags, nil, "k=v", 400, "InvalidXmlDocument")
