@@ -54,12 +54,14 @@ func getStaging(tx storage.Tx, ref Ref) (*Staging, error) {
 // It does not change the blob's ETag or Last-Modified; on a missing blob
 // it creates an invisible uncommitted blob.
 func (s *Service) PutBlock(ctx context.Context, ref Ref, id string, data Ingested, cond Cond) error {
-	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx) ([]Segment, int64, error) {
+	return s.putBlock(ctx, ref, id, cond, func(storage.Tx, time.Time) ([]Segment, int64, error) {
 		return data.Segs, data.Size, nil
 	})
 }
 
-func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, source func(tx storage.Tx) ([]Segment, int64, error)) error {
+// putBlock stages the bytes source gives under id. source runs inside the
+// transaction with the operation's one clock reading.
+func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, source func(tx storage.Tx, now time.Time) ([]Segment, int64, error)) error {
 	if err := snapshotWrite(ref); err != nil {
 		return err
 	}
@@ -75,7 +77,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		if b != nil && b.Type != BlockBlob {
 			return azerr.New("InvalidBlobType")
 		}
-		segs, size, err := source(tx)
+		segs, size, err := source(tx, now)
 		if err != nil {
 			return err
 		}

@@ -174,8 +174,8 @@ func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Co
 // PutBlockFromURL stages bytes [off, off+n) (n < 0: to the end) of a blob
 // on this server as block id, sharing its chunks.
 func (s *Service) PutBlockFromURL(ctx context.Context, ref Ref, id string, src Ref, off, n int64, srcCond, cond Cond) error {
-	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx) ([]Segment, int64, error) {
-		return s.sourceRange(tx, src, off, n, srcCond, s.now())
+	return s.putBlock(ctx, ref, id, cond, func(tx storage.Tx, now time.Time) ([]Segment, int64, error) {
+		return s.sourceRange(tx, src, off, n, srcCond, now)
 	})
 }
 

@@ -502,3 +502,49 @@ func TestRaceDeleteContainerVsPutBlob(t *testing.T) {
 		}
 	})
 }
+
+// steppingClock moves forward by step after every reading, so an operation
+// that reads the clock twice sees two different instants.
+type steppingClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *steppingClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.t
+	c.t = c.t.Add(c.step)
+	return t
+}
+
+// TestPutBlockFromURLReadsTheClockOnce: Put Block From URL checks the
+// source's lease at the same instant as everything else it decides. With
+// a clock that jumps past the source's fixed lease between two readings,
+// a second reading would see the lease expired and refuse its id.
+func TestPutBlockFromURLReadsTheClockOnce(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		sc := &steppingClock{t: clk.now()}
+		s.now = sc.now
+		src := Ref{"acct", "cont", "src", ""}
+		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: src, Type: BlockBlob, Data: ingest(t, s, []byte("source bytes"))}); err != nil {
+			t.Fatal(err)
+		}
+		_, res, err := s.LeaseBlob(ctx, src, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// From now on every reading is 25 s after the one before: the
+		// operation's first reading still falls inside the 20 s lease, a
+		// second one would not.
+		sc.mu.Lock()
+		sc.step = 25 * time.Second
+		sc.mu.Unlock()
+		dst := Ref{"acct", "cont", "dst", ""}
+		if err := s.PutBlockFromURL(ctx, dst, bid(1), src, 0, -1, Cond{LeaseID: res.LeaseID}, Cond{}); err != nil {
+			t.Fatalf("Put Block From URL under an active source lease: %v", err)
+		}
+	})
+}
