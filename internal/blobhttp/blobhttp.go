@@ -18,6 +18,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -478,19 +479,11 @@ func (h *handler) serviceStats(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	return writeXML(rq, http.StatusOK, `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>`+
-		httpTime(h.d.Now())+`</LastSyncTime></GeoReplication></StorageServiceStats>`)
+	return writeXML(rq, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 }
 
+// writeXML sends an XML document given without its declaration.
 func writeXML(rq *req, status int, body string) error {
-	rq.w.Header().Set("Content-Type", "application/xml")
-	rq.w.Header().Set("Content-Length", strconv.Itoa(len(xmlHeader)+len(body)))
-	rq.status(status)
-	if rq.r.Method != http.MethodHead {
-		rq.w.Write([]byte(xmlHeader))
-		rq.w.Write([]byte(body))
-	}
+	httpx.WriteXML(rq.w, rq.r, status, body)
 	return nil
 }
-
-const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
@@ -14,7 +15,7 @@ func TestServicePropertiesAndCORS(t *testing.T) {
 	h := handlerFor(memstore.New())
 	const props = "?restype=service&comp=properties"
 	w := do(t, h, "GET", props, nil, nil)
-	want := xmlHeader + `<StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>` +
+	want := httpx.XMLDeclaration + `<StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>` +
 		`<HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics>` +
 		`<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics>` +
 		`<Cors /><DeleteRetentionPolicy><Enabled>false</Enabled></DeleteRetentionPolicy><StaticWebsite><Enabled>false</Enabled></StaticWebsite></StorageServiceProperties>`
@@ -80,7 +81,7 @@ func TestServicePropertiesAndCORS(t *testing.T) {
 func TestEmptyContainerACL(t *testing.T) {
 	h := handlerFor(memstore.New())
 	do(t, h, "PUT", "acl1?restype=container", nil, nil)
-	if w := do(t, h, "GET", "acl1?restype=container&comp=acl", nil, nil); w.Body.String() != xmlHeader+"<SignedIdentifiers />" {
+	if w := do(t, h, "GET", "acl1?restype=container&comp=acl", nil, nil); w.Body.String() != httpx.XMLDeclaration+"<SignedIdentifiers />" {
 		t.Fatalf("empty acl %d %s", w.Code, w.Body.String())
 	}
 	body := `<SignedIdentifiers><SignedIdentifier><Id>p</Id><AccessPolicy><Start>2026-01-01T00:00:00</Start><Permission>r</Permission></AccessPolicy></SignedIdentifier><SignedIdentifier><Id>p</Id></SignedIdentifier></SignedIdentifiers>`

@@ -20,6 +20,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queue"
+	"github.com/lazuli-storage/lazuli/internal/svcprops"
 )
 
 // maxBodySize bounds every request body read into memory. A Put or Update
@@ -224,17 +225,11 @@ func (h *handler) queueAccess(r *http.Request, info *httpx.Info, name string, re
 
 // Response writing.
 
-func writeXML(w http.ResponseWriter, r *http.Request, status int, body string) {
-	hd := w.Header()
-	hd.Set("Content-Type", "application/xml")
-	hd.Set("Cache-Control", "no-cache")
-	if r.Method == http.MethodHead {
-		w.WriteHeader(status)
-		return
-	}
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	io.WriteString(w, body)
+// writeXML sends an XML document given without its declaration; queue
+// answers are not cached.
+func writeXML(w http.ResponseWriter, r *http.Request, status int, doc string) {
+	w.Header().Set("Cache-Control", "no-cache")
+	httpx.WriteXML(w, r, status, doc)
 }
 
 func writeEmpty(w http.ResponseWriter, status int) {
@@ -383,7 +378,6 @@ func (h *handler) listQueues(w http.ResponseWriter, r *http.Request, info *httpx
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(xmlHeader)
 	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(info.Account)+"/") + `">`)
 	if q.Has("prefix") {
 		elem(&b, "Prefix", prefix)
@@ -468,9 +462,7 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	body := xmlHeader + "<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>" +
-		fmtTime(h.d.Now()) + "</LastSyncTime></GeoReplication></StorageServiceStats>"
-	writeXML(w, r, http.StatusOK, body)
+	writeXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil
 }
 

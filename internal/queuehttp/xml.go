@@ -16,8 +16,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 )
 
-const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
-
 // rfc1123 is the HTTP date format Azure uses in queue bodies and headers.
 const rfc1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
@@ -109,7 +107,6 @@ func parseMessage(body []byte) (pm parsedMessage, ok bool, err error) {
 // no text).
 func renderMessages(ms []queue.Message, peek, put bool) string {
 	var b strings.Builder
-	b.WriteString(xmlHeader)
 	if len(ms) == 0 {
 		b.WriteString("<QueueMessagesList />")
 		return b.String()
@@ -186,7 +183,7 @@ func renderACL(ids []queue.SignedIdentifier) string {
 		}
 		doc = append(doc, acl.Identifier{ID: si.ID, Policy: p})
 	}
-	return xmlHeader + acl.Render(doc)
+	return acl.Render(doc)
 }
 
 // Service properties bodies: the document is package svcprops; queue
@@ -254,7 +251,7 @@ func renderServiceProperties(p queue.ServiceProperties) string {
 	if l := p.Logging; l != nil {
 		doc.Logging = &svcprops.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write, RetentionPolicy: fromRetention(l.RetentionPolicy)}
 	}
-	return xmlHeader + svcprops.Render(doc)
+	return svcprops.Render(doc)
 }
 
 // splitList splits a comma-separated header or CORS list, trimming blanks.

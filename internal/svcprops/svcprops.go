@@ -8,8 +8,10 @@ package svcprops
 
 import (
 	"encoding/xml"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
@@ -303,4 +305,12 @@ func elem(b *strings.Builder, name, text string) {
 	b.WriteString("<" + name + ">")
 	b.WriteString(azerr.EscapeXMLText(text))
 	b.WriteString("</" + name + ">")
+}
+
+// RenderStats renders the StorageServiceStats document of Get Service
+// Stats (without the XML declaration). An emulator has one live location,
+// synchronized as of now.
+func RenderStats(now time.Time) string {
+	return "<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>" +
+		now.UTC().Format(http.TimeFormat) + "</LastSyncTime></GeoReplication></StorageServiceStats>"
 }

@@ -1,7 +1,6 @@
 package tablehttp
 
 import (
-	"encoding/xml"
 	"net/http"
 	"strings"
 	"time"
@@ -13,19 +12,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/internal/table"
 )
-
-func writeXML(w http.ResponseWriter, status int, v any) {
-	out, _ := xml.Marshal(v)
-	writeRawXML(w, status, string(out))
-}
-
-// writeRawXML sends an XML document rendered without its declaration.
-func writeRawXML(w http.ResponseWriter, status int, doc string) {
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(status)
-	w.Write([]byte(xml.Header[:len(xml.Header)-1]))
-	w.Write([]byte(doc))
-}
 
 // Get Table ACL.
 func (h *handler) getACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
@@ -52,7 +38,7 @@ func (h *handler) getACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 		}
 		doc = append(doc, acl.Identifier{ID: si.ID, Policy: p})
 	}
-	writeRawXML(w, http.StatusOK, acl.Render(doc))
+	httpx.WriteXML(w, r, http.StatusOK, acl.Render(doc))
 	return nil
 }
 
@@ -148,7 +134,7 @@ func (h *handler) getServiceProperties(w http.ResponseWriter, r *http.Request, i
 		doc.Logging = &svcprops.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write,
 			RetentionPolicy: svcprops.Retention{Enabled: l.RetentionEnabled, Days: l.RetentionDays}}
 	}
-	writeRawXML(w, http.StatusOK, svcprops.Render(doc))
+	httpx.WriteXML(w, r, http.StatusOK, svcprops.Render(doc))
 	return nil
 }
 
@@ -189,15 +175,7 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	type geo struct {
-		Status       string `xml:"Status"`
-		LastSyncTime string `xml:"LastSyncTime"`
-	}
-	type stats struct {
-		XMLName xml.Name `xml:"StorageServiceStats"`
-		Geo     geo      `xml:"GeoReplication"`
-	}
-	writeXML(w, http.StatusOK, stats{Geo: geo{Status: "live", LastSyncTime: h.d.Now().UTC().Format(http.TimeFormat)}})
+	httpx.WriteXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil
 }
 
