@@ -127,6 +127,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 			return nil, err
 		}
 	}
+	b.AsOf = now
 	return b, nil
 }
 

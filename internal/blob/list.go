@@ -180,6 +180,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					if err != nil {
 						return err
 					}
+					b.AsOf = now
 					if bi.snap == "" {
 						base = b
 					} else {

@@ -85,6 +85,10 @@ type Container struct {
 	Public   string             `json:"pa,omitempty"` // "", "blob" or "container"
 	ACL      []SignedIdentifier `json:"acl,omitempty"`
 	Lease    lease.State        `json:"l"`
+
+	// AsOf is the clock reading a read was checked at; time-driven state
+	// (lease expiry and break) is reported as of this instant.
+	AsOf time.Time `json:"-"`
 }
 
 // SignedIdentifier is a stored access policy of a container ACL.
@@ -166,6 +170,10 @@ type Blob struct {
 	// ExtBlocks is set when the committed block list is stored under
 	// blockListKey rather than in the record.
 	ExtBlocks bool `json:"xb,omitempty"`
+
+	// AsOf is the clock reading a read was checked at; time-driven state
+	// (lease expiry and break) is reported as of this instant.
+	AsOf time.Time `json:"-"`
 
 	// storedTags are the tags the stored record had when it was loaded,
 	// so that a write can update the tag index.

@@ -482,9 +482,11 @@ func (s *Service) GetContainer(ctx context.Context, acct, name, leaseID string) 
 		if err != nil {
 			return err
 		}
-		if _, err := containerCheck(c, Cond{LeaseID: leaseID}, false, s.now()); err != nil {
+		now := s.now()
+		if _, err := containerCheck(c, Cond{LeaseID: leaseID}, false, now); err != nil {
 			return err
 		}
+		c.AsOf = now
 		out = c
 		return nil
 	})
@@ -591,6 +593,7 @@ func (s *Service) ListContainers(ctx context.Context, acct, prefix, marker strin
 	var out []*Container
 	next := ""
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		now := s.now()
 		base := containersPrefix(acct)
 		lo := keyenc.AppendPrefix(append([]byte(nil), base...), prefix)
 		hi := keyenc.PrefixEnd(lo)
@@ -610,6 +613,7 @@ func (s *Service) ListContainers(ctx context.Context, acct, prefix, marker strin
 				next = c.Name
 				break
 			}
+			c.AsOf = now
 			out = append(out, c)
 		}
 		return it.Err()

@@ -226,7 +226,7 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) {
 	}
 	writeMeta(hd, b.Meta)
 	if b.Snapshot == "" {
-		now := h.d.Now()
+		now := h.asOf(b.AsOf)
 		hd.Set("x-ms-lease-status", b.Lease.Status(now))
 		hd.Set("x-ms-lease-state", b.Lease.StateName(now))
 		if d := b.Lease.DurationName(now); d != "" {

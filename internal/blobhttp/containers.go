@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/auth"
@@ -73,13 +74,22 @@ func (h *handler) deleteContainer(rq *req) error {
 	return nil
 }
 
+// asOf is the instant to report time-driven state at: the one the
+// service checked the request at, or now for a record that carries none.
+func (h *handler) asOf(t time.Time) time.Time {
+	if t.IsZero() {
+		return h.d.Now()
+	}
+	return t
+}
+
 func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 	hd := rq.w.Header()
 	setETag(hd, c.ETag, c.Modified)
 	if withMeta {
 		writeMeta(hd, c.Meta)
 	}
-	now := h.d.Now()
+	now := h.asOf(c.AsOf)
 	hd.Set("x-ms-lease-status", c.Lease.Status(now))
 	hd.Set("x-ms-lease-state", c.Lease.StateName(now))
 	if d := c.Lease.DurationName(now); d != "" {
@@ -404,8 +414,9 @@ func metaXML(b *strings.Builder, meta []blob.KV) {
 	b.WriteString("</Metadata>")
 }
 
-func leaseXML(b *strings.Builder, l lease.State, h *handler) {
-	now := h.d.Now()
+// leaseXML renders a lease as of asOf, the instant the listing was read.
+func leaseXML(b *strings.Builder, l lease.State, asOf time.Time, h *handler) {
+	now := h.asOf(asOf)
 	b.WriteString("<LeaseStatus>" + l.Status(now) + "</LeaseStatus><LeaseState>" + l.StateName(now) + "</LeaseState>")
 	if d := l.DurationName(now); d != "" {
 		b.WriteString("<LeaseDuration>" + d + "</LeaseDuration>")
@@ -436,7 +447,7 @@ func (h *handler) listContainers(rq *req) error {
 	for _, c := range list {
 		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name><Properties><Last-Modified>" +
 			httpTime(c.Modified) + "</Last-Modified><Etag>" + blob.ETagString(c.ETag) + "</Etag>")
-		leaseXML(&b, c.Lease, h)
+		leaseXML(&b, c.Lease, c.AsOf, h)
 		if c.Public != "" {
 			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
 		}
@@ -518,7 +529,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		b.WriteString("<BlobType>" + bl.Type + "</BlobType>")
 		if bl.Snapshot == "" {
-			leaseXML(&b, bl.Lease, h)
+			leaseXML(&b, bl.Lease, bl.AsOf, h)
 		} else {
 			b.WriteString("<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>")
 		}
