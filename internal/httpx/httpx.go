@@ -137,6 +137,12 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
 			return
 		}
+		if name, ok := repeatedHeader(r.Header); ok {
+			// Azure joins repeated headers into one value ("a, b"), which
+			// no single-valued x-ms header accepts.
+			WriteError(rw, r, azerr.InvalidHeader(name, strings.Join(r.Header.Values(name), ", ")))
+			return
+		}
 		if cid := r.Header.Get("x-ms-client-request-id"); len(cid) > 1024 {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-client-request-id", cid))
 			return
@@ -282,3 +288,19 @@ func newUUID() string {
 
 // NewUUID returns a random (version 4) UUID string.
 func NewUUID() string { return newUUID() }
+
+// repeatedHeader finds an x-ms-* header sent more than once, other than
+// metadata (whose repeated values are joined) and the client request id.
+func repeatedHeader(h http.Header) (string, bool) {
+	for k, vs := range h {
+		if len(vs) < 2 || len(k) < 5 || !strings.EqualFold(k[:5], "x-ms-") {
+			continue
+		}
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-ms-meta-") || lk == "x-ms-client-request-id" {
+			continue
+		}
+		return k, true
+	}
+	return "", false
+}

@@ -158,3 +158,20 @@ func TestMissingAccountIsInvalidURI(t *testing.T) {
 		t.Fatalf("status %d code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
 }
+
+func TestRepeatedSingleValuedHeaderIsRefused(t *testing.T) {
+	req := httptest.NewRequest("PUT", "http://127.0.0.1/devstoreaccount1/c/b", nil)
+	req.Header.Add("x-ms-blob-type", "BlockBlob")
+	req.Header.Add("x-ms-blob-type", "PageBlob")
+	resp := serve(t, auth.Blob, http.HandlerFunc(ok), req)
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" {
+		t.Fatalf("status %d code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	// Repeated metadata values are joined, not refused.
+	req = httptest.NewRequest("PUT", "http://127.0.0.1/devstoreaccount1/c/b", nil)
+	req.Header.Add("x-ms-meta-a", "1")
+	req.Header.Add("x-ms-meta-a", "2")
+	if resp := serve(t, auth.Blob, http.HandlerFunc(ok), req); resp.StatusCode != 200 {
+		t.Fatalf("repeated metadata: status %d", resp.StatusCode)
+	}
+}

@@ -151,8 +151,13 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		case http.MethodPost:
 			return h.putMessage(w, r, info, name, q)
 		case http.MethodGet:
-			if strings.EqualFold(q.Get("peekonly"), "true") {
+			switch peek := q.Get("peekonly"); {
+			case strings.EqualFold(peek, "true"):
 				return h.peekMessages(w, r, info, name, q)
+			case peek != "" && !strings.EqualFold(peek, "false"):
+				// Anything but a boolean must not fall through to a
+				// dequeue that hides messages.
+				return azerr.InvalidQuery("peekonly", peek, "")
 			}
 			return h.getMessages(w, r, info, name, q)
 		case http.MethodDelete:

@@ -152,6 +152,7 @@ func TestParameterRanges(t *testing.T) {
 	w.do("GET", "que/messages?visibilitytimeout=0", "").want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("GET", "que/messages?visibilitytimeout=604801", "").want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("GET", "que/messages?peekonly=true&numofmessages=40", "").want(t, 400, "OutOfRangeQueryParameterValue")
+	w.do("GET", "que/messages?peekonly=maybe", "").want(t, 400, "InvalidQueryParameterValue")
 	w.do("POST", "que/messages?visibilitytimeout=-1", msgBody("x")).want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("POST", "que/messages?visibilitytimeout=604801", msgBody("x")).want(t, 400, "OutOfRangeQueryParameterValue")
 	w.do("POST", "que/messages?messagettl=0", msgBody("x")).want(t, 400, "InvalidQueryParameterValue")
