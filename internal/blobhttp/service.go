@@ -128,18 +128,13 @@ func (h *handler) setServiceProps(rq *req) error {
 // Preflight requests carry no credentials and are never authorized.
 func (h *handler) preflight(rq *req) error {
 	rq.info.Operation = "CorsPreflight"
-	if err := cors.CheckPreflight(rq.r.Header); err != nil {
-		return err
-	}
-	p, err := h.svc.GetServiceProps(rq.ctx(), rq.info.Account)
-	if err != nil {
-		return err
-	}
-	if err := cors.Preflight(corsRules(p), rq.r.Header, rq.w.Header()); err != nil {
-		return err
-	}
-	rq.status(http.StatusOK)
-	return nil
+	return cors.Answer(rq.w, rq.r, func() ([]cors.Rule, error) {
+		p, err := h.svc.GetServiceProps(rq.ctx(), rq.info.Account)
+		if err != nil {
+			return nil, err
+		}
+		return corsRules(p), nil
+	})
 }
 
 // applyCors adds the CORS response headers of an actual cross-origin

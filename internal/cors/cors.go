@@ -260,6 +260,25 @@ func Preflight(rules []Rule, req, out http.Header) error {
 	return nil
 }
 
+// Answer answers a preflight request: it checks the CORS request headers
+// before loading anything, then evaluates the rules load returns and, on
+// a match, sends 200 with the Access-Control-* headers and no body. Any
+// error is for the caller to render.
+func Answer(w http.ResponseWriter, r *http.Request, load func() ([]Rule, error)) error {
+	if err := CheckPreflight(r.Header); err != nil {
+		return err
+	}
+	rules, err := load()
+	if err != nil {
+		return err
+	}
+	if err := Preflight(rules, r.Header, w.Header()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
 // Actual sets the Access-Control-* headers of an actual request (one that
 // is not a preflight) into out. method is the request's method; req its
 // headers. Nothing is set without an Origin header or without rules.

@@ -2,6 +2,7 @@ package cors
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -189,4 +190,28 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Answer checks the CORS headers before loading any rule, and sends 200
+// with no body on a match.
+func TestAnswer(t *testing.T) {
+	loads := 0
+	load := func() ([]Rule, error) {
+		loads++
+		return []Rule{{AllowedOrigins: "*", AllowedMethods: "GET", MaxAgeInSeconds: 7}}, nil
+	}
+	r := httptest.NewRequest("OPTIONS", "/c", nil)
+	r.Header.Set("Access-Control-Request-Method", "GET")
+	if err := Answer(httptest.NewRecorder(), r, load); code(err) != "InvalidHeaderValue" || loads != 0 {
+		t.Fatalf("missing origin: %v after %d loads", err, loads)
+	}
+	r.Header.Set("Origin", "http://a")
+	w := httptest.NewRecorder()
+	if err := Answer(w, r, load); err != nil || w.Code != 200 || w.Body.Len() != 0 || w.Header().Get("Access-Control-Max-Age") != "7" {
+		t.Fatalf("match: %v %d %v", err, w.Code, w.Header())
+	}
+	r.Header.Set("Access-Control-Request-Method", "PUT")
+	if err := Answer(httptest.NewRecorder(), r, load); code(err) != "CorsPreflightFailure" {
+		t.Fatalf("no match: %v", err)
+	}
 }

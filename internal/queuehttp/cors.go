@@ -11,18 +11,10 @@ import (
 // Preflight requests carry no credentials and are never authorized.
 func (h *handler) preflight(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
 	info.Operation = "PreflightRequest"
-	if err := cors.CheckPreflight(r.Header); err != nil {
-		return err
-	}
-	props, err := h.svc.GetServiceProperties(r.Context(), info.Account)
-	if err != nil {
-		return err
-	}
-	if err := cors.Preflight(corsRules(props.Cors), r.Header, w.Header()); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return cors.Answer(w, r, func() ([]cors.Rule, error) {
+		props, err := h.svc.GetServiceProperties(r.Context(), info.Account)
+		return corsRules(props.Cors), err
+	})
 }
 
 // corsHeaders adds the CORS response headers of an actual cross-origin

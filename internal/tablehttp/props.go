@@ -182,19 +182,16 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 // preflight answers a CORS OPTIONS request from the stored rules.
 // Preflight requests carry no credentials and are never authorized.
 func (h *handler) preflight(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
-	if err := cors.CheckPreflight(r.Header); err != nil {
-		httpx.WriteError(w, r, err)
-		return
-	}
-	p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
-	if err == nil {
-		err = cors.Preflight(corsRules(p.Cors), r.Header, w.Header())
-	}
+	err := cors.Answer(w, r, func() ([]cors.Rule, error) {
+		p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
+		if err != nil {
+			return nil, err
+		}
+		return corsRules(p.Cors), nil
+	})
 	if err != nil {
 		httpx.WriteError(w, r, err)
-		return
 	}
-	w.WriteHeader(http.StatusOK)
 }
 
 // corsHeaders adds the CORS response headers of an actual cross-origin
