@@ -22,17 +22,21 @@ func TestRaceReplaceOneETag(t *testing.T) {
 		const n = 16
 		var wins, lost atomic.Int32
 		var winner atomic.Int32
+		var winETag atomic.Value
 		var wg sync.WaitGroup
+		g := newStartGate(n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := c.UpdateEntity(ctx, entityJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "W": int32(i)}),
-					&aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
+				entity := entityJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "W": int32(i)})
+				g.wait()
+				r, err := c.UpdateEntity(ctx, entity, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
 				switch {
 				case err == nil:
 					wins.Add(1)
 					winner.Store(int32(i))
+					winETag.Store(string(r.ETag))
 				case StatusCode(err) == 412 && ErrorCode(err) == "UpdateConditionNotSatisfied":
 					lost.Add(1)
 				default:
@@ -40,13 +44,17 @@ func TestRaceReplaceOneETag(t *testing.T) {
 				}
 			}()
 		}
+		g.open()
 		wg.Wait()
 		if wins.Load() != 1 || lost.Load() != n-1 {
 			t.Fatalf("wins %d, 412s %d", wins.Load(), lost.Load())
 		}
-		m, _ := MustGet(t, c, "p", "r")
+		m, stored := MustGet(t, c, "p", "r")
 		if m["W"] != float64(winner.Load()) {
 			t.Fatalf("stored W=%v, winner %d", m["W"], winner.Load())
+		}
+		if w, _ := winETag.Load().(string); string(stored) != w {
+			t.Fatalf("stored ETag %s, the winner was given %s", stored, w)
 		}
 	})
 }
@@ -195,10 +203,12 @@ func TestRaceCreateTable(t *testing.T) {
 		name := harness.UniqueTable("rcre")
 		var wins, exists atomic.Int32
 		var wg sync.WaitGroup
+		g := newStartGate(12)
 		for i := 0; i < 12; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				g.wait()
 				_, err := svc.CreateTable(ctx, name, nil)
 				switch {
 				case err == nil:
@@ -210,6 +220,7 @@ func TestRaceCreateTable(t *testing.T) {
 				}
 			}()
 		}
+		g.open()
 		wg.Wait()
 		if wins.Load() != 1 || exists.Load() != 11 {
 			t.Fatalf("wins %d, 409s %d", wins.Load(), exists.Load())

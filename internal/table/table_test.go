@@ -287,15 +287,18 @@ func TestConcurrentIfMatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var wins, lost atomic.Int32
+		var wins, lost, winner atomic.Int32
 		var wg sync.WaitGroup
+		g := newGate(16)
 		for i := 0; i < 16; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				g.wait()
 				_, err := s.Apply(ctx, acct, "race", Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: e.ETag(), Props: []Property{prop("N", i32(i))}})
 				if err == nil {
 					wins.Add(1)
+					winner.Store(int32(i))
 				} else if ae, ok := azerr.As(err); ok && ae.Code == "UpdateConditionNotSatisfied" {
 					lost.Add(1)
 				} else {
@@ -303,6 +306,7 @@ func TestConcurrentIfMatch(t *testing.T) {
 				}
 			}()
 		}
+		g.open()
 		wg.Wait()
 		if wins.Load() != 1 || lost.Load() != 15 {
 			t.Fatalf("wins %d lost %d", wins.Load(), lost.Load())
@@ -323,6 +327,10 @@ func TestConcurrentIfMatch(t *testing.T) {
 					_, err = s.Apply(ctx, acct, "race", Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: cur.ETag(), Props: []Property{prop("N", i32(int(n.Int)+1))}})
 					if err == nil {
 						done++
+					} else if ae, ok := azerr.As(err); !ok || ae.Code != "UpdateConditionNotSatisfied" {
+						// Only a lost If-Match race may be retried.
+						t.Error(err)
+						return
 					}
 				}
 			}()
@@ -335,6 +343,10 @@ func TestConcurrentIfMatch(t *testing.T) {
 		// The winner of the first race wrote some i in [0,16).
 		if start := n.Int - writers*each; start < 0 || start >= 16 {
 			t.Fatalf("counter %d: lost increments", n.Int)
+		}
+		// Exactly: the first race's winner's value plus every increment.
+		if want := int64(winner.Load()) + writers*each; n.Int != want {
+			t.Fatalf("counter %d, want %d", n.Int, want)
 		}
 	})
 }
