@@ -177,3 +177,78 @@ func TestRaceAuditSameBlockIDThenCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestRaceAuditSnapshotVsUpload: snapshots taken while the blob is being
+// overwritten each hold one whole version, the one named by the ETag the
+// snapshot reported.
+func TestRaceAuditSnapshotVsUpload(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("snap-race")
+		up, err := bb.Upload(ctx, body([]byte("v-initial")), nil)
+		must(t, err)
+		var mu sync.Mutex
+		versions := map[string]string{string(*up.ETag): "v-initial"}
+		snaps := map[string]string{} // snapshot id -> ETag it reported
+		const writers, snappers, each = 2, 2, 6
+		g := newStartGate(writers + snappers)
+		var wg sync.WaitGroup
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				for i := 0; i < each; i++ {
+					content := fmt.Sprintf("v-%d-%d-%s", w, i, bytes.Repeat([]byte{'x'}, 70000*(i%2)))
+					r, err := bb.Upload(context.Background(), body([]byte(content)), nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					versions[string(*r.ETag)] = content
+					mu.Unlock()
+				}
+			}()
+		}
+		for n := 0; n < snappers; n++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				for i := 0; i < each; i++ {
+					r, err := bb.CreateSnapshot(context.Background(), nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					snaps[*r.Snapshot] = string(*r.ETag)
+					mu.Unlock()
+				}
+			}()
+		}
+		g.open()
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if len(snaps) != snappers*each {
+			t.Fatalf("%d distinct snapshots, want %d", len(snaps), snappers*each)
+		}
+		for id, etag := range snaps {
+			want, ok := versions[etag]
+			if !ok {
+				t.Fatalf("snapshot %s reported ETag %s of no upload", id, etag)
+			}
+			sc, err := bb.WithSnapshot(id)
+			must(t, err)
+			got, err := sc.DownloadStream(ctx, nil)
+			must(t, err)
+			if data := string(readAll(t, got.Body)); data != want {
+				t.Fatalf("snapshot %s holds %d bytes, its ETag names a %d-byte version", id, len(data), len(want))
+			}
+		}
+	})
+}
