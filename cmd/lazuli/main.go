@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 
@@ -65,6 +66,7 @@ func run(args []string, stderr io.Writer) int {
 		cert      = fs.String("cert", env("CERT", ""), "TLS certificate (PEM)")
 		key       = fs.String("key", env("KEY", ""), "TLS private key (PEM)")
 		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
+		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
 	)
 	fs.StringVar(location, "l", *location, "shorthand for --location")
 	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
@@ -98,6 +100,21 @@ func run(args []string, stderr io.Writer) int {
 		debugW = f
 	}
 	_ = skipVer // accepting any well-formed version is already the default
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Error("cpuprofile", "err", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Error("cpuprofile", "err", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	cfg := server.Config{
 		Location: *location, InMemory: *inMemory, Sync: *syncFlag,
 		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
