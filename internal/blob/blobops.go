@@ -138,9 +138,18 @@ func snapshotWrite(ref Ref) error {
 	return nil
 }
 
-// dropStaging removes the uncommitted blocks of a blob.
+// dropStaging removes the uncommitted blocks of a blob. Uncommitted
+// blocks are only ever stored together with the staging record (Put Block
+// writes both, dropStaging and Delete Container remove both), so a blob
+// without a staging record, the common case, costs one point read.
 func dropStaging(tx storage.Tx, ref Ref) error {
-	if err := tx.Delete(stagingKey(ref.Account, ref.Container, ref.Name)); err != nil {
+	sk := stagingKey(ref.Account, ref.Container, ref.Name)
+	if _, err := tx.Get(sk); errors.Is(err, storage.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := tx.Delete(sk); err != nil {
 		return err
 	}
 	return deleteRange(tx, blocksPrefix(ref.Account, ref.Container, ref.Name))

@@ -181,6 +181,10 @@ type Blob struct {
 	// tagsKnown says storedTags is valid for a record not loaded from the
 	// store (a new record over an old one the caller already read).
 	tagsKnown bool
+	// replaced is the record a new record replaces (nil when there was
+	// none); valid when tagsKnown is set. putBlob removes only the
+	// extents that record can have.
+	replaced *Blob
 
 	// loaded is set when the record was read from the store (rather than
 	// built for a new blob, snapshot or copy). Append blobs keep their
@@ -218,6 +222,7 @@ type CorsRule struct {
 func (b *Blob) replacing(old *Blob) {
 	b.tagsKnown = true
 	b.storedTags = nil
+	b.replaced = old
 	if old != nil {
 		b.storedTags = old.Tags
 	}

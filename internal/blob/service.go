@@ -274,7 +274,13 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 	}
 	rec := b
 	if !b.loaded {
-		if err := deleteExtents(tx, acct, c, b.Name, b.Snapshot); err != nil {
+		var err error
+		if b.tagsKnown {
+			err = deleteExtentsOf(tx, acct, c, b.Name, b.Snapshot, b.replaced)
+		} else {
+			err = deleteExtents(tx, acct, c, b.Name, b.Snapshot)
+		}
+		if err != nil {
 			return err
 		}
 		switch b.Type {
@@ -326,19 +332,48 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 
 // deleteBlobKey removes one blob or snapshot record with its append blocks.
 func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
+	old, err := getBlob(tx, acct, c, name, snap)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		// No record, so no extents either (see deleteExtentsOf).
+		return nil
+	}
 	if snap == "" {
-		old, err := storedTagsAt(tx, acct, c, name, "")
-		if err != nil {
-			return err
-		}
-		if err := reindexTags(tx, acct, c, name, old, nil); err != nil {
+		if err := reindexTags(tx, acct, c, name, old.Tags, nil); err != nil {
 			return err
 		}
 	}
-	if err := deleteExtents(tx, acct, c, name, snap); err != nil {
+	if err := deleteExtentsOf(tx, acct, c, name, snap, old); err != nil {
 		return err
 	}
 	return tx.Delete(blobKey(acct, c, name, snap))
+}
+
+// deleteExtentsOf removes the extents stored for old, the record being
+// replaced (nil when there is none). Extents exist only next to a record
+// of the type that writes them: append blocks for an append blob, pages
+// for a page blob, a block list key for a block blob whose record says
+// ExtBlocks. A record's type changes only when a new record replaces it,
+// which removes the old extents first, so old alone says what is stored
+// and a new blob costs no scans at all.
+func deleteExtentsOf(tx storage.Tx, acct, c, name, snap string, old *Blob) error {
+	if old == nil {
+		return nil
+	}
+	switch old.Type {
+	case AppendBlob:
+		return deleteRange(tx, appendsPrefix(acct, c, name, snap))
+	case PageBlob:
+		return deleteRange(tx, pagesPrefix(acct, c, name, snap))
+	case BlockBlob:
+		if old.ExtBlocks {
+			return tx.Delete(blockListKey(acct, c, name, snap))
+		}
+		return nil
+	}
+	return deleteExtents(tx, acct, c, name, snap)
 }
 
 // deleteExtents removes the append blocks and pages stored for a blob.
