@@ -76,6 +76,9 @@ func readObject(body []byte) ([]rawProp, error) {
 	if !utf8.Valid(body) {
 		return nil, azerr.Newf("InvalidInput", "The request body is not valid UTF-8.")
 	}
+	if out, ok := scanObject(body); ok {
+		return out, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -133,12 +136,17 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 	if err != nil {
 		return nil, err
 	}
-	types := map[string]string{}
+	var types map[string]string
 	for _, m := range members {
 		if base, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
-			var t string
-			if err := json.Unmarshal(m.raw, &t); err != nil {
-				return nil, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
+			t, ok := plainString(m.raw)
+			if !ok {
+				if err := json.Unmarshal(m.raw, &t); err != nil {
+					return nil, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
+				}
+			}
+			if types == nil {
+				types = map[string]string{}
 			}
 			types[base] = t
 		}
@@ -150,9 +158,11 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 		}
 		switch m.name {
 		case "PartitionKey", "RowKey":
-			var s string
-			if err := json.Unmarshal(m.raw, &s); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
-				return nil, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
+			s, ok := plainString(m.raw)
+			if !ok {
+				if err := json.Unmarshal(m.raw, &s); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
+					return nil, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
+				}
 			}
 			if m.name == "PartitionKey" {
 				out.PartitionKey = &s
@@ -163,6 +173,9 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 		case "Timestamp":
 			// The server sets Timestamp; a client value is ignored, but it
 			// must still be a DateTime string (or null).
+			if _, ok := plainString(m.raw); ok {
+				continue
+			}
 			var ts *string
 			if json.Unmarshal(m.raw, &ts) != nil {
 				return nil, azerr.Newf("InvalidInput", "The Timestamp property must be a DateTime string.")
@@ -175,6 +188,9 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 		v, err := decodeValue(m.name, types[m.name], m.raw)
 		if err != nil {
 			return nil, err
+		}
+		if out.Props == nil {
+			out.Props = make([]table.Property, 0, len(members))
 		}
 		out.Props = append(out.Props, table.Property{Name: m.name, Value: v})
 	}
@@ -193,7 +209,9 @@ func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
 	var str string
 	isString := raw[0] == '"'
 	if isString {
-		if err := json.Unmarshal(raw, &str); err != nil {
+		if s, ok := plainString(raw); ok {
+			str = s
+		} else if err := json.Unmarshal(raw, &str); err != nil {
 			return odata.Value{}, badValue(name)
 		}
 	}

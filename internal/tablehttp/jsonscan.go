@@ -1,0 +1,178 @@
+package tablehttp
+
+import "encoding/json"
+
+// scanObject is the fast path of readObject for the bodies clients send:
+// one flat object whose member names and string values carry no escapes
+// and whose values are strings, numbers, true, false or null. It accepts
+// only input that encoding/json reads the same way; anything else (escapes,
+// nested values, malformed or duplicate members) reports ok = false and the
+// caller takes the general path, which also produces the exact error.
+func scanObject(body []byte) (out []rawProp, ok bool) {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		if skipSpace(body, i+1) != len(body) {
+			return nil, false
+		}
+		return nil, true
+	}
+	out = make([]rawProp, 0, 8)
+	for {
+		// Member name.
+		end, ok := scanPlainString(body, i)
+		if !ok {
+			return nil, false
+		}
+		name := string(body[i+1 : end-1])
+		for _, p := range out {
+			if p.name == name {
+				return nil, false
+			}
+		}
+		i = skipSpace(body, end)
+		if i >= len(body) || body[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(body, i+1)
+		// Scalar value.
+		start := i
+		if i >= len(body) {
+			return nil, false
+		}
+		switch c := body[i]; {
+		case c == '"':
+			i, ok = scanPlainString(body, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			i, ok = scanNumber(body, i)
+		case c == 't':
+			i, ok = scanLiteral(body, i, "true")
+		case c == 'f':
+			i, ok = scanLiteral(body, i, "false")
+		case c == 'n':
+			i, ok = scanLiteral(body, i, "null")
+		default:
+			ok = false
+		}
+		if !ok {
+			return nil, false
+		}
+		out = append(out, rawProp{name: name, raw: json.RawMessage(body[start:i])})
+		i = skipSpace(body, i)
+		if i >= len(body) {
+			return nil, false
+		}
+		if body[i] == '}' {
+			break
+		}
+		if body[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(body, i+1)
+	}
+	if skipSpace(body, i+1) != len(body) {
+		return nil, false
+	}
+	return out, true
+}
+
+// skipSpace returns the index of the first non-whitespace byte at or
+// after i (JSON whitespace: space, tab, CR, LF).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanPlainString returns the index just past a string starting at b[i]
+// that holds no escape and no control character; ok is false otherwise.
+// The caller has checked that b is valid UTF-8.
+func scanPlainString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, true
+		case c == '\\' || c < 0x20:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// scanNumber returns the index just past a JSON number starting at b[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func scanNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i+1)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// scanLiteral matches true, false or null at b[i].
+func scanLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// plainString returns the text of a JSON string value that needs no
+// unescaping (no backslash), as scanObject produces; ok is false for any
+// other value.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(inner), true
+}
