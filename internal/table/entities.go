@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -85,24 +86,53 @@ func (op *Op) validate() error {
 }
 
 // Apply runs one entity write in its own Update and returns the entity as
-// stored (nil for OpDelete).
+// stored (nil for OpDelete). Validation and the encoding of the new record
+// happen before the Update, so the single writer only checks and stores.
 func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Entity, error) {
 	if err := op.validate(); err != nil {
 		return nil, err
 	}
+	pre := preEncode(&op)
 	var out *Entity
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return err
 		}
-		out, err = applyOp(tx, uid, &op, s.tick())
+		out, err = applyOpEncoded(tx, uid, &op, s.tick(), pre)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// preEncoded is an entity record encoded before the transaction with a
+// placeholder Timestamp, for the writes whose stored properties do not
+// depend on the current record (everything but a merge into an existing
+// entity).
+type preEncoded struct {
+	b    []byte
+	used bool // b was handed to a Set; a rerun of the Update copies it
+}
+
+func preEncode(op *Op) *preEncoded {
+	if op.Kind == OpDelete {
+		return nil
+	}
+	return &preEncoded{b: encodeEntity(&Entity{Props: op.Props})}
+}
+
+// record returns the encoded record with Timestamp ts.
+func (p *preEncoded) record(ts int64) []byte {
+	b := p.b
+	if p.used {
+		b = append([]byte(nil), b...)
+	}
+	p.used = true
+	binary.BigEndian.PutUint64(b[1:9], uint64(ts))
+	return b
 }
 
 // Batch runs an entity group transaction: every operation on one
@@ -153,28 +183,48 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 // applyOp runs one write inside tx; the If-Match check and the write are in
 // the same transaction.
 func applyOp(tx storage.Tx, uid string, op *Op, now int64) (*Entity, error) {
+	return applyOpEncoded(tx, uid, op, now, nil)
+}
+
+// applyOpEncoded is applyOp with the new record optionally encoded in
+// advance (pre, used unless a merge meets an existing entity). The current
+// record is decoded in full only for a merge; every other operation needs
+// no more than its Timestamp.
+func applyOpEncoded(tx storage.Tx, uid string, op *Op, now int64, pre *preEncoded) (*Entity, error) {
 	key := entityKey(uid, op.PartitionKey, op.RowKey)
+	merge := op.Kind == OpMerge || op.Kind == OpInsertOrMerge
 	var cur *Entity
+	exists := false
+	var curTS int64
 	raw, err := tx.Get(key)
 	switch {
 	case err == nil:
-		cur, err = decodeEntity(op.PartitionKey, op.RowKey, raw)
-		if err != nil {
-			return nil, err
+		exists = true
+		if merge {
+			cur, err = decodeEntity(op.PartitionKey, op.RowKey, raw)
+			if err != nil {
+				return nil, err
+			}
+			curTS = cur.Timestamp
+		} else {
+			if len(raw) < 9 || raw[0] != encVersion {
+				return nil, errCorrupt
+			}
+			curTS = int64(binary.BigEndian.Uint64(raw[1:9]))
 		}
 	case !errors.Is(err, storage.ErrNotFound):
 		return nil, err
 	}
 	switch op.Kind {
 	case OpInsert:
-		if cur != nil {
+		if exists {
 			return nil, azerr.New("EntityAlreadyExists")
 		}
 	case OpUpdate, OpMerge, OpDelete:
-		if cur == nil {
+		if !exists {
 			return nil, azerr.New("ResourceNotFound")
 		}
-		if !etagMatches(op.IfMatch, cur) {
+		if !etagMatchesTicks(op.IfMatch, curTS) {
 			return nil, azerr.New("UpdateConditionNotSatisfied")
 		}
 	}
@@ -184,19 +234,28 @@ func applyOp(tx storage.Tx, uid string, op *Op, now int64) (*Entity, error) {
 	// Timestamp = max(now, previous + 100 ns): every write of an entity
 	// gets a distinct ETag even within one clock tick.
 	ts := now
-	if cur != nil && cur.Timestamp >= ts {
-		ts = cur.Timestamp + 1
+	if exists && curTS >= ts {
+		ts = curTS + 1
 	}
 	next := &Entity{PartitionKey: op.PartitionKey, RowKey: op.RowKey, Timestamp: ts}
-	if cur != nil && (op.Kind == OpMerge || op.Kind == OpInsertOrMerge) {
+	if cur != nil && merge {
 		next.Props = mergeProps(cur.Props, op.Props)
 		if err := next.Validate(); err != nil {
 			return nil, err
 		}
-	} else {
-		next.Props = op.Props
+		if err := tx.Set(key, encodeEntity(next)); err != nil {
+			return nil, err
+		}
+		return next, nil
 	}
-	if err := tx.Set(key, encodeEntity(next)); err != nil {
+	next.Props = op.Props
+	var rec []byte
+	if pre != nil {
+		rec = pre.record(ts)
+	} else {
+		rec = encodeEntity(next)
+	}
+	if err := tx.Set(key, rec); err != nil {
 		return nil, err
 	}
 	return next, nil

@@ -85,15 +85,19 @@ func parseETag(s string) (int64, bool) {
 }
 
 // etagMatches reports whether an If-Match value selects the entity.
-func etagMatches(ifMatch string, e *Entity) bool {
+func etagMatches(ifMatch string, e *Entity) bool { return etagMatchesTicks(ifMatch, e.Timestamp) }
+
+// etagMatchesTicks reports whether an If-Match value selects the entity
+// whose Timestamp is ticks.
+func etagMatchesTicks(ifMatch string, ticks int64) bool {
 	if strings.TrimSpace(ifMatch) == "*" {
 		return true
 	}
-	if ifMatch == e.ETag() {
+	if ifMatch == ETagFor(ticks) {
 		return true
 	}
 	t, ok := parseETag(ifMatch)
-	return ok && t == e.Timestamp
+	return ok && t == ticks
 }
 
 // ValidateKey checks a PartitionKey or RowKey value.
