@@ -63,7 +63,14 @@ func (e *Entity) ETag() string { return ETagFor(e.Timestamp) }
 
 // ETagFor renders the ETag of a Timestamp.
 func ETagFor(ticks int64) string {
-	return `W/"datetime'` + strings.ReplaceAll(odata.FormatTicks(ticks), ":", "%3A") + `'"`
+	return string(AppendETag(make([]byte, 0, 48), ticks))
+}
+
+// AppendETag appends ETagFor(ticks) to b.
+func AppendETag(b []byte, ticks int64) []byte {
+	b = append(b, `W/"datetime'`...)
+	b = odata.AppendTicks(b, ticks, "%3A")
+	return append(b, `'"`...)
 }
 
 // parseETag extracts the Timestamp ticks from an entity ETag; ok is false
@@ -273,7 +280,15 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 		return nil, errCorrupt
 	}
 	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: int64(binary.BigEndian.Uint64(b[1:9]))}
+	// Names and string values are substrings of one copy of the record:
+	// one allocation per entity instead of one per name and per value.
+	all := string(b)
+	whole := len(b)
 	b = b[9:]
+	str := func(s []byte) string {
+		off := whole - len(b) - len(s)
+		return all[off : off+len(s)]
+	}
 	cnt, n := binary.Uvarint(b)
 	if n <= 0 || cnt > 1024 {
 		return nil, errCorrupt
@@ -294,6 +309,7 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 		if !ok || len(b) < 1 {
 			return nil, errCorrupt
 		}
+		nameStr := str(name)
 		t := odata.Type(b[0])
 		b = b[1:]
 		v := odata.Value{Type: t}
@@ -303,7 +319,7 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 			if !ok {
 				return nil, errCorrupt
 			}
-			v.Str = string(s)
+			v.Str = str(s)
 		case odata.Binary:
 			s, ok := readBytes()
 			if !ok {
@@ -336,7 +352,7 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 		default:
 			return nil, errCorrupt
 		}
-		e.Props = append(e.Props, Property{Name: string(name), Value: v})
+		e.Props = append(e.Props, Property{Name: nameStr, Value: v})
 	}
 	return e, nil
 }

@@ -403,44 +403,42 @@ func appendValue(b []byte, v odata.Value) []byte {
 	return append(b, "null"...)
 }
 
+// appendMember appends a member name of the object being rendered, with
+// the comma before it unless it is the first member (no member value ends
+// in '{', so the byte before tells).
+func appendMember(b []byte, name string) []byte {
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	b = jsonString(b, name)
+	return append(b, ':')
+}
+
 // appendEntity renders one entity object. single adds odata.metadata for
 // a single-entity response.
 func (w *entityWriter) appendEntity(b []byte, e *table.Entity, single bool) []byte {
 	b = append(b, '{')
-	first := true
-	member := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = jsonString(b, name)
-		b = append(b, ':')
-	}
 	if w.level != noMetadata {
 		if single {
-			member("odata.metadata")
+			b = appendMember(b, "odata.metadata")
 			b = jsonString(b, w.baseURL+"/$metadata#"+w.table+"/@Element")
 		}
 		if w.level == fullMetadata {
-			member("odata.type")
+			b = appendMember(b, "odata.type")
 			b = jsonString(b, w.account+"."+w.table)
-			member("odata.id")
+			b = appendMember(b, "odata.id")
 			b = jsonString(b, w.baseURL+"/"+editLink(w.table, e.PartitionKey, e.RowKey))
 		}
-		member("odata.etag")
-		b = jsonString(b, e.ETag())
+		// The ETag W/"datetime'...'" as a JSON string: only its two quotes
+		// need escaping.
+		b = appendMember(b, "odata.etag")
+		b = append(b, `"W/\"datetime'`...)
+		b = odata.AppendTicks(b, e.Timestamp, "%3A")
+		b = append(b, `'\""`...)
 		if w.level == fullMetadata {
-			member("odata.editLink")
+			b = appendMember(b, "odata.editLink")
 			b = jsonString(b, editLink(w.table, e.PartitionKey, e.RowKey))
 		}
-	}
-	writeProp := func(name string, v odata.Value) {
-		if w.level != noMetadata && needsAnnotation(v, w.level) {
-			member(name + "@odata.type")
-			b = jsonString(b, v.Type.Name())
-		}
-		member(name)
-		b = appendValue(b, v)
 	}
 	if w.selected != nil {
 		for _, name := range w.selected {
@@ -450,31 +448,44 @@ func (w *entityWriter) appendEntity(b []byte, e *table.Entity, single bool) []by
 				continue
 			}
 			if name == "Timestamp" {
-				writeTimestamp(&b, member, w.level, e.Timestamp)
+				b = appendTimestamp(b, w.level, e.Timestamp)
 				continue
 			}
-			writeProp(name, v)
+			b = w.appendProp(b, name, v)
 		}
 		return append(b, '}')
 	}
-	member("PartitionKey")
+	b = appendMember(b, "PartitionKey")
 	b = jsonString(b, e.PartitionKey)
-	member("RowKey")
+	b = appendMember(b, "RowKey")
 	b = jsonString(b, e.RowKey)
-	writeTimestamp(&b, member, w.level, e.Timestamp)
+	b = appendTimestamp(b, w.level, e.Timestamp)
 	for _, p := range e.Props {
-		writeProp(p.Name, p.Value)
+		b = w.appendProp(b, p.Name, p.Value)
 	}
 	return append(b, '}')
 }
 
-func writeTimestamp(b *[]byte, member func(string), level metadata, ticks int64) {
-	if level == fullMetadata {
-		member("Timestamp@odata.type")
-		*b = jsonString(*b, "Edm.DateTime")
+// appendProp renders one property, annotated when its type cannot be
+// inferred and the metadata level allows.
+func (w *entityWriter) appendProp(b []byte, name string, v odata.Value) []byte {
+	if w.level != noMetadata && needsAnnotation(v, w.level) {
+		b = appendMember(b, name+"@odata.type")
+		b = jsonString(b, v.Type.Name())
 	}
-	member("Timestamp")
-	*b = jsonString(*b, odata.FormatTicks(ticks))
+	b = appendMember(b, name)
+	return appendValue(b, v)
+}
+
+func appendTimestamp(b []byte, level metadata, ticks int64) []byte {
+	if level == fullMetadata {
+		b = appendMember(b, "Timestamp@odata.type")
+		b = jsonString(b, "Edm.DateTime")
+	}
+	b = appendMember(b, "Timestamp")
+	b = append(b, '"')
+	b = odata.AppendTicks(b, ticks, ":")
+	return append(b, '"')
 }
 
 // parseSelect splits $select into property names; "" or "*" mean all.

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -211,6 +212,19 @@ func TestDateTimeRange(t *testing.T) {
 	for _, s := range []string{"1600-12-31T23:59:59.9999999Z", "10000-01-01T00:00:00Z", "0001-01-01T00:00:00Z"} {
 		if _, err := ParseDateTime(s); err == nil {
 			t.Errorf("%s accepted", s)
+		}
+	}
+}
+
+func TestAppendTicksMatchesTimeFormat(t *testing.T) {
+	for _, ticks := range []int64{0, 1, minTicks, maxTicks, unixEpochTicks, 638328979860167921, 638328979860000000, 3155378975999999999} {
+		tm := TicksToTime(ticks)
+		want := tm.Format("2006-01-02T15:04:05") + "." + fmt.Sprintf("%07d", tm.Nanosecond()/100) + "Z"
+		if got := FormatTicks(ticks); got != want {
+			t.Errorf("FormatTicks(%d) = %q, want %q", ticks, got, want)
+		}
+		if got, w := string(AppendTicks([]byte("x"), ticks, "%3A")), "x"+strings.ReplaceAll(want, ":", "%3A"); got != w {
+			t.Errorf("AppendTicks(%d) = %q, want %q", ticks, got, w)
 		}
 	}
 }

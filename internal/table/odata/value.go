@@ -111,15 +111,35 @@ func TicksToTime(ticks int64) time.Time {
 // FormatTicks renders ticks as ISO 8601 UTC with exactly seven fractional
 // digits, the form Azure uses for Timestamp ("2021-10-15T16:13:06.0167921Z").
 func FormatTicks(ticks int64) string {
+	return string(AppendTicks(make([]byte, 0, 28), ticks, ":"))
+}
+
+// AppendTicks appends FormatTicks(ticks) to b, with sep in place of each
+// ':' (an ETag carries the time URL-encoded, sep "%3A").
+func AppendTicks(b []byte, ticks int64, sep string) []byte {
 	t := TicksToTime(ticks)
-	b := make([]byte, 0, 28)
-	b = t.AppendFormat(b, "2006-01-02T15:04:05")
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		// Out of the four-digit range (never stored): the general form.
+		s := t.AppendFormat(nil, "2006-01-02T15:04:05")
+		s = []byte(strings.ReplaceAll(string(s), ":", sep))
+		b = append(b, s...)
+	} else {
+		hour, minute, sec := t.Clock()
+		b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+		b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
+		b = append(b, byte('0'+hour/10), byte('0'+hour%10))
+		b = append(b, sep...)
+		b = append(b, byte('0'+minute/10), byte('0'+minute%10))
+		b = append(b, sep...)
+		b = append(b, byte('0'+sec/10), byte('0'+sec%10))
+	}
 	b = append(b, '.')
 	frac := t.Nanosecond() / 100
 	for div := 1_000_000; div > 0; div /= 10 {
 		b = append(b, byte('0'+frac/div%10))
 	}
-	return string(append(b, 'Z'))
+	return append(b, 'Z')
 }
 
 // ParseDateTime parses an ISO 8601 date-time with an optional fraction of
