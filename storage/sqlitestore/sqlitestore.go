@@ -208,7 +208,39 @@ func (s *Store) dsn(readOnly bool) string {
 	return u.String()
 }
 
+// pageSize is the page size of a new database. Pages large enough that a
+// record with a small inline blob (a few KiB) fits in its b-tree cell keep
+// lookups off overflow pages, which SQLite reads in full for every key
+// comparison against such a cell.
+const pageSize = 16384
+
+// createDB gives a database that has no pages yet its page size. The
+// driver applies DSN pragmas in lexicographic order, journal_mode before
+// page_size, and a database in WAL mode keeps the page size it has, so the
+// first page is written here, by a connection without pragmas, before the
+// writer opens. An existing database keeps its page size.
+func (s *Store) createDB() error {
+	path := filepath.Join(s.opts.Dir, DBFile)
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		return nil
+	}
+	u := url.URL{Scheme: "file", Path: path}
+	dc, err := s.drv.Open(u.String())
+	if err != nil {
+		return err
+	}
+	c := &conn{dc: dc}
+	err = errors.Join(
+		c.execSQL(fmt.Sprintf(`PRAGMA page_size = %d`, pageSize)),
+		c.execSQL(`CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`),
+	)
+	return errors.Join(err, dc.Close())
+}
+
 func (s *Store) openWriter() error {
+	if err := s.createDB(); err != nil {
+		return err
+	}
 	c, err := openConn(s.drv, s.dsn(false), true)
 	if err != nil {
 		return err
