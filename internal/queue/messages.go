@@ -68,9 +68,10 @@ func (s *Service) PutMessage(ctx context.Context, account, name string, nm NewMe
 // use it to fill a queue fast.
 func (s *Service) PutMessages(ctx context.Context, account, name string, nms []NewMessage) ([]Message, error) {
 	out := make([]Message, len(nms))
+	rnd, receipts := newIDsAndReceipts(len(nms))
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}
@@ -79,13 +80,13 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			return err
 		}
 		for i, nm := range nms {
-			id := newMessageID(st.nextSeq)
+			id := messageIDFrom(st.nextSeq, &rnd[i])
 			m := message{
 				insertion:  now,
 				expiration: nm.expiry(now),
 				visibleAt:  now + nm.VisibilityTimeout.Microseconds(),
 				seq:        st.nextSeq,
-				receipt:    newReceipt(),
+				receipt:    receipts[i],
 				text:       nm.Text,
 			}
 			st.nextSeq++
@@ -177,7 +178,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		out = out[:0]
 		now := micros(s.now())
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}
@@ -232,7 +233,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 func (s *Service) nothingVisible(ctx context.Context, account, name string) (bool, error) {
 	empty := false
 	err := s.engine.View(ctx, func(tx storage.Tx) error {
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}
@@ -287,7 +288,7 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 	err := s.engine.View(ctx, func(tx storage.Tx) error {
 		out = out[:0]
 		now := micros(s.now())
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}
@@ -335,7 +336,7 @@ func checkReceipt(tx storage.Tx, qid uint64, id MessageID, popReceipt string, no
 func (s *Service) DeleteMessage(ctx context.Context, account, name string, id MessageID, popReceipt string) error {
 	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}
@@ -371,7 +372,7 @@ func (s *Service) UpdateMessage(ctx context.Context, account, name string, id Me
 	var out Message
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueue(tx, account, name)
+		q, err := loadQueueID(tx, account, name)
 		if err != nil {
 			return err
 		}

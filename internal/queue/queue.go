@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -161,6 +162,48 @@ func loadQueue(tx storage.Tx, account, name string) (queueRecord, error) {
 		return queueRecord{}, err
 	}
 	return decodeQueue(v)
+}
+
+// loadQueueID loads a queue record for the message operations, which need
+// only its internal id: the id is read from the front of the stored JSON
+// without decoding the metadata and ACL behind it. Metadata and ACL are
+// left empty.
+func loadQueueID(tx storage.Tx, account, name string) (queueRecord, error) {
+	v, err := tx.Get(queueKey(account, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return queueRecord{}, azerr.New("QueueNotFound")
+	}
+	if err != nil {
+		return queueRecord{}, err
+	}
+	if id, ok := leadingQueueID(v); ok {
+		return queueRecord{ID: id}, nil
+	}
+	q, err := decodeQueue(v)
+	return queueRecord{ID: q.ID}, err
+}
+
+// leadingQueueID reads the id of a stored queue record as encode writes it
+// ({"id":<digits> first); ok is false for any other shape.
+func leadingQueueID(v []byte) (uint64, bool) {
+	const head = `{"id":`
+	if len(v) <= len(head) || string(v[:len(head)]) != head {
+		return 0, false
+	}
+	var id uint64
+	i := len(head)
+	start := i
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		d := uint64(v[i] - '0')
+		if id > (math.MaxUint64-d)/10 {
+			return 0, false // overflow; let encoding/json decide
+		}
+		id = id*10 + d
+	}
+	if i == start || i >= len(v) || (v[i] != ',' && v[i] != '}') || (v[start] == '0' && i-start > 1) {
+		return 0, false
+	}
+	return id, true
 }
 
 func loadStats(tx storage.Tx, qid uint64) (stats, error) {

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -546,4 +547,21 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 			t.Fatalf("%d keys left after the resumed purge", n)
 		}
 	})
+}
+
+func TestLeadingQueueIDAgreesWithJSON(t *testing.T) {
+	for _, id := range []uint64{0, 1, 42, 1<<63 + 12345, math.MaxUint64, 9999999999999999999} {
+		q := queueRecord{ID: id, Metadata: []MetadataItem{{Name: "a", Value: "b"}}}
+		for _, rec := range []queueRecord{{ID: id}, q} {
+			got, ok := leadingQueueID(rec.encode())
+			if !ok || got != id {
+				t.Errorf("leadingQueueID(%s) = %d, %v; want %d", rec.encode(), got, ok, id)
+			}
+		}
+	}
+	for _, bad := range []string{``, `{}`, `{"id":}`, `{"id":01}`, `{"id":18446744073709551616}`, `{"id":1x}`, `{"id":-1}`, `{"id":1`} {
+		if _, ok := leadingQueueID([]byte(bad)); ok {
+			t.Errorf("leadingQueueID(%s) accepted", bad)
+		}
+	}
 }

@@ -53,8 +53,15 @@ func ParseMessageID(s string) (MessageID, bool) {
 // front, which keeps every transaction's working set small on disk-backed
 // engines. The random part keeps ids unique across queues and clears.
 func newMessageID(seq uint64) MessageID {
+	var rnd [10]byte
+	rand.Read(rnd[:])
+	return messageIDFrom(seq, &rnd)
+}
+
+// messageIDFrom is newMessageID with its random bits supplied.
+func messageIDFrom(seq uint64, rnd *[10]byte) MessageID {
 	var id MessageID
-	rand.Read(id[6:])
+	copy(id[6:], rnd[:])
 	var s [8]byte
 	binary.BigEndian.PutUint64(s[:], seq)
 	copy(id[0:6], s[2:8])
@@ -79,6 +86,23 @@ func newReceipt() receipt {
 	rand.Read(r[:])
 	r[0] = receiptVersion
 	return r
+}
+
+// newIDsAndReceipts draws, in one read of the random source, the random
+// bits of n message ids and n receipts, so that a put's transaction does
+// no more than store them.
+func newIDsAndReceipts(n int) ([][10]byte, []receipt) {
+	rnd := make([][10]byte, n)
+	rcs := make([]receipt, n)
+	buf := make([]byte, n*(10+receiptLen))
+	rand.Read(buf)
+	for i := range n {
+		b := buf[i*(10+receiptLen):]
+		copy(rnd[i][:], b[:10])
+		copy(rcs[i][:], b[10:10+receiptLen])
+		rcs[i][0] = receiptVersion
+	}
+	return rnd, rcs
 }
 
 func (r receipt) String() string { return base64.StdEncoding.EncodeToString(r[:]) }
