@@ -48,6 +48,14 @@ func parseMessage(body []byte) (pm parsedMessage, ok bool, err error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return pm, false, nil
 	}
+	if pm, ok := scanMessage(body); ok {
+		return pm, true, nil
+	}
+	return decodeMessage(body)
+}
+
+// decodeMessage is parseMessage's general path, for a non-empty body.
+func decodeMessage(body []byte) (pm parsedMessage, ok bool, err error) {
 	d := xml.NewDecoder(bytes.NewReader(body))
 	d.Strict = true
 	depth := 0
@@ -100,6 +108,51 @@ func parseMessage(body []byte) (pm parsedMessage, ok bool, err error) {
 	}
 	pm.Text = text.String()
 	return pm, true, nil
+}
+
+// scanMessage is the fast path of parseMessage for the bodies clients
+// send: an optional plain XML declaration, then
+// <QueueMessage><MessageText>text</MessageText></QueueMessage> with only
+// whitespace between the tags and printable ASCII text free of markup and
+// entity references (base64 or plain text). ok is false for anything else,
+// which the encoding/xml path then parses (or refuses) as before.
+func scanMessage(body []byte) (parsedMessage, bool) {
+	b := trimXMLSpace(body)
+	for _, decl := range []string{`<?xml version="1.0" encoding="utf-8"?>`, `<?xml version="1.0" encoding="UTF-8"?>`, `<?xml version="1.0"?>`} {
+		if rest, ok := bytes.CutPrefix(b, []byte(decl)); ok {
+			b = trimXMLSpace(rest)
+			break
+		}
+	}
+	var ok bool
+	if b, ok = bytes.CutPrefix(b, []byte("<QueueMessage>")); !ok {
+		return parsedMessage{}, false
+	}
+	if b, ok = bytes.CutPrefix(trimXMLSpace(b), []byte("<MessageText>")); !ok {
+		return parsedMessage{}, false
+	}
+	end := bytes.IndexByte(b, '<')
+	if end < 0 {
+		return parsedMessage{}, false
+	}
+	text := b[:end]
+	for _, c := range text {
+		if (c < 0x20 && c != '\t' && c != '\n') || c >= 0x7F || c == '&' || c == ']' {
+			return parsedMessage{}, false
+		}
+	}
+	if b, ok = bytes.CutPrefix(b[end:], []byte("</MessageText>")); !ok {
+		return parsedMessage{}, false
+	}
+	if b, ok = bytes.CutPrefix(trimXMLSpace(b), []byte("</QueueMessage>")); !ok || len(trimXMLSpace(b)) != 0 {
+		return parsedMessage{}, false
+	}
+	return parsedMessage{Text: string(text), RawLen: len(text)}, true
+}
+
+// trimXMLSpace drops leading and trailing XML whitespace.
+func trimXMLSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
 }
 
 // renderMessages renders a QueueMessagesList. peek selects the Peek shape

@@ -1,0 +1,54 @@
+package queuehttp
+
+import "testing"
+
+var scanMessageSeeds = []string{
+	`<QueueMessage><MessageText>aGVsbG8=</MessageText></QueueMessage>`,
+	"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<QueueMessage>\n  <MessageText>plain text > here\twith\ttabs\nand lines</MessageText>\n</QueueMessage>\n",
+	`<?xml version="1.0"?><QueueMessage><MessageText></MessageText></QueueMessage>`,
+	`<QueueMessage><MessageText> spaced </MessageText></QueueMessage>`,
+	`<QueueMessage><MessageText>a&amp;b</MessageText></QueueMessage>`,
+	`<QueueMessage><MessageText>a]]>b</MessageText></QueueMessage>`,
+	`<QueueMessage><MessageText>a<b/></MessageText></QueueMessage>`,
+	`<QueueMessage>x<MessageText>a</MessageText></QueueMessage>`,
+	`<QueueMessage><MessageText>a</MessageText></QueueMessage>x`,
+	`<QueueMessage><MessageText>a</MessageText><Other/></QueueMessage>`,
+	`<QueueMessage><MessageText>a</MessageText>`,
+	"<QueueMessage><MessageText>a\rb</MessageText></QueueMessage>",
+	"<QueueMessage><MessageText>\u00e9</MessageText></QueueMessage>",
+	`<?xml version="1.0" encoding="ISO-8859-1"?><QueueMessage><MessageText>a</MessageText></QueueMessage>`,
+}
+
+func checkScanMessage(t *testing.T, body []byte) {
+	fast, ok := scanMessage(body)
+	if !ok {
+		return
+	}
+	slow, sok, err := decodeMessage(body)
+	if !sok || err != nil {
+		t.Fatalf("scanMessage accepted %q, encoding/xml refuses it (%v)", body, err)
+	}
+	if fast != slow {
+		t.Fatalf("%q: scanMessage %+v, encoding/xml %+v", body, fast, slow)
+	}
+}
+
+func TestScanMessageAgreesWithEncodingXML(t *testing.T) {
+	accepted := 0
+	for _, s := range scanMessageSeeds {
+		checkScanMessage(t, []byte(s))
+		if _, ok := scanMessage([]byte(s)); ok {
+			accepted++
+		}
+	}
+	if accepted < 4 {
+		t.Errorf("scanMessage accepted %d seeds, want at least 4", accepted)
+	}
+}
+
+func FuzzScanMessage(f *testing.F) {
+	for _, s := range scanMessageSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkScanMessage(t, body) })
+}
