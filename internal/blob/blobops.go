@@ -25,21 +25,21 @@ type checkOpts struct {
 	read      bool   // lease rule of a read (id optional)
 }
 
-// loadChecked loads the container and blob of ref inside tx and applies,
-// in this order: container existence, blob existence (when required),
-// conditional headers, x-ms-if-tags, and the lease rule. It returns the
-// lease state the blob should keep after a write.
-func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, now time.Time) (*Container, *Blob, lease.State, error) {
-	c, err := getContainer(tx, ref.Account, ref.Container)
-	if err != nil {
-		return nil, nil, lease.State{}, err
+// loadChecked loads the blob of ref inside tx and applies, in this order:
+// container existence, blob existence (when required), conditional
+// headers, x-ms-if-tags, and the lease rule. It returns the lease state
+// the blob should keep after a write. The container record is only
+// looked up, not decoded: no blob operation needs its contents.
+func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, now time.Time) (*Blob, lease.State, error) {
+	if err := containerExists(tx, ref.Account, ref.Container); err != nil {
+		return nil, lease.State{}, err
 	}
 	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
 	if err != nil {
-		return nil, nil, lease.State{}, err
+		return nil, lease.State{}, err
 	}
 	if b == nil && o.mustExist {
-		return nil, nil, lease.State{}, azerr.New("BlobNotFound")
+		return nil, lease.State{}, azerr.New("BlobNotFound")
 	}
 	failCode := o.failCode
 	if failCode == "" {
@@ -51,14 +51,14 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	}
 	out, err := conditional.EvalWrite(cond.Conditions, st)
 	if err != nil {
-		return nil, nil, lease.State{}, err
+		return nil, lease.State{}, err
 	}
 	if out != conditional.Pass {
 		exists := ""
 		if o.create {
 			exists = "BlobAlreadyExists"
 		}
-		return nil, nil, lease.State{}, out.Err(failCode, exists)
+		return nil, lease.State{}, out.Err(failCode, exists)
 	}
 	if cond.IfTags != "" {
 		var tags []KV
@@ -67,10 +67,10 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 		}
 		ok, err := MatchTags(cond.IfTags, tags, "")
 		if err != nil {
-			return nil, nil, lease.State{}, err
+			return nil, lease.State{}, err
 		}
 		if !ok {
-			return nil, nil, lease.State{}, azerr.New(failCode).WithStatus(412)
+			return nil, lease.State{}, azerr.New(failCode).WithStatus(412)
 		}
 	}
 	var ls lease.State
@@ -80,17 +80,17 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	if ref.Snapshot == "" {
 		n, code := lease.Enforce(ls, cond.LeaseID, !o.read, now, lease.BlobTarget)
 		if code != "" {
-			return nil, nil, lease.State{}, azerr.New(code)
+			return nil, lease.State{}, azerr.New(code)
 		}
 		ls = n
 	}
-	return c, b, ls, nil
+	return b, ls, nil
 }
 
 // readChecked is loadChecked for reads (Get Blob, Get Blob Properties):
 // conditions follow the read rules (304 / 412).
 func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time, content bool) (*Blob, error) {
-	if _, err := getContainer(tx, ref.Account, ref.Container); err != nil {
+	if err := containerExists(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
 	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
@@ -185,7 +185,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
+		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, b, ls, err := s.loadChecked(tx, ref, cond, o, now)
+		b, ls, err := s.loadChecked(tx, ref, cond, o, now)
 		if err != nil {
 			return err
 		}
@@ -345,12 +345,12 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 			if deleteSnapshots != "" {
 				return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
 			}
-			if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
+			if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 				return err
 			}
 			return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
 		}
-		if _, _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
+		if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 			return err
 		}
 		snaps, err := snapshotIDs(tx, ref)
@@ -406,7 +406,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
 		}
@@ -448,7 +448,7 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 		// The lease id of a lease request is not a condition.
 		cond := req.Cond
 		cond.LeaseID = ""
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
 		}

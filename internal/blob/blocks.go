@@ -70,7 +70,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{}, now)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{}, now)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
+		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 	out := &BlockList{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{read: true}, now)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{read: true}, now)
 		if err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if failCode == "" {
 			failCode = "TargetConditionNotMet"
 		}
-		_, old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
+		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 // synchronously, so there is never a pending copy to abort.
 func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		_, b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true, read: true}, s.now())
+		b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err
 		}

@@ -180,7 +180,7 @@ type PageRanges struct {
 func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, prev string, cond Cond) (*PageRanges, error) {
 	out := &PageRanges{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err
 		}

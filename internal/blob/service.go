@@ -149,6 +149,16 @@ func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
 	return decode[Container](v)
 }
 
+// containerExists is getContainer for callers that need only to know the
+// container is there: it skips decoding the record.
+func containerExists(tx storage.Tx, acct, name string) error {
+	_, err := tx.Get(containerKey(acct, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return azerr.New("ContainerNotFound")
+	}
+	return err
+}
+
 func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 	v, err := tx.Get(blobKey(acct, c, name, snap))
 	if errors.Is(err, storage.ErrNotFound) {

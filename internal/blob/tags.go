@@ -41,7 +41,7 @@ func ValidateTags(tags []KV) error {
 func (s *Service) GetTags(ctx context.Context, ref Ref, cond Cond) ([]KV, error) {
 	var out []KV
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		_, b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err
 		}
