@@ -123,6 +123,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	debug    bool
 	now      func() time.Time
+	macs     macs // keyed HMAC states of the accounts' keys
 }
 
 // New returns an Authenticator. The development account is always present.
@@ -139,6 +140,7 @@ func New(cfg Config) *Authenticator {
 	for _, acc := range cfg.Accounts {
 		a.accounts[acc.Name] = acc
 	}
+	a.macs = newMACs(a.accounts)
 	return a
 }
 

@@ -106,11 +106,11 @@ func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, 
 	// The documented form first; the spellings of particular clients only
 	// when it fails.
 	canonical := []string{sharedkey.StringToSign(r, account, form)}
-	if anyMatches(acc.Keys, canonical, sig) {
+	if a.macs.anyMatches(acc.Keys, canonical, sig) {
 		return &Identity{Kind: kind, Account: account}, nil
 	}
 	candidates := sharedkey.Candidates(r, account, form)
-	if anyMatches(acc.Keys, candidates[1:], sig) {
+	if a.macs.anyMatches(acc.Keys, candidates[1:], sig) {
 		return &Identity{Kind: kind, Account: account}, nil
 	}
 	if a.debug {
@@ -174,7 +174,7 @@ func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*I
 		return nil, authFailed("sp is mandatory. Cannot be empty")
 	}
 	candidates := sas.AccountStringsToSign(acc.Name, v)
-	if anyMatches(acc.Keys, candidates, v.Signature) {
+	if a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
 		return id, nil
 	}
 	a.logSAS(r, acc.Name, "account", candidates[0])

@@ -149,7 +149,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	}
 	canonical := sas.CanonicalizedResource(svc, v.Version, acc.Name, container, object)
 	candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp)
-	if !anyMatches(acc.Keys, candidates, v.Signature) {
+	if !a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
 		a.logSAS(r, acc.Name, "service", candidates[0])
 		return sigMismatch(candidates[0])
 	}
@@ -189,17 +189,6 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		return azerr.New("AuthorizationFailure")
 	}
 	return nil
-}
-
-func anyMatches(keys [][]byte, candidates []string, sig string) bool {
-	for _, key := range keys {
-		for _, sts := range candidates {
-			if sas.SignatureMatches(key, sts, sig) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // storedPolicy resolves si against the resource's ACL. Each of Start,
