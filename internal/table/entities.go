@@ -354,10 +354,22 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 		it := tx.Scan(lo, hi, false)
 		defer it.Close()
 		examined := 0
+		// Entities and their properties are decoded into shared backing
+		// arrays allocated a chunk at a time, and consecutive rows of one
+		// partition share its PartitionKey string.
+		var ents []Entity
+		var props []Property
+		var raw rawEntity
+		prevPK := ""
 		for it.Next() {
-			pk, rest, err := readKeyString(it.Key()[len(base):])
+			pkb, rest, err := keyStringBytes(it.Key()[len(base):])
 			if err != nil {
 				return err
+			}
+			pk := prevPK
+			if string(pkb) != prevPK || prevPK == "" {
+				pk = string(pkb)
+				prevPK = pk
 			}
 			rk, _, err := readKeyString(rest)
 			if err != nil {
@@ -368,11 +380,21 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 				break
 			}
 			examined++
-			if q.Filter != nil && !q.Filter.Match(&rawEntity{pk: pk, rk: rk, b: it.Value()}) {
-				continue
+			if q.Filter != nil {
+				raw = rawEntity{pk: pk, rk: rk, b: it.Value()}
+				if !q.Filter.Match(&raw) {
+					continue
+				}
 			}
-			e, err := decodeEntity(pk, rk, it.Value())
-			if err != nil {
+			if len(ents) == cap(ents) {
+				ents = make([]Entity, 0, min(top-len(page.Entities), 64))
+			}
+			if cap(props)-len(props) < maxSlabProps {
+				props = make([]Property, 0, 16*maxSlabProps)
+			}
+			ents = ents[:len(ents)+1]
+			e := &ents[len(ents)-1]
+			if props, err = decodeEntityInto(e, pk, rk, it.Value(), props); err != nil {
 				return err
 			}
 			page.Entities = append(page.Entities, e)
@@ -443,6 +465,20 @@ func keyRange(uid string, f *odata.Expr) (lo, hi []byte) {
 		}
 	}
 	return lo, hi
+}
+
+// maxSlabProps is the most properties of one entity a query decodes into
+// its shared property array; larger entities get their own.
+const maxSlabProps = 32
+
+// keyStringBytes is readKeyString without the copy when the element needs
+// no unescaping: the bytes alias b.
+func keyStringBytes(b []byte) ([]byte, []byte, error) {
+	if i := bytes.IndexByte(b, 0x00); i >= 0 && i+1 < len(b) && b[i+1] == 0x01 {
+		return b[:i], b[i+2:], nil
+	}
+	s, rest, err := keyenc.ReadString(b)
+	return []byte(s), rest, err
 }
 
 // readKeyString decodes one string element of a key. Entity keys never

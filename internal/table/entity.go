@@ -276,10 +276,21 @@ func encodeEntity(e *Entity) []byte {
 
 // decodeEntity decodes a stored record; pk and rk come from the key.
 func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
-	if len(b) < 9 || b[0] != encVersion {
-		return nil, errCorrupt
+	e := new(Entity)
+	if _, err := decodeEntityInto(e, pk, rk, b, nil); err != nil {
+		return nil, err
 	}
-	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: int64(binary.BigEndian.Uint64(b[1:9]))}
+	return e, nil
+}
+
+// decodeEntityInto decodes a stored record into e. Its properties are
+// carved from slab when it has room (a query decodes many entities into
+// shared backing arrays); the rest of slab is returned.
+func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Property, error) {
+	if len(b) < 9 || b[0] != encVersion {
+		return slab, errCorrupt
+	}
+	*e = Entity{PartitionKey: pk, RowKey: rk, Timestamp: int64(binary.BigEndian.Uint64(b[1:9]))}
 	// Names and string values are substrings of one copy of the record:
 	// one allocation per entity instead of one per name and per value.
 	all := string(b)
@@ -291,10 +302,15 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 	}
 	cnt, n := binary.Uvarint(b)
 	if n <= 0 || cnt > 1024 {
-		return nil, errCorrupt
+		return slab, errCorrupt
 	}
 	b = b[n:]
-	e.Props = make([]Property, 0, cnt)
+	if cnt > 0 && uint64(cap(slab)-len(slab)) >= cnt {
+		e.Props = slab[len(slab):len(slab)]
+		slab = slab[:len(slab)+int(cnt)]
+	} else {
+		e.Props = make([]Property, 0, cnt)
+	}
 	readBytes := func() ([]byte, bool) {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
@@ -307,7 +323,7 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 	for i := uint64(0); i < cnt; i++ {
 		name, ok := readBytes()
 		if !ok || len(b) < 1 {
-			return nil, errCorrupt
+			return slab, errCorrupt
 		}
 		nameStr := str(name)
 		t := odata.Type(b[0])
@@ -317,24 +333,24 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 		case odata.String, odata.Guid:
 			s, ok := readBytes()
 			if !ok {
-				return nil, errCorrupt
+				return slab, errCorrupt
 			}
 			v.Str = str(s)
 		case odata.Binary:
 			s, ok := readBytes()
 			if !ok {
-				return nil, errCorrupt
+				return slab, errCorrupt
 			}
 			v.Bytes = append([]byte{}, s...)
 		case odata.Int32:
 			if len(b) < 4 {
-				return nil, errCorrupt
+				return slab, errCorrupt
 			}
 			v.Int = int64(int32(binary.BigEndian.Uint32(b)))
 			b = b[4:]
 		case odata.Int64, odata.DateTime, odata.Double:
 			if len(b) < 8 {
-				return nil, errCorrupt
+				return slab, errCorrupt
 			}
 			u := binary.BigEndian.Uint64(b)
 			b = b[8:]
@@ -345,16 +361,17 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 			}
 		case odata.Boolean:
 			if len(b) < 1 {
-				return nil, errCorrupt
+				return slab, errCorrupt
 			}
 			v.Bool = b[0] != 0
 			b = b[1:]
 		default:
-			return nil, errCorrupt
+			return slab, errCorrupt
 		}
 		e.Props = append(e.Props, Property{Name: nameStr, Value: v})
 	}
-	return e, nil
+	e.Props = e.Props[:len(e.Props):len(e.Props)]
+	return slab, nil
 }
 
 // rawEntity evaluates a filter against a stored record without decoding

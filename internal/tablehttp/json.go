@@ -388,11 +388,10 @@ func appendValue(b []byte, v odata.Value) []byte {
 	case odata.Int64:
 		return append(strconv.AppendInt(append(b, '"'), v.Int, 10), '"')
 	case odata.Double:
-		s := odata.FormatDouble(v.Float)
 		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
-			return jsonString(b, s)
+			return jsonString(b, odata.FormatDouble(v.Float))
 		}
-		return append(b, s...)
+		return odata.AppendDouble(b, v.Float)
 	case odata.Boolean:
 		return strconv.AppendBool(b, v.Bool)
 	case odata.DateTime:

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -36,7 +37,13 @@ type Options struct {
 type handler struct {
 	d   httpx.Deps
 	svc *table.Service
+	// pages recycles the response buffers of Query Entities (*[]byte), so
+	// rendering a page does not grow a fresh buffer every time.
+	pages sync.Pool
 }
+
+// maxPooledPage is the largest response buffer kept for reuse.
+const maxPooledPage = 4 << 20
 
 // New returns the Table service handler.
 func New(d httpx.Deps) http.Handler {
@@ -772,7 +779,16 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	}
 	base := h.d.BaseURL(info.Account)
 	ew := &entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel}
-	b := make([]byte, 0, 256*len(page.Entities)+128)
+	var b []byte
+	pb, _ := h.pages.Get().(*[]byte)
+	if pb != nil {
+		b = (*pb)[:0]
+	} else {
+		pb = new([]byte)
+	}
+	if need := 256*len(page.Entities) + 128; cap(b) < need {
+		b = make([]byte, 0, need)
+	}
 	b = append(b, '{')
 	if level != noMetadata {
 		b = append(b, `"odata.metadata":`...)
@@ -794,6 +810,10 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	setJSONHeaders(w, level)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+	if cap(b) <= maxPooledPage {
+		*pb = b
+		h.pages.Put(pb)
+	}
 	return nil
 }
 

@@ -228,18 +228,23 @@ func FormatDouble(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
+	return string(AppendDouble(nil, f))
+}
+
+// AppendDouble appends FormatDouble(f) for a finite f.
+func AppendDouble(b []byte, f float64) []byte {
+	start := len(b)
 	// Plain notation in the range where it stays short (as JavaScript and
 	// .NET print doubles), exponent notation outside it.
-	var s string
 	if a := math.Abs(f); a == 0 || (a >= 1e-6 && a < 1e21) {
-		s = strconv.FormatFloat(f, 'f', -1, 64)
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	} else {
-		s = strconv.FormatFloat(f, 'g', -1, 64)
+		b = strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
-	if !strings.ContainsAny(s, ".eEn") {
-		s += ".0"
+	if !bytes.ContainsAny(b[start:], ".eEn") {
+		b = append(b, ".0"...)
 	}
-	return s
+	return b
 }
 
 // ParseDouble parses a double including the special spellings.
