@@ -347,12 +347,30 @@ func editLink(tableName, pk, rk string) string {
 	return tableName + "(PartitionKey='" + quoteKey(pk) + "',RowKey='" + quoteKey(rk) + "')"
 }
 
+// needsPathEscape reports whether escapePath would change s.
+func needsPathEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0 {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
 // quoteKey doubles quotes and percent-encodes a key for a URL.
 func quoteKey(k string) string {
-	return escapePath(strings.ReplaceAll(k, "'", "''"))
+	if strings.IndexByte(k, '\'') >= 0 {
+		k = strings.ReplaceAll(k, "'", "''")
+	}
+	return escapePath(k)
 }
 
 func escapePath(s string) string {
+	if !needsPathEscape(s) {
+		return s
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
