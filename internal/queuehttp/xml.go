@@ -21,13 +21,27 @@ const rfc1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
 func fmtTime(t time.Time) string { return t.UTC().Format(rfc1123) }
 
-// esc escapes element text so that it reads back byte for byte.
-func esc(s string) string { return azerr.EscapeXMLText(s) }
+// esc escapes element text so that it reads back byte for byte. Text of
+// printable ASCII without markup characters (ids, times, receipts, most
+// message text) is returned as is.
+func esc(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7F, c == '<', c == '>', c == '&', c == '"', c == '\'':
+			return azerr.EscapeXMLText(s)
+		}
+	}
+	return s
+}
 
 func elem(b *strings.Builder, name, text string) {
-	b.WriteString("<" + name + ">")
+	b.WriteByte('<')
+	b.WriteString(name)
+	b.WriteByte('>')
 	b.WriteString(esc(text))
-	b.WriteString("</" + name + ">")
+	b.WriteString("</")
+	b.WriteString(name)
+	b.WriteByte('>')
 }
 
 // errBadXML is the 400 for a body that is not the XML the operation needs.

@@ -1,6 +1,10 @@
 package queuehttp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+)
 
 var scanMessageSeeds = []string{
 	`<QueueMessage><MessageText>aGVsbG8=</MessageText></QueueMessage>`,
@@ -51,4 +55,12 @@ func FuzzScanMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkScanMessage(t, body) })
+}
+
+func TestEscMatchesEscapeXMLText(t *testing.T) {
+	for _, s := range []string{"", "plain text", "aGVsbG8=+/", "Sun, 22 Nov 2026 02:18:24 GMT", "a<b", "a>b", "a&b", `q"uote`, "it's", "cr\rlf\n", "tab\t", "\x00", "\x7f", "é", "\uFFFE", "]]>"} {
+		if got, want := esc(s), azerr.EscapeXMLText(s); got != want {
+			t.Errorf("esc(%q) = %q, want %q", s, got, want)
+		}
+	}
 }
