@@ -495,6 +495,14 @@ func (s *Store) apply(r *request) (res outcome) {
 			r.panic = p
 			res = failed
 		}
+		if res == applied && t.sqlErr == nil {
+			// The function succeeded: its pending writes run now, inside
+			// the SAVEPOINT if a Scan opened one, else directly (any
+			// failure of SQLite abandons the whole transaction anyway).
+			t.runPending()
+		} else {
+			t.pend = nil
+		}
 		if t.sqlErr != nil {
 			// SQLite reported an error (I/O, full disk, ...): it may
 			// have rolled back more than this savepoint.

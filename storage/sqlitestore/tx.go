@@ -209,12 +209,83 @@ func (c *conn) close() error {
 var errTxDone = errors.New("sqlitestore: transaction used after its function returned")
 
 // tx implements storage.Tx on a conn inside an open SQLite transaction.
+//
+// An Update's writes are held in pend until its function returns: when it
+// succeeds they go to SQLite one after another, and when it fails they are
+// simply dropped, so the Update needs no SAVEPOINT (a SAVEPOINT statement,
+// its RELEASE, and a copy of every page the Update modifies into the
+// statement journal). Get sees the pending writes. A Scan cannot merge
+// them cheaply; the first Scan after a write opens the SAVEPOINT, hands
+// the pending writes to SQLite and from then on writes go straight
+// through, as does everything else in that Update.
 type tx struct {
 	c         *conn
 	ro        bool
 	done      bool
 	savepoint bool  // a SAVEPOINT is open for this Update's writes
 	sqlErr    error // first error SQLite reported in this transaction
+
+	pend    []pendingWrite
+	pendIdx map[string]int // latest pending write by key, once pend is long
+}
+
+// pendingWrite is a Set (del false) or Delete of an Update not yet run.
+type pendingWrite struct {
+	key, value []byte
+	del        bool
+}
+
+// pendIndexMin is the number of pending writes from which Get finds them
+// through pendIdx instead of a backward search.
+const pendIndexMin = 16
+
+// pending returns the latest pending write of key.
+func (t *tx) pending(key []byte) (pendingWrite, bool) {
+	if t.pendIdx != nil {
+		i, ok := t.pendIdx[string(key)]
+		if !ok {
+			return pendingWrite{}, false
+		}
+		return t.pend[i], true
+	}
+	for i := len(t.pend) - 1; i >= 0; i-- {
+		if bytes.Equal(t.pend[i].key, key) {
+			return t.pend[i], true
+		}
+	}
+	return pendingWrite{}, false
+}
+
+// flush opens the SAVEPOINT if needed and runs the pending writes.
+func (t *tx) flush() error {
+	if len(t.pend) == 0 {
+		return nil
+	}
+	if !t.savepoint {
+		if err := t.c.exec(t.c.savepoint); err != nil {
+			return t.fail(err)
+		}
+		t.savepoint = true
+	}
+	return t.runPending()
+}
+
+// runPending runs the pending writes in order and forgets them.
+func (t *tx) runPending() error {
+	for _, w := range t.pend {
+		var err error
+		if w.del {
+			err = t.c.exec(t.c.del, w.key)
+		} else {
+			err = t.c.exec(t.c.set, w.key, w.value)
+		}
+		if err != nil {
+			return t.fail(err)
+		}
+	}
+	clear(t.pend)
+	t.pend, t.pendIdx = t.pend[:0], nil
+	return nil
 }
 
 // fail records an error SQLite reported and returns it.
@@ -228,6 +299,17 @@ func (t *tx) fail(err error) error {
 func (t *tx) Get(key []byte) ([]byte, error) {
 	if t.done {
 		return nil, errTxDone
+	}
+	if len(t.pend) > 0 {
+		if w, ok := t.pending(key); ok {
+			if w.del {
+				return nil, storage.ErrNotFound
+			}
+			if w.value == nil {
+				return []byte{}, nil
+			}
+			return w.value, nil
+		}
 	}
 	rows, err := t.c.query(t.c.get, key)
 	if err != nil {
@@ -267,32 +349,52 @@ func blob(v driver.Value) ([]byte, error) {
 	return nil, fmt.Errorf("sqlitestore: unexpected column type %T", v)
 }
 
-// write runs a statement of an Update, opening the Update's SAVEPOINT on
-// its first write so that read-only Updates cost no savepoint at all.
-func (t *tx) write(st *stmt, vals ...driver.Value) error {
+// write records a Set or Delete of an Update: pending until the Update's
+// function returns, or run at once inside the SAVEPOINT once a Scan has
+// opened it.
+func (t *tx) write(w pendingWrite) error {
 	if t.done {
 		return errTxDone
 	}
 	if t.ro {
 		return storage.ErrReadOnly
 	}
-	if !t.savepoint {
-		if err := t.c.exec(t.c.savepoint); err != nil {
+	if t.savepoint {
+		var err error
+		if w.del {
+			err = t.c.exec(t.c.del, w.key)
+		} else {
+			err = t.c.exec(t.c.set, w.key, w.value)
+		}
+		if err != nil {
 			return t.fail(err)
 		}
-		t.savepoint = true
+		return nil
 	}
-	if err := t.c.exec(st, vals...); err != nil {
-		return t.fail(err)
+	t.pend = append(t.pend, w)
+	switch n := len(t.pend); {
+	case n > pendIndexMin:
+		t.pendIdx[string(w.key)] = n - 1
+	case n == pendIndexMin:
+		t.pendIdx = make(map[string]int, 2*pendIndexMin)
+		for i, p := range t.pend {
+			t.pendIdx[string(p.key)] = i
+		}
 	}
 	return nil
 }
 
-func (t *tx) Set(key, value []byte) error { return t.write(t.c.set, key, value) }
+func (t *tx) Set(key, value []byte) error { return t.write(pendingWrite{key: key, value: value}) }
 
-func (t *tx) Delete(key []byte) error { return t.write(t.c.del, key) }
+func (t *tx) Delete(key []byte) error { return t.write(pendingWrite{key: key, del: true}) }
 
 func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
+	if !t.done && len(t.pend) > 0 {
+		// The range may hold pending writes: give them to SQLite first.
+		if err := t.flush(); err != nil {
+			return &iter{t: t, err: err, last: true}
+		}
+	}
 	it := &iter{t: t, lo: bytes.Clone(lower), hi: bytes.Clone(upper), reverse: reverse}
 	if upper != nil && it.hi == nil {
 		it.hi = []byte{}
@@ -326,6 +428,12 @@ type iter struct {
 func (it *iter) fill() error {
 	if it.t.done {
 		return errTxDone
+	}
+	if len(it.t.pend) > 0 {
+		// Writes made since the previous page must be visible to this one.
+		if err := it.t.flush(); err != nil {
+			return err
+		}
 	}
 	kind := scanFwdOpen
 	vals := []driver.Value{it.lo}
