@@ -7,12 +7,12 @@ package httpx
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -175,9 +175,23 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 	})
 }
 
-var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
-func validVersion(v string) bool { return versionRE.MatchString(v) }
+// validVersion reports whether v has the form of a service version,
+// dddd-dd-dd (ASCII digits).
+func validVersion(v string) bool {
+	if len(v) != 10 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if i == 4 || i == 7 {
+			if v[i] != '-' {
+				return false
+			}
+		} else if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // KnownVersion reports whether v is a service version lazuli was written
 // against (used with the strict version flag).
@@ -283,7 +297,17 @@ func newUUID() string {
 	rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
 }
 
 // NewUUID returns a random (version 4) UUID string.

@@ -80,7 +80,12 @@ func (l RawListener) Accept() (net.Conn, error) {
 
 // rawHeaderNames returns the header names of r as sent, in order, or nil
 // when they cannot be recovered (in-process requests, lost sync).
-func rawHeaderNames(r *http.Request) []string {
+func rawHeaderNames(r *http.Request) []string { return rawHeaders(r, true) }
+
+// rawHeaders drops r's header block (and known-length body) from the
+// connection's buffer and, when names is set, returns the header names in
+// it, as rawHeaderNames describes.
+func rawHeaders(r *http.Request, names bool) []string {
 	rc, ok := r.Context().Value(rawConnKey{}).(*RawConn)
 	if !ok {
 		return nil
@@ -97,11 +102,13 @@ func rawHeaderNames(r *http.Request) []string {
 	}
 	block := rc.buf[start : start+end]
 	rest := rc.buf[start+end+4:]
-	var names []string
-	lines := bytes.Split(block, []byte("\r\n"))
-	for _, line := range lines[1:] {
-		if i := bytes.IndexByte(line, ':'); i > 0 {
-			names = append(names, string(line[:i]))
+	var out []string
+	if names {
+		lines := bytes.Split(block, []byte("\r\n"))
+		for _, line := range lines[1:] {
+			if i := bytes.IndexByte(line, ':'); i > 0 {
+				out = append(out, string(line[:i]))
+			}
 		}
 	}
 	// Drop this request's header block and, when its length is known, its
@@ -116,20 +123,32 @@ func rawHeaderNames(r *http.Request) []string {
 	}
 	rc.buf = append(rc.buf[:0], rest...)
 	rc.lost = false
-	return names
+	return out
 }
 
 // findRequestLine finds where r's request line starts in b.
 func findRequestLine(b []byte, r *http.Request) int {
-	line := []byte(r.Method + " " + r.RequestURI + " HTTP/")
-	if bytes.HasPrefix(b, line) {
+	// The usual case: the buffer starts with this request's line.
+	if hasRequestLine(b, r) {
 		return 0
 	}
-	i := bytes.Index(b, append([]byte("\r\n"), line...))
+	line := []byte("\r\n" + r.Method + " " + r.RequestURI + " HTTP/")
+	i := bytes.Index(b, line)
 	if i < 0 {
 		return -1
 	}
 	return i + 2
+}
+
+// hasRequestLine reports whether b starts with "<method> <uri> HTTP/" of r.
+func hasRequestLine(b []byte, r *http.Request) bool {
+	m, u := r.Method, r.RequestURI
+	n := len(m) + 1 + len(u) + 1
+	if len(b) < n+len("HTTP/") || string(b[:len(m)]) != m || b[len(m)] != ' ' ||
+		string(b[len(m)+1:len(m)+1+len(u)]) != u || b[n-1] != ' ' {
+		return false
+	}
+	return string(b[n:n+len("HTTP/")]) == "HTTP/"
 }
 
 // restoreMetadataCase re-keys x-ms-meta-* headers under the names the
@@ -146,7 +165,7 @@ func restoreMetadataCase(r *http.Request) {
 	if raw == nil {
 		// Still consume this request's header block so the next request
 		// on the connection is found quickly.
-		rawHeaderNames(r)
+		rawHeaders(r, false)
 		return
 	}
 	for _, name := range raw {
