@@ -392,12 +392,32 @@ func decodePage(v []byte) (Page, error) {
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }
 
-// blobRecordTag starts a blob record: tag, uvarint JSON length, JSON, then
-// the inline bytes of every segment marked In, in walk order.
+// blobRecordTag starts a blob record in the JSON layout (see
+// encodeBlobJSON), which lazuli wrote before the binary one.
 const blobRecordTag = 0x01
 
-// encodeBlob stores b with its inline bytes outside the JSON.
+// encodeBlob stores b in the binary layout (see blobBinaryTag).
 func encodeBlob(b *Blob) []byte {
+	return encodeBlobBinary(make([]byte, 0, blobRecordSize(b)), b)
+}
+
+// blobRecordSize estimates the encoded size of b, so that the record is
+// usually built in one allocation.
+func blobRecordSize(b *Blob) int {
+	n := 256 + len(b.Name) + len(b.Meta)*32 + len(b.Tags)*32
+	for i := range b.Blocks {
+		n += 48 + len(b.Blocks[i].ID)
+		for j := range b.Blocks[i].Segs {
+			n += 48 + len(b.Blocks[i].Segs[j].Data)
+		}
+	}
+	return n + len(b.Pages)*64
+}
+
+// encodeBlobJSON is the earlier layout, kept to check that old records
+// still read: tag, uvarint JSON length, JSON, then the inline bytes of
+// every segment marked In, in walk order.
+func encodeBlobJSON(b *Blob) []byte {
 	c := *b
 	var raw [][]byte
 	strip := func(segs []Segment) []Segment {
@@ -430,8 +450,11 @@ func encodeBlob(b *Blob) []byte {
 	return out
 }
 
-// decodeBlob reverses encodeBlob.
+// decodeBlob reverses encodeBlob; it also reads the JSON layout.
 func decodeBlob(v []byte) (*Blob, error) {
+	if len(v) > 0 && v[0] == blobBinaryTag {
+		return decodeBlobBinary(v)
+	}
 	if len(v) == 0 || v[0] != blobRecordTag {
 		return nil, fmt.Errorf("blob: corrupt blob record")
 	}

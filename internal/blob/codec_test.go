@@ -1,0 +1,83 @@
+package blob
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/lease"
+)
+
+// sampleBlob sets every stored field of Blob (and of the types it holds)
+// to a value other than its zero value.
+func sampleBlob() *Blob {
+	t0 := time.Date(2026, 11, 22, 2, 40, 1, 123456789, time.UTC)
+	return &Blob{
+		Name: "dir/naïve name", Snapshot: "2026-11-22T02:40:01.1234567Z", Type: PageBlob,
+		Created: t0, Modified: t0.Add(time.Second).In(time.FixedZone("", 5*3600+1800)),
+		ETag: 0x8DE0123456789AB, Size: 5 << 20,
+		Props: Props{ContentType: "text/plain", ContentEncoding: "gzip", ContentLanguage: "de",
+			ContentMD5: []byte{1, 2, 3, 4}, ContentDisposition: "inline", CacheControl: "no-cache"},
+		Meta:  []KV{{"Owner", "me"}, {"bad", "\xff\xfex"}},
+		Lease: lease.State{Phase: lease.Leased, ID: "id", Duration: 30, Expiry: t0.Add(30 * time.Second), BreakTime: t0.Add(time.Minute)},
+		Blocks: []Block{
+			{ID: "QUFB", Size: 3, Segs: []Segment{{Data: []byte("abc"), Len: 3}}},
+			{ID: "QkJC", Size: 10, Segs: []Segment{{Ref: "chunk1", Off: 7, Len: 10}, {Len: 0, Data: []byte{}}}},
+		},
+		Pages:      []Page{{Start: 512, Seg: Segment{Ref: "chunk2", Len: 512}}, {Start: 4096, Seg: Segment{Data: []byte("p"), Len: 1}}},
+		Seq:        -1,
+		Tags:       []KV{{"k", "v"}},
+		Copy:       &CopyInfo{ID: "cid", Source: "http://x/y", Status: "success", Progress: "1/1", Completion: t0, Description: "d"},
+		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true,
+	}
+}
+
+// TestBlobRecordBinaryMatchesJSON checks that the binary layout reads back
+// exactly what the JSON layout did, for every field.
+func TestBlobRecordBinaryMatchesJSON(t *testing.T) {
+	full := sampleBlob()
+	v := reflect.ValueOf(*full)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if f.IsExported() && f.Name != "AsOf" && v.Field(i).IsZero() {
+			t.Fatalf("sampleBlob leaves %s zero: the codec test must cover every field", f.Name)
+		}
+	}
+	for name, b := range map[string]*Blob{
+		"full":  full,
+		"empty": {},
+		"small": {Name: "b", Type: BlockBlob, Created: time.Now(), Modified: time.Now().UTC(),
+			Blocks: []Block{{Size: 1024, Segs: []Segment{{Len: 1024, Data: make([]byte, 1024)}}}}},
+		"emptySlices": {Meta: []KV{}, Blocks: []Block{}, Pages: []Page{}, Tags: []KV{}, Props: Props{ContentMD5: []byte{}}},
+	} {
+		want, err := decodeBlob(encodeBlobJSON(b))
+		if err != nil {
+			t.Fatalf("%s: JSON layout: %v", name, err)
+		}
+		rec := encodeBlob(b)
+		if rec[0] != blobBinaryTag {
+			t.Fatalf("%s: record tag %#x", name, rec[0])
+		}
+		got, err := decodeBlob(rec)
+		if err != nil {
+			t.Fatalf("%s: binary layout: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: binary layout reads back\n%#v\nJSON layout reads back\n%#v", name, got, want)
+		}
+	}
+}
+
+// TestBlobRecordBinaryCorrupt checks that every truncation of a record is
+// reported as corrupt, never a panic or a partial record.
+func TestBlobRecordBinaryCorrupt(t *testing.T) {
+	rec := encodeBlob(sampleBlob())
+	for n := 1; n < len(rec); n++ {
+		if b, err := decodeBlob(rec[:n]); err == nil {
+			t.Fatalf("truncated to %d bytes: decoded %+v", n, b)
+		}
+	}
+	if _, err := decodeBlob(append(rec, 0)); err == nil {
+		t.Fatal("trailing byte accepted")
+	}
+}
