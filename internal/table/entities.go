@@ -157,6 +157,10 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		}
 	}
 	out := make([]*Entity, len(ops))
+	pre := make([]*preEncoded, len(ops))
+	for i := range ops {
+		pre[i] = preEncode(&ops[i])
+	}
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		uid, err := tableUID(tx, account, table)
 		if err != nil {
@@ -166,7 +170,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		// one batch may share a Timestamp, as on Azure.
 		now := s.tick()
 		for i := range ops {
-			e, err := applyOp(tx, uid, &ops[i], now)
+			e, err := applyOpEncoded(tx, uid, &ops[i], now, pre[i])
 			if err != nil {
 				return &BatchError{i, err}
 			}
