@@ -123,7 +123,7 @@ func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, 
 
 // checkDate enforces the request date of Shared Key requests.
 func (a *Authenticator) checkDate(r *http.Request) error {
-	d := r.Header.Get("x-ms-date")
+	d := r.Header.Get("X-Ms-Date")
 	if d == "" {
 		d = r.Header.Get("Date")
 	}

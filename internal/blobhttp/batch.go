@@ -95,7 +95,7 @@ func (h *handler) batch(rq *req) error {
 			return azerr.Newf("InvalidInput", "All batch sub-requests must be the same operation.")
 		}
 		kind = k
-		subs = append(subs, sub{id: part.Header.Get("Content-ID"), req: sr})
+		subs = append(subs, sub{id: part.Header.Get("Content-Id"), req: sr})
 		if len(subs) > MaxBatchRequests {
 			return azerr.Newf("InvalidInput", "A batch may carry at most %d sub-requests.", MaxBatchRequests)
 		}
@@ -121,7 +121,7 @@ func (h *handler) batch(rq *req) error {
 		}
 		ph := textproto.MIMEHeader{"Content-Type": {"application/http"}}
 		if s.id != "" {
-			ph.Set("Content-ID", s.id)
+			ph.Set("Content-Id", s.id)
 		}
 		pw, err := mw.CreatePart(ph)
 		if err != nil {

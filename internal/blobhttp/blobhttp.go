@@ -183,8 +183,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 	default:
 		switch {
 		case comp == "" && m == http.MethodPut:
-			if rq.r.Header.Get("x-ms-copy-source") != "" {
-				if rq.r.Header.Get("x-ms-blob-type") != "" {
+			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
+				if rq.r.Header.Get("X-Ms-Blob-Type") != "" {
 					return h.putBlobFromURL(rq)
 				}
 				return h.copyBlob(rq)
@@ -205,7 +205,7 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 		case comp == "lease" && m == http.MethodPut:
 			return h.leaseBlob(rq)
 		case comp == "block" && m == http.MethodPut:
-			if rq.r.Header.Get("x-ms-copy-source") != "" {
+			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
 				return h.putBlockFromURL(rq)
 			}
 			return h.putBlock(rq)
@@ -287,7 +287,7 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 		return azerr.InvalidHeader("x-ms-copy-source", srcURL)
 	}
 	sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
-	sr.Header.Set("x-ms-version", rq.info.Version)
+	sr.Header.Set("X-Ms-Version", rq.info.Version)
 	fail := func(err error) error {
 		status := http.StatusForbidden
 		if e, ok := azerr.As(err); ok && e.Status >= 400 && e.Status < 500 {
@@ -347,18 +347,18 @@ func (rq *req) cond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("x-ms-lease-id"), IfTags: h.Get("x-ms-if-tags")}, nil
+	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Lease-Id"), IfTags: h.Get("X-Ms-If-Tags")}, nil
 }
 
 // sourceCond parses the x-ms-source-if-* headers of a copy.
 func (rq *req) sourceCond() (blob.Cond, error) {
 	h := rq.r.Header
-	c, err := conditional.Parse(h.Values("x-ms-source-if-match"), h.Values("x-ms-source-if-none-match"),
-		h.Values("x-ms-source-if-modified-since"), h.Values("x-ms-source-if-unmodified-since"))
+	c, err := conditional.Parse(h.Values("X-Ms-Source-If-Match"), h.Values("X-Ms-Source-If-None-Match"),
+		h.Values("X-Ms-Source-If-Modified-Since"), h.Values("X-Ms-Source-If-Unmodified-Since"))
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("x-ms-source-lease-id"), IfTags: h.Get("x-ms-source-if-tags")}, nil
+	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags")}, nil
 }
 
 // metadata collects x-ms-meta-* headers. Go canonicalizes header names on
@@ -406,7 +406,7 @@ func writeMeta(h http.Header, meta []blob.KV) {
 func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
 func setETag(h http.Header, etag uint64, lmt time.Time) {
-	h.Set("ETag", blob.ETagString(etag))
+	h.Set("Etag", blob.ETagString(etag))
 	h.Set("Last-Modified", httpTime(lmt))
 }
 
@@ -467,9 +467,9 @@ func (h *handler) accountInfo(rq *req) error {
 		return err
 	}
 	hd := rq.w.Header()
-	hd.Set("x-ms-sku-name", "Standard_RAGRS")
-	hd.Set("x-ms-account-kind", "StorageV2")
-	hd.Set("x-ms-is-hns-enabled", "false")
+	hd.Set("X-Ms-Sku-Name", "Standard_RAGRS")
+	hd.Set("X-Ms-Account-Kind", "StorageV2")
+	hd.Set("X-Ms-Is-Hns-Enabled", "false")
 	rq.status(http.StatusOK)
 	return nil
 }

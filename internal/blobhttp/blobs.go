@@ -54,7 +54,7 @@ func (rq *req) props(useStandard bool) (blob.Props, error) {
 		ContentDisposition: get("x-ms-blob-content-disposition", ""),
 		CacheControl:       get("x-ms-blob-cache-control", "Cache-Control"),
 	}
-	md, err := decodeMD5("x-ms-blob-content-md5", hd.Get("x-ms-blob-content-md5"))
+	md, err := decodeMD5("x-ms-blob-content-md5", hd.Get("X-Ms-Blob-Content-Md5"))
 	if err != nil {
 		return p, err
 	}
@@ -64,7 +64,7 @@ func (rq *req) props(useStandard bool) (blob.Props, error) {
 
 // tagsHeader parses x-ms-tags ("k1=v1&k2=v2", URL-encoded).
 func (rq *req) tagsHeader() ([]blob.KV, error) {
-	v := rq.r.Header.Get("x-ms-tags")
+	v := rq.r.Header.Get("X-Ms-Tags")
 	if v == "" {
 		return nil, nil
 	}
@@ -94,7 +94,7 @@ func (rq *req) validName() error {
 }
 
 func tierHeader(rq *req) (string, error) {
-	v := rq.r.Header.Get("x-ms-access-tier")
+	v := rq.r.Header.Get("X-Ms-Access-Tier")
 	switch strings.ToLower(v) {
 	case "":
 		return "", nil
@@ -120,7 +120,7 @@ func (h *handler) putBlob(rq *req) error {
 		return err
 	}
 	hd := rq.r.Header
-	bt := hd.Get("x-ms-blob-type")
+	bt := hd.Get("X-Ms-Blob-Type")
 	switch bt {
 	case "":
 		return azerr.MissingHeader("x-ms-blob-type")
@@ -148,7 +148,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (h *handler) putBlob(rq *req) error {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
 		if bt == blob.PageBlob {
-			sv := hd.Get("x-ms-blob-content-length")
+			sv := hd.Get("X-Ms-Blob-Content-Length")
 			if sv == "" {
 				return azerr.MissingHeader("x-ms-blob-content-length")
 			}
@@ -195,9 +195,9 @@ func (h *handler) putBlob(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	if bt == blob.BlockBlob {
-		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
 	}
-	out.Set("x-ms-request-server-encrypted", "true")
+	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -207,8 +207,8 @@ func (h *handler) putBlob(rq *req) error {
 func (h *handler) blobHeaders(rq *req, b *blob.Blob) {
 	hd := rq.w.Header()
 	setETag(hd, b.ETag, b.Modified)
-	hd.Set("x-ms-creation-time", httpTime(b.Created))
-	hd.Set("x-ms-blob-type", b.Type)
+	hd.Set("X-Ms-Creation-Time", httpTime(b.Created))
+	hd.Set("X-Ms-Blob-Type", b.Type)
 	p := b.Props
 	ct := p.ContentType
 	if ct == "" {
@@ -222,46 +222,46 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) {
 		}
 	}
 	if len(p.ContentMD5) > 0 {
-		hd.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.ContentMD5))
+		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.ContentMD5))
 	}
 	writeMeta(hd, b.Meta)
 	if b.Snapshot == "" {
 		now := h.asOf(b.AsOf)
-		hd.Set("x-ms-lease-status", b.Lease.Status(now))
-		hd.Set("x-ms-lease-state", b.Lease.StateName(now))
+		hd.Set("X-Ms-Lease-Status", b.Lease.Status(now))
+		hd.Set("X-Ms-Lease-State", b.Lease.StateName(now))
 		if d := b.Lease.DurationName(now); d != "" {
-			hd.Set("x-ms-lease-duration", d)
+			hd.Set("X-Ms-Lease-Duration", d)
 		}
 	} else {
-		hd.Set("x-ms-lease-status", "unlocked")
-		hd.Set("x-ms-lease-state", "available")
+		hd.Set("X-Ms-Lease-Status", "unlocked")
+		hd.Set("X-Ms-Lease-State", "available")
 	}
 	if c := b.Copy; c != nil {
-		hd.Set("x-ms-copy-id", c.ID)
-		hd.Set("x-ms-copy-source", c.Source)
-		hd.Set("x-ms-copy-status", c.Status)
-		hd.Set("x-ms-copy-progress", c.Progress)
-		hd.Set("x-ms-copy-completion-time", httpTime(c.Completion))
+		hd.Set("X-Ms-Copy-Id", c.ID)
+		hd.Set("X-Ms-Copy-Source", c.Source)
+		hd.Set("X-Ms-Copy-Status", c.Status)
+		hd.Set("X-Ms-Copy-Progress", c.Progress)
+		hd.Set("X-Ms-Copy-Completion-Time", httpTime(c.Completion))
 		if c.Description != "" {
-			hd.Set("x-ms-copy-status-description", c.Description)
+			hd.Set("X-Ms-Copy-Status-Description", c.Description)
 		}
 	}
 	switch b.Type {
 	case blob.PageBlob:
-		hd.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Seq, 10))
+		hd.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
 	case blob.AppendBlob:
-		hd.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.AppendCount))
+		hd.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 	case blob.BlockBlob:
-		hd.Set("x-ms-access-tier", tierOf(b))
+		hd.Set("X-Ms-Access-Tier", tierOf(b))
 		if b.AccessTier == "" {
-			hd.Set("x-ms-access-tier-inferred", "true")
+			hd.Set("X-Ms-Access-Tier-Inferred", "true")
 		}
 	}
 	if len(b.Tags) > 0 {
-		hd.Set("x-ms-tag-count", strconv.Itoa(len(b.Tags)))
+		hd.Set("X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
 	}
 	hd.Set("Accept-Ranges", "bytes")
-	hd.Set("x-ms-server-encrypted", "true")
+	hd.Set("X-Ms-Server-Encrypted", "true")
 }
 
 // parseRange parses "bytes=start-[end]"; end is -1 when open.
@@ -291,7 +291,7 @@ func parseRange(v string) (start, end int64, ok bool) {
 
 // requestRange returns the x-ms-range (preferred) or Range header.
 func (rq *req) requestRange() (start, end int64, has bool, err error) {
-	if v := rq.r.Header.Get("x-ms-range"); v != "" {
+	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
 		s, e, ok := parseRange(v)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
@@ -336,7 +336,7 @@ func (h *handler) getBlob(rq *req) error {
 		return err
 	}
 	// Range errors are decided before any blob header is written.
-	wantMD5 := strings.EqualFold(rq.r.Header.Get("x-ms-range-get-content-md5"), "true")
+	wantMD5 := strings.EqualFold(rq.r.Header.Get("X-Ms-Range-Get-Content-Md5"), "true")
 	if !head && hasRange {
 		if start >= b.Size {
 			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
@@ -361,9 +361,9 @@ func (h *handler) getBlob(rq *req) error {
 		return h.stream(rq, b, 0, b.Size, nil)
 	}
 	n := end - start + 1
-	hd.Del("Content-MD5")
+	hd.Del("Content-Md5")
 	if len(b.Props.ContentMD5) > 0 {
-		hd.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+		hd.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 	}
 	var buf []byte
 	if wantMD5 {
@@ -374,7 +374,7 @@ func (h *handler) getBlob(rq *req) error {
 			return err
 		}
 		sum := md5.Sum(buf)
-		hd.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
 	}
 	hd.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(b.Size, 10))
 	hd.Set("Content-Length", strconv.FormatInt(n, 10))
@@ -413,7 +413,7 @@ func (h *handler) deleteBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	ds := rq.r.Header.Get("x-ms-delete-snapshots")
+	ds := rq.r.Header.Get("X-Ms-Delete-Snapshots")
 	switch ds {
 	case "", "include", "only":
 	default:
@@ -422,7 +422,7 @@ func (h *handler) deleteBlob(rq *req) error {
 	if err := h.svc.DeleteBlob(rq.ctx(), rq.ref(), ds, cond); err != nil {
 		return err
 	}
-	rq.w.Header().Set("x-ms-delete-type-permanent", "true")
+	rq.w.Header().Set("X-Ms-Delete-Type-Permanent", "true")
 	rq.status(http.StatusAccepted)
 	return nil
 }
@@ -442,16 +442,16 @@ func (h *handler) setBlobProperties(rq *req) error {
 	if sp.NewSize, err = optInt(hd, "x-ms-blob-content-length", 0, blob.MaxPageBlobSize); err != nil {
 		return err
 	}
-	act := strings.ToLower(hd.Get("x-ms-sequence-number-action"))
+	act := strings.ToLower(hd.Get("X-Ms-Sequence-Number-Action"))
 	switch act {
 	case "":
 	case "max", "update":
-		if hd.Get("x-ms-blob-sequence-number") == "" {
+		if hd.Get("X-Ms-Blob-Sequence-Number") == "" {
 			return azerr.MissingHeader("x-ms-blob-sequence-number")
 		}
 	case "increment":
-		if hd.Get("x-ms-blob-sequence-number") != "" {
-			return azerr.InvalidHeader("x-ms-blob-sequence-number", hd.Get("x-ms-blob-sequence-number"))
+		if hd.Get("X-Ms-Blob-Sequence-Number") != "" {
+			return azerr.InvalidHeader("x-ms-blob-sequence-number", hd.Get("X-Ms-Blob-Sequence-Number"))
 		}
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", act)
@@ -474,7 +474,7 @@ func (h *handler) setBlobProperties(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, nb.ETag, nb.Modified)
 	if nb.Type == blob.PageBlob {
-		out.Set("x-ms-blob-sequence-number", strconv.FormatInt(nb.Seq, 10))
+		out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(nb.Seq, 10))
 	}
 	rq.status(http.StatusOK)
 	return nil
@@ -519,7 +519,7 @@ func (h *handler) setBlobMetadata(rq *req) error {
 		return err
 	}
 	setETag(rq.w.Header(), b.ETag, b.Modified)
-	rq.w.Header().Set("x-ms-request-server-encrypted", "true")
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusOK)
 	return nil
 }
@@ -544,8 +544,8 @@ func (h *handler) snapshotBlob(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, s.ETag, s.Modified)
-	out.Set("x-ms-snapshot", s.Snapshot)
-	out.Set("x-ms-request-server-encrypted", "false")
+	out.Set("X-Ms-Snapshot", s.Snapshot)
+	out.Set("X-Ms-Request-Server-Encrypted", "false")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -596,8 +596,8 @@ func (h *handler) putBlock(rq *req) error {
 	if err != nil {
 		return err
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-MD5"))
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
+	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
 	if err != nil {
 		return err
 	}
@@ -615,8 +615,8 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	out := rq.w.Header()
-	out.Set("Content-MD5", base64.StdEncoding.EncodeToString(data.MD5))
-	out.Set("x-ms-request-server-encrypted", "true")
+	out.Set("Content-Md5", base64.StdEncoding.EncodeToString(data.MD5))
+	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -703,7 +703,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-MD5"))
+	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
 	if err != nil {
 		return err
 	}
@@ -727,7 +727,7 @@ func (h *handler) putBlockList(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
-	out.Set("x-ms-request-server-encrypted", "true")
+	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -746,7 +746,7 @@ func (h *handler) getBlockList(rq *req) error {
 	default:
 		return azerr.InvalidQuery("blocklisttype", rq.q.Get("blocklisttype"), "")
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	bl, err := h.svc.GetBlockList(rq.ctx(), rq.ref(), which, cond)
 	if err != nil {
 		return err
@@ -757,7 +757,7 @@ func (h *handler) getBlockList(rq *req) error {
 		setETag(out, bl.Blob.ETag, bl.Blob.Modified)
 		size = bl.Blob.Size
 	}
-	out.Set("x-ms-blob-content-length", strconv.FormatInt(size, 10))
+	out.Set("X-Ms-Blob-Content-Length", strconv.FormatInt(size, 10))
 	var b strings.Builder
 	b.WriteString("<BlockList>")
 	list := func(elem string, items []blob.BlockInfo) {
@@ -790,14 +790,14 @@ func (h *handler) putPage(rq *req) error {
 	if err != nil {
 		return err
 	}
-	pw := strings.ToLower(hd.Get("x-ms-page-write"))
+	pw := strings.ToLower(hd.Get("X-Ms-Page-Write"))
 	if pw == "" {
 		return azerr.MissingHeader("x-ms-page-write")
 	}
 	if pw != "update" && pw != "clear" {
 		return azerr.InvalidHeader("x-ms-page-write", pw)
 	}
-	rv := hd.Get("x-ms-range")
+	rv := hd.Get("X-Ms-Range")
 	if rv == "" {
 		rv = hd.Get("Range")
 	}
@@ -825,7 +825,7 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.New("InvalidOperation")
 	}
 	var sum []byte
-	if srcURL := hd.Get("x-ms-copy-source"); srcURL != "" && !pr.Clear {
+	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" && !pr.Clear {
 		// Put Page From URL.
 		rq.info.Operation = "PutPageFromURL"
 		src, err := sourceRef(srcURL)
@@ -835,7 +835,7 @@ func (h *handler) putPage(rq *req) error {
 		if err := h.authorizeSource(rq, srcURL, src); err != nil {
 			return err
 		}
-		sv := hd.Get("x-ms-source-range")
+		sv := hd.Get("X-Ms-Source-Range")
 		ss, se, ok := parseRange(sv)
 		if !ok || se < 0 || se-ss != end-start {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
@@ -856,7 +856,7 @@ func (h *handler) putPage(rq *req) error {
 		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
-		txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+		txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
 		if err != nil {
 			return err
 		}
@@ -874,10 +874,10 @@ func (h *handler) putPage(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
-	out.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Seq, 10))
+	out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
 	if sum != nil {
-		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
-		out.Set("x-ms-request-server-encrypted", "true")
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+		out.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	rq.status(http.StatusCreated)
 	return nil
@@ -910,7 +910,7 @@ func (h *handler) getPageRanges(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, pr.Blob.ETag, pr.Blob.Modified)
-	out.Set("x-ms-blob-content-length", strconv.FormatInt(pr.Blob.Size, 10))
+	out.Set("X-Ms-Blob-Content-Length", strconv.FormatInt(pr.Blob.Size, 10))
 	type item struct {
 		r     blob.PageRange
 		clear bool
@@ -961,7 +961,7 @@ func (h *handler) appendBlock(rq *req) error {
 	if _, err := rq.contentLength(limit); err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-MD5"))
+	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
 	if err != nil {
 		return err
 	}
@@ -970,7 +970,7 @@ func (h *handler) appendBlock(rq *req) error {
 	}
 	// The block comes from a source blob (Append Block From URL) or from the
 	// body; small bodies (log lines) stay inline in their append key.
-	if srcURL := hd.Get("x-ms-copy-source"); srcURL != "" {
+	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" {
 		// Append Block From URL.
 		rq.info.Operation = "AppendBlockFromURL"
 		src, err := sourceRef(srcURL)
@@ -981,7 +981,7 @@ func (h *handler) appendBlock(rq *req) error {
 			return err
 		}
 		ar.Source, ar.SourceLen = &src, -1
-		if sv := hd.Get("x-ms-source-range"); sv != "" {
+		if sv := hd.Get("X-Ms-Source-Range"); sv != "" {
 			ss, se, ok := parseRange(sv)
 			if !ok {
 				return azerr.InvalidHeader("x-ms-source-range", sv)
@@ -1003,12 +1003,12 @@ func (h *handler) appendBlock(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
-	out.Set("x-ms-blob-append-offset", strconv.FormatInt(off, 10))
-	out.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.AppendCount))
+	out.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(off, 10))
+	out.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 	if ar.Source == nil {
-		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
 	}
-	out.Set("x-ms-request-server-encrypted", "true")
+	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -1048,7 +1048,7 @@ func sourceRef(raw string) (blob.Ref, error) {
 // source on this server; both complete synchronously.
 func (h *handler) copyBlob(rq *req) error {
 	rq.info.Operation = "CopyBlob"
-	if strings.EqualFold(rq.r.Header.Get("x-ms-requires-sync"), "true") {
+	if strings.EqualFold(rq.r.Header.Get("X-Ms-Requires-Sync"), "true") {
 		rq.info.Operation = "CopyBlobFromURL"
 	}
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
@@ -1062,7 +1062,7 @@ func (h *handler) copyBlob(rq *req) error {
 
 func (h *handler) doCopy(rq *req, fromURL bool) error {
 	hd := rq.r.Header
-	srcURL := hd.Get("x-ms-copy-source")
+	srcURL := hd.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
 	if err != nil {
 		return err
@@ -1094,12 +1094,12 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 		return azerr.New("InvalidOperation")
 	}
 	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
-		CopyTags: strings.EqualFold(hd.Get("x-ms-copy-source-tag-option"), "COPY")}
+		CopyTags: strings.EqualFold(hd.Get("X-Ms-Copy-Source-Tag-Option"), "COPY")}
 	if len(meta) > 0 || fromURL {
 		cr.Meta = meta
 	}
 	if fromURL {
-		if !strings.EqualFold(hd.Get("x-ms-copy-source-blob-properties"), "false") {
+		if !strings.EqualFold(hd.Get("X-Ms-Copy-Source-Blob-Properties"), "false") {
 			cr.Props = nil
 		} else {
 			p, err := rq.props(true)
@@ -1108,8 +1108,8 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 			}
 			cr.Props = &p
 		}
-		if hd.Get("x-ms-blob-content-type") != "" || hd.Get("x-ms-blob-content-encoding") != "" || hd.Get("x-ms-blob-cache-control") != "" ||
-			hd.Get("x-ms-blob-content-language") != "" || hd.Get("x-ms-blob-content-disposition") != "" || hd.Get("x-ms-blob-content-md5") != "" {
+		if hd.Get("X-Ms-Blob-Content-Type") != "" || hd.Get("X-Ms-Blob-Content-Encoding") != "" || hd.Get("X-Ms-Blob-Cache-Control") != "" ||
+			hd.Get("X-Ms-Blob-Content-Language") != "" || hd.Get("X-Ms-Blob-Content-Disposition") != "" || hd.Get("X-Ms-Blob-Content-Md5") != "" {
 			p, err := rq.props(false)
 			if err != nil {
 				return err
@@ -1126,14 +1126,14 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	setETag(out, b.ETag, b.Modified)
 	if fromURL {
 		if len(b.Props.ContentMD5) > 0 {
-			out.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+			out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 		}
-		out.Set("x-ms-request-server-encrypted", "true")
+		out.Set("X-Ms-Request-Server-Encrypted", "true")
 		rq.status(http.StatusCreated)
 		return nil
 	}
-	out.Set("x-ms-copy-id", copyID)
-	out.Set("x-ms-copy-status", "success")
+	out.Set("X-Ms-Copy-Id", copyID)
+	out.Set("X-Ms-Copy-Status", "success")
 	rq.status(http.StatusAccepted)
 	return nil
 }
@@ -1147,7 +1147,7 @@ func (h *handler) putBlobFromURL(rq *req) error {
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	if bt := rq.r.Header.Get("x-ms-blob-type"); bt != blob.BlockBlob {
+	if bt := rq.r.Header.Get("X-Ms-Blob-Type"); bt != blob.BlockBlob {
 		return azerr.InvalidHeader("x-ms-blob-type", bt)
 	}
 	if n, err := rq.contentLength(0); err != nil || n != 0 {
@@ -1169,7 +1169,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 	if err != nil {
 		return err
 	}
-	srcURL := rq.r.Header.Get("x-ms-copy-source")
+	srcURL := rq.r.Header.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
 	if err != nil {
 		return err
@@ -1182,7 +1182,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 		return err
 	}
 	off, n := int64(0), int64(-1)
-	if v := rq.r.Header.Get("x-ms-source-range"); v != "" {
+	if v := rq.r.Header.Get("X-Ms-Source-Range"); v != "" {
 		s, e, ok := parseRange(v)
 		if !ok {
 			return azerr.InvalidHeader("x-ms-source-range", v)
@@ -1195,11 +1195,11 @@ func (h *handler) putBlockFromURL(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
 	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
 		return err
 	}
-	rq.w.Header().Set("x-ms-request-server-encrypted", "true")
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -1210,7 +1210,7 @@ func (h *handler) abortCopy(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
 		return err
 	}
-	if a := rq.r.Header.Get("x-ms-copy-action"); !strings.EqualFold(a, "abort") {
+	if a := rq.r.Header.Get("X-Ms-Copy-Action"); !strings.EqualFold(a, "abort") {
 		if a == "" {
 			return azerr.MissingHeader("x-ms-copy-action")
 		}
@@ -1220,7 +1220,7 @@ func (h *handler) abortCopy(rq *req) error {
 	if id == "" {
 		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "copyid")
 	}
-	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id")}); err != nil {
+	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err
 	}
 	rq.status(http.StatusNoContent)
@@ -1241,7 +1241,7 @@ func (h *handler) getTags(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
 		return err
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
 	if err != nil {
 		return err
@@ -1261,7 +1261,7 @@ func (h *handler) setTags(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
 		return err
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
 		return err
@@ -1299,7 +1299,7 @@ func (h *handler) setTier(rq *req) error {
 	if tier == "" {
 		return azerr.MissingHeader("x-ms-access-tier")
 	}
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("x-ms-lease-id"), IfTags: rq.r.Header.Get("x-ms-if-tags")}
+	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	if err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond); err != nil {
 		return err
 	}

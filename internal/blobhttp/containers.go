@@ -33,7 +33,7 @@ func (h *handler) createContainer(rq *req) error {
 	if err != nil {
 		return err
 	}
-	pa, err := publicAccess(rq.r.Header.Get("x-ms-blob-public-access"))
+	pa, err := publicAccess(rq.r.Header.Get("X-Ms-Blob-Public-Access"))
 	if err != nil {
 		return err
 	}
@@ -90,18 +90,18 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 		writeMeta(hd, c.Meta)
 	}
 	now := h.asOf(c.AsOf)
-	hd.Set("x-ms-lease-status", c.Lease.Status(now))
-	hd.Set("x-ms-lease-state", c.Lease.StateName(now))
+	hd.Set("X-Ms-Lease-Status", c.Lease.Status(now))
+	hd.Set("X-Ms-Lease-State", c.Lease.StateName(now))
 	if d := c.Lease.DurationName(now); d != "" {
-		hd.Set("x-ms-lease-duration", d)
+		hd.Set("X-Ms-Lease-Duration", d)
 	}
 	if c.Public != "" {
-		hd.Set("x-ms-blob-public-access", c.Public)
+		hd.Set("X-Ms-Blob-Public-Access", c.Public)
 	}
-	hd.Set("x-ms-has-immutability-policy", "false")
-	hd.Set("x-ms-has-legal-hold", "false")
-	hd.Set("x-ms-default-encryption-scope", "$account-encryption-key")
-	hd.Set("x-ms-deny-encryption-scope-override", "false")
+	hd.Set("X-Ms-Has-Immutability-Policy", "false")
+	hd.Set("X-Ms-Has-Legal-Hold", "false")
+	hd.Set("X-Ms-Default-Encryption-Scope", "$account-encryption-key")
+	hd.Set("X-Ms-Deny-Encryption-Scope-Override", "false")
 }
 
 // getContainerProps is Get Container Properties / Get Container Metadata.
@@ -117,7 +117,7 @@ func (h *handler) getContainerProps(rq *req, comp string) error {
 	if err := h.authorize(rq, a); err != nil {
 		return err
 	}
-	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("x-ms-lease-id"))
+	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
 	}
@@ -158,14 +158,14 @@ func (h *handler) getContainerACL(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("x-ms-lease-id"))
+	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
 	}
 	hd := rq.w.Header()
 	setETag(hd, c.ETag, c.Modified)
 	if c.Public != "" {
-		hd.Set("x-ms-blob-public-access", c.Public)
+		hd.Set("X-Ms-Blob-Public-Access", c.Public)
 	}
 	doc := make([]acl.Identifier, 0, len(c.ACL))
 	for _, si := range c.ACL {
@@ -218,7 +218,7 @@ func (h *handler) setContainerACL(rq *req) error {
 	if err != nil {
 		return err
 	}
-	pa, err := publicAccess(rq.r.Header.Get("x-ms-blob-public-access"))
+	pa, err := publicAccess(rq.r.Header.Get("X-Ms-Blob-Public-Access"))
 	if err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func isGUID(s string) bool {
 func (rq *req) leaseRequest() (blob.LeaseRequest, error) {
 	hd := rq.r.Header
 	var out blob.LeaseRequest
-	av := hd.Get("x-ms-lease-action")
+	av := hd.Get("X-Ms-Lease-Action")
 	if av == "" {
 		return out, azerr.MissingHeader("x-ms-lease-action")
 	}
@@ -295,13 +295,13 @@ func (rq *req) leaseRequest() (blob.LeaseRequest, error) {
 	if !ok {
 		return out, azerr.InvalidHeader("x-ms-lease-action", av)
 	}
-	a := lease.Action{Kind: kind, LeaseID: hd.Get("x-ms-lease-id"), ProposedID: hd.Get("x-ms-proposed-lease-id")}
+	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
 	if a.ProposedID != "" && !isGUID(a.ProposedID) {
 		return out, azerr.InvalidHeader("x-ms-proposed-lease-id", a.ProposedID)
 	}
 	switch kind {
 	case lease.Acquire:
-		dv := hd.Get("x-ms-lease-duration")
+		dv := hd.Get("X-Ms-Lease-Duration")
 		if dv == "" {
 			return out, azerr.MissingHeader("x-ms-lease-duration")
 		}
@@ -322,7 +322,7 @@ func (rq *req) leaseRequest() (blob.LeaseRequest, error) {
 			return out, azerr.MissingHeader("x-ms-proposed-lease-id")
 		}
 	case lease.Break:
-		if pv := hd.Get("x-ms-lease-break-period"); pv != "" {
+		if pv := hd.Get("X-Ms-Lease-Break-Period"); pv != "" {
 			p, err := strconv.Atoi(strings.TrimSpace(pv))
 			if err != nil || !lease.ValidBreakPeriod(p) {
 				return out, azerr.InvalidHeader("x-ms-lease-break-period", pv)
@@ -338,15 +338,15 @@ func writeLeaseResult(rq *req, kind lease.ActionKind, res lease.Result) {
 	hd := rq.w.Header()
 	switch kind {
 	case lease.Acquire:
-		hd.Set("x-ms-lease-id", res.LeaseID)
+		hd.Set("X-Ms-Lease-Id", res.LeaseID)
 		rq.status(http.StatusCreated)
 	case lease.Break:
-		hd.Set("x-ms-lease-time", strconv.Itoa(res.LeaseTime))
+		hd.Set("X-Ms-Lease-Time", strconv.Itoa(res.LeaseTime))
 		rq.status(http.StatusAccepted)
 	case lease.Release:
 		rq.status(http.StatusOK)
 	default:
-		hd.Set("x-ms-lease-id", res.LeaseID)
+		hd.Set("X-Ms-Lease-Id", res.LeaseID)
 		rq.status(http.StatusOK)
 	}
 }

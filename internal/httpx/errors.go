@@ -36,7 +36,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	for k, vs := range e.Header {
 		h[k] = vs
 	}
-	h.Set("x-ms-error-code", e.Code)
+	h.Set("X-Ms-Error-Code", e.Code)
 	now := info.Start
 	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
 		h.Del("Content-Type")

@@ -96,10 +96,10 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		info := &Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
 		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()
-		hdr.Set("x-ms-request-id", info.RequestID)
+		hdr.Set("X-Ms-Request-Id", info.RequestID)
 		hdr.Set("Server", serverName)
-		if cid := r.Header.Get("x-ms-client-request-id"); cid != "" {
-			hdr.Set("x-ms-client-request-id", cid)
+		if cid := r.Header.Get("X-Ms-Client-Request-Id"); cid != "" {
+			hdr.Set("X-Ms-Client-Request-Id", cid)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, info))
 
@@ -119,18 +119,18 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 					"account", info.Account, "path", info.Path, "status", rw.status,
 					"error_code", info.ErrorCode, "bytes_out", rw.bytes, "bytes_in", r.ContentLength,
 					"latency_ms", float64(o.Now().Sub(info.Start).Microseconds())/1000,
-					"request_id", info.RequestID, "client_request_id", r.Header.Get("x-ms-client-request-id"))
+					"request_id", info.RequestID, "client_request_id", r.Header.Get("X-Ms-Client-Request-Id"))
 			}
 			if o.Debug != nil {
 				writeDebug(o.Debug, r, rw)
 			}
 		}()
 
-		version := r.Header.Get("x-ms-version")
+		version := r.Header.Get("X-Ms-Version")
 		if version == "" {
 			version = DefaultVersion
 		}
-		hdr.Set("x-ms-version", version)
+		hdr.Set("X-Ms-Version", version)
 		hdr.Set("Date", o.Now().UTC().Format(http.TimeFormat))
 		info.Version = version
 		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
@@ -143,7 +143,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			WriteError(rw, r, azerr.InvalidHeader(name, strings.Join(r.Header.Values(name), ", ")))
 			return
 		}
-		if cid := r.Header.Get("x-ms-client-request-id"); len(cid) > 1024 {
+		if cid := r.Header.Get("X-Ms-Client-Request-Id"); len(cid) > 1024 {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-client-request-id", cid))
 			return
 		}

@@ -108,8 +108,8 @@ func SignForm(r *http.Request, account string, key []byte, f Form) error {
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
-	if r.Header.Get("x-ms-date") == "" && r.Header.Get("Date") == "" {
-		r.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	if r.Header.Get("X-Ms-Date") == "" && r.Header.Get("Date") == "" {
+		r.Header.Set("X-Ms-Date", time.Now().UTC().Format(http.TimeFormat))
 	}
 	// On the wire Go writes Content-Length from r.ContentLength, not from
 	// the header map, and sends "0" for an empty POST, PUT or PATCH; sign
@@ -180,7 +180,7 @@ func Candidates(r *http.Request, account string, f Form) []string {
 	if p == "/"+account || strings.HasPrefix(p, "/"+account+"/") {
 		toggles = append(toggles, func(v *variant) { v.stripAccount = true })
 	}
-	if h.Get("x-ms-date") != "" && h.Get("Date") != "" {
+	if h.Get("X-Ms-Date") != "" && h.Get("Date") != "" {
 		toggles = append(toggles, func(v *variant) { v.keepDate = true })
 	}
 	if !f.Lite && !f.Table && h.Get("Content-Length") == "0" {
@@ -207,14 +207,14 @@ func Candidates(r *http.Request, account string, f Form) []string {
 func build(r *http.Request, account string, f Form, v variant) string {
 	h := r.Header
 	resource := canonicalizedResource(r.URL, account, f, v.stripAccount)
-	xmsDate := h.Get("x-ms-date")
+	xmsDate := h.Get("X-Ms-Date")
 	switch {
 	case f.Table && f.Lite:
 		return tableDate(h, v) + "\n" + resource
 	case f.Table:
 		return strings.Join([]string{
 			strings.ToUpper(r.Method),
-			h.Get("Content-MD5"),
+			h.Get("Content-Md5"),
 			h.Get("Content-Type"),
 			tableDate(h, v),
 			resource,
@@ -228,14 +228,14 @@ func build(r *http.Request, account string, f Form, v variant) string {
 	if f.Lite {
 		return strings.Join([]string{
 			strings.ToUpper(r.Method),
-			h.Get("Content-MD5"),
+			h.Get("Content-Md5"),
 			h.Get("Content-Type"),
 			date,
 			headers + resource,
 		}, "\n")
 	}
 	length := h.Get("Content-Length")
-	zeroIsEmpty := h.Get("x-ms-version") == "" || h.Get("x-ms-version") >= "2015-02-21"
+	zeroIsEmpty := h.Get("X-Ms-Version") == "" || h.Get("X-Ms-Version") >= "2015-02-21"
 	if v.flipZeroLength {
 		zeroIsEmpty = !zeroIsEmpty
 	}
@@ -247,7 +247,7 @@ func build(r *http.Request, account string, f Form, v variant) string {
 		h.Get("Content-Encoding"),
 		h.Get("Content-Language"),
 		length,
-		h.Get("Content-MD5"),
+		h.Get("Content-Md5"),
 		h.Get("Content-Type"),
 		date,
 		h.Get("If-Modified-Since"),
@@ -262,7 +262,7 @@ func build(r *http.Request, account string, f Form, v variant) string {
 // tableDate is the Date line of the Table layouts: x-ms-date when present,
 // else Date.
 func tableDate(h http.Header, v variant) string {
-	if d := h.Get("x-ms-date"); d != "" && !v.keepDate {
+	if d := h.Get("X-Ms-Date"); d != "" && !v.keepDate {
 		return d
 	}
 	return h.Get("Date")
