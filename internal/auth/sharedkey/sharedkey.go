@@ -14,6 +14,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,12 +165,16 @@ func Candidates(r *http.Request, account string, f Form) []string {
 	var toggles []func(*variant)
 	h := r.Header
 	if !f.Table {
-		names, values := xmsHeaders(h)
+		hs := xmsHeaders(h)
+		names := make([]string, len(hs))
+		for i := range hs {
+			names[i] = hs[i].name
+		}
 		if !sortedBy(names, CompareHeaderNames) || !sortedBy(names, strings.Compare) {
 			toggles = append(toggles, func(v *variant) { v.cultureOrder = true })
 		}
-		for _, n := range names {
-			vals := values[n]
+		for _, e := range hs {
+			vals := e.vals
 			if joinValues(vals, true) != joinValues(vals, false) {
 				toggles = append(toggles, func(v *variant) { v.rawValues = true })
 				break
@@ -277,52 +282,88 @@ func CanonicalizedHeaders(h http.Header) string {
 }
 
 func canonicalizedHeaders(h http.Header, cultureOrder, raw bool) string {
-	names, values := xmsHeaders(h)
+	hs := xmsHeaders(h)
 	if cultureOrder {
-		sort.SliceStable(names, func(i, j int) bool { return CompareHeaderNames(names[i], names[j]) < 0 })
+		sort.SliceStable(hs, func(i, j int) bool { return CompareHeaderNames(hs[i].name, hs[j].name) < 0 })
 	}
 	var b strings.Builder
-	for _, n := range names {
-		b.WriteString(n)
+	for _, e := range hs {
+		b.WriteString(e.name)
 		b.WriteByte(':')
-		b.WriteString(joinValues(values[n], !raw))
+		b.WriteString(joinValues(e.vals, !raw))
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-// xmsHeaders returns the lowercased x-ms-* header names of h in ordinal
-// order and their values; keys of h that differ only in case are merged,
-// in the ordinal order of the keys.
-func xmsHeaders(h http.Header) (names []string, values map[string][]string) {
-	keys := make([]string, 0, len(h))
+// xmsHeader is one x-ms-* header: its lowercased name and every value.
+type xmsHeader struct {
+	name string
+	vals []string
+}
+
+// xmsHeaders returns the x-ms-* headers of h with lowercased names in
+// ordinal order; keys of h that differ only in case are merged, their
+// values in the ordinal order of the keys.
+func xmsHeaders(h http.Header) []xmsHeader {
+	type keyName struct{ key, name string }
+	var buf [16]keyName
+	ks := buf[:0]
 	for k := range h {
 		if t := strings.TrimSpace(k); len(t) >= 5 && strings.EqualFold(t[:5], "x-ms-") {
-			keys = append(keys, k)
+			ks = append(ks, keyName{k, strings.ToLower(t)})
 		}
 	}
-	sort.Strings(keys)
-	values = make(map[string][]string, len(keys))
-	for _, k := range keys {
-		n := strings.ToLower(strings.TrimSpace(k))
-		if _, seen := values[n]; !seen {
-			names = append(names, n)
+	// By name, then by key: names come out sorted and the values of one
+	// name in the order of their keys.
+	slices.SortFunc(ks, func(a, b keyName) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
 		}
-		values[n] = append(values[n], h[k]...)
+		return strings.Compare(a.key, b.key)
+	})
+	out := make([]xmsHeader, 0, len(ks))
+	for _, e := range ks {
+		if n := len(out); n > 0 && out[n-1].name == e.name {
+			// Copy before appending: the first values are h's own slice.
+			last := &out[n-1]
+			last.vals = append(last.vals[:len(last.vals):len(last.vals)], h[e.key]...)
+			continue
+		}
+		out = append(out, xmsHeader{e.name, h[e.key]})
 	}
-	sort.Strings(names)
-	return names, values
+	return out
 }
 
 func joinValues(vals []string, fold bool) string {
 	if !fold {
 		return strings.Join(vals, ",")
 	}
+	if len(vals) == 1 && !needsFold(vals[0]) {
+		return vals[0]
+	}
 	f := make([]string, len(vals))
 	for i, v := range vals {
 		f[i] = foldWhitespace(v)
 	}
 	return strings.Join(f, ",")
+}
+
+// needsFold reports whether foldWhitespace would change v: it has
+// whitespace at either end, whitespace other than a space, or two spaces
+// in a row.
+func needsFold(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\t', '\r', '\n', '\v', '\f':
+			return true
+		case ' ':
+			if i == 0 || i == len(v)-1 || v[i+1] == ' ' {
+				return true
+			}
+		}
+	}
+	return len(v) > 0 && strings.TrimSpace(v) != v
 }
 
 // foldWhitespace trims v and folds each run of whitespace outside double
@@ -470,6 +511,9 @@ func canonicalizedResource(u *url.URL, account string, f Form, stripAccount bool
 	b.WriteByte('/')
 	b.WriteString(account)
 	b.WriteString(p)
+	if u.RawQuery == "" {
+		return b.String()
+	}
 	q := parseQuery(u.RawQuery)
 	if f.Lite || f.Table {
 		if vals, ok := q["comp"]; ok && len(vals) > 0 {
