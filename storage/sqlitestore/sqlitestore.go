@@ -209,10 +209,12 @@ func (s *Store) dsn(readOnly bool) string {
 }
 
 // pageSize is the page size of a new database. Pages large enough that a
-// record with a small inline blob (a few KiB) fits in its b-tree cell keep
-// lookups off overflow pages, which SQLite reads in full for every key
-// comparison against such a cell.
-const pageSize = 16384
+// record with a small inline blob (up to about 2 KiB) fits in its b-tree
+// cell keep lookups off overflow pages, which SQLite reads in full for
+// every key comparison against such a cell. Larger pages cost more: the
+// driver's allocator serves blocks over 16 KiB (a 16 KiB page with its
+// header, the scratch space of a page split) with mmap and munmap each.
+const pageSize = 8192
 
 // createDB gives a database that has no pages yet its page size. The
 // driver applies DSN pragmas in lexicographic order, journal_mode before
