@@ -168,9 +168,14 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 		n = 1
 	}
 	// Consumers poll empty queues far more often than they find messages:
-	// answer those from a snapshot without opening a write transaction.
-	if empty, err := s.nothingVisible(ctx, account, name); err != nil || empty {
-		return nil, mapErr(err)
+	// answer those from a snapshot without opening a write transaction. A
+	// queue that just returned messages most likely still has some, so it
+	// skips the snapshot and its extra read.
+	busyKey := account + "/" + name
+	if !s.busy.recent(busyKey, s.now()) {
+		if empty, err := s.nothingVisible(ctx, account, name); err != nil || empty {
+			return nil, mapErr(err)
+		}
 	}
 	var out []Message
 	var qid uint64
@@ -221,6 +226,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	s.busy.note(busyKey, s.now(), len(out) > 0)
 	if sawExpired {
 		// More may be waiting behind the ones this request removed.
 		s.purge.reap(qid)

@@ -18,6 +18,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -103,6 +104,45 @@ type Service struct {
 	engine storage.Engine
 	now    func() time.Time
 	purge  purger
+	// busy remembers queues whose last Get Messages returned messages, so
+	// the next one goes straight to its write transaction instead of
+	// first checking a snapshot for visible messages (see GetMessages).
+	busy busyQueues
+}
+
+// busyQueues is a small set of recently non-empty queues: an account/name
+// key mapped to when Get Messages last returned messages from it. It only
+// steers which path Get Messages takes; both answer the same.
+type busyQueues struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// maxBusyQueues bounds the set; it is emptied when full.
+const maxBusyQueues = 4096
+
+// busyFor is how long a queue that returned messages skips the snapshot
+// check.
+const busyFor = time.Second
+
+func (b *busyQueues) recent(key string, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.seen[key]
+	return ok && now.Sub(t) < busyFor && !now.Before(t)
+}
+
+func (b *busyQueues) note(key string, now time.Time, found bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !found {
+		delete(b.seen, key)
+		return
+	}
+	if b.seen == nil || len(b.seen) >= maxBusyQueues {
+		b.seen = make(map[string]time.Time)
+	}
+	b.seen[key] = now
 }
 
 // New returns the Queue service. now is the clock for every time rule.
