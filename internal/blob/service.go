@@ -198,6 +198,9 @@ func sameTags(a, b []KV) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if len(a) == 0 {
+		return true
+	}
 	m := map[KV]bool{}
 	for _, kv := range a {
 		m[kv] = true
@@ -321,15 +324,14 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 		// record (properties, listings) stays cheap; short ones, and
 		// inlined content, stay in the record.
 		if b.Blocks != nil || !b.loaded {
-			bk := blockListKey(acct, c, b.Name, b.Snapshot)
 			if len(b.Blocks) > ExtBlocksMin {
-				if err := tx.Set(bk, encodeBlob(&Blob{Blocks: b.Blocks})); err != nil {
+				if err := tx.Set(blockListKey(acct, c, b.Name, b.Snapshot), encodeBlob(&Blob{Blocks: b.Blocks})); err != nil {
 					return err
 				}
 				cp.Blocks, cp.ExtBlocks = nil, true
 			} else {
 				if b.loaded && b.ExtBlocks {
-					if err := tx.Delete(bk); err != nil {
+					if err := tx.Delete(blockListKey(acct, c, b.Name, b.Snapshot)); err != nil {
 						return err
 					}
 				}
