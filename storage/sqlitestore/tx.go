@@ -29,6 +29,11 @@ type conn struct {
 	scan [4][numPageSizes]*stmt
 
 	all []*stmt
+
+	// argv holds the arguments of the statement being run; the driver
+	// binds them before ExecContext or QueryContext returns and keeps no
+	// reference, so one buffer serves every call on the connection.
+	argv [2]driver.NamedValue
 }
 
 // stmt is a prepared statement of the driver.
@@ -174,11 +179,14 @@ func (c *conn) querySQL(query string) (driver.Value, error) {
 	return dest[0], nil
 }
 
-// args numbers positional arguments for the driver.
-func args(vals ...driver.Value) []driver.NamedValue {
-	nv := make([]driver.NamedValue, len(vals))
+// args numbers positional arguments for the driver in c.argv.
+func (c *conn) args(vals []driver.Value) []driver.NamedValue {
+	nv := c.argv[:0]
+	if len(vals) > len(c.argv) {
+		nv = make([]driver.NamedValue, 0, len(vals))
+	}
 	for i, v := range vals {
-		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
 	return nv
 }
@@ -186,14 +194,19 @@ func args(vals ...driver.Value) []driver.NamedValue {
 // exec runs a prepared statement that returns no rows. The background
 // context keeps the driver from starting an interrupt watcher per call.
 func (c *conn) exec(st *stmt, vals ...driver.Value) error {
-	_, err := st.ex.ExecContext(context.Background(), args(vals...))
+	nv := c.args(vals)
+	_, err := st.ex.ExecContext(context.Background(), nv)
+	clear(nv)
 	return err
 }
 
 // query runs a prepared statement; the caller must close the rows, which
 // resets the statement.
 func (c *conn) query(st *stmt, vals ...driver.Value) (driver.Rows, error) {
-	return st.q.QueryContext(context.Background(), args(vals...))
+	nv := c.args(vals)
+	rows, err := st.q.QueryContext(context.Background(), nv)
+	clear(nv)
+	return rows, err
 }
 
 func (c *conn) close() error {
