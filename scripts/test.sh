@@ -24,6 +24,12 @@ go test -count=1 -timeout 15m ./...
 echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default})"
 (cd conformance && go test -count=1 -timeout 15m ./...)
 
+echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
+# These are Go benchmarks that also check correctness (counts, order,
+# every lookup answered); they print p50/p99 latencies and rates.
+go test -count=1 -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
+go test -count=1 -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
+
 echo "== JavaScript SDK (@azure/data-tables): every Edm type round-trips"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   tmp=$(mktemp -d)
