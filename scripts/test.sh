@@ -18,11 +18,13 @@ echo "== go vet"
 go vet ./...
 (cd conformance && go vet ./...)
 
-echo "== main module"
-go test -count=1 -timeout 15m ./...
+# Everything runs under the race detector: concurrency is what lazuli is
+# about, and every race test should also be data-race free.
+echo "== main module (race detector on)"
+go test -race -count=1 -timeout 15m ./...
 
-echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default})"
-(cd conformance && go test -count=1 -timeout 15m ./...)
+echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
+(cd conformance && go test -race -count=1 -timeout 15m ./...)
 
 echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
 # These are Go benchmarks that also check correctness (counts, order,
