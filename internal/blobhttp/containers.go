@@ -241,6 +241,13 @@ func (h *handler) setContainerACL(rq *req) error {
 		if p := id.Policy; p != nil {
 			v.HasPolicy = true
 			v.Start, v.Expiry, v.Permission = deref(p.Start), deref(p.Expiry), deref(p.Permission)
+			// A stored policy may only grant container/blob SAS permissions;
+			// the document is refused as a whole otherwise.
+			for _, c := range v.Permission {
+				if !strings.ContainsRune("racwdxyltfmeopi", c) {
+					return azerr.New("InvalidXmlDocument")
+				}
+			}
 		}
 		ids = append(ids, v)
 	}

@@ -96,3 +96,15 @@ func TestEmptyContainerACL(t *testing.T) {
 		t.Fatalf("acl %s", w.Body.String())
 	}
 }
+
+func TestContainerACLRefusesUnknownPermissionLetters(t *testing.T) {
+	h := handlerFor(memstore.New())
+	do(t, h, "PUT", "acl2?restype=container", nil, nil)
+	body := `<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>2020-01-01T00:00:00Z</Start><Expiry>2030-01-01T00:00:00Z</Expiry><Permission>rz</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`
+	if w := do(t, h, "PUT", "acl2?restype=container&comp=acl", nil, []byte(body)); w.Code != 400 || w.Header().Get("x-ms-error-code") != "InvalidXmlDocument" {
+		t.Fatalf("permission rz: %d %s", w.Code, w.Header().Get("x-ms-error-code"))
+	}
+	if w := do(t, h, "GET", "acl2?restype=container&comp=acl", nil, nil); strings.Contains(w.Body.String(), "<Id>a</Id>") {
+		t.Fatalf("refused ACL was stored: %s", w.Body.String())
+	}
+}
