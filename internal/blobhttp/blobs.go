@@ -110,6 +110,38 @@ func tierHeader(rq *req) (string, error) {
 	return "", azerr.New("InvalidHeaderValue").WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
 }
 
+// newVersion is what Put Blob and Put Block List read from the headers
+// for the version of the blob they write.
+type newVersion struct {
+	cond  blob.Cond
+	meta  []blob.KV
+	props blob.Props
+	tags  []blob.KV
+	tier  string
+}
+
+// newVersion reads the conditions, metadata, properties, tags and tier of
+// a write that replaces the blob's content, in the order their errors take
+// precedence. useStandard is passed to props.
+func (rq *req) newVersion(useStandard bool) (newVersion, error) {
+	var nv newVersion
+	var err error
+	if nv.cond, err = rq.cond(); err != nil {
+		return nv, err
+	}
+	if nv.meta, err = rq.metadata(); err != nil {
+		return nv, err
+	}
+	if nv.props, err = rq.props(useStandard); err != nil {
+		return nv, err
+	}
+	if nv.tags, err = rq.tagsHeader(); err != nil {
+		return nv, err
+	}
+	nv.tier, err = tierHeader(rq)
+	return nv, err
+}
+
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
 	rq.info.Operation = "PutBlob"
@@ -128,23 +160,7 @@ func (h *handler) putBlob(rq *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-blob-type", bt)
 	}
-	cond, err := rq.cond()
-	if err != nil {
-		return err
-	}
-	meta, err := rq.metadata()
-	if err != nil {
-		return err
-	}
-	props, err := rq.props(true)
-	if err != nil {
-		return err
-	}
-	tags, err := rq.tagsHeader()
-	if err != nil {
-		return err
-	}
-	tier, err := tierHeader(rq)
+	nv, err := rq.newVersion(true)
 	if err != nil {
 		return err
 	}
@@ -156,7 +172,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	pr := blob.PutBlobRequest{Ref: rq.ref(), Type: bt, Props: props, Meta: meta, Tags: tags, Cond: cond, Tier: tier}
+	pr := blob.PutBlobRequest{Ref: rq.ref(), Type: bt, Props: nv.props, Meta: nv.meta, Tags: nv.tags, Cond: nv.cond, Tier: nv.tier}
 	switch bt {
 	case blob.PageBlob, blob.AppendBlob:
 		if n != 0 {
@@ -683,23 +699,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	cond, err := rq.cond()
-	if err != nil {
-		return err
-	}
-	meta, err := rq.metadata()
-	if err != nil {
-		return err
-	}
-	props, err := rq.props(false)
-	if err != nil {
-		return err
-	}
-	tags, err := rq.tagsHeader()
-	if err != nil {
-		return err
-	}
-	tier, err := tierHeader(rq)
+	nv, err := rq.newVersion(false)
 	if err != nil {
 		return err
 	}
@@ -720,8 +720,8 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.PutBlockList(rq.ctx(), blob.PutBlockListRequest{Ref: rq.ref(), Blocks: items, Props: props,
-		Meta: meta, Tags: tags, Cond: cond, Tier: tier})
+	b, err := h.svc.PutBlockList(rq.ctx(), blob.PutBlockListRequest{Ref: rq.ref(), Blocks: items, Props: nv.props,
+		Meta: nv.meta, Tags: nv.tags, Cond: nv.cond, Tier: nv.tier})
 	if err != nil {
 		return err
 	}
