@@ -93,6 +93,7 @@ type Store struct {
 	opts   Options
 	drv    driver.Driver
 	writer *conn
+	cache  *writeCache // the writer's; see writeCache
 
 	queue   chan *request
 	quit    chan struct{}
@@ -159,6 +160,7 @@ func Open(opts Options) (*Store, error) {
 		readers: make(chan *conn, opts.Readers),
 		chunks:  chunks,
 		unlock:  unlock,
+		cache:   newWriteCache(),
 	}
 	chunks.closed = &s.closed
 	// database/sql only serves to find the registered driver.
@@ -456,6 +458,7 @@ func (s *Store) runTx(batch []*request) (retry []*request) {
 		case broken:
 			close(r.done)
 			c.exec(c.rollback)
+			s.cache.reset()
 			return append(ok, batch[i+1:]...)
 		}
 		if i == len(batch)-1 && len(batch) < maxBatch {
@@ -470,6 +473,7 @@ func (s *Store) runTx(batch []*request) (retry []*request) {
 	err := c.exec(c.commit)
 	if err != nil {
 		c.exec(c.rollback)
+		s.cache.reset()
 		err = fmt.Errorf("sqlitestore: commit: %w", err)
 	}
 	s.nCommits.Add(1)
@@ -489,7 +493,7 @@ func (s *Store) apply(r *request) (res outcome) {
 		return failed
 	}
 	c := s.writer
-	t := &tx{c: c}
+	t := &tx{c: c, cache: s.cache}
 	res = failed
 	defer func() {
 		t.done = true
@@ -507,7 +511,9 @@ func (s *Store) apply(r *request) (res outcome) {
 		}
 		if t.sqlErr != nil {
 			// SQLite reported an error (I/O, full disk, ...): it may
-			// have rolled back more than this savepoint.
+			// have rolled back more than this savepoint, and the cache
+			// may hold writes that never happened.
+			s.cache.reset()
 			if r.err == nil && r.panic == nil {
 				r.err = t.sqlErr
 			}
@@ -523,6 +529,8 @@ func (s *Store) apply(r *request) (res outcome) {
 			}
 			return
 		}
+		// Undoing the savepoint undoes writes the cache has seen.
+		s.cache.reset()
 		if err := errors.Join(c.exec(c.rollbackTo), c.exec(c.release)); err != nil {
 			res = broken
 		}

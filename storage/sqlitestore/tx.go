@@ -240,6 +240,9 @@ type tx struct {
 
 	pend    []pendingWrite
 	pendIdx map[string]int // latest pending write by key, once pend is long
+
+	// cache is the writer's cache (nil in Views); see writeCache.
+	cache *writeCache
 }
 
 // pendingWrite is a Set (del false) or Delete of an Update not yet run.
@@ -286,18 +289,38 @@ func (t *tx) flush() error {
 // runPending runs the pending writes in order and forgets them.
 func (t *tx) runPending() error {
 	for _, w := range t.pend {
-		var err error
-		if w.del {
-			err = t.c.exec(t.c.del, w.key)
-		} else {
-			err = t.c.exec(t.c.set, w.key, w.value)
-		}
-		if err != nil {
-			return t.fail(err)
+		if err := t.apply(w); err != nil {
+			return err
 		}
 	}
 	clear(t.pend)
 	t.pend, t.pendIdx = t.pend[:0], nil
+	return nil
+}
+
+// apply runs one write in SQLite and records its effect in the writer
+// cache.
+func (t *tx) apply(w pendingWrite) error {
+	var err error
+	if w.del {
+		err = t.c.exec(t.c.del, w.key)
+	} else {
+		err = t.c.exec(t.c.set, w.key, w.value)
+	}
+	if err != nil {
+		return t.fail(err)
+	}
+	if t.cache != nil {
+		if w.del {
+			t.cache.putAbsent(w.key)
+		} else if len(w.value) <= cacheMaxValue {
+			// A private copy: the cache outlives the caller's promise
+			// not to touch the slice.
+			t.cache.put(w.key, append(make([]byte, 0, len(w.value)), w.value...))
+		} else {
+			t.cache.forget(w.key)
+		}
+	}
 	return nil
 }
 
@@ -324,6 +347,14 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 			return w.value, nil
 		}
 	}
+	if t.cache != nil {
+		if e, ok := t.cache.get(key); ok {
+			if e.absent {
+				return nil, storage.ErrNotFound
+			}
+			return e.v, nil
+		}
+	}
 	rows, err := t.c.query(t.c.get, key)
 	if err != nil {
 		return nil, t.fail(err)
@@ -338,11 +369,19 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	}
 	switch {
 	case err == io.EOF:
+		if t.cache != nil {
+			t.cache.putAbsent(key)
+		}
 		return nil, storage.ErrNotFound
 	case err != nil:
 		return nil, t.fail(err)
 	}
-	return blob(dest[0])
+	v, err := blob(dest[0])
+	if err == nil && t.cache != nil {
+		// The driver handed out a fresh copy, which nobody may modify.
+		t.cache.put(key, v)
+	}
+	return v, err
 }
 
 // blob converts a column value the driver returned; the driver hands out a
@@ -373,16 +412,7 @@ func (t *tx) write(w pendingWrite) error {
 		return storage.ErrReadOnly
 	}
 	if t.savepoint {
-		var err error
-		if w.del {
-			err = t.c.exec(t.c.del, w.key)
-		} else {
-			err = t.c.exec(t.c.set, w.key, w.value)
-		}
-		if err != nil {
-			return t.fail(err)
-		}
-		return nil
+		return t.apply(w)
 	}
 	t.pend = append(t.pend, w)
 	switch n := len(t.pend); {

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReadYourWrites", testReadYourWrites},
 		{"UpdateErrorRollsBack", testUpdateErrorRollsBack},
 		{"UpdatePanicRollsBack", testUpdatePanicRollsBack},
+		{"FailedUpdateLeavesNoTrace", testFailedUpdateLeavesNoTrace},
 		{"CanceledContext", testCanceledContext},
 		{"ScanOrder", testScanOrder},
 		{"ScanInsideUpdate", testScanInsideUpdate},
@@ -344,6 +345,54 @@ func testUpdateErrorRollsBack(t *testing.T, e storage.Engine) {
 	MustSet(t, e, "after", "ok")
 	wantValue(t, e, "after", "ok")
 	wantAbsent(t, e, "new")
+}
+
+// testFailedUpdateLeavesNoTrace: the writes of an Update that fails are
+// invisible to the next Updates' reads too, whichever way they were made
+// (before or after a Scan inside the Update) and although the keys were
+// read before.
+func testFailedUpdateLeavesNoTrace(t *testing.T, e storage.Engine) {
+	MustSet(t, e, "a", "1")
+	MustSet(t, e, "b", "1")
+	for _, scanFirst := range []bool{false, true} {
+		err := e.Update(context.Background(), func(tx storage.Tx) error {
+			// Read first, so an engine that remembers reads has them.
+			for _, k := range []string{"a", "b", "c"} {
+				tx.Get([]byte(k))
+			}
+			tx.Set([]byte("a"), []byte("2"))
+			if scanFirst {
+				// A Scan after a write: an engine may hand the write
+				// to its store here and write through from then on.
+				it := tx.Scan(nil, nil, false)
+				for it.Next() {
+				}
+				it.Close()
+			}
+			tx.Delete([]byte("b"))
+			tx.Set([]byte("c"), []byte("2"))
+			if v, err := tx.Get([]byte("a")); err != nil || string(v) != "2" {
+				t.Errorf("Get inside the Update = %q, %v; want its own write", v, err)
+			}
+			return errBoom
+		})
+		if err != errBoom {
+			t.Fatalf("Update returned %v, want fn's error", err)
+		}
+		MustUpdate(t, e, func(tx storage.Tx) error {
+			for k, want := range map[string]string{"a": "1", "b": "1"} {
+				if v, err := tx.Get([]byte(k)); err != nil || string(v) != want {
+					t.Errorf("scanFirst=%v: next Update reads %s = %q, %v; want %q", scanFirst, k, v, err, want)
+				}
+			}
+			if _, err := tx.Get([]byte("c")); !errors.Is(err, storage.ErrNotFound) {
+				t.Errorf("scanFirst=%v: next Update reads c: %v, want not found", scanFirst, err)
+			}
+			return nil
+		})
+		wantValue(t, e, "a", "1")
+		wantAbsent(t, e, "c")
+	}
 }
 
 func testUpdatePanicRollsBack(t *testing.T, e storage.Engine) {
