@@ -31,10 +31,7 @@ type checkOpts struct {
 // the blob should keep after a write. The container record is only
 // looked up, not decoded: no blob operation needs its contents.
 func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, now time.Time) (*Blob, lease.State, error) {
-	if err := containerExists(tx, ref.Account, ref.Container); err != nil {
-		return nil, lease.State{}, err
-	}
-	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	b, err := getBlobIn(tx, ref)
 	if err != nil {
 		return nil, lease.State{}, err
 	}
@@ -87,13 +84,24 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	return b, ls, nil
 }
 
+// getBlobIn loads the blob of ref (nil when absent) after making sure its
+// container exists (404 ContainerNotFound). A blob record is only ever
+// written in the transaction that found its container, and Delete
+// Container removes the blob records with the container record, so a
+// stored blob proves its container: the container is looked up only when
+// the blob is not there.
+func getBlobIn(tx storage.Tx, ref Ref) (*Blob, error) {
+	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	if err != nil || b != nil {
+		return b, err
+	}
+	return nil, containerExists(tx, ref.Account, ref.Container)
+}
+
 // readChecked is loadChecked for reads (Get Blob, Get Blob Properties):
 // conditions follow the read rules (304 / 412).
 func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time, content bool) (*Blob, error) {
-	if err := containerExists(tx, ref.Account, ref.Container); err != nil {
-		return nil, err
-	}
-	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	b, err := getBlobIn(tx, ref)
 	if err != nil {
 		return nil, err
 	}

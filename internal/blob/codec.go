@@ -270,11 +270,23 @@ func (r *reader) seg() Segment {
 	switch r.byte() {
 	case 0:
 	case 1:
-		sg.Data = r.bytes()
+		sg.Data = r.shared()
 	default:
 		r.fail()
 	}
 	return sg
+}
+
+// shared is bytes without the copy: inline content aliases the record,
+// which the engine keeps valid and unchanged after the transaction and
+// nothing here modifies. The capacity is cut so that an append can never
+// write into the record.
+func (r *reader) shared() []byte {
+	v := r.raw()
+	if len(v) == 0 {
+		return nil
+	}
+	return v[:len(v):len(v)]
 }
 
 // decodeBlobBinary decodes a record written by encodeBlobBinary (tag

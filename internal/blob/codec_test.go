@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -79,5 +80,16 @@ func TestBlobRecordBinaryCorrupt(t *testing.T) {
 	}
 	if _, err := decodeBlob(append(rec, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
+	}
+}
+
+func TestETagRendering(t *testing.T) {
+	for _, e := range []uint64{0, 1, 0xF, 0x10, 0xABCDEF, 0x8DD0C0FFEE12345, 1<<64 - 1} {
+		if got, want := ETagString(e), fmt.Sprintf("\"0x%X\"", e); got != want {
+			t.Errorf("ETagString(%d) = %s, want %s", e, got, want)
+		}
+		if got, want := etagRaw(e), fmt.Sprintf("0x%X", e); got != want {
+			t.Errorf("etagRaw(%d) = %s, want %s", e, got, want)
+		}
 	}
 }

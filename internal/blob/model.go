@@ -229,10 +229,31 @@ func (b *Blob) replacing(old *Blob) {
 }
 
 // ETagString renders an ETag as Azure does: quoted hex.
-func ETagString(e uint64) string { return fmt.Sprintf("\"0x%X\"", e) }
+func ETagString(e uint64) string {
+	var buf [20]byte
+	b := appendETagHex(append(buf[:0], '"'), e)
+	return string(append(b, '"'))
+}
 
 // etagRaw is the normalized (unquoted) ETag used in condition checks.
-func etagRaw(e uint64) string { return fmt.Sprintf("0x%X", e) }
+func etagRaw(e uint64) string {
+	var buf [18]byte
+	return string(appendETagHex(buf[:0], e))
+}
+
+// appendETagHex appends 0x and e in upper-case hex.
+func appendETagHex(dst []byte, e uint64) []byte {
+	const digits = "0123456789ABCDEF"
+	dst = append(dst, '0', 'x')
+	n := 1
+	for v := e >> 4; v != 0; v >>= 4 {
+		n++
+	}
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, digits[(e>>(4*uint(i)))&0xF])
+	}
+	return dst
+}
 
 // dotnetEpoch is the Unix epoch in .NET ticks, so ETags look like Azure's.
 const dotnetEpoch = 621355968000000000

@@ -403,11 +403,50 @@ func writeMeta(h http.Header, meta []blob.KV) {
 	}
 }
 
-func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+func httpTime(t time.Time) string {
+	var buf [len(http.TimeFormat)]byte
+	return string(t.UTC().AppendFormat(buf[:0], http.TimeFormat))
+}
 
 func setETag(h http.Header, etag uint64, lmt time.Time) {
-	h.Set("Etag", blob.ETagString(etag))
-	h.Set("Last-Modified", httpTime(lmt))
+	hs := headerSetter{vals: make([]string, 2)}
+	hs.setETag(h, etag, lmt)
+}
+
+// headerSetter stores response headers under keys given in canonical
+// form, taking the one-value slices from one shared allocation instead of
+// one per header (Header.Set canonicalizes the key and allocates each).
+type headerSetter struct {
+	vals []string
+	// lastMod is the Last-Modified text, kept so that an equal time (a
+	// blob's creation time is often its last write) is formatted once.
+	lastMod     string
+	lastModTime time.Time
+}
+
+// set stores v as the only value of the canonical key k.
+func (hs *headerSetter) set(h http.Header, k, v string) {
+	if len(hs.vals) == 0 {
+		hs.vals = make([]string, 16)
+	}
+	h[k] = hs.vals[:1:1]
+	hs.vals[0] = v
+	hs.vals = hs.vals[1:]
+}
+
+// time formats t for a header, reusing the Last-Modified text when t is
+// the same instant to the second.
+func (hs *headerSetter) time(t time.Time) string {
+	if hs.lastMod != "" && t.Unix() == hs.lastModTime.Unix() {
+		return hs.lastMod
+	}
+	return httpTime(t)
+}
+
+func (hs *headerSetter) setETag(h http.Header, etag uint64, lmt time.Time) {
+	hs.set(h, "Etag", blob.ETagString(etag))
+	hs.lastMod, hs.lastModTime = httpTime(lmt), lmt
+	hs.set(h, "Last-Modified", hs.lastMod)
 }
 
 func decodeMD5(name, v string) ([]byte, error) {

@@ -219,65 +219,74 @@ func (h *handler) putBlob(rq *req) error {
 }
 
 // blobHeaders writes the properties of b as Get Blob / Get Blob Properties
-// response headers.
-func (h *handler) blobHeaders(rq *req, b *blob.Blob) {
+// response headers. It returns the setter so that the caller can add its
+// headers from the same allocation.
+func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hd := rq.w.Header()
-	setETag(hd, b.ETag, b.Modified)
-	hd.Set("X-Ms-Creation-Time", httpTime(b.Created))
-	hd.Set("X-Ms-Blob-Type", b.Type)
+	hs := &headerSetter{vals: make([]string, 20)}
+	hs.setETag(hd, b.ETag, b.Modified)
+	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
+	hs.set(hd, "X-Ms-Blob-Type", b.Type)
 	p := b.Props
 	ct := p.ContentType
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	hd.Set("Content-Type", ct)
-	for _, kv := range [][2]string{{"Content-Encoding", p.ContentEncoding}, {"Content-Language", p.ContentLanguage},
-		{"Content-Disposition", p.ContentDisposition}, {"Cache-Control", p.CacheControl}} {
-		if kv[1] != "" {
-			hd.Set(kv[0], kv[1])
-		}
+	hs.set(hd, "Content-Type", ct)
+	if p.ContentEncoding != "" {
+		hs.set(hd, "Content-Encoding", p.ContentEncoding)
+	}
+	if p.ContentLanguage != "" {
+		hs.set(hd, "Content-Language", p.ContentLanguage)
+	}
+	if p.ContentDisposition != "" {
+		hs.set(hd, "Content-Disposition", p.ContentDisposition)
+	}
+	if p.CacheControl != "" {
+		hs.set(hd, "Cache-Control", p.CacheControl)
 	}
 	if len(p.ContentMD5) > 0 {
-		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.ContentMD5))
+		hs.set(hd, "Content-Md5", base64.StdEncoding.EncodeToString(p.ContentMD5))
 	}
 	writeMeta(hd, b.Meta)
 	if b.Snapshot == "" {
 		now := h.asOf(b.AsOf)
-		hd.Set("X-Ms-Lease-Status", b.Lease.Status(now))
-		hd.Set("X-Ms-Lease-State", b.Lease.StateName(now))
+		hs.set(hd, "X-Ms-Lease-Status", b.Lease.Status(now))
+		hs.set(hd, "X-Ms-Lease-State", b.Lease.StateName(now))
 		if d := b.Lease.DurationName(now); d != "" {
-			hd.Set("X-Ms-Lease-Duration", d)
+			hs.set(hd, "X-Ms-Lease-Duration", d)
 		}
 	} else {
-		hd.Set("X-Ms-Lease-Status", "unlocked")
-		hd.Set("X-Ms-Lease-State", "available")
+		hs.set(hd, "X-Ms-Lease-Status", "unlocked")
+		hs.set(hd, "X-Ms-Lease-State", "available")
 	}
 	if c := b.Copy; c != nil {
-		hd.Set("X-Ms-Copy-Id", c.ID)
-		hd.Set("X-Ms-Copy-Source", c.Source)
-		hd.Set("X-Ms-Copy-Status", c.Status)
-		hd.Set("X-Ms-Copy-Progress", c.Progress)
-		hd.Set("X-Ms-Copy-Completion-Time", httpTime(c.Completion))
+		hs.set(hd, "X-Ms-Copy-Id", c.ID)
+		hs.set(hd, "X-Ms-Copy-Source", c.Source)
+		hs.set(hd, "X-Ms-Copy-Status", c.Status)
+		hs.set(hd, "X-Ms-Copy-Progress", c.Progress)
+		hs.set(hd, "X-Ms-Copy-Completion-Time", hs.time(c.Completion))
 		if c.Description != "" {
-			hd.Set("X-Ms-Copy-Status-Description", c.Description)
+			hs.set(hd, "X-Ms-Copy-Status-Description", c.Description)
 		}
 	}
 	switch b.Type {
 	case blob.PageBlob:
-		hd.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
+		hs.set(hd, "X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
 	case blob.AppendBlob:
-		hd.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
+		hs.set(hd, "X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 	case blob.BlockBlob:
-		hd.Set("X-Ms-Access-Tier", tierOf(b))
+		hs.set(hd, "X-Ms-Access-Tier", tierOf(b))
 		if b.AccessTier == "" {
-			hd.Set("X-Ms-Access-Tier-Inferred", "true")
+			hs.set(hd, "X-Ms-Access-Tier-Inferred", "true")
 		}
 	}
 	if len(b.Tags) > 0 {
-		hd.Set("X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
+		hs.set(hd, "X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
 	}
-	hd.Set("Accept-Ranges", "bytes")
-	hd.Set("X-Ms-Server-Encrypted", "true")
+	hs.set(hd, "Accept-Ranges", "bytes")
+	hs.set(hd, "X-Ms-Server-Encrypted", "true")
+	return hs
 }
 
 // parseRange parses "bytes=start-[end]"; end is -1 when open.
@@ -364,15 +373,15 @@ func (h *handler) getBlob(rq *req) error {
 			return azerr.New("OutOfRangeInput")
 		}
 	}
-	h.blobHeaders(rq, b)
+	hs := h.blobHeaders(rq, b)
 	hd := rq.w.Header()
 	if head {
-		hd.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+		hs.set(hd, "Content-Length", strconv.FormatInt(b.Size, 10))
 		rq.status(http.StatusOK)
 		return nil
 	}
 	if !hasRange {
-		hd.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+		hs.set(hd, "Content-Length", strconv.FormatInt(b.Size, 10))
 		rq.status(http.StatusOK)
 		return h.stream(rq, b, 0, b.Size, nil)
 	}

@@ -345,7 +345,7 @@ func writeLeaseResult(rq *req, kind lease.ActionKind, res lease.Result) {
 	hd := rq.w.Header()
 	switch kind {
 	case lease.Acquire:
-		hd.Set("X-Ms-Lease-Id", res.LeaseID)
+		hd["X-Ms-Lease-Id"] = []string{res.LeaseID}
 		rq.status(http.StatusCreated)
 	case lease.Break:
 		hd.Set("X-Ms-Lease-Time", strconv.Itoa(res.LeaseTime))
