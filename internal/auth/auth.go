@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -124,6 +125,8 @@ type Authenticator struct {
 	debug    bool
 	now      func() time.Time
 	macs     macs // keyed HMAC states of the accounts' keys
+	// lastDate is the request date parsed last (see checkDate).
+	lastDate atomic.Pointer[parsedDate]
 }
 
 // New returns an Authenticator. The development account is always present.

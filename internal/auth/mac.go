@@ -72,3 +72,32 @@ func (m macs) anyMatches(keys [][]byte, candidates []string, sig string) bool {
 	}
 	return false
 }
+
+// matches reports whether sig (base64) is the HMAC-SHA256 of sts under any
+// of keys, comparing in constant time.
+func (m macs) matches(keys [][]byte, sts []byte, sig string) bool {
+	var gotBuf [64]byte
+	if base64.StdEncoding.DecodedLen(len(sig)) > len(gotBuf) {
+		return false
+	}
+	var sigBuf [88]byte
+	if len(sig) > len(sigBuf) {
+		return false
+	}
+	n, err := base64.StdEncoding.Decode(gotBuf[:], append(sigBuf[:0], sig...))
+	if err != nil {
+		return false
+	}
+	got := gotBuf[:n]
+	var sum [sha256.Size]byte
+	for _, key := range keys {
+		h, put := m.get(key)
+		h.Write(sts)
+		ok := hmac.Equal(got, h.Sum(sum[:0]))
+		put()
+		if ok {
+			return true
+		}
+	}
+	return false
+}

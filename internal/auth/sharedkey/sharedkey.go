@@ -131,7 +131,7 @@ func SignForm(r *http.Request, account string, key []byte, f Form) error {
 // StringToSign returns the canonical string-to-sign of r, as Azure
 // documents it, for account in layout f.
 func StringToSign(r *http.Request, account string, f Form) string {
-	return build(r, account, f, variant{})
+	return string(AppendStringToSign(nil, r, account, f))
 }
 
 // variant toggles the spellings that real clients produce and that differ
@@ -549,4 +549,283 @@ func parseQuery(raw string) map[string][]string {
 		out[n] = append(out[n], vs...)
 	}
 	return out
+}
+
+// AppendStringToSign appends the canonical string-to-sign of r (the one
+// StringToSign returns) to dst. It is the server's hot path, so it
+// allocates nothing for the usual request; requests it does not handle
+// directly (many query parameters or x-ms-* headers, names outside ASCII,
+// a comp parameter spelled twice) take the general route.
+func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []byte {
+	h := r.Header
+	method := r.Method
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c >= 'a' && c <= 'z' || c >= 0x80 {
+			method = strings.ToUpper(method)
+			break
+		}
+	}
+	start := len(dst)
+	if f.Table {
+		date := first(h, "X-Ms-Date")
+		if date == "" {
+			date = first(h, "Date")
+		}
+		if !f.Lite {
+			dst = append(dst, method...)
+			dst = append(dst, '\n')
+			dst = append(dst, first(h, "Content-Md5")...)
+			dst = append(dst, '\n')
+			dst = append(dst, first(h, "Content-Type")...)
+			dst = append(dst, '\n')
+		}
+		dst = append(dst, date...)
+		dst = append(dst, '\n')
+		out, ok := appendResource(dst, r.URL, account, true)
+		if !ok {
+			return append(dst[:start], build(r, account, f, variant{})...)
+		}
+		return out
+	}
+	date := first(h, "Date")
+	if first(h, "X-Ms-Date") != "" {
+		date = ""
+	}
+	dst = append(dst, method...)
+	dst = append(dst, '\n')
+	if !f.Lite {
+		dst = append(dst, first(h, "Content-Encoding")...)
+		dst = append(dst, '\n')
+		dst = append(dst, first(h, "Content-Language")...)
+		dst = append(dst, '\n')
+		length := first(h, "Content-Length")
+		if v := first(h, "X-Ms-Version"); length == "0" && (v == "" || v >= "2015-02-21") {
+			length = ""
+		}
+		dst = append(dst, length...)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, first(h, "Content-Md5")...)
+	dst = append(dst, '\n')
+	dst = append(dst, first(h, "Content-Type")...)
+	dst = append(dst, '\n')
+	dst = append(dst, date...)
+	dst = append(dst, '\n')
+	if !f.Lite {
+		for _, k := range [...]string{"If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since", "Range"} {
+			dst = append(dst, first(h, k)...)
+			dst = append(dst, '\n')
+		}
+	}
+	dst, ok := appendXMSHeaders(dst, h)
+	if ok {
+		dst, ok = appendResource(dst, r.URL, account, f.Lite)
+	}
+	if !ok {
+		return append(dst[:start], build(r, account, f, variant{})...)
+	}
+	return dst
+}
+
+// first is h.Get for a key already in canonical form.
+func first(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// maxFast bounds the x-ms-* headers and query parameters
+// AppendStringToSign sorts on the stack.
+const maxFast = 16
+
+// appendXMSHeaders appends the CanonicalizedHeaders of h (ordinal order,
+// folded values); ok is false when h needs the general route.
+func appendXMSHeaders(dst []byte, h http.Header) ([]byte, bool) {
+	var buf [maxFast]string
+	ks := buf[:0]
+	for k := range h {
+		if len(k) < 5 || !strings.EqualFold(k[:5], "x-ms-") {
+			if t := strings.TrimSpace(k); t != k && len(t) >= 5 && strings.EqualFold(t[:5], "x-ms-") {
+				return dst, false
+			}
+			continue
+		}
+		if len(ks) == maxFast || !plainName(k) {
+			return dst, false
+		}
+		ks = append(ks, k)
+	}
+	// Sorting by lowercased name, then by key, groups the keys of one name
+	// with their values in key order.
+	slices.SortFunc(ks, func(a, b string) int {
+		if c := compareLower(a, b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for i, k := range ks {
+		same := i > 0 && compareLower(ks[i-1], k) == 0
+		if same {
+			dst = append(dst, ',')
+		} else {
+			if i > 0 {
+				dst = append(dst, '\n')
+			}
+			dst = appendLower(dst, k)
+			dst = append(dst, ':')
+		}
+		for j, v := range h[k] {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendFolded(dst, v)
+		}
+	}
+	if len(ks) > 0 {
+		dst = append(dst, '\n')
+	}
+	return dst, true
+}
+
+// plainName reports whether s is printable ASCII without spaces, so that
+// lowercasing it byte by byte is what strings.ToLower does.
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// compareLower compares ASCII strings as if both were lowercased.
+func compareLower(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if x, y := lower(a[i]), lower(b[i]); x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		dst = append(dst, lower(s[i]))
+	}
+	return dst
+}
+
+// appendFolded appends foldWhitespace(v).
+func appendFolded(dst []byte, v string) []byte {
+	v = strings.TrimSpace(v)
+	inQuote, pendingSpace := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !inQuote && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			pendingSpace = true
+			continue
+		}
+		if pendingSpace {
+			dst = append(dst, ' ')
+			pendingSpace = false
+		}
+		if c == '"' {
+			inQuote = !inQuote
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// queryParam is one decoded query parameter, its name lowercased.
+type queryParam struct{ name, value string }
+
+// appendResource appends the CanonicalizedResource of u: the full form,
+// or with compOnly the Lite/Table form. ok is false when the query needs
+// the general route.
+func appendResource(dst []byte, u *url.URL, account string, compOnly bool) ([]byte, bool) {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	dst = append(dst, '/')
+	dst = append(dst, account...)
+	dst = append(dst, p...)
+	if u.RawQuery == "" {
+		return dst, true
+	}
+	var buf [maxFast]queryParam
+	ps := buf[:0]
+	for q := u.RawQuery; q != ""; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			continue
+		}
+		if !plainName(k) || len(ps) == maxFast {
+			return dst, false
+		}
+		if strings.ContainsFunc(k, func(r rune) bool { return r >= 'A' && r <= 'Z' }) {
+			k = strings.ToLower(k)
+		}
+		ps = append(ps, queryParam{k, v})
+	}
+	if compOnly {
+		comp := -1
+		for i, qp := range ps {
+			if qp.name == "comp" {
+				if comp >= 0 {
+					return dst, false
+				}
+				comp = i
+			}
+		}
+		if comp >= 0 {
+			dst = append(dst, "?comp="...)
+			dst = append(dst, ps[comp].value...)
+		}
+		return dst, true
+	}
+	slices.SortFunc(ps, func(a, b queryParam) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for i, qp := range ps {
+		if i > 0 && ps[i-1].name == qp.name {
+			dst = append(dst, ',')
+		} else {
+			dst = append(dst, '\n')
+			dst = append(dst, qp.name...)
+			dst = append(dst, ':')
+		}
+		dst = append(dst, qp.value...)
+	}
+	return dst, true
 }
