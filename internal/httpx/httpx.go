@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
@@ -93,13 +94,20 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 	}[svc]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		restoreMetadataCase(r)
-		info := &Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
-		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+		// One allocation for the request's bookkeeping.
+		st := &struct {
+			info Info
+			rw   recorder
+		}{}
+		info, rw := &st.info, &st.rw
+		*info = Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
+		*rw = recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()
-		hdr.Set("X-Ms-Request-Id", info.RequestID)
-		hdr.Set("Server", serverName)
-		if cid := r.Header.Get("X-Ms-Client-Request-Id"); cid != "" {
-			hdr.Set("X-Ms-Client-Request-Id", cid)
+		// Keys in canonical form, assigned directly.
+		hdr["X-Ms-Request-Id"] = []string{info.RequestID}
+		hdr["Server"] = []string{serverName}
+		if cid := r.Header["X-Ms-Client-Request-Id"]; len(cid) > 0 && cid[0] != "" {
+			hdr["X-Ms-Client-Request-Id"] = cid[:1:1]
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, info))
 
@@ -130,8 +138,8 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		if version == "" {
 			version = DefaultVersion
 		}
-		hdr.Set("X-Ms-Version", version)
-		hdr.Set("Date", o.Now().UTC().Format(http.TimeFormat))
+		hdr["X-Ms-Version"] = []string{version}
+		hdr["Date"] = []string{dates.format(info.Start)}
 		info.Version = version
 		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
@@ -173,6 +181,29 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		}
 		h.ServeHTTP(rw, r)
 	})
+}
+
+// dateCache formats response dates, once per second.
+type dateCache struct {
+	last atomic.Pointer[formattedDate]
+}
+
+type formattedDate struct {
+	unix int64
+	text string
+}
+
+var dates dateCache
+
+// format returns t in the HTTP date format.
+func (c *dateCache) format(t time.Time) string {
+	sec := t.Unix()
+	if d := c.last.Load(); d != nil && d.unix == sec {
+		return d.text
+	}
+	d := &formattedDate{unix: sec, text: t.UTC().Format(http.TimeFormat)}
+	c.last.Store(d)
+	return d.text
 }
 
 // validVersion reports whether v has the form of a service version,
