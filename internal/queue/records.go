@@ -21,6 +21,12 @@ type MessageID [16]byte
 // String renders the id as a lowercase GUID.
 func (id MessageID) String() string {
 	var b [36]byte
+	return string(id.AppendTo(b[:0]))
+}
+
+// AppendTo appends the id as String renders it.
+func (id MessageID) AppendTo(dst []byte) []byte {
+	var b [36]byte
 	hex.Encode(b[0:8], id[0:4])
 	b[8] = '-'
 	hex.Encode(b[9:13], id[4:6])
@@ -30,7 +36,7 @@ func (id MessageID) String() string {
 	hex.Encode(b[19:23], id[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:36], id[10:16])
-	return string(b[:])
+	return append(dst, b[:]...)
 }
 
 // ParseMessageID parses a GUID (either case, with dashes).

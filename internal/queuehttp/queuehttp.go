@@ -237,6 +237,28 @@ func writeXML(w http.ResponseWriter, r *http.Request, status int, doc string) {
 	httpx.WriteXML(w, r, status, doc)
 }
 
+// writeMessages sends a QueueMessagesList as writeXML does, building the
+// document, declaration included, in one buffer and the headers from one
+// allocation.
+func writeMessages(w http.ResponseWriter, r *http.Request, status int, ms []queue.Message, peek, put bool) {
+	n := len(httpx.XMLDeclaration)
+	for i := range ms {
+		n += 320 + len(ms[i].Text)
+	}
+	doc := append(make([]byte, 0, n), httpx.XMLDeclaration...)
+	doc = appendMessages(doc, ms, peek, put)
+	vals := make([]string, 3)
+	vals[0], vals[1], vals[2] = "no-cache", "application/xml", strconv.Itoa(len(doc))
+	hd := w.Header()
+	hd["Cache-Control"] = vals[0:1:1]
+	hd["Content-Type"] = vals[1:2:2]
+	hd["Content-Length"] = vals[2:3:3]
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(doc)
+	}
+}
+
 func writeEmpty(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(status)
@@ -644,7 +666,7 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 		writeEmpty(w, http.StatusCreated)
 		return nil
 	}
-	writeXML(w, r, http.StatusCreated, renderMessages([]queue.Message{m}, false, true))
+	writeMessages(w, r, http.StatusCreated, []queue.Message{m}, false, true)
 	return nil
 }
 
@@ -666,7 +688,7 @@ func (h *handler) getMessages(w http.ResponseWriter, r *http.Request, info *http
 	if err != nil {
 		return err
 	}
-	writeXML(w, r, http.StatusOK, renderMessages(ms, false, false))
+	writeMessages(w, r, http.StatusOK, ms, false, false)
 	return nil
 }
 
@@ -684,7 +706,7 @@ func (h *handler) peekMessages(w http.ResponseWriter, r *http.Request, info *htt
 	if err != nil {
 		return err
 	}
-	writeXML(w, r, http.StatusOK, renderMessages(ms, true, false))
+	writeMessages(w, r, http.StatusOK, ms, true, false)
 	return nil
 }
 

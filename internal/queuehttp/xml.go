@@ -169,33 +169,52 @@ func trimXMLSpace(b []byte) []byte {
 	return bytes.Trim(b, " \t\r\n")
 }
 
-// renderMessages renders a QueueMessagesList. peek selects the Peek shape
-// (no receipt, no TimeNextVisible); put the Put shape (no dequeue count,
-// no text).
-func renderMessages(ms []queue.Message, peek, put bool) string {
-	var b strings.Builder
+// appendMessages appends a QueueMessagesList to dst. peek selects the
+// Peek shape (no receipt, no TimeNextVisible); put the Put shape (no
+// dequeue count, no text).
+func appendMessages(dst []byte, ms []queue.Message, peek, put bool) []byte {
 	if len(ms) == 0 {
-		b.WriteString("<QueueMessagesList />")
-		return b.String()
+		return append(dst, "<QueueMessagesList />"...)
 	}
-	b.WriteString("<QueueMessagesList>")
-	for _, m := range ms {
-		b.WriteString("<QueueMessage>")
-		elem(&b, "MessageId", m.ID.String())
-		elem(&b, "InsertionTime", fmtTime(m.InsertionTime))
-		elem(&b, "ExpirationTime", fmtTime(m.ExpirationTime))
+	dst = append(dst, "<QueueMessagesList>"...)
+	for i := range ms {
+		m := &ms[i]
+		dst = append(dst, "<QueueMessage><MessageId>"...)
+		dst = m.ID.AppendTo(dst)
+		dst = append(dst, "</MessageId><InsertionTime>"...)
+		dst = appendTime(dst, m.InsertionTime)
+		dst = append(dst, "</InsertionTime><ExpirationTime>"...)
+		dst = appendTime(dst, m.ExpirationTime)
+		dst = append(dst, "</ExpirationTime>"...)
 		if !peek {
-			elem(&b, "PopReceipt", m.PopReceipt)
-			elem(&b, "TimeNextVisible", fmtTime(m.TimeNextVisible))
+			dst = appendElem(dst, "PopReceipt", m.PopReceipt)
+			dst = append(dst, "<TimeNextVisible>"...)
+			dst = appendTime(dst, m.TimeNextVisible)
+			dst = append(dst, "</TimeNextVisible>"...)
 		}
 		if !put {
-			elem(&b, "DequeueCount", strconv.FormatInt(m.DequeueCount, 10))
-			elem(&b, "MessageText", m.Text)
+			dst = append(dst, "<DequeueCount>"...)
+			dst = strconv.AppendInt(dst, m.DequeueCount, 10)
+			dst = append(dst, "</DequeueCount>"...)
+			dst = appendElem(dst, "MessageText", m.Text)
 		}
-		b.WriteString("</QueueMessage>")
+		dst = append(dst, "</QueueMessage>"...)
 	}
-	b.WriteString("</QueueMessagesList>")
-	return b.String()
+	return append(dst, "</QueueMessagesList>"...)
+}
+
+// appendTime appends t as fmtTime renders it.
+func appendTime(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, rfc1123) }
+
+// appendElem is elem for byte slices.
+func appendElem(dst []byte, name, text string) []byte {
+	dst = append(dst, '<')
+	dst = append(dst, name...)
+	dst = append(dst, '>')
+	dst = append(dst, esc(text)...)
+	dst = append(dst, "</"...)
+	dst = append(dst, name...)
+	return append(dst, '>')
 }
 
 // ACL bodies.
