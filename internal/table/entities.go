@@ -333,13 +333,71 @@ type Page struct {
 // it stops after the service's MaxScan rows with a continuation even when
 // the page is not full.
 func (s *Service) QueryEntities(ctx context.Context, account, table string, q Query) (*Page, error) {
-	top := q.Top
-	if top <= 0 || top > MaxPageSize {
-		top = MaxPageSize
+	page := &Page{}
+	// Entities and their properties are decoded into shared backing
+	// arrays allocated a chunk at a time, and consecutive rows of one
+	// partition share its PartitionKey string.
+	var ents []Entity
+	var props []Property
+	prevPK := ""
+	top := pageSize(q.Top)
+	reset := func() {
+		page.Entities = page.Entities[:0]
+		ents, props, prevPK = nil, nil, ""
 	}
-	var page *Page
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		page = &Page{}
+	more, npk, nrk, err := s.scan(ctx, account, table, q, reset, func(pkb, rkb, rec []byte) error {
+		pk := prevPK
+		if string(pkb) != prevPK || prevPK == "" {
+			pk = string(pkb)
+			prevPK = pk
+		}
+		if len(ents) == cap(ents) {
+			ents = make([]Entity, 0, min(top-len(page.Entities), 64))
+		}
+		if cap(props)-len(props) < maxSlabProps {
+			props = make([]Property, 0, 16*maxSlabProps)
+		}
+		ents = ents[:len(ents)+1]
+		e := &ents[len(ents)-1]
+		var err error
+		if props, err = decodeEntityInto(e, pk, string(rkb), rec, props); err != nil {
+			return err
+		}
+		page.Entities = append(page.Entities, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.More, page.NextPartitionKey, page.NextRowKey = more, npk, nrk
+	return page, nil
+}
+
+// pageSize is the effective page size of a Query's Top.
+func pageSize(top int) int {
+	if top <= 0 || top > MaxPageSize {
+		return MaxPageSize
+	}
+	return top
+}
+
+// scan runs the range scan of Query Entities: it hands emit the keys and
+// record of every row the filter matches, in key order, until the page is
+// full or MaxScan rows were examined, and returns the continuation. The
+// slices passed to emit are valid only during the call. reset is called
+// at the start of each attempt of the read transaction.
+//
+// When the key range is exactly what the filter asks for (rangeExact), the
+// filter is not evaluated row by row.
+func (s *Service) scan(ctx context.Context, account, table string, q Query, reset func(), emit func(pk, rk, rec []byte) error) (more bool, npk, nrk string, err error) {
+	top := pageSize(q.Top)
+	filter := q.Filter
+	if rangeExact(filter) {
+		filter = nil
+	}
+	err = s.eng.View(ctx, func(tx storage.Tx) error {
+		more, npk, nrk = false, "", ""
+		reset()
 		uid, err := tableUID(tx, account, table)
 		if err != nil {
 			return err
@@ -357,55 +415,42 @@ func (s *Service) QueryEntities(ctx context.Context, account, table string, q Qu
 		}
 		it := tx.Scan(lo, hi, false)
 		defer it.Close()
-		examined := 0
-		// Entities and their properties are decoded into shared backing
-		// arrays allocated a chunk at a time, and consecutive rows of one
-		// partition share its PartitionKey string.
-		var ents []Entity
-		var props []Property
+		examined, matched := 0, 0
 		var raw rawEntity
-		prevPK := ""
+		var pkStr string
 		for it.Next() {
 			pkb, rest, err := keyStringBytes(it.Key()[len(base):])
 			if err != nil {
 				return err
 			}
-			pk := prevPK
-			if string(pkb) != prevPK || prevPK == "" {
-				pk = string(pkb)
-				prevPK = pk
-			}
-			rk, _, err := readKeyString(rest)
+			rkb, _, err := keyStringBytes(rest)
 			if err != nil {
 				return err
 			}
-			if len(page.Entities) == top || examined >= s.maxScan {
-				page.More, page.NextPartitionKey, page.NextRowKey = true, pk, rk
+			if matched == top || examined >= s.maxScan {
+				more, npk, nrk = true, string(pkb), string(rkb)
 				break
 			}
 			examined++
-			if q.Filter != nil {
-				raw = rawEntity{pk: pk, rk: rk, b: it.Value()}
-				if !q.Filter.Match(&raw) {
+			if filter != nil {
+				// The evaluator reads keys as strings; consecutive rows of
+				// one partition share one.
+				if string(pkb) != pkStr || pkStr == "" {
+					pkStr = string(pkb)
+				}
+				raw = rawEntity{pk: pkStr, rk: rkb, b: it.Value()}
+				if !filter.Match(&raw) {
 					continue
 				}
 			}
-			if len(ents) == cap(ents) {
-				ents = make([]Entity, 0, min(top-len(page.Entities), 64))
-			}
-			if cap(props)-len(props) < maxSlabProps {
-				props = make([]Property, 0, 16*maxSlabProps)
-			}
-			ents = ents[:len(ents)+1]
-			e := &ents[len(ents)-1]
-			if props, err = decodeEntityInto(e, pk, rk, it.Value(), props); err != nil {
+			matched++
+			if err := emit(pkb, rkb, it.Value()); err != nil {
 				return err
 			}
-			page.Entities = append(page.Entities, e)
 		}
 		return it.Err()
 	})
-	return page, err
+	return more, npk, nrk, err
 }
 
 // keyRange derives the scan bounds [lo, hi) from the comparisons on

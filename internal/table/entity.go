@@ -378,8 +378,9 @@ func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Pr
 // it: Lookup walks the encoded properties and builds only the value asked
 // for. Rows that do not match are never fully decoded.
 type rawEntity struct {
-	pk, rk string
-	b      []byte
+	pk string
+	rk []byte // converted only when the filter reads RowKey
+	b  []byte
 }
 
 // Lookup implements odata.Entity.
@@ -388,7 +389,7 @@ func (r *rawEntity) Lookup(name string) (odata.Value, bool) {
 	case "PartitionKey":
 		return odata.Value{Type: odata.String, Str: r.pk}, true
 	case "RowKey":
-		return odata.Value{Type: odata.String, Str: r.rk}, true
+		return odata.Value{Type: odata.String, Str: string(r.rk)}, true
 	case "Timestamp":
 		if len(r.b) < 9 {
 			return odata.Value{}, false

@@ -447,7 +447,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(e) {
 		t.Fatalf("round trip\n%v\n%v", got, e)
 	}
-	raw := &rawEntity{pk: "p", rk: "r", b: encodeEntity(e)}
+	raw := &rawEntity{pk: "p", rk: []byte("r"), b: encodeEntity(e)}
 	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp", "S", "I", "L", "D", "B", "T", "G", "X", "Missing"} {
 		want, wok := e.Lookup(name)
 		got, gok := raw.Lookup(name)

@@ -309,29 +309,6 @@ func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
 	return odata.Value{}, badValue(name)
 }
 
-// jsonString appends s as a JSON string.
-func jsonString(b []byte, s string) []byte {
-	// Fast path: printable ASCII needing no escapes.
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	enc, err := json.Marshal(s)
-	if err != nil {
-		// Invalid UTF-8 never reaches storage; keep output valid anyway.
-		enc, _ = json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
-	}
-	return append(b, enc...)
-}
-
 // entityWriter renders entities for one response.
 type entityWriter struct {
 	level   metadata
@@ -340,6 +317,10 @@ type entityWriter struct {
 	table   string
 	// selected, when not nil, limits the properties written ($select).
 	selected []string
+	// typeName is account.table (set on first use); scratch is reused
+	// to build URLs.
+	typeName string
+	scratch  []byte
 }
 
 // editLink is the entity's relative URL: t(PartitionKey='p',RowKey='r').
@@ -413,22 +394,13 @@ func appendValue(b []byte, v odata.Value) []byte {
 	case odata.Boolean:
 		return strconv.AppendBool(b, v.Bool)
 	case odata.DateTime:
-		return jsonString(b, odata.FormatDateTime(v.Int))
+		// Digits, '-', 'T', ':', '.' and 'Z' need no escaping.
+		return append(odata.AppendDateTime(append(b, '"'), v.Int), '"')
 	case odata.Binary:
-		return jsonString(b, base64.StdEncoding.EncodeToString(v.Bytes))
+		// The base64 alphabet needs no escaping.
+		return append(base64.StdEncoding.AppendEncode(append(b, '"'), v.Bytes), '"')
 	}
 	return append(b, "null"...)
-}
-
-// appendMember appends a member name of the object being rendered, with
-// the comma before it unless it is the first member (no member value ends
-// in '{', so the byte before tells).
-func appendMember(b []byte, name string) []byte {
-	if b[len(b)-1] != '{' {
-		b = append(b, ',')
-	}
-	b = jsonString(b, name)
-	return append(b, ':')
 }
 
 // appendEntity renders one entity object. single adds odata.metadata for

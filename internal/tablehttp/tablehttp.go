@@ -37,8 +37,8 @@ type Options struct {
 type handler struct {
 	d   httpx.Deps
 	svc *table.Service
-	// pages recycles the response buffers of Query Entities (*[]byte), so
-	// rendering a page does not grow a fresh buffer every time.
+	// pages recycles the buffers of Query Entities (*queryBuf), so a
+	// page is read and rendered without growing fresh buffers every time.
 	pages sync.Pool
 }
 
@@ -773,48 +773,65 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table}); err != nil {
 		return err
 	}
-	page, err := h.svc.QueryEntities(r.Context(), info.Account, res.table, query)
-	if err != nil {
+	qb, _ := h.pages.Get().(*queryBuf)
+	if qb == nil {
+		qb = new(queryBuf)
+	}
+	defer qb.release(&h.pages)
+	page := &qb.page
+	if err := h.svc.QueryRows(r.Context(), info.Account, res.table, query, page); err != nil {
 		return err
 	}
 	base := h.d.BaseURL(info.Account)
-	ew := &entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel}
-	var b []byte
-	pb, _ := h.pages.Get().(*[]byte)
-	if pb != nil {
-		b = (*pb)[:0]
-	} else {
-		pb = new([]byte)
-	}
-	if need := 256*len(page.Entities) + 128; cap(b) < need {
+	ew := &qb.ew
+	*ew = entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel, scratch: ew.scratch}
+	b := qb.out[:0]
+	if need := 2*page.Size() + 160*page.Len() + 256; cap(b) < need {
 		b = make([]byte, 0, need)
 	}
 	b = append(b, '{')
 	if level != noMetadata {
 		b = append(b, `"odata.metadata":`...)
-		b = jsonString(b, base+"/$metadata#"+res.table)
+		ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), res.table...)
+		b = jsonString(b, ew.scratch)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, e := range page.Entities {
+	for i := range page.Len() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = ew.appendEntity(b, e, false)
+		b = ew.appendRow(b, page.Row(i))
 	}
 	b = append(b, "]}"...)
+	qb.out = b
+	hdr := w.Header()
 	if page.More {
-		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
-		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
+		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
 	}
 	setJSONHeaders(w, level)
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
-	if cap(b) <= maxPooledPage {
-		*pb = b
-		h.pages.Put(pb)
-	}
 	return nil
+}
+
+// queryBuf is the reusable state of one Query Entities response: the page
+// of stored records, the rendered body and the writer's scratch space.
+type queryBuf struct {
+	page table.RowPage
+	out  []byte
+	ew   entityWriter
+}
+
+// release returns qb to the pool unless it grew too large to keep.
+func (qb *queryBuf) release(p *sync.Pool) {
+	if cap(qb.out) > maxPooledPage || qb.page.Size() > maxPooledPage {
+		return
+	}
+	qb.ew = entityWriter{scratch: qb.ew.scratch[:0]}
+	p.Put(qb)
 }
 
 // queryOf parses the query string splitting on '&' only: OData values

@@ -190,6 +190,27 @@ func FormatDateTime(ticks int64) string {
 	return s + "Z"
 }
 
+// AppendDateTime appends FormatDateTime(ticks) to b.
+func AppendDateTime(b []byte, ticks int64) []byte {
+	t := TicksToTime(ticks)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
+	if frac := t.Nanosecond() / 100; frac != 0 {
+		b = append(b, '.')
+		n := 7
+		for frac%10 == 0 {
+			frac /= 10
+			n--
+		}
+		var d [7]byte
+		for i := n - 1; i >= 0; i-- {
+			d[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		b = append(b, d[:n]...)
+	}
+	return append(b, 'Z')
+}
+
 // ValidGuid reports whether s is a GUID in 8-4-4-4-12 hex form.
 func ValidGuid(s string) bool {
 	if len(s) != 36 {

@@ -1,0 +1,266 @@
+package table
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+
+	"github.com/lazuli-storage/lazuli/internal/table/odata"
+)
+
+// RowPage is one page of Query Entities as stored records: the keys and the
+// encoded record of every entity, copied into one buffer, so a caller can
+// render entities without building an Entity (and its strings) for each.
+// A RowPage can be reused for the next query; its rows are valid until
+// then.
+type RowPage struct {
+	buf  []byte
+	rows []rowSpan
+	// More is set when the client should continue at (NextPartitionKey,
+	// NextRowKey).
+	More             bool
+	NextPartitionKey string
+	NextRowKey       string
+}
+
+// rowSpan locates one row in RowPage.buf: the PartitionKey is
+// buf[pk:rk], the RowKey buf[rk:rec] and the record buf[rec:end].
+type rowSpan struct{ pk, rk, rec, end int }
+
+// Len is the number of entities in the page.
+func (p *RowPage) Len() int { return len(p.rows) }
+
+// Row returns the i-th entity of the page.
+func (p *RowPage) Row(i int) Row {
+	s := p.rows[i]
+	return Row{PartitionKey: p.buf[s.pk:s.rk:s.rk], RowKey: p.buf[s.rk:s.rec:s.rec], rec: p.buf[s.rec:s.end:s.end]}
+}
+
+// Size is the number of bytes of keys and records the page holds.
+func (p *RowPage) Size() int { return len(p.buf) }
+
+func (p *RowPage) reset() {
+	p.buf = p.buf[:0]
+	p.rows = p.rows[:0]
+	p.More, p.NextPartitionKey, p.NextRowKey = false, "", ""
+}
+
+func (p *RowPage) add(pk, rk, rec []byte) {
+	s := rowSpan{pk: len(p.buf)}
+	p.buf = append(p.buf, pk...)
+	s.rk = len(p.buf)
+	p.buf = append(p.buf, rk...)
+	s.rec = len(p.buf)
+	p.buf = append(p.buf, rec...)
+	s.end = len(p.buf)
+	p.rows = append(p.rows, s)
+}
+
+// Row is one entity of a RowPage. Its byte slices alias the page.
+type Row struct {
+	PartitionKey []byte
+	RowKey       []byte
+	rec          []byte
+}
+
+// Timestamp is the entity's Timestamp in ticks.
+func (r Row) Timestamp() int64 { return int64(binary.BigEndian.Uint64(r.rec[1:9])) }
+
+// Props returns an iterator over the custom properties in stored order.
+func (r Row) Props() PropIter {
+	b := r.rec[9:]
+	cnt, n := binary.Uvarint(b)
+	return PropIter{b: b[n:], left: cnt}
+}
+
+// Lookup finds the custom property name.
+func (r Row) Lookup(name string, p *RawProp) bool {
+	it := r.Props()
+	for it.Next(p) {
+		if string(p.Name) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// RawProp is one custom property read from a stored record. Name and Data
+// alias the record.
+//
+//	String, Guid: Data holds the text
+//	Binary:       Data holds the bytes
+//	Int32, Int64: Int
+//	DateTime:     Int (ticks)
+//	Double:       Float
+//	Boolean:      Bool
+type RawProp struct {
+	Name  []byte
+	Type  odata.Type
+	Data  []byte
+	Int   int64
+	Float float64
+	Bool  bool
+}
+
+// PropIter walks the properties of a stored record.
+type PropIter struct {
+	b    []byte
+	left uint64
+}
+
+// Next reads the next property into p; it reports false at the end.
+// Records reach a RowPage only after checkRecord, so Next meets no
+// malformed input.
+func (it *PropIter) Next(p *RawProp) bool {
+	if it.left == 0 {
+		return false
+	}
+	it.left--
+	b := it.b
+	l, n := binary.Uvarint(b)
+	p.Name = b[n : n+int(l)]
+	b = b[n+int(l):]
+	p.Type = odata.Type(b[0])
+	b = b[1:]
+	switch p.Type {
+	case odata.String, odata.Guid, odata.Binary:
+		l, n := binary.Uvarint(b)
+		p.Data = b[n : n+int(l)]
+		b = b[n+int(l):]
+	case odata.Int32:
+		p.Int = int64(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+	case odata.Int64, odata.DateTime:
+		p.Int = int64(binary.BigEndian.Uint64(b))
+		b = b[8:]
+	case odata.Double:
+		p.Float = math.Float64frombits(binary.BigEndian.Uint64(b))
+		b = b[8:]
+	case odata.Boolean:
+		p.Bool = b[0] != 0
+		b = b[1:]
+	}
+	it.b = b
+	return true
+}
+
+// checkRecord reports whether b is a well-formed entity record: the
+// checks decodeEntityInto makes, without building anything.
+func checkRecord(b []byte) bool {
+	if len(b) < 9 || b[0] != encVersion {
+		return false
+	}
+	b = b[9:]
+	cnt, n := binary.Uvarint(b)
+	if n <= 0 || cnt > 1024 {
+		return false
+	}
+	b = b[n:]
+	skip := func() bool {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return false
+		}
+		b = b[n+int(l):]
+		return true
+	}
+	for i := uint64(0); i < cnt; i++ {
+		if !skip() || len(b) < 1 {
+			return false
+		}
+		t := odata.Type(b[0])
+		b = b[1:]
+		w := 0
+		switch t {
+		case odata.String, odata.Guid, odata.Binary:
+			if !skip() {
+				return false
+			}
+		case odata.Int32:
+			w = 4
+		case odata.Int64, odata.DateTime, odata.Double:
+			w = 8
+		case odata.Boolean:
+			w = 1
+		default:
+			return false
+		}
+		if len(b) < w {
+			return false
+		}
+		b = b[w:]
+	}
+	return true
+}
+
+// QueryRows is QueryEntities returning the stored records of the page in
+// page (which it resets first) rather than decoded entities: same order,
+// filter, page size, scan cap and continuation.
+func (s *Service) QueryRows(ctx context.Context, account, table string, q Query, page *RowPage) error {
+	more, npk, nrk, err := s.scan(ctx, account, table, q, page.reset, func(pk, rk, rec []byte) error {
+		if !checkRecord(rec) {
+			return errCorrupt
+		}
+		page.add(pk, rk, rec)
+		return nil
+	})
+	if err != nil {
+		page.reset()
+		return err
+	}
+	page.More, page.NextPartitionKey, page.NextRowKey = more, npk, nrk
+	return nil
+}
+
+// rangeExact reports whether the scan range keyRange derives from f
+// selects exactly the entities f matches, so evaluating f on each row in
+// it would change nothing. That holds when f is nothing but an "and" of
+// string comparisons eq, ge, gt, lt or le on PartitionKey, and on RowKey
+// when one of them is PartitionKey eq: keyRange turns each of them into a
+// bound, and keys compare bytewise exactly as the evaluator compares
+// strings (internal/keyenc preserves order).
+func rangeExact(f *odata.Expr) bool {
+	if f == nil {
+		return true
+	}
+	pkEq := false
+	var walk func(e *odata.Expr) bool
+	walk = func(e *odata.Expr) bool {
+		switch e.Kind {
+		case odata.KindAnd:
+			return walk(e.L) && walk(e.R)
+		case odata.KindCompare:
+			if e.Value.Type != odata.String {
+				return false
+			}
+			switch e.Op {
+			case odata.Eq, odata.Ge, odata.Gt, odata.Lt, odata.Le:
+			default:
+				return false
+			}
+			switch e.Property {
+			case "PartitionKey":
+				if e.Op == odata.Eq {
+					pkEq = true
+				}
+				return true
+			case "RowKey":
+				return true
+			}
+		}
+		return false
+	}
+	if !walk(f) {
+		return false
+	}
+	if pkEq {
+		return true
+	}
+	// Without PartitionKey eq, keyRange ignores RowKey comparisons.
+	for _, c := range f.Conjuncts() {
+		if c.Property == "RowKey" {
+			return false
+		}
+	}
+	return true
+}
