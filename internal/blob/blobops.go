@@ -451,11 +451,17 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	}
 	var out *Blob
 	var res lease.Result
+	a := req.Action
+	if a.Kind == lease.Acquire && a.ProposedID == "" {
+		// Only an acquire without a proposed id takes a new id; make it
+		// before the transaction, which may run more than once.
+		a.NewID = s.newID()
+	}
+	// The lease id of a lease request is not a condition.
+	cond := req.Cond
+	cond.LeaseID = ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		// The lease id of a lease request is not a condition.
-		cond := req.Cond
-		cond.LeaseID = ""
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
@@ -463,8 +469,6 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 		if b.Copy != nil && b.Copy.Status == "pending" {
 			return azerr.New("PendingCopyOperation")
 		}
-		a := req.Action
-		a.NewID = s.newID()
 		n, r, code := lease.Apply(b.Lease, a, now)
 		if code != "" {
 			return azerr.New(code)

@@ -203,6 +203,17 @@ func (r *reader) raw() []byte {
 
 func (r *reader) str() string { return string(r.raw()) }
 
+// strOf is str returning one of known (no allocation) when it matches.
+func (r *reader) strOf(known ...string) string {
+	v := r.raw()
+	for _, k := range known {
+		if string(v) == k {
+			return k
+		}
+	}
+	return string(v)
+}
+
 // bytes returns a copy of the next length-prefixed bytes, nil when empty
 // (as the JSON layout, which omitted empty byte slices, decoded them).
 func (r *reader) bytes() []byte {
@@ -291,20 +302,24 @@ func (r *reader) shared() []byte {
 
 // decodeBlobBinary decodes a record written by encodeBlobBinary (tag
 // included).
-func decodeBlobBinary(v []byte) (*Blob, error) {
+func decodeBlobBinary(v []byte) (*Blob, error) { return decodeBlobBinaryAt(v, "", "") }
+
+// decodeBlobBinaryAt is decodeBlobBinary for a record read under the key
+// of name and snap, whose strings it shares instead of copying.
+func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	r := &reader{b: v[1:]}
 	b := &Blob{}
-	b.Name = r.str()
-	b.Snapshot = r.str()
-	b.Type = r.str()
+	b.Name = r.strOf(name)
+	b.Snapshot = r.strOf(snap)
+	b.Type = r.strOf(BlockBlob, PageBlob, AppendBlob)
 	b.Created = r.time()
 	b.Modified = r.time()
 	b.ETag = r.uvarint()
 	b.Size = r.varint()
-	b.Props.ContentType = r.str()
+	b.Props.ContentType = r.strOf("application/octet-stream")
 	b.Props.ContentEncoding = r.str()
 	b.Props.ContentLanguage = r.str()
-	b.Props.ContentMD5 = r.bytes()
+	b.Props.ContentMD5 = r.shared()
 	b.Props.ContentDisposition = r.str()
 	b.Props.CacheControl = r.str()
 	b.Meta = r.kvs()
@@ -344,7 +359,7 @@ func decodeBlobBinary(v []byte) (*Blob, error) {
 	default:
 		r.fail()
 	}
-	b.AccessTier = r.str()
+	b.AccessTier = r.strOf("", "Hot", "Cool", "Cold", "Archive")
 	b.BlockIDLen = int(r.varint())
 	b.AppendCount = int(r.varint())
 	switch r.byte() {

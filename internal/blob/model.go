@@ -309,9 +309,21 @@ const (
 // block list is stored under its own key.
 const ExtBlocksMin = 16
 
-func containerKey(acct, c string) []byte {
-	return keyenc.AppendString(keyenc.AppendString([]byte{kindContainer}, acct), c)
+// tupleKey is the key of kind and the keyenc tuple of parts, built in one
+// allocation (keys of names without NUL bytes are exactly this long).
+func tupleKey(kind byte, parts ...string) []byte {
+	n := 1
+	for _, p := range parts {
+		n += len(p) + 2
+	}
+	k := append(make([]byte, 0, n), kind)
+	for _, p := range parts {
+		k = keyenc.AppendString(k, p)
+	}
+	return k
 }
+
+func containerKey(acct, c string) []byte { return tupleKey(kindContainer, acct, c) }
 
 func containersPrefix(acct string) []byte { return keyenc.AppendString([]byte{kindContainer}, acct) }
 
@@ -319,9 +331,7 @@ func blobsPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlob}, acct), c)
 }
 
-func blobKey(acct, c, name, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(blobsPrefix(acct, c), name), snap)
-}
+func blobKey(acct, c, name, snap string) []byte { return tupleKey(kindBlob, acct, c, name, snap) }
 
 // blobVersionsPrefix covers the base blob and all snapshots of name.
 func blobVersionsPrefix(acct, c, name string) []byte {
@@ -332,9 +342,7 @@ func stagingPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindStaging}, acct), c)
 }
 
-func stagingKey(acct, c, name string) []byte {
-	return keyenc.AppendString(stagingPrefix(acct, c), name)
-}
+func stagingKey(acct, c, name string) []byte { return tupleKey(kindStaging, acct, c, name) }
 
 func blocksPrefix(acct, c, name string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c), name)
@@ -472,9 +480,13 @@ func encodeBlobJSON(b *Blob) []byte {
 }
 
 // decodeBlob reverses encodeBlob; it also reads the JSON layout.
-func decodeBlob(v []byte) (*Blob, error) {
+func decodeBlob(v []byte) (*Blob, error) { return decodeBlobAt(v, "", "") }
+
+// decodeBlobAt is decodeBlob for the record stored under the key of name
+// and snap.
+func decodeBlobAt(v []byte, name, snap string) (*Blob, error) {
 	if len(v) > 0 && v[0] == blobBinaryTag {
-		return decodeBlobBinary(v)
+		return decodeBlobBinaryAt(v, name, snap)
 	}
 	if len(v) == 0 || v[0] != blobRecordTag {
 		return nil, fmt.Errorf("blob: corrupt blob record")

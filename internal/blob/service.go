@@ -167,7 +167,7 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := decodeBlob(v)
+	b, err := decodeBlobAt(v, name, snap)
 	if err != nil {
 		return nil, err
 	}

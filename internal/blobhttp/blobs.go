@@ -209,11 +209,12 @@ func (h *handler) putBlob(rq *req) error {
 		return err
 	}
 	out := rq.w.Header()
-	setETag(out, b.ETag, b.Modified)
+	hs := headerSetter{vals: make([]string, 4)}
+	hs.setETag(out, b.ETag, b.Modified)
 	if bt == blob.BlockBlob {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
+		hs.set(out, "Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
 	}
-	out.Set("X-Ms-Request-Server-Encrypted", "true")
+	hs.set(out, "X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
 }
