@@ -15,6 +15,10 @@
 #   scripts/bench-vs-azurite.sh --json > results.json
 #
 # Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
+# Unless one is given, --preload-for lazuli=200000 is added: lazuli receives
+# and deletes thousands of messages a second, so it needs a deeper queue than
+# the --preload minimum (30,000) to stay that deep until the run ends, while
+# the reference emulator works through a few messages a second.
 # Environment:
 #   AZURITE_BIN        use this azurite executable instead of installing one
 #   AZURITE_PORT_BASE  where to look for azurite's three free ports (default 20000)
@@ -145,4 +149,8 @@ done
 echo "== azurite on 127.0.0.1:$az_base-$((az_base + 2)), lazuli on 127.0.0.1:$lz_base-$((lz_base + 3))" >&2
 
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >&2
-"$scratch/lazuli-bench" --target "lazuli=$(conn "$lz_base")" --target "azurite=$(conn "$az_base")" "$@"
+extra=(--preload-for lazuli=200000)
+for a in "$@"; do
+  case "$a" in --preload-for|--preload-for=*) extra=() ;; esac
+done
+"$scratch/lazuli-bench" --target "lazuli=$(conn "$lz_base")" --target "azurite=$(conn "$az_base")" "${extra[@]}" "$@"

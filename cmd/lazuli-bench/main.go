@@ -118,6 +118,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	concurrency := fs.Int("concurrency", 16, "concurrent clients")
 	names := fs.String("workloads", "all", "comma-separated workloads to run (see --list)")
 	preload := fs.Int("preload", 30000, "messages put into the queue before queue-receive-delete")
+	var preloadFor targetFlags
+	fs.Var(&preloadFor, "preload-for", "`name=N`: preload N messages on that target instead (repeatable); a target that "+
+		"receives and deletes faster needs more to keep the queue at least --preload deep until the end")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	version := fs.String("api-version", defaultVersion, "x-ms-version to send")
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one request")
@@ -174,6 +177,18 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	}
 	o.settings = runSettings{duration: *duration, warmup: *warmup, concurrency: *concurrency,
 		preload: *preload, prefix: runPrefix()}
+	for _, v := range preloadFor {
+		name, n, ok := strings.Cut(v, "=")
+		count, err := strconv.Atoi(n)
+		if !ok || err != nil || count < 0 || !seen[name] {
+			fmt.Fprintf(stderr, "lazuli-bench: --preload-for %q: want name=N for a named target\n", v)
+			return nil, 2
+		}
+		if o.settings.preloadFor == nil {
+			o.settings.preloadFor = map[string]int{}
+		}
+		o.settings.preloadFor[name] = count
+	}
 	return o, 0
 }
 
@@ -190,7 +205,7 @@ func runPrefix() string {
 func benchmark(ctx context.Context, o *options) *report {
 	rep := &report{Started: time.Now(), DurationS: o.settings.duration.Seconds(),
 		WarmupS: o.settings.warmup.Seconds(), Concurrency: o.settings.concurrency,
-		Preload: o.settings.preload, APIVersion: o.apiVersion, CPUs: runtime.NumCPU(),
+		Preload: o.settings.preload, PreloadFor: o.settings.preloadFor, APIVersion: o.apiVersion, CPUs: runtime.NumCPU(),
 		LoadBefore: loadAverage()}
 	for _, t := range o.targets {
 		rep.Targets = append(rep.Targets, t.name)

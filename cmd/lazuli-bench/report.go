@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,12 +20,14 @@ type report struct {
 	WarmupS     float64   `json:"warmup_s"`
 	Concurrency int       `json:"concurrency"`
 	Preload     int       `json:"preload"`
-	APIVersion  string    `json:"api_version"`
-	CPUs        int       `json:"cpus"`
-	LoadBefore  string    `json:"load_before,omitempty"`
-	LoadAfter   string    `json:"load_after,omitempty"`
-	Targets     []string  `json:"targets"`
-	Results     []*result `json:"results"`
+	// PreloadFor are the per-target preloads that replace Preload.
+	PreloadFor map[string]int `json:"preload_for,omitempty"`
+	APIVersion string         `json:"api_version"`
+	CPUs       int            `json:"cpus"`
+	LoadBefore string         `json:"load_before,omitempty"`
+	LoadAfter  string         `json:"load_after,omitempty"`
+	Targets    []string       `json:"targets"`
+	Results    []*result      `json:"results"`
 }
 
 // loadAverage returns the 1, 5 and 15 minute load averages where the
@@ -61,9 +64,15 @@ func (rep *report) find(workload, target string) *result {
 // then the ops/s ratio of the first target to each other one, then notes
 // on every failure.
 func (rep *report) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "lazuli-bench %s: %s per workload after %s warm-up, %d clients, preload %d, x-ms-version %s\n",
+	preload := strconv.Itoa(rep.Preload)
+	for _, t := range rep.Targets {
+		if n, ok := rep.PreloadFor[t]; ok {
+			preload += fmt.Sprintf(" (%s %d)", t, n)
+		}
+	}
+	fmt.Fprintf(w, "lazuli-bench %s: %s per workload after %s warm-up, %d clients, preload %s, x-ms-version %s\n",
 		rep.Started.UTC().Format(time.RFC3339), fmtSeconds(rep.DurationS), fmtSeconds(rep.WarmupS),
-		rep.Concurrency, rep.Preload, rep.APIVersion)
+		rep.Concurrency, preload, rep.APIVersion)
 	if rep.LoadBefore != "" {
 		fmt.Fprintf(w, "load average (1/5/15 min) before %s, after %s; %d CPUs\n", rep.LoadBefore, rep.LoadAfter, rep.CPUs)
 	}

@@ -128,6 +128,7 @@ type runSettings struct {
 	warmup      time.Duration
 	concurrency int
 	preload     int
+	preloadFor  map[string]int // per-target preload overrides
 	prefix      string
 }
 
@@ -146,6 +147,9 @@ type clientStats struct {
 func measure(ctx context.Context, w *workload, t *target, s runSettings) *result {
 	res := &result{Workload: w.name, Target: t.name}
 	e := &env{t: t, concurrency: s.concurrency, preload: s.preload, prefix: s.prefix}
+	if n, ok := s.preloadFor[t.name]; ok {
+		e.preload = n
+	}
 	p, err := w.prepare(e)
 	if p != nil && p.cleanup != nil {
 		defer p.cleanup()
