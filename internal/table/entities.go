@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -86,53 +87,111 @@ func (op *Op) validate() error {
 }
 
 // Apply runs one entity write in its own Update and returns the entity as
-// stored (nil for OpDelete). Validation and the encoding of the new record
-// happen before the Update, so the single writer only checks and stores.
+// stored (nil for OpDelete). Validation, the storage key, the If-Match
+// value and the encoding of the new record are all prepared before the
+// Update, so the single writer only checks and stores.
 func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Entity, error) {
 	if err := op.validate(); err != nil {
 		return nil, err
 	}
-	pre := preEncode(&op)
-	var out *Entity
+	// One allocation holds the operation, its prepared form and the
+	// result.
+	st := &applyState{op: op}
+	st.p = prepareOp(&st.op)
+	st.tkey = tableKey(account, table)
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		uid, err := tableUID(tx, account, table)
+		uid, err := tableUIDOf(tx, st.tkey)
 		if err != nil {
 			return err
 		}
-		out, err = applyOpEncoded(tx, uid, &op, s.tick(), pre)
+		st.out, err = applyPrepared(tx, uid, &st.p, s.tick())
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return st.out, nil
 }
 
-// preEncoded is an entity record encoded before the transaction with a
-// placeholder Timestamp, for the writes whose stored properties do not
-// depend on the current record (everything but a merge into an existing
-// entity).
-type preEncoded struct {
-	b    []byte
-	used bool // b was handed to a Set; a rerun of the Update copies it
+// applyState is what Apply's transaction function works on.
+type applyState struct {
+	op   Op
+	p    preparedOp
+	tkey []byte
+	out  *Entity
 }
 
-func preEncode(op *Op) *preEncoded {
-	if op.Kind == OpDelete {
-		return nil
+// preparedOp is an Op with everything that does not depend on the stored
+// state done ahead of the transaction.
+type preparedOp struct {
+	op *Op
+	// keyTail is the (PartitionKey, RowKey) part of the storage key.
+	keyTail []byte
+	// rec is the new record with a placeholder Timestamp, for the writes
+	// whose stored properties do not depend on the current record
+	// (everything but a merge into an existing entity); nil for a delete.
+	rec []byte
+	// recUsed is set once rec was handed to a Set; a rerun of the Update
+	// then copies it.
+	recUsed bool
+	// If-Match, parsed: "*", or the Timestamp an entity ETag names.
+	ifAny, ifOK bool
+	ifTicks     int64
+	// out is the entity handed back for a write.
+	out Entity
+}
+
+func prepareOp(op *Op) preparedOp {
+	p := preparedOp{op: op}
+	p.keyTail = make([]byte, 0, len(op.PartitionKey)+len(op.RowKey)+4)
+	p.keyTail = keyenc.AppendString(keyenc.AppendString(p.keyTail, op.PartitionKey), op.RowKey)
+	if op.Kind != OpDelete {
+		p.rec = encodeEntity(&Entity{Props: op.Props})
 	}
-	return &preEncoded{b: encodeEntity(&Entity{Props: op.Props})}
+	if op.IfMatch != "" {
+		p.ifAny = strings.TrimSpace(op.IfMatch) == "*"
+		p.ifTicks, p.ifOK = parseETag(op.IfMatch)
+	}
+	return p
 }
 
-// record returns the encoded record with Timestamp ts.
-func (p *preEncoded) record(ts int64) []byte {
-	b := p.b
-	if p.used {
+// ifMatches is etagMatchesTicks(op.IfMatch, ticks) from the parsed value.
+func (p *preparedOp) ifMatches(ticks int64) bool {
+	if p.ifAny || (p.ifOK && p.ifTicks == ticks) {
+		return true
+	}
+	return p.op.IfMatch == ETagFor(ticks)
+}
+
+// record returns the prepared record with Timestamp ts.
+func (p *preparedOp) record(ts int64) []byte {
+	b := p.rec
+	if p.recUsed {
 		b = append([]byte(nil), b...)
 	}
-	p.used = true
+	p.recUsed = true
 	binary.BigEndian.PutUint64(b[1:9], uint64(ts))
 	return b
+}
+
+// entityNS is the key prefix of every entity row: ("tbl", "e").
+var entityNS = keyenc.AppendString(nsPrefix(), "e")
+
+// entityKeyOf is entityKey(uid, pk, rk) from the table uid and the
+// prepared (pk, rk) part, in one allocation.
+func entityKeyOf(uid, keyTail []byte) []byte {
+	k := make([]byte, 0, len(entityNS)+len(uid)+2+len(keyTail))
+	k = append(k, entityNS...)
+	// keyenc's string element: 0x00 escaped as 0x00 0xFF, then 0x00 0x01.
+	for _, c := range uid {
+		if c == 0x00 {
+			k = append(k, 0x00, 0xFF)
+		} else {
+			k = append(k, c)
+		}
+	}
+	k = append(k, 0x00, 0x01)
+	return append(k, keyTail...)
 }
 
 // Batch runs an entity group transaction: every operation on one
@@ -157,20 +216,21 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		}
 	}
 	out := make([]*Entity, len(ops))
-	pre := make([]*preEncoded, len(ops))
+	prep := make([]preparedOp, len(ops))
 	for i := range ops {
-		pre[i] = preEncode(&ops[i])
+		prep[i] = prepareOp(&ops[i])
 	}
+	tkey := tableKey(account, table)
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		uid, err := tableUID(tx, account, table)
+		uid, err := tableUIDOf(tx, tkey)
 		if err != nil {
 			return &BatchError{0, err}
 		}
 		// One clock reading for the whole transaction: entities written by
 		// one batch may share a Timestamp, as on Azure.
 		now := s.tick()
-		for i := range ops {
-			e, err := applyOpEncoded(tx, uid, &ops[i], now, pre[i])
+		for i := range prep {
+			e, err := applyPrepared(tx, uid, &prep[i], now)
 			if err != nil {
 				return &BatchError{i, err}
 			}
@@ -187,15 +247,16 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 // applyOp runs one write inside tx; the If-Match check and the write are in
 // the same transaction.
 func applyOp(tx storage.Tx, uid string, op *Op, now int64) (*Entity, error) {
-	return applyOpEncoded(tx, uid, op, now, nil)
+	p := prepareOp(op)
+	return applyPrepared(tx, []byte(uid), &p, now)
 }
 
-// applyOpEncoded is applyOp with the new record optionally encoded in
-// advance (pre, used unless a merge meets an existing entity). The current
-// record is decoded in full only for a merge; every other operation needs
-// no more than its Timestamp.
-func applyOpEncoded(tx storage.Tx, uid string, op *Op, now int64, pre *preEncoded) (*Entity, error) {
-	key := entityKey(uid, op.PartitionKey, op.RowKey)
+// applyPrepared runs a prepared write inside tx. The current record is
+// decoded in full only for a merge; every other operation needs no more
+// than its Timestamp. The entity returned is p.out.
+func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, now int64) (*Entity, error) {
+	op := p.op
+	key := entityKeyOf(uid, p.keyTail)
 	merge := op.Kind == OpMerge || op.Kind == OpInsertOrMerge
 	var cur *Entity
 	exists := false
@@ -228,7 +289,7 @@ func applyOpEncoded(tx storage.Tx, uid string, op *Op, now int64, pre *preEncode
 		if !exists {
 			return nil, azerr.New("ResourceNotFound")
 		}
-		if !etagMatchesTicks(op.IfMatch, curTS) {
+		if !p.ifMatches(curTS) {
 			return nil, azerr.New("UpdateConditionNotSatisfied")
 		}
 	}
@@ -241,7 +302,8 @@ func applyOpEncoded(tx storage.Tx, uid string, op *Op, now int64, pre *preEncode
 	if exists && curTS >= ts {
 		ts = curTS + 1
 	}
-	next := &Entity{PartitionKey: op.PartitionKey, RowKey: op.RowKey, Timestamp: ts}
+	next := &p.out
+	*next = Entity{PartitionKey: op.PartitionKey, RowKey: op.RowKey, Timestamp: ts}
 	if cur != nil && merge {
 		next.Props = mergeProps(cur.Props, op.Props)
 		if err := next.Validate(); err != nil {
@@ -253,13 +315,7 @@ func applyOpEncoded(tx storage.Tx, uid string, op *Op, now int64, pre *preEncode
 		return next, nil
 	}
 	next.Props = op.Props
-	var rec []byte
-	if pre != nil {
-		rec = pre.record(ts)
-	} else {
-		rec = encodeEntity(next)
-	}
-	if err := tx.Set(key, rec); err != nil {
+	if err := tx.Set(key, p.record(ts)); err != nil {
 		return nil, err
 	}
 	return next, nil

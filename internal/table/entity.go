@@ -176,15 +176,28 @@ func (e *Entity) Validate() error {
 	// Azure's size formula: 4 bytes + keys in UTF-16 + per property 8 bytes
 	// + name in UTF-16 + value size.
 	size := 4 + 2*utf16Len(e.PartitionKey) + 2*utf16Len(e.RowKey)
-	seen := make(map[string]struct{}, len(e.Props))
-	for _, p := range e.Props {
+	// Duplicate names: a pairwise check for the usual handful of
+	// properties, a set beyond that.
+	var seen map[string]struct{}
+	if len(e.Props) > 16 {
+		seen = make(map[string]struct{}, len(e.Props))
+	}
+	for i, p := range e.Props {
 		if err := validPropertyName(p.Name); err != nil {
 			return err
 		}
-		if _, dup := seen[p.Name]; dup {
-			return azerr.New("DuplicatePropertiesSpecified")
+		if seen != nil {
+			if _, dup := seen[p.Name]; dup {
+				return azerr.New("DuplicatePropertiesSpecified")
+			}
+			seen[p.Name] = struct{}{}
+		} else {
+			for _, q := range e.Props[:i] {
+				if q.Name == p.Name {
+					return azerr.New("DuplicatePropertiesSpecified")
+				}
+			}
 		}
-		seen[p.Name] = struct{}{}
 		size += 8 + 2*utf16Len(p.Name)
 		v := p.Value
 		switch v.Type {

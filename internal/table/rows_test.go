@@ -224,3 +224,29 @@ func TestRowPropsMatchDecode(t *testing.T) {
 		t.Fatal("unknown version accepted")
 	}
 }
+
+func TestEntityKeyOf(t *testing.T) {
+	for _, c := range [][3]string{{"0123abcd", "p", "r"}, {"", "", ""}, {"u\x00id", "ä'", "😀 x"}} {
+		p := prepareOp(&Op{Kind: OpDelete, PartitionKey: c[1], RowKey: c[2]})
+		if got, want := entityKeyOf([]byte(c[0]), p.keyTail), entityKey(c[0], c[1], c[2]); !bytes.Equal(got, want) {
+			t.Errorf("%q: %x, want %x", c, got, want)
+		}
+	}
+}
+
+// TestPreparedIfMatch: the If-Match check on the parsed value agrees with
+// etagMatchesTicks.
+func TestPreparedIfMatch(t *testing.T) {
+	ticks := []int64{637000000000000000, 637000000000000001, 638000000123456789}
+	for _, tk := range ticks {
+		for _, v := range []string{"", "*", " * ", ETagFor(tk), ETagFor(tk + 1), " " + ETagFor(tk) + " ", `"datetime'2021-10-15T16:13:06.0167921Z'"`,
+			strings.ReplaceAll(ETagFor(tk), "%3A", "%3a"), strings.ReplaceAll(ETagFor(tk), "%3A", ":"), "W/\"x\"", "garbage"} {
+			p := prepareOp(&Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: v})
+			for _, cur := range ticks {
+				if got, want := p.ifMatches(cur), etagMatchesTicks(v, cur); got != want {
+					t.Errorf("If-Match %q on %d: %v, want %v", v, cur, got, want)
+				}
+			}
+		}
+	}
+}

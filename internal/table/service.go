@@ -106,8 +106,14 @@ func tablesPrefix(account string) []byte {
 	return keyenc.AppendString(k, account)
 }
 
+// tablesNS is the key prefix of table records: ("tbl", "t").
+var tablesNS = keyenc.AppendString(nsPrefix(), "t")
+
 func tableKey(account, name string) []byte {
-	return keyenc.AppendString(tablesPrefix(account), strings.ToLower(name))
+	k := make([]byte, 0, len(tablesNS)+len(account)+len(name)+8)
+	k = append(k, tablesNS...)
+	k = keyenc.AppendString(k, account)
+	return keyenc.AppendString(k, strings.ToLower(name))
 }
 
 func entitiesPrefix(uid string) []byte {
@@ -223,15 +229,28 @@ func getTable(tx storage.Tx, account, name string) (*TableInfo, error) {
 
 // tableUID returns the uid of a table (404 TableNotFound).
 func tableUID(tx storage.Tx, account, name string) (string, error) {
-	v, err := tx.Get(tableKey(account, name))
+	uid, err := tableUIDOf(tx, tableKey(account, name))
+	return string(uid), err
+}
+
+// tableUIDOf returns the uid of the table stored at key tkey (404
+// TableNotFound), aliasing the stored record.
+func tableUIDOf(tx storage.Tx, tkey []byte) ([]byte, error) {
+	v, err := tx.Get(tkey)
 	if errors.Is(err, storage.ErrNotFound) {
-		return "", azerr.New("TableNotFound")
+		return nil, azerr.New("TableNotFound")
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	uid, _, err := splitTable(v)
-	return uid, err
+	if len(v) < 2 || v[0] != tableRecordVersion {
+		return nil, errCorrupt
+	}
+	l, n := binary.Uvarint(v[1:])
+	if n <= 0 || uint64(len(v)-1-n) < l {
+		return nil, errCorrupt
+	}
+	return v[1+n : 1+n+int(l) : 1+n+int(l)], nil
 }
 
 func putTable(tx storage.Tx, account string, t *TableInfo) error {

@@ -329,9 +329,12 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	var op *table.Op
 	switch {
 	case method == http.MethodPost && !res.hasKeys:
-		op, err = insertOp(br.Body)
+		var ins table.Op
+		if ins, err = insertOp(br.Body); err == nil {
+			op = &ins
+		}
 	case res.hasKeys && !res.partial:
-		op, err = entityOp(method, br.Header, res, func() ([]byte, error) { return br.Body, nil })
+		op, err = entityOp(method, br.Header, res, func(decode func([]byte) error) error { return decode(br.Body) })
 	default:
 		err = azerr.New("MethodNotAllowed")
 	}

@@ -68,15 +68,19 @@ func parseMetadata(format, accept string) (metadata, error) {
 type rawProp struct {
 	name string
 	raw  json.RawMessage
+	// off is the offset of raw in the body scanObject read it from, or
+	// -1 when raw is a copy.
+	off int
 }
 
 // readObject reads one JSON object keeping member order and rejecting
-// duplicate members.
-func readObject(body []byte) ([]rawProp, error) {
+// duplicate members. Member names are cut from text, the body as a string
+// (text may be "" when the caller has none).
+func readObject(body []byte, text string) ([]rawProp, error) {
 	if !utf8.Valid(body) {
 		return nil, azerr.Newf("InvalidInput", "The request body is not valid UTF-8.")
 	}
-	if out, ok := scanObject(body); ok {
+	if out, ok := scanObject(body, text); ok {
 		return out, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -107,7 +111,7 @@ func readObject(body []byte) ([]rawProp, error) {
 			return nil, azerr.New("DuplicatePropertiesSpecified")
 		}
 		seen[name] = struct{}{}
-		out = append(out, rawProp{name, raw})
+		out = append(out, rawProp{name, raw, -1})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, invalidJSON()
@@ -124,25 +128,41 @@ func invalidJSON() *azerr.Error {
 
 // bodyEntity is an entity as decoded from a request body.
 type bodyEntity struct {
-	PartitionKey, RowKey *string
-	Props                []table.Property
+	PartitionKey, RowKey       string
+	HasPartitionKey, HasRowKey bool
+	Props                      []table.Property
 }
 
 // decodeEntity decodes an entity body: typed by "Name@odata.type"
 // annotations, inferred otherwise (string, Int32 / Double number, Boolean);
-// nulls are dropped; Timestamp and odata.* members are ignored.
-func decodeEntity(body []byte) (*bodyEntity, error) {
-	members, err := readObject(body)
+// nulls are dropped; Timestamp and odata.* members are ignored. The
+// strings it returns share one copy of the body, so the caller may reuse
+// body afterwards.
+func decodeEntity(body []byte) (bodyEntity, error) {
+	text := string(body)
+	members, err := readObject(body, text)
 	if err != nil {
-		return nil, err
+		return bodyEntity{}, err
+	}
+	// plain returns the text of a member's value that is a string needing
+	// no unescaping.
+	plain := func(m *rawProp) (string, bool) {
+		if m.off < 0 {
+			return plainString(m.raw)
+		}
+		if !isPlainString(m.raw) {
+			return "", false
+		}
+		return text[m.off+1 : m.off+len(m.raw)-1], true
 	}
 	var types map[string]string
-	for _, m := range members {
+	for i := range members {
+		m := &members[i]
 		if base, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
-			t, ok := plainString(m.raw)
+			t, ok := plain(m)
 			if !ok {
 				if err := json.Unmarshal(m.raw, &t); err != nil {
-					return nil, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
+					return bodyEntity{}, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
 				}
 			}
 			if types == nil {
@@ -151,43 +171,48 @@ func decodeEntity(body []byte) (*bodyEntity, error) {
 			types[base] = t
 		}
 	}
-	out := &bodyEntity{}
-	for _, m := range members {
+	var out bodyEntity
+	for i := range members {
+		m := &members[i]
 		if strings.Contains(m.name, "@") || strings.HasPrefix(m.name, "odata.") {
 			continue
 		}
 		switch m.name {
 		case "PartitionKey", "RowKey":
-			s, ok := plainString(m.raw)
+			s, ok := plain(m)
 			if !ok {
-				if err := json.Unmarshal(m.raw, &s); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
-					return nil, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
+				// Its own variable: only this path takes an address.
+				var u string
+				if err := json.Unmarshal(m.raw, &u); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
+					return bodyEntity{}, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
 				}
+				s = u
 			}
 			if m.name == "PartitionKey" {
-				out.PartitionKey = &s
+				out.PartitionKey, out.HasPartitionKey = s, true
 			} else {
-				out.RowKey = &s
+				out.RowKey, out.HasRowKey = s, true
 			}
 			continue
 		case "Timestamp":
 			// The server sets Timestamp; a client value is ignored, but it
 			// must still be a DateTime string (or null).
-			if _, ok := plainString(m.raw); ok {
+			if _, ok := plain(m); ok {
 				continue
 			}
 			var ts *string
 			if json.Unmarshal(m.raw, &ts) != nil {
-				return nil, azerr.Newf("InvalidInput", "The Timestamp property must be a DateTime string.")
+				return bodyEntity{}, azerr.Newf("InvalidInput", "The Timestamp property must be a DateTime string.")
 			}
 			continue
 		}
 		if string(bytes.TrimSpace(m.raw)) == "null" {
 			continue
 		}
-		v, err := decodeValue(m.name, types[m.name], m.raw)
+		str, isPlain := plain(m)
+		v, err := decodeValue(m.name, types[m.name], m.raw, str, isPlain)
 		if err != nil {
-			return nil, err
+			return bodyEntity{}, err
 		}
 		if out.Props == nil {
 			out.Props = make([]table.Property, 0, len(members))
@@ -201,7 +226,9 @@ func badValue(name string) *azerr.Error {
 	return azerr.Newf("InvalidInput", "The value of property %q is not valid for its type.", name)
 }
 
-func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
+// decodeValue decodes one property value; plainStr is the value's text
+// when isPlain says it is a string needing no unescaping.
+func decodeValue(name, edm string, raw json.RawMessage, plainStr string, isPlain bool) (odata.Value, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return odata.Value{}, badValue(name)
@@ -209,10 +236,15 @@ func decodeValue(name, edm string, raw json.RawMessage) (odata.Value, error) {
 	var str string
 	isString := raw[0] == '"'
 	if isString {
-		if s, ok := plainString(raw); ok {
-			str = s
-		} else if err := json.Unmarshal(raw, &str); err != nil {
-			return odata.Value{}, badValue(name)
+		if isPlain {
+			str = plainStr
+		} else {
+			// Its own variable: only this path takes an address.
+			var u string
+			if err := json.Unmarshal(raw, &u); err != nil {
+				return odata.Value{}, badValue(name)
+			}
+			str = u
 		}
 	}
 	if edm == "" {

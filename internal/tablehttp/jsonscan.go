@@ -8,7 +8,10 @@ import "encoding/json"
 // only input that encoding/json reads the same way; anything else (escapes,
 // nested values, malformed or duplicate members) reports ok = false and the
 // caller takes the general path, which also produces the exact error.
-func scanObject(body []byte) (out []rawProp, ok bool) {
+//
+// Member names are cut from text when it is the body as a string, so they
+// cost no allocation of their own.
+func scanObject(body []byte, text string) (out []rawProp, ok bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -27,7 +30,12 @@ func scanObject(body []byte) (out []rawProp, ok bool) {
 		if !ok {
 			return nil, false
 		}
-		name := string(body[i+1 : end-1])
+		var name string
+		if len(text) == len(body) {
+			name = text[i+1 : end-1]
+		} else {
+			name = string(body[i+1 : end-1])
+		}
 		for _, p := range out {
 			if p.name == name {
 				return nil, false
@@ -60,7 +68,7 @@ func scanObject(body []byte) (out []rawProp, ok bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, rawProp{name: name, raw: json.RawMessage(body[start:i])})
+		out = append(out, rawProp{name: name, raw: json.RawMessage(body[start:i]), off: start})
 		i = skipSpace(body, i)
 		if i >= len(body) {
 			return nil, false
@@ -159,6 +167,20 @@ func scanLiteral(b []byte, i int, lit string) (int, bool) {
 		return 0, false
 	}
 	return i + len(lit), true
+}
+
+// isPlainString reports whether raw is a JSON string value that needs no
+// unescaping (no backslash).
+func isPlainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // plainString returns the text of a JSON string value that needs no

@@ -31,7 +31,7 @@ func slowObject(body []byte) ([]rawProp, bool) {
 			return nil, false
 		}
 		seen[name] = true
-		out = append(out, rawProp{name, raw})
+		out = append(out, rawProp{name, raw, -1})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, false
@@ -46,9 +46,17 @@ func checkScanObject(t *testing.T, body []byte) {
 	if !utf8.Valid(body) {
 		return
 	}
-	fast, ok := scanObject(body)
+	fast, ok := scanObject(body, string(body))
+	if noText, ok2 := scanObject(body, ""); ok2 != ok || !reflect.DeepEqual(noText, fast) {
+		t.Fatalf("%q: scanObject reads the body differently with its text", body)
+	}
 	if !ok {
 		return
+	}
+	for _, m := range fast {
+		if m.off < 0 || !bytes.Equal(body[m.off:m.off+len(m.raw)], m.raw) {
+			t.Fatalf("%q: member %q has offset %d", body, m.name, m.off)
+		}
 	}
 	slow, sok := slowObject(body)
 	if !sok {
@@ -79,7 +87,7 @@ func TestScanObjectAgreesWithEncodingJSON(t *testing.T) {
 	}
 	// Accepted inputs must be read the same way.
 	for _, s := range []string{`{}`, `{"a":1}`, `{"a":-0.5e+3,"b":true,"c":false,"d":null,"e":"x y"}`} {
-		got, ok := scanObject([]byte(s))
+		got, ok := scanObject([]byte(s), s)
 		want, _ := slowObject([]byte(s))
 		if !ok || (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(len(got), len(want)) {
 			t.Errorf("scanObject(%q) = %v, %v", s, got, ok)

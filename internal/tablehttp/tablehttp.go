@@ -166,11 +166,11 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		switch method {
 		case http.MethodGet:
 			info.Operation = "QueryEntities"
-			return h.queryEntities(w, r, info, res)
+			return h.queryEntities(w, r, info, q, res)
 		case http.MethodPost:
 			if !res.hasKeys {
 				info.Operation = "InsertEntity"
-				return h.insertEntity(w, r, info, res.table)
+				return h.insertEntity(w, r, info, q, res.table)
 			}
 		}
 		if res.partial {
@@ -297,7 +297,10 @@ func (h *handler) authorize(r *http.Request, info *httpx.Info, a auth.Access) er
 		return nil
 	}
 	a.Service = auth.Table
-	if a.Container != "" && a.Policy == nil {
+	// Stored access policies matter only to a SAS; a shared key request
+	// never looks one up, so it does not get the lookup built.
+	sharedKey := info.Identity != nil && (info.Identity.Kind == auth.SharedKey || info.Identity.Kind == auth.SharedKeyLite)
+	if a.Container != "" && a.Policy == nil && !sharedKey {
 		account, name, ctx := info.Account, a.Container, r.Context()
 		a.Policy = func(id string) (*auth.Policy, error) {
 			si, err := h.svc.Policy(ctx, account, name, id)
@@ -335,6 +338,61 @@ func readJSONBody(r *http.Request, limit int64) ([]byte, error) {
 	return readBody(r, limit)
 }
 
+// withJSONBody is readJSONBody handing the body to fn; the bytes are
+// reused once fn returns, so fn must not keep them.
+func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
+	if err := checkJSONContentType(r.Header); err != nil {
+		return err
+	}
+	if r.ContentLength < 0 || r.ContentLength > maxPooledBody {
+		b, err := readBody(r, limit)
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	}
+	if r.ContentLength > limit {
+		return azerr.New("RequestBodyTooLarge")
+	}
+	bp, _ := bodyPool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer bodyPool.Put(bp)
+	// One byte more than announced, to notice a body longer than its
+	// Content-Length (the server cuts it there anyway).
+	n := int(r.ContentLength)
+	if cap(*bp) < n+1 {
+		*bp = make([]byte, n+1, max(n+1, 1024))
+	}
+	b := (*bp)[:n+1]
+	got, err := io.ReadFull(r.Body, b)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		b = b[:got]
+	case err != nil:
+		return azerr.Newf("InvalidInput", "The request body could not be read.")
+	default:
+		// More bytes than announced: read the rest as readBody does.
+		rest, err := io.ReadAll(io.LimitReader(r.Body, limit+1-int64(len(b))))
+		if err != nil {
+			return azerr.Newf("InvalidInput", "The request body could not be read.")
+		}
+		b = append(b, rest...)
+		*bp = b[:0]
+		if int64(len(b)) > limit {
+			return azerr.New("RequestBodyTooLarge")
+		}
+	}
+	return fn(b)
+}
+
+// maxPooledBody is the largest request body read into a pooled buffer.
+const maxPooledBody = 64 << 10
+
+// bodyPool recycles entity request body buffers (*[]byte).
+var bodyPool sync.Pool
+
 // readBody reads at most limit bytes of the request body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
@@ -351,14 +409,61 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func (h *handler) metadataLevel(r *http.Request) (metadata, error) {
-	return parseMetadata(queryOf(r.URL).Get("$format"), r.Header.Get("Accept"))
+	return metadataLevelOf(r, queryOf(r.URL))
 }
 
+// metadataLevelOf is metadataLevel with the query string already parsed.
+func metadataLevelOf(r *http.Request, q url.Values) (metadata, error) {
+	return parseMetadata(q.Get("$format"), r.Header.Get("Accept"))
+}
+
+// Response header names as http.Header.Set stores them (canonical form),
+// for writing the header map directly.
+const (
+	hdrContentType        = "Content-Type"
+	hdrDataServiceVersion = "Dataserviceversion" // DataServiceVersion
+	hdrDataServiceID      = "Dataserviceid"      // DataServiceId
+	hdrCacheControl       = "Cache-Control"
+	hdrContentTypeOptions = "X-Content-Type-Options"
+	hdrETag               = "Etag" // ETag
+	hdrLocation           = "Location"
+	hdrPreferenceApplied  = "Preference-Applied"
+	hdrContentLength      = "Content-Length"
+)
+
+// Constant header values, shared by every response. Each slice has no
+// spare capacity, so an append elsewhere copies instead of writing into
+// it; nothing assigns to their elements.
+var (
+	valDataServiceVersion = []string{"3.0;"}
+	valNoCache            = []string{"no-cache"}
+	valNoSniff            = []string{"nosniff"}
+	valContentType        = map[metadata][]string{
+		noMetadata:      {noMetadata.contentType()},
+		minimalMetadata: {minimalMetadata.contentType()},
+		fullMetadata:    {fullMetadata.contentType()},
+	}
+	valPreferenceApplied = map[string][]string{
+		"return-no-content": {"return-no-content"},
+		"return-content":    {"return-content"},
+	}
+)
+
 func setJSONHeaders(w http.ResponseWriter, level metadata) {
-	w.Header().Set("Content-Type", level.contentType())
-	w.Header().Set("DataServiceVersion", "3.0;")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	ct := valContentType[level]
+	if ct == nil {
+		ct = []string{level.contentType()}
+	}
+	h[hdrContentType] = ct
+	setCommonJSONHeaders(h)
+}
+
+// setCommonJSONHeaders sets the JSON response headers but Content-Type.
+func setCommonJSONHeaders(h http.Header) {
+	h[hdrDataServiceVersion] = valDataServiceVersion
+	h[hdrCacheControl] = valNoCache
+	h[hdrContentTypeOptions] = valNoSniff
 }
 
 // preferNoContent reads the Prefer header; def is the answer when absent.
@@ -557,23 +662,23 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 }
 
 // Insert Entity.
-func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, tableName string) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, tableName string) error {
+	level, err := metadataLevelOf(r, q)
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r, maxEntityBody)
-	if err != nil {
+	var op table.Op
+	err = withJSONBody(r, maxEntityBody, func(body []byte) error {
+		op, err = insertOp(body)
 		return err
-	}
-	op, err := insertOp(body)
+	})
 	if err != nil {
 		return err
 	}
 	if err := h.authorize(r, info, entityAccess(tableName, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
 		return err
 	}
-	e, err := h.svc.Apply(r.Context(), info.Account, tableName, *op)
+	e, err := h.svc.Apply(r.Context(), info.Account, tableName, op)
 	if err != nil {
 		return err
 	}
@@ -581,33 +686,43 @@ func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *htt
 	return nil
 }
 
-func insertOp(body []byte) (*table.Op, error) {
+func insertOp(body []byte) (table.Op, error) {
 	be, err := decodeEntity(body)
 	if err != nil {
-		return nil, err
+		return table.Op{}, err
 	}
-	if be.PartitionKey == nil || be.RowKey == nil {
-		return nil, azerr.Newf("PropertiesNeedValue", "PartitionKey and RowKey are required.")
+	if !be.HasPartitionKey || !be.HasRowKey {
+		return table.Op{}, azerr.Newf("PropertiesNeedValue", "PartitionKey and RowKey are required.")
 	}
-	return &table.Op{Kind: table.OpInsert, PartitionKey: *be.PartitionKey, RowKey: *be.RowKey, Props: be.Props}, nil
+	return table.Op{Kind: table.OpInsert, PartitionKey: be.PartitionKey, RowKey: be.RowKey, Props: be.Props}, nil
 }
 
 func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *httpx.Info, tableName string, level metadata, e *table.Entity) {
 	base := h.d.BaseURL(info.Account)
-	loc := base + "/" + editLink(tableName, e.PartitionKey, e.RowKey)
-	w.Header().Set("ETag", e.ETag())
-	w.Header().Set("Location", loc)
-	w.Header().Set("DataServiceId", loc)
+	// The ETag and the entity's URL (Location and DataServiceId) are cut
+	// from one string.
+	var buf [256]byte
+	b := table.AppendETag(buf[:0], e.Timestamp)
+	n := len(b)
+	b = append(append(b, base...), '/')
+	b = appendEditLink(b, tableName, e.PartitionKey, e.RowKey)
+	all := string(b)
+	vals := make([]string, 3)
+	vals[0], vals[1], vals[2] = all[:n], all[n:], all[n:]
+	hdr := w.Header()
+	hdr[hdrETag] = vals[0:1:1]
+	hdr[hdrLocation] = vals[1:2:2]
+	hdr[hdrDataServiceID] = vals[2:3:3]
 	noContent, applied := preferNoContent(r, false)
 	if applied != "" {
-		w.Header().Set("Preference-Applied", applied)
+		hdr[hdrPreferenceApplied] = valPreferenceApplied[applied]
 	}
-	setJSONHeaders(w, level)
 	if noContent {
-		w.Header().Del("Content-Type")
+		setCommonJSONHeaders(hdr)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	setJSONHeaders(w, level)
 	ew := &entityWriter{level: level, baseURL: base, account: info.Account, table: tableName}
 	w.WriteHeader(http.StatusCreated)
 	w.Write(ew.appendEntity(nil, e, true))
@@ -616,7 +731,9 @@ func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *ht
 // writeEntity handles Update, Merge, Insert Or Replace, Insert Or Merge and
 // Delete Entity on an entity address.
 func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource, method string) error {
-	op, err := entityOp(method, r.Header, res, func() ([]byte, error) { return readJSONBody(r, maxEntityBody) })
+	op, err := entityOp(method, r.Header, res, func(decode func([]byte) error) error {
+		return withJSONBody(r, maxEntityBody, decode)
+	})
 	if err != nil {
 		return err
 	}
@@ -628,10 +745,11 @@ func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *http
 	if err != nil {
 		return err
 	}
+	hdr := w.Header()
 	if e != nil {
-		w.Header().Set("ETag", e.ETag())
+		hdr[hdrETag] = []string{e.ETag()}
 	}
-	w.Header().Set("DataServiceVersion", "3.0;")
+	hdr[hdrDataServiceVersion] = valDataServiceVersion
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -661,8 +779,10 @@ func (h *handler) authorizeWrite(r *http.Request, info *httpx.Info, tableName st
 	return nil
 }
 
-// entityOp builds the write an entity-address request asks for.
-func entityOp(method string, hdr http.Header, res *resource, body func() ([]byte, error)) (*table.Op, error) {
+// entityOp builds the write an entity-address request asks for. body
+// hands the request body to its argument (and may reuse the bytes after
+// it returns).
+func entityOp(method string, hdr http.Header, res *resource, body func(func([]byte) error) error) (*table.Op, error) {
 	ifMatch := hdr.Values("If-Match")
 	if len(ifMatch) > 1 {
 		return nil, azerr.Newf("InvalidInput", "Only one If-Match value is allowed.")
@@ -695,15 +815,16 @@ func entityOp(method string, hdr http.Header, res *resource, body func() ([]byte
 	default:
 		return nil, azerr.New("MethodNotAllowed")
 	}
-	b, err := body()
+	var be bodyEntity
+	err := body(func(b []byte) error {
+		var err error
+		be, err = decodeEntity(b)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	be, err := decodeEntity(b)
-	if err != nil {
-		return nil, err
-	}
-	if (be.PartitionKey != nil && *be.PartitionKey != res.pk) || (be.RowKey != nil && *be.RowKey != res.rk) {
+	if (be.HasPartitionKey && be.PartitionKey != res.pk) || (be.HasRowKey && be.RowKey != res.rk) {
 		return nil, azerr.Newf("InvalidInput", "The PartitionKey and RowKey in the body must match the request URL.")
 	}
 	op.Props = be.Props
@@ -736,12 +857,11 @@ func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, info *httpx.
 }
 
 // Query Entities.
-func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, res *resource) error {
+	level, err := metadataLevelOf(r, q)
 	if err != nil {
 		return err
 	}
-	q := queryOf(r.URL)
 	sel, err := parseSelect(q.Get("$select"))
 	if err != nil {
 		return err
@@ -838,6 +958,10 @@ func (qb *queryBuf) release(p *sync.Pool) {
 // such as $format=application/json;odata=nometadata may carry a literal
 // ';', which net/url would drop.
 func queryOf(u *url.URL) url.Values {
+	if u.RawQuery == "" {
+		// Get works on the nil map; nothing adds to a parsed query.
+		return nil
+	}
 	out := url.Values{}
 	for _, pair := range strings.Split(u.RawQuery, "&") {
 		if pair == "" {
