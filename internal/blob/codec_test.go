@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
 
@@ -91,5 +92,19 @@ func TestETagRendering(t *testing.T) {
 		if got, want := etagRaw(e), fmt.Sprintf("0x%X", e); got != want {
 			t.Errorf("etagRaw(%d) = %s, want %s", e, got, want)
 		}
+	}
+}
+
+// The keys must stay byte for byte what earlier versions stored.
+func TestTupleKeysUnchanged(t *testing.T) {
+	s := keyenc.AppendString
+	if got, want := blobKey("a", "c\x00", "n", "s"), s(s(s(s([]byte{kindBlob}, "a"), "c\x00"), "n"), "s"); string(got) != string(want) {
+		t.Errorf("blob key %x, want %x", got, want)
+	}
+	if got, want := containerKey("a", "c"), s(s([]byte{kindContainer}, "a"), "c"); string(got) != string(want) {
+		t.Errorf("container key %x, want %x", got, want)
+	}
+	if got, want := stagingKey("a", "c", "n\x00"), s(s(s([]byte{kindStaging}, "a"), "c"), "n\x00"); string(got) != string(want) {
+		t.Errorf("staging key %x, want %x", got, want)
 	}
 }

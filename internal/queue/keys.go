@@ -40,12 +40,27 @@ const (
 	tagProps = "p"
 )
 
-func root(tag string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(nil, "queue"), tag)
+// roots holds the encoded ("queue", tag) prefix of every tag.
+var roots = func() map[string][]byte {
+	m := map[string][]byte{}
+	for _, t := range []string{tagQueue, tagStats, tagMsg, tagVis, tagExp, tagTomb, tagProps} {
+		m[t] = keyenc.AppendString(keyenc.AppendString(nil, "queue"), t)
+	}
+	return m
+}()
+
+func root(tag string) []byte { return rootCap(tag, 0) }
+
+// rootCap returns a fresh copy of tag's prefix with room for extra more
+// bytes, so that a key is built in one allocation.
+func rootCap(tag string, extra int) []byte {
+	r := roots[tag]
+	return append(make([]byte, 0, len(r)+extra), r...)
 }
 
 func queueKey(account, name string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(root(tagQueue), account), name)
+	k := rootCap(tagQueue, len(account)+len(name)+4)
+	return keyenc.AppendString(keyenc.AppendString(k, account), name)
 }
 
 // queueNamePrefix is the range of an account's queues whose names start
@@ -54,20 +69,25 @@ func queueNamePrefix(account, prefix string) []byte {
 	return keyenc.AppendPrefix(keyenc.AppendString(root(tagQueue), account), prefix)
 }
 
-func statsKey(qid uint64) []byte { return keyenc.AppendUint64(root(tagStats), qid) }
+func statsKey(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagStats, 8), qid) }
 
-func msgPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagMsg), qid) }
+func msgPrefix(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagMsg, 8), qid) }
 
-func msgKey(qid uint64, id MessageID) []byte { return keyenc.AppendBytes(msgPrefix(qid), id[:]) }
+// msgKey leaves room for the id's escaping (a zero byte takes two) and
+// its terminator.
+func msgKey(qid uint64, id MessageID) []byte {
+	return keyenc.AppendBytes(keyenc.AppendUint64(rootCap(tagMsg, 8+2*len(id)+2), qid), id[:])
+}
 
-func visPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagVis), qid) }
+func visPrefix(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagVis, 8), qid) }
 
 // visKey is the index entry of message id: the id ends the key (its
 // first bytes are the insertion sequence, so ties in time keep insertion
 // order) and the value is empty, which keeps a million-message queue
 // light.
 func visKey(qid uint64, visibleAt int64, id MessageID) []byte {
-	return append(keyenc.AppendInt64(visPrefix(qid), visibleAt), id[:]...)
+	k := keyenc.AppendUint64(rootCap(tagVis, 16+len(id)), qid)
+	return append(keyenc.AppendInt64(k, visibleAt), id[:]...)
 }
 
 // indexedID returns the message id that ends an index key.
@@ -83,19 +103,20 @@ func indexedID(key []byte) (MessageID, bool) {
 // visibleUpTo is the exclusive upper bound of index entries visible at
 // instant now (visibleAt <= now).
 func visibleUpTo(qid uint64, now int64) []byte {
-	return keyenc.AppendInt64(visPrefix(qid), now+1)
+	return keyenc.AppendInt64(keyenc.AppendUint64(rootCap(tagVis, 16), qid), now+1)
 }
 
-func expPrefix(qid uint64) []byte { return keyenc.AppendUint64(root(tagExp), qid) }
+func expPrefix(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagExp, 8), qid) }
 
 func expKey(qid uint64, expiration int64, id MessageID) []byte {
-	return append(keyenc.AppendInt64(expPrefix(qid), expiration), id[:]...)
+	k := keyenc.AppendUint64(rootCap(tagExp, 16+len(id)), qid)
+	return append(keyenc.AppendInt64(k, expiration), id[:]...)
 }
 
 // expiredUpTo is the exclusive upper bound of expiry entries of messages
 // expired at instant now (expiration <= now).
 func expiredUpTo(qid uint64, now int64) []byte {
-	return keyenc.AppendInt64(expPrefix(qid), now+1)
+	return keyenc.AppendInt64(keyenc.AppendUint64(rootCap(tagExp, 16), qid), now+1)
 }
 
 func tombKey(qid uint64) []byte { return keyenc.AppendUint64(root(tagTomb), qid) }
