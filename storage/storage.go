@@ -128,8 +128,20 @@ type ChunkStore interface {
 
 // Update and View helpers for the common case of a single read.
 
-// GetValue reads one key in its own View.
+// SingleGetter is implemented by engines that read a single key more
+// cheaply than through a View. GetOne MUST behave exactly like a View doing
+// one Get: it sees every Update that returned nil before it was called.
+// The returned slice belongs to the caller.
+type SingleGetter interface {
+	GetOne(ctx context.Context, key []byte) ([]byte, error)
+}
+
+// GetValue reads one key in its own View (or the engine's cheaper
+// equivalent). The returned slice belongs to the caller.
 func GetValue(ctx context.Context, e Engine, key []byte) ([]byte, error) {
+	if g, ok := e.(SingleGetter); ok {
+		return g.GetOne(ctx, key)
+	}
 	var out []byte
 	err := e.View(ctx, func(tx Tx) error {
 		v, err := tx.Get(key)

@@ -1244,6 +1244,9 @@ func testClosed(t *testing.T, e storage.Engine) {
 	if err := e.View(ctx, func(storage.Tx) error { return nil }); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("View after Close: err = %v, want ErrClosed", err)
 	}
+	if _, err := storage.GetValue(ctx, e, []byte("k")); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("GetValue after Close: err = %v, want ErrClosed", err)
+	}
 	if _, _, err := e.Chunks().Put(ctx, bytes.NewReader([]byte("y"))); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("Chunks().Put after Close: err = %v, want ErrClosed", err)
 	}
