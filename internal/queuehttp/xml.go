@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
@@ -203,8 +204,27 @@ func appendMessages(dst []byte, ms []queue.Message, peek, put bool) []byte {
 	return append(dst, "</QueueMessagesList>"...)
 }
 
-// appendTime appends t as fmtTime renders it.
-func appendTime(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, rfc1123) }
+// appendTime appends t as fmtTime renders it. Rendered seconds are kept
+// in a small direct-mapped cache: the times of messages put or received
+// together fall in the same seconds.
+func appendTime(dst []byte, t time.Time) []byte {
+	sec := t.Unix()
+	slot := &renderedTimes[uint64(sec)%uint64(len(renderedTimes))]
+	if e := slot.Load(); e != nil && e.sec == sec {
+		return append(dst, e.text...)
+	}
+	var buf [len(rfc1123)]byte
+	text := string(t.UTC().AppendFormat(buf[:0], rfc1123))
+	slot.Store(&renderedTime{sec: sec, text: text})
+	return append(dst, text...)
+}
+
+type renderedTime struct {
+	sec  int64
+	text string
+}
+
+var renderedTimes [256]atomic.Pointer[renderedTime]
 
 // appendElem is elem for byte slices.
 func appendElem(dst []byte, name, text string) []byte {

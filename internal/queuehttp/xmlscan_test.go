@@ -2,8 +2,10 @@ package queuehttp
 
 import (
 	"testing"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/queue"
 )
 
 var scanMessageSeeds = []string{
@@ -62,5 +64,20 @@ func TestEscMatchesEscapeXMLText(t *testing.T) {
 		if got, want := esc(s), azerr.EscapeXMLText(s); got != want {
 			t.Errorf("esc(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+func TestAppendTimeMatchesFmtTime(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, d := range []time.Duration{0, 999 * time.Millisecond, time.Second, 256 * time.Second, -256 * time.Second, 0} {
+		for _, loc := range []*time.Location{time.UTC, time.FixedZone("x", -7200)} {
+			tm := base.Add(d).In(loc)
+			if got, want := string(appendTime([]byte("x"), tm)), "x"+fmtTime(tm); got != want {
+				t.Fatalf("appendTime(%v) = %q, want %q", tm, got, want)
+			}
+		}
+	}
+	if got, want := string(appendTime(nil, queue.NeverExpires())), fmtTime(queue.NeverExpires()); got != want {
+		t.Fatalf("never expires: %q, want %q", got, want)
 	}
 }
