@@ -20,9 +20,33 @@ var jsonPlain = func() (t [256]bool) {
 	return t
 }()
 
-// isJSONPlain reports whether s needs no escaping in a JSON string.
+// isJSONPlain reports whether s needs no escaping in a JSON string. It
+// tests eight bytes at a time: a word holds no byte that needs escaping
+// when none is below 0x20, none has the high bit set and none equals 0x7F,
+// '"' or '\'.
 func isJSONPlain[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		// Each term has a byte's high bit set if that byte (or, only
+		// when some byte really matches, a byte above it) is: below 0x20,
+		// or 0x7F, '"' or '\' (a zero byte after the XOR).
+		below := (x - 0x20*ones) &^ x
+		del := x ^ (0x7F * ones)
+		quote := x ^ ('"' * ones)
+		bslash := x ^ ('\\' * ones)
+		bad := below | x | ((del - ones) &^ del) | ((quote - ones) &^ quote) | ((bslash - ones) &^ bslash)
+		if bad&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if !jsonPlain[s[i]] {
 			return false
 		}
@@ -97,6 +121,15 @@ func appendMember[T string | []byte](b []byte, name T) []byte {
 	return append(b, ':')
 }
 
+// appendRawMember appends a member name already rendered as JSON with its
+// colon (`"Name":`), with the comma before it as appendMember does.
+func appendRawMember(b []byte, member string) []byte {
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	return append(b, member...)
+}
+
 // appendAnnotationMember appends the member name name+"@odata.type".
 func appendAnnotationMember[T string | []byte](b []byte, name T) []byte {
 	if b[len(b)-1] != '{' {
@@ -116,7 +149,7 @@ func appendAnnotationMember[T string | []byte](b []byte, name T) []byte {
 // Timestamp reads ts (odata.AppendTicks with ':'): W/"datetime'...'" with
 // the colons URL-encoded, as a JSON string.
 func appendETagMember(b []byte, ts []byte, ticks int64) []byte {
-	b = appendMember(b, "odata.etag")
+	b = appendRawMember(b, `"odata.etag":`)
 	b = append(b, `"W/\"datetime'`...)
 	if len(ts) == 28 && ts[13] == ':' && ts[16] == ':' {
 		b = append(b, ts[:13]...)
@@ -133,11 +166,9 @@ func appendETagMember(b []byte, ts []byte, ticks int64) []byte {
 // appendTimestampText appends the Timestamp property rendered as ts.
 func appendTimestampText(b []byte, level metadata, ts []byte) []byte {
 	if level == fullMetadata {
-		b = appendMember(b, "Timestamp@odata.type")
-		b = append(b, `"Edm.DateTime"`...)
+		b = appendRawMember(b, `"Timestamp@odata.type":"Edm.DateTime"`)
 	}
-	b = appendMember(b, "Timestamp")
-	b = append(b, '"')
+	b = appendRawMember(b, `"Timestamp":"`)
 	b = append(b, ts...)
 	return append(b, '"')
 }
@@ -202,7 +233,7 @@ func (w *entityWriter) appendRow(b []byte, r table.Row) []byte {
 	if w.level != noMetadata {
 		var link []byte
 		if w.level == fullMetadata {
-			b = appendMember(b, "odata.type")
+			b = appendRawMember(b, `"odata.type":`)
 			if w.typeName == "" {
 				w.typeName = w.account + "." + w.table
 			}
@@ -211,12 +242,12 @@ func (w *entityWriter) appendRow(b []byte, r table.Row) []byte {
 			start := len(w.scratch)
 			w.scratch = appendEditLink(w.scratch, w.table, r.PartitionKey, r.RowKey)
 			link = w.scratch[start:]
-			b = appendMember(b, "odata.id")
+			b = appendRawMember(b, `"odata.id":`)
 			b = jsonString(b, w.scratch)
 		}
 		b = appendETagMember(b, ts, ticks)
 		if w.level == fullMetadata {
-			b = appendMember(b, "odata.editLink")
+			b = appendRawMember(b, `"odata.editLink":`)
 			b = jsonString(b, link)
 		}
 	}
@@ -241,9 +272,9 @@ func (w *entityWriter) appendRow(b []byte, r table.Row) []byte {
 		}
 		return append(b, '}')
 	}
-	b = appendMember(b, "PartitionKey")
+	b = appendRawMember(b, `"PartitionKey":`)
 	b = jsonString(b, r.PartitionKey)
-	b = appendMember(b, "RowKey")
+	b = append(b, `,"RowKey":`...)
 	b = jsonString(b, r.RowKey)
 	b = appendTimestampText(b, w.level, ts)
 	it := r.Props()

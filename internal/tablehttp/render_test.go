@@ -123,3 +123,47 @@ func TestAppendQuotedKey(t *testing.T) {
 		}
 	}
 }
+
+// TestIsJSONPlain: the word-at-a-time test agrees with the byte table on
+// every byte value at every position, and on random text.
+func TestIsJSONPlain(t *testing.T) {
+	slow := func(s []byte) bool {
+		for _, c := range s {
+			if !jsonPlain[c] {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = 'a' + byte(i%26)
+				}
+				b[pos] = byte(c)
+				if got, want := isJSONPlain(b), slow(b); got != want {
+					t.Fatalf("len %d byte %#x at %d: %v, want %v", n, c, pos, got, want)
+				}
+				if got := isJSONPlain(string(b)); got != slow(b) {
+					t.Fatalf("string len %d byte %#x at %d: %v", n, c, pos, got)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 200000; i++ {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			if rng.IntN(8) == 0 {
+				b[j] = byte(rng.IntN(256))
+			} else {
+				b[j] = byte(0x20 + rng.IntN(0x5F))
+			}
+		}
+		if got, want := isJSONPlain(b), slow(b); got != want {
+			t.Fatalf("%q: %v, want %v", b, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +227,37 @@ func TestAppendTicksMatchesTimeFormat(t *testing.T) {
 		if got, w := string(AppendTicks([]byte("x"), ticks, "%3A")), "x"+strings.ReplaceAll(want, ":", "%3A"); got != w {
 			t.Errorf("AppendTicks(%d) = %q, want %q", ticks, got, w)
 		}
+	}
+}
+
+// TestAppendTicksFast: the direct calendar computation renders every
+// four-digit year exactly as time.Time does.
+func TestAppendTicksFast(t *testing.T) {
+	slow := func(ticks int64, sep string) string {
+		tm := TicksToTime(ticks)
+		return strings.ReplaceAll(tm.Format("2006-01-02T15:04:05"), ":", sep) + fmt.Sprintf(".%07dZ", tm.Nanosecond()/100)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(ticks int64) {
+		for _, sep := range []string{":", "%3A"} {
+			if got, want := string(AppendTicks([]byte("x"), ticks, sep)), "x"+slow(ticks, sep); got != want {
+				t.Fatalf("%d: %s, want %s", ticks, got, want)
+			}
+		}
+	}
+	for _, tk := range []int64{0, 1, ticksPerDay - 1, ticksPerDay, maxFourDigitTicks, maxFourDigitTicks - 1, minTicks, unixEpochTicks, unixEpochTicks - 1} {
+		check(tk)
+	}
+	// Every day boundary of a few leap and century years, and random
+	// instants over the whole range.
+	for _, y := range []int{1, 4, 100, 1600, 1601, 1900, 2000, 2024, 2100, 9999} {
+		start := TimeToTicks(time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC))
+		for d := int64(0); d < 366; d++ {
+			check(start + d*ticksPerDay)
+			check(start + d*ticksPerDay - 1)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		check(rng.Int64N(maxFourDigitTicks + 1))
 	}
 }

@@ -117,6 +117,9 @@ func FormatTicks(ticks int64) string {
 // AppendTicks appends FormatTicks(ticks) to b, with sep in place of each
 // ':' (an ETag carries the time URL-encoded, sep "%3A").
 func AppendTicks(b []byte, ticks int64, sep string) []byte {
+	if ticks >= 0 && ticks <= maxFourDigitTicks {
+		return appendTicksFast(b, ticks, sep)
+	}
 	t := TicksToTime(ticks)
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
@@ -139,6 +142,55 @@ func AppendTicks(b []byte, ticks int64, sep string) []byte {
 	for div := 1_000_000; div > 0; div /= 10 {
 		b = append(b, byte('0'+frac/div%10))
 	}
+	return append(b, 'Z')
+}
+
+const (
+	ticksPerDay = 24 * 3600 * ticksPerSecond
+	// maxFourDigitTicks is 9999-12-31T23:59:59.9999999Z.
+	maxFourDigitTicks = 3155378975999999999
+	// daysToUnixEpoch is the day number of 1970-01-01 counted from
+	// 0001-01-01.
+	daysToUnixEpoch = 719162
+)
+
+// appendTicksFast is AppendTicks for years 1 to 9999, with the calendar
+// computed from the day number directly (H. Hinnant's civil_from_days)
+// instead of through time.Time.
+func appendTicksFast(b []byte, ticks int64, sep string) []byte {
+	days := ticks / ticksPerDay
+	rem := ticks % ticksPerDay
+	z := days - daysToUnixEpoch + 719468 // days since 0000-03-01
+	era := z / 146097                     // z >= 0 for year 1 and later
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	day := int(doy - (153*mp+2)/5 + 1)
+	month := int(mp + 3)
+	if mp >= 10 {
+		month = int(mp - 9)
+	}
+	year := int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	sec := rem / ticksPerSecond
+	frac := int(rem % ticksPerSecond)
+	hour, minute, second := int(sec/3600), int(sec/60%60), int(sec%60)
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+	b = append(b, byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10))
+	b = append(b, sep...)
+	b = append(b, byte('0'+minute/10), byte('0'+minute%10))
+	b = append(b, sep...)
+	b = append(b, byte('0'+second/10), byte('0'+second%10), '.')
+	var d [7]byte
+	for i := 6; i >= 0; i-- {
+		d[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	b = append(b, d[:]...)
 	return append(b, 'Z')
 }
 
@@ -258,10 +310,14 @@ func AppendDouble(b []byte, f float64) []byte {
 	// Plain notation in the range where it stays short (as JavaScript and
 	// .NET print doubles), exponent notation outside it.
 	if a := math.Abs(f); a == 0 || (a >= 1e-6 && a < 1e21) {
+		// Plain notation has no exponent: only the point can be missing.
 		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	} else {
-		b = strconv.AppendFloat(b, f, 'g', -1, 64)
+		if bytes.IndexByte(b[start:], '.') < 0 {
+			b = append(b, ".0"...)
+		}
+		return b
 	}
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
 	if !bytes.ContainsAny(b[start:], ".eEn") {
 		b = append(b, ".0"...)
 	}
