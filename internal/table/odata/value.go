@@ -161,7 +161,7 @@ func appendTicksFast(b []byte, ticks int64, sep string) []byte {
 	days := ticks / ticksPerDay
 	rem := ticks % ticksPerDay
 	z := days - daysToUnixEpoch + 719468 // days since 0000-03-01
-	era := z / 146097                     // z >= 0 for year 1 and later
+	era := z / 146097                    // z >= 0 for year 1 and later
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	doy := doe - (365*yoe + yoe/4 - yoe/100)
