@@ -245,7 +245,24 @@ func (e *Entity) Validate() error {
 //	property: uvarint len | name | type byte | payload
 //	payload: String, Guid, Binary: uvarint len | bytes; Int32: 4 bytes;
 //	Int64, DateTime: 8 bytes; Double: 8 bytes IEEE; Boolean: 1 byte.
+//
+// The type byte of a String may carry plainFlag: the text needs no JSON
+// escaping, so a response copies it as it is. Records written before the
+// flag existed simply lack it.
 const encVersion = 1
+
+// plainFlag marks a String value that needs no escaping in JSON.
+const plainFlag = 0x80
+
+// readType reads a stored type byte: the type and whether the value is
+// a String flagged plain. Flagged bytes of any other type are not a type
+// (ok false).
+func readType(c byte) (t odata.Type, plain, ok bool) {
+	if c&plainFlag != 0 {
+		return odata.String, true, c == byte(odata.String)|plainFlag
+	}
+	return odata.Type(c), false, true
+}
 
 var errCorrupt = errors.New("table: corrupt entity record")
 
@@ -261,8 +278,12 @@ func encodeEntity(e *Entity) []byte {
 	for _, p := range e.Props {
 		b = binary.AppendUvarint(b, uint64(len(p.Name)))
 		b = append(b, p.Name...)
-		b = append(b, byte(p.Value.Type))
 		v := p.Value
+		if v.Type == odata.String && odata.IsJSONPlain(v.Str) {
+			b = append(b, byte(v.Type)|plainFlag)
+		} else {
+			b = append(b, byte(v.Type))
+		}
 		switch v.Type {
 		case odata.String, odata.Guid:
 			b = binary.AppendUvarint(b, uint64(len(v.Str)))
@@ -339,7 +360,10 @@ func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Pr
 			return slab, errCorrupt
 		}
 		nameStr := str(name)
-		t := odata.Type(b[0])
+		t, _, ok := readType(b[0])
+		if !ok {
+			return slab, errCorrupt
+		}
 		b = b[1:]
 		v := odata.Value{Type: t}
 		switch t {
@@ -432,7 +456,10 @@ func (r *rawEntity) Lookup(name string) (odata.Value, bool) {
 		if !ok || len(b) < 1 {
 			return odata.Value{}, false
 		}
-		t := odata.Type(b[0])
+		t, _, ok := readType(b[0])
+		if !ok {
+			return odata.Value{}, false
+		}
 		b = b[1:]
 		match := string(pname) == name
 		v := odata.Value{Type: t}
