@@ -149,8 +149,30 @@ func validPropertyName(n string) error {
 	return nil
 }
 
+// isASCII reports whether s is all ASCII, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if x&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // utf16Len is the length of s in UTF-16 code units.
 func utf16Len(s string) int {
+	if isASCII(s) {
+		return len(s)
+	}
 	n := 0
 	for _, r := range s {
 		if utf16.RuneLen(r) == 2 {
@@ -202,10 +224,15 @@ func (e *Entity) Validate() error {
 		v := p.Value
 		switch v.Type {
 		case odata.String:
-			if !utf8.ValidString(v.Str) {
-				return azerr.New("InvalidInput")
+			var n int
+			if isASCII(v.Str) {
+				n = 2 * len(v.Str)
+			} else {
+				if !utf8.ValidString(v.Str) {
+					return azerr.New("InvalidInput")
+				}
+				n = 2 * utf16Len(v.Str)
 			}
-			n := 2 * utf16Len(v.Str)
 			if n > MaxValueSize {
 				return azerr.New("PropertyValueTooLarge")
 			}

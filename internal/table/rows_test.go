@@ -386,3 +386,17 @@ func TestUnflaggedRecordsQueried(t *testing.T) {
 		}
 	})
 }
+
+func TestIsASCII(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "abcdefg\x80", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f", "ünï", "abcdefghijklmnoü", "0123456789abcdef\xff"} {
+		want := true
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				want = false
+			}
+		}
+		if isASCII(s) != want {
+			t.Errorf("isASCII(%q) = %v", s, !want)
+		}
+	}
+}

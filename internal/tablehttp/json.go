@@ -76,11 +76,11 @@ type rawProp struct {
 // readObject reads one JSON object keeping member order and rejecting
 // duplicate members. Member names are cut from text, the body as a string
 // (text may be "" when the caller has none).
-func readObject(body []byte, text string) ([]rawProp, error) {
+func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
 	if !utf8.Valid(body) {
 		return nil, azerr.Newf("InvalidInput", "The request body is not valid UTF-8.")
 	}
-	if out, ok := scanObject(body, text); ok {
+	if out, ok := scanObject(body, text, buf); ok {
 		return out, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -140,7 +140,8 @@ type bodyEntity struct {
 // body afterwards.
 func decodeEntity(body []byte) (bodyEntity, error) {
 	text := string(body)
-	members, err := readObject(body, text)
+	var buf [16]rawProp // the members of a typical entity, on the stack
+	members, err := readObject(body, text, buf[:])
 	if err != nil {
 		return bodyEntity{}, err
 	}

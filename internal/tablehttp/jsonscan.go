@@ -1,6 +1,10 @@
 package tablehttp
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+)
 
 // scanObject is the fast path of readObject for the bodies clients send:
 // one flat object whose member names and string values carry no escapes
@@ -10,8 +14,8 @@ import "encoding/json"
 // caller takes the general path, which also produces the exact error.
 //
 // Member names are cut from text when it is the body as a string, so they
-// cost no allocation of their own.
-func scanObject(body []byte, text string) (out []rawProp, ok bool) {
+// cost no allocation of their own. Members are appended to buf[:0].
+func scanObject(body []byte, text string, buf []rawProp) (out []rawProp, ok bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -23,7 +27,7 @@ func scanObject(body []byte, text string) (out []rawProp, ok bool) {
 		}
 		return nil, true
 	}
-	out = make([]rawProp, 0, 8)
+	out = buf[:0]
 	for {
 		// Member name.
 		end, ok := scanPlainString(body, i)
@@ -108,15 +112,37 @@ func scanPlainString(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false
 	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1, true
-		case c == '\\' || c < 0x20:
-			return 0, false
+	n := bytes.IndexByte(b[i+1:], '"')
+	if n < 0 || !noEscapeOrControl(b[i+1:i+1+n]) {
+		return 0, false
+	}
+	return i + 1 + n + 1, true
+}
+
+// noEscapeOrControl reports whether s holds no backslash and no byte
+// below 0x20, eight bytes at a time.
+func noEscapeOrControl(s []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		// A byte below 0x20, or a zero byte after the XOR with '\\',
+		// sets a high bit (as a whole, the test is exact).
+		below := (x - 0x20*ones) &^ x
+		bs := x ^ ('\\' * ones)
+		if (below|((bs-ones)&^bs))&highs != 0 {
+			return false
 		}
 	}
-	return 0, false
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // scanNumber returns the index just past a JSON number starting at b[i]:

@@ -46,8 +46,8 @@ func checkScanObject(t *testing.T, body []byte) {
 	if !utf8.Valid(body) {
 		return
 	}
-	fast, ok := scanObject(body, string(body))
-	if noText, ok2 := scanObject(body, ""); ok2 != ok || !reflect.DeepEqual(noText, fast) {
+	fast, ok := scanObject(body, string(body), nil)
+	if noText, ok2 := scanObject(body, "", make([]rawProp, 0, 2)); ok2 != ok || !reflect.DeepEqual(noText, fast) {
 		t.Fatalf("%q: scanObject reads the body differently with its text", body)
 	}
 	if !ok {
@@ -87,7 +87,7 @@ func TestScanObjectAgreesWithEncodingJSON(t *testing.T) {
 	}
 	// Accepted inputs must be read the same way.
 	for _, s := range []string{`{}`, `{"a":1}`, `{"a":-0.5e+3,"b":true,"c":false,"d":null,"e":"x y"}`} {
-		got, ok := scanObject([]byte(s), s)
+		got, ok := scanObject([]byte(s), s, nil)
 		want, _ := slowObject([]byte(s))
 		if !ok || (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(len(got), len(want)) {
 			t.Errorf("scanObject(%q) = %v, %v", s, got, ok)
