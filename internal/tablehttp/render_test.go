@@ -167,3 +167,33 @@ func TestIsJSONPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestReadQuoted: the substring fast path reads literals as the general
+// loop does.
+func TestReadQuoted(t *testing.T) {
+	slow := func(s string) (string, string, bool) {
+		if s == "" || s[0] != '\'' {
+			return "", "", false
+		}
+		var b []byte
+		for i := 1; i < len(s); i++ {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b = append(b, '\'')
+					i++
+					continue
+				}
+				return string(b), s[i+1:], true
+			}
+			b = append(b, s[i])
+		}
+		return "", "", false
+	}
+	for _, s := range []string{"", "'", "''", "'''", "''''", "'a'", "'a',RowKey='b'", "'a''b'", "'a''", "'a'''", "'''a'", "x'a'", "'ab", "'a' ", "'a''b'',c'd"} {
+		v, rest, err := readQuoted(s)
+		wv, wrest, ok := slow(s)
+		if (err == nil) != ok || v != wv || rest != wrest {
+			t.Errorf("%q: %q %q %v, want %q %q %v", s, v, rest, err, wv, wrest, ok)
+		}
+	}
+}

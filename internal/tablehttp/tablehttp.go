@@ -276,6 +276,10 @@ func readQuoted(s string) (string, string, error) {
 	if s == "" || s[0] != '\'' {
 		return "", "", azerr.New("InvalidUri")
 	}
+	// Without a doubled quote the literal is a substring of s.
+	if j := strings.IndexByte(s[1:], '\''); j >= 0 && (j+2 >= len(s) || s[j+2] != '\'') {
+		return s[1 : j+1], s[j+2:], nil
+	}
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		if s[i] == '\'' {
