@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 		{"ManyKeys", testManyKeys},
 		{"RandomAgainstModel", testRandomAgainstModel},
 		{"LostUpdate", testLostUpdate},
+		{"ConcurrentScansSeeEarlierUpdates", testConcurrentScansSeeEarlierUpdates},
 		{"WriteSkew", testWriteSkew},
 		{"SnapshotPairs", testSnapshotPairs},
 		{"SnapshotRepeatableRead", testSnapshotRepeatableRead},
@@ -825,6 +826,116 @@ func testLostUpdate(t *testing.T, e storage.Engine) {
 		t.Fatalf("no increment committed")
 	}
 	wantValue(t, e, "counter", strconv.Itoa(committed))
+}
+
+// testConcurrentScansSeeEarlierUpdates: Updates racing from many
+// goroutines (so that engines batch them) each check, by a Scan, that the
+// items sum to the total another key holds, then bump one item and the
+// total; some fail after writing, some delete and recreate their item.
+// Every Update must see exactly the writes of the Updates that committed
+// before it, through Get and Scan alike.
+func testConcurrentScansSeeEarlierUpdates(t *testing.T, e storage.Engine) {
+	const workers, each = 8, 40
+	MustSet(t, e, "total", "0")
+	lo, hi := []byte("item/"), []byte("item0")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	committed := 0
+	for w := range workers {
+		wg.Go(func() {
+			key := []byte(fmt.Sprintf("item/%02d", w))
+			for i := range each {
+				fail := i%7 == 3
+				scanLate := i%2 == 1
+				err := e.Update(context.Background(), func(tx storage.Tx) error {
+					v, err := tx.Get([]byte("total"))
+					if err != nil {
+						return err
+					}
+					total, _ := strconv.Atoi(string(v))
+					sum := func() (int, error) {
+						it := tx.Scan(lo, hi, false)
+						defer it.Close()
+						n := 0
+						for it.Next() {
+							x, err := strconv.Atoi(string(it.Value()))
+							if err != nil {
+								return 0, err
+							}
+							n += x
+						}
+						return n, it.Err()
+					}
+					if !scanLate {
+						got, err := sum()
+						if err != nil {
+							return err
+						}
+						if got != total {
+							t.Errorf("items sum to %d, total says %d", got, total)
+						}
+					}
+					mine := 0
+					if v, err := tx.Get(key); err == nil {
+						mine, _ = strconv.Atoi(string(v))
+					} else if !errors.Is(err, storage.ErrNotFound) {
+						return err
+					}
+					if i%5 == 4 {
+						// Delete and recreate: the Scan must not count
+						// it twice or miss it.
+						if err := tx.Delete(key); err != nil {
+							return err
+						}
+					}
+					if err := tx.Set(key, []byte(strconv.Itoa(mine+1))); err != nil {
+						return err
+					}
+					if err := tx.Set([]byte("total"), []byte(strconv.Itoa(total+1))); err != nil {
+						return err
+					}
+					if scanLate {
+						got, err := sum()
+						if err != nil {
+							return err
+						}
+						if got != total+1 {
+							t.Errorf("after its writes: items sum to %d, want %d", got, total+1)
+						}
+					}
+					if fail {
+						return errBoom
+					}
+					return nil
+				})
+				switch {
+				case fail && err != errBoom:
+					t.Errorf("failing Update returned %v", err)
+				case !fail && err != nil:
+					t.Errorf("Update: %v", err)
+				case err == nil:
+					mu.Lock()
+					committed++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wantValue(t, e, "total", strconv.Itoa(committed))
+	sum := 0
+	MustView(t, e, func(tx storage.Tx) error {
+		it := tx.Scan(lo, hi, false)
+		defer it.Close()
+		for it.Next() {
+			x, _ := strconv.Atoi(string(it.Value()))
+			sum += x
+		}
+		return it.Err()
+	})
+	if sum != committed {
+		t.Fatalf("items sum to %d after the race, want %d", sum, committed)
+	}
 }
 
 // testWriteSkew: with x+y >= 1 as invariant and x = y = 1, two concurrent
