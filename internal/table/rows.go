@@ -9,13 +9,14 @@ import (
 )
 
 // RowPage is one page of Query Entities as stored records: the keys and the
-// encoded record of every entity, copied into one buffer, so a caller can
-// render entities without building an Entity (and its strings) for each.
-// A RowPage can be reused for the next query; its rows are valid until
-// then.
+// encoded record of every entity, so a caller can render entities without
+// building an Entity (and its strings) for each. The slices are the ones
+// the engine handed out, which the storage contract keeps valid and
+// unchanged after the transaction. A RowPage can be reused for the next
+// query.
 type RowPage struct {
-	buf  []byte
-	rows []rowSpan
+	rows []Row
+	size int
 	// More is set when the client should continue at (NextPartitionKey,
 	// NextRowKey).
 	More             bool
@@ -23,37 +24,28 @@ type RowPage struct {
 	NextRowKey       string
 }
 
-// rowSpan locates one row in RowPage.buf: the PartitionKey is
-// buf[pk:rk], the RowKey buf[rk:rec] and the record buf[rec:end].
-type rowSpan struct{ pk, rk, rec, end int }
-
 // Len is the number of entities in the page.
 func (p *RowPage) Len() int { return len(p.rows) }
 
 // Row returns the i-th entity of the page.
-func (p *RowPage) Row(i int) Row {
-	s := p.rows[i]
-	return Row{PartitionKey: p.buf[s.pk:s.rk:s.rk], RowKey: p.buf[s.rk:s.rec:s.rec], rec: p.buf[s.rec:s.end:s.end]}
-}
+func (p *RowPage) Row(i int) Row { return p.rows[i] }
 
-// Size is the number of bytes of keys and records the page holds.
-func (p *RowPage) Size() int { return len(p.buf) }
+// Size is the number of bytes of keys and records in the page.
+func (p *RowPage) Size() int { return p.size }
+
+// Reset empties the page and lets go of its records.
+func (p *RowPage) Reset() { p.reset() }
 
 func (p *RowPage) reset() {
-	p.buf = p.buf[:0]
+	clear(p.rows) // drop references to the previous page's records
 	p.rows = p.rows[:0]
+	p.size = 0
 	p.More, p.NextPartitionKey, p.NextRowKey = false, "", ""
 }
 
 func (p *RowPage) add(pk, rk, rec []byte) {
-	s := rowSpan{pk: len(p.buf)}
-	p.buf = append(p.buf, pk...)
-	s.rk = len(p.buf)
-	p.buf = append(p.buf, rk...)
-	s.rec = len(p.buf)
-	p.buf = append(p.buf, rec...)
-	s.end = len(p.buf)
-	p.rows = append(p.rows, s)
+	p.rows = append(p.rows, Row{PartitionKey: pk[:len(pk):len(pk)], RowKey: rk[:len(rk):len(rk)], rec: rec[:len(rec):len(rec)]})
+	p.size += len(pk) + len(rk) + len(rec)
 }
 
 // Row is one entity of a RowPage. Its byte slices alias the page.

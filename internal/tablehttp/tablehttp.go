@@ -951,9 +951,10 @@ type queryBuf struct {
 
 // release returns qb to the pool unless it grew too large to keep.
 func (qb *queryBuf) release(p *sync.Pool) {
-	if cap(qb.out) > maxPooledPage || qb.page.Size() > maxPooledPage {
+	if cap(qb.out) > maxPooledPage {
 		return
 	}
+	qb.page.Reset()
 	qb.ew = entityWriter{scratch: qb.ew.scratch[:0]}
 	p.Put(qb)
 }

@@ -142,6 +142,9 @@ func BenchmarkWorkloadQueryPartition(b *testing.B) {
 	}
 }
 
+// benchSeq makes table names unique across repeated runs (-count).
+var benchSeq int
+
 // BenchmarkWorkloadInsert is Insert Entity with Prefer: return-no-content,
 // a new RowKey each time.
 func BenchmarkWorkloadInsert(b *testing.B) {
@@ -149,11 +152,13 @@ func BenchmarkWorkloadInsert(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			h := benchHandler(e.eng)
 			w := &discardWriter{hdr: http.Header{}}
-			serveBench(b, h, benchRequest("POST", "Tables", "", map[string]string{"Prefer": "return-no-content"}, nil), []byte(`{"TableName":"ins"}`), w, 204)
+			benchSeq++
+			name := "ins" + strconv.Itoa(benchSeq)
+			serveBench(b, h, benchRequest("POST", "Tables", "", map[string]string{"Prefer": "return-no-content"}, nil), []byte(`{"TableName":"`+name+`"}`), w, 204)
 			head := []byte(`{"PartitionKey":"w1","RowKey":"`)
 			tail := []byte(`",` + benchEntityProps)
 			n := 0
-			r := benchRequest("POST", "ins", "", map[string]string{"Prefer": "return-no-content"}, []byte("{}"))
+			r := benchRequest("POST", name, "", map[string]string{"Prefer": "return-no-content"}, []byte("{}"))
 			b.ReportAllocs()
 			for b.Loop() {
 				n++
@@ -176,11 +181,13 @@ func BenchmarkWorkloadReplaceIfMatch(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			h := benchHandler(e.eng)
 			w := &discardWriter{hdr: http.Header{}}
-			serveBench(b, h, benchRequest("POST", "Tables", "", map[string]string{"Prefer": "return-no-content"}, nil), []byte(`{"TableName":"rep"}`), w, 204)
+			benchSeq++
+			name := "rep" + strconv.Itoa(benchSeq)
+			serveBench(b, h, benchRequest("POST", "Tables", "", map[string]string{"Prefer": "return-no-content"}, nil), []byte(`{"TableName":"`+name+`"}`), w, 204)
 			body := benchEntityJSON("w1", "r")
-			serveBench(b, h, benchRequest("POST", "rep", "", map[string]string{"Prefer": "return-no-content"}, body), body, w, 204)
+			serveBench(b, h, benchRequest("POST", name, "", map[string]string{"Prefer": "return-no-content"}, body), body, w, 204)
 			etag := w.hdr.Get("ETag")
-			r := benchRequest("PUT", "rep(PartitionKey='w1',RowKey='r')", "", map[string]string{"If-Match": etag}, body)
+			r := benchRequest("PUT", name+"(PartitionKey='w1',RowKey='r')", "", map[string]string{"If-Match": etag}, body)
 			b.ReportAllocs()
 			for b.Loop() {
 				r.Header["If-Match"][0] = etag
