@@ -158,3 +158,57 @@ func GetValue(ctx context.Context, e Engine, key []byte) ([]byte, error) {
 // garbage collector calls each registered marker and removes chunks that no
 // marker reported and that are older than its grace period.
 type ChunkMarker func(ctx context.Context, e Engine, mark func(ChunkRef)) error
+
+// ViewMostlyOne runs fn like View, for functions that usually read a single
+// key. On an engine with a SingleGetter it first runs fn against a Tx that
+// serves one Get that way; if fn reads a second time, that attempt is
+// dropped and fn runs again in a real View. fn may therefore run twice and
+// must have no effect other than its result.
+func ViewMostlyOne(ctx context.Context, e Engine, fn func(Tx) error) error {
+	if g, ok := e.(SingleGetter); ok {
+		t := &oneGetTx{ctx: ctx, g: g}
+		err := fn(t)
+		t.done = true
+		if !t.again {
+			return err
+		}
+	}
+	return e.View(ctx, fn)
+}
+
+// oneGetTx is the Tx of ViewMostlyOne's first attempt.
+type oneGetTx struct {
+	ctx         context.Context
+	g           SingleGetter
+	used, again bool
+	done        bool
+}
+
+// errSecondRead stops the first attempt of ViewMostlyOne.
+var errSecondRead = errors.New("storage: a second read needs a View")
+
+func (t *oneGetTx) Get(key []byte) ([]byte, error) {
+	if t.used || t.done {
+		t.again = true
+		return nil, errSecondRead
+	}
+	t.used = true
+	return t.g.GetOne(t.ctx, key)
+}
+
+func (t *oneGetTx) Set(key, value []byte) error { return ErrReadOnly }
+func (t *oneGetTx) Delete(key []byte) error     { return ErrReadOnly }
+
+func (t *oneGetTx) Scan(lower, upper []byte, reverse bool) Iterator {
+	t.again = true
+	return errIterator{errSecondRead}
+}
+
+// errIterator is an Iterator that yields nothing but its error.
+type errIterator struct{ err error }
+
+func (it errIterator) Next() bool    { return false }
+func (it errIterator) Key() []byte   { return nil }
+func (it errIterator) Value() []byte { return nil }
+func (it errIterator) Err() error    { return it.err }
+func (it errIterator) Close() error  { return nil }
