@@ -112,14 +112,14 @@ func (it *PropIter) Next(p *RawProp) bool {
 	}
 	it.left--
 	b := it.b
-	l, n := binary.Uvarint(b)
+	l, n := uvarint(b)
 	p.Name = b[n : n+int(l)]
 	b = b[n+int(l):]
 	p.Type, p.Plain, _ = readType(b[0])
 	b = b[1:]
 	switch p.Type {
 	case odata.String, odata.Guid, odata.Binary:
-		l, n := binary.Uvarint(b)
+		l, n := uvarint(b)
 		p.Data = b[n : n+int(l)]
 		b = b[n+int(l):]
 	case odata.Int32:
@@ -139,6 +139,15 @@ func (it *PropIter) Next(p *RawProp) bool {
 	return true
 }
 
+// uvarint is binary.Uvarint with the one-byte lengths of names and short
+// values read inline.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
+
 // checkRecord reports whether b is a well-formed entity record: the
 // checks decodeEntityInto makes, without building anything.
 func checkRecord(b []byte) bool {
@@ -152,7 +161,7 @@ func checkRecord(b []byte) bool {
 	}
 	b = b[n:]
 	skip := func() bool {
-		l, n := binary.Uvarint(b)
+		l, n := uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
 			return false
 		}

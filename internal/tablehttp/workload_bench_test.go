@@ -118,6 +118,13 @@ func serveBench(b *testing.B, h http.Handler, r *http.Request, body []byte, w *d
 	}
 }
 
+// reportCPU reports the process CPU time per operation since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := processCPU() - start; start > 0 && b.N > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkWorkloadQueryPartition is the partition query workload: 500 of
 // a 1,000-entity partition, one page, at each metadata level.
 func BenchmarkWorkloadQueryPartition(b *testing.B) {
@@ -134,9 +141,11 @@ func BenchmarkWorkloadQueryPartition(b *testing.B) {
 			b.Run(e.name+"/"+level, func(b *testing.B) {
 				r := benchRequest("GET", "qry()", query, map[string]string{"Accept": "application/json;odata=" + level}, nil)
 				b.ReportAllocs()
+				cpu := processCPU()
 				for b.Loop() {
 					serveBench(b, h, r, nil, w, 200)
 				}
+				reportCPU(b, cpu)
 			})
 		}
 	}
@@ -160,6 +169,8 @@ func BenchmarkWorkloadInsert(b *testing.B) {
 			n := 0
 			r := benchRequest("POST", name, "", map[string]string{"Prefer": "return-no-content"}, []byte("{}"))
 			b.ReportAllocs()
+			cpu := processCPU()
+			defer reportCPU(b, cpu)
 			for b.Loop() {
 				n++
 				body := make([]byte, 0, len(head)+len(tail)+12)
@@ -189,6 +200,8 @@ func BenchmarkWorkloadReplaceIfMatch(b *testing.B) {
 			etag := w.hdr.Get("ETag")
 			r := benchRequest("PUT", name+"(PartitionKey='w1',RowKey='r')", "", map[string]string{"If-Match": etag}, body)
 			b.ReportAllocs()
+			cpu := processCPU()
+			defer reportCPU(b, cpu)
 			for b.Loop() {
 				r.Header["If-Match"][0] = etag
 				serveBench(b, h, r, body, w, 204)
