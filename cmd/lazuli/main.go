@@ -75,6 +75,7 @@ func run(args []string, stderr io.Writer) int {
 		key       = fs.String("key", env("KEY", ""), "TLS private key (PEM)")
 		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
 		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
+		httpSrv   = fs.String("httpServer", env("HTTP_SERVER", "h1"), "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
 	)
 	fs.StringVar(location, "l", *location, "shorthand for --location")
 	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
@@ -132,7 +133,12 @@ func run(args []string, stderr io.Writer) int {
 		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
 		CertFile: *cert, KeyFile: *key,
+		HTTPServer: *httpSrv,
 	}
+	// Catch the stop signals before the addresses are announced: a client
+	// that reads them may stop the server at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, err := server.New(cfg)
 	if err != nil {
 		log.Error("start", "err", err)
@@ -152,8 +158,6 @@ func run(args []string, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 	log.Info("shutting down")
 	if err := srv.Close(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
+	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
@@ -63,6 +64,9 @@ type Config struct {
 	ChunkGCGrace, ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
+	// own (internal/h1), "std" for net/http's.
+	HTTPServer string
 }
 
 // Server is a running lazuli.
@@ -72,7 +76,7 @@ type Server struct {
 	engine   storage.Engine
 	ownsEng  bool
 	handlers map[auth.Service]http.Handler
-	servers  []*http.Server
+	servers  []httpServer
 	addrs    map[auth.Service]string
 	tls      bool
 	wg       sync.WaitGroup
@@ -183,9 +187,12 @@ func (s *Server) Start() error {
 		// Record raw header names (Azure keeps metadata names' case).
 		ln = httpx.RawListener{Listener: ln}
 		s.addrs[l.svc] = ln.Addr().String()
-		srv := &http.Server{Handler: s.handlers[l.svc], ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn), ConnState: s.conns.track,
-			ConnContext: httpx.ConnContext}
+		srv, err := s.newHTTPServer(s.handlers[l.svc])
+		if err != nil {
+			ln.Close()
+			s.Close()
+			return err
+		}
 		s.servers = append(s.servers, srv)
 		s.wg.Add(1)
 		go func() {
@@ -205,6 +212,35 @@ func (s *Server) Start() error {
 		}()
 	}
 	return nil
+}
+
+// httpServer is what Start and Close need of an HTTP server.
+type httpServer interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+	Close() error
+}
+
+func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
+	errLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+	switch s.cfg.HTTPServer {
+	case "", "h1":
+		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext, Unwrap: unwrapConn}, nil
+	case "std":
+		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
+			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext}, nil
+	}
+	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
+}
+
+// unwrapConn reaches the connection beneath the raw-header recorder, so
+// the server can see TLS state and half-close TCP.
+func unwrapConn(c net.Conn) net.Conn {
+	if rc, ok := c.(*httpx.RawConn); ok {
+		return rc.Conn
+	}
+	return c
 }
 
 // Addr returns the address a service listens on (after Start).
