@@ -1,7 +1,11 @@
 package tablehttp
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"strings"
 	"testing"
@@ -80,6 +84,58 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 		if n /= 10; n == 0 {
 			return string(b)
+		}
+	}
+}
+
+// errAfter yields data, then err.
+type errAfter struct {
+	data []byte
+	err  error
+}
+
+func (e *errAfter) Read(p []byte) (int, error) {
+	if len(e.data) == 0 {
+		return 0, e.err
+	}
+	n := copy(p, e.data)
+	e.data = e.data[n:]
+	return n, nil
+}
+
+// TestWithJSONBodyMatchesReadBody: the pooled reader returns what
+// readJSONBody returns, errors included, whatever Content-Length says.
+func TestWithJSONBodyMatchesReadBody(t *testing.T) {
+	body := []byte(`{"PartitionKey":"p","RowKey":"r"}`)
+	for _, c := range []struct {
+		cl    int64
+		data  []byte
+		err   error
+		limit int64
+	}{
+		{int64(len(body)), body, io.EOF, 1 << 20},
+		{-1, body, io.EOF, 1 << 20},
+		{0, body, io.EOF, 1 << 20},
+		{5, body, io.EOF, 1 << 20},
+		{100, body, io.EOF, 1 << 20},
+		{100, body, io.ErrUnexpectedEOF, 1 << 20},
+		{int64(len(body)), body, io.EOF, 10},
+		{-1, body, io.EOF, 10},
+		{-1, body, io.EOF, int64(len(body))},
+		{-1, body, io.EOF, int64(len(body)) - 1},
+		{5000, bytes.Repeat([]byte("x"), 5000), io.EOF, 1 << 20},
+	} {
+		mk := func() *http.Request {
+			r := httptest.NewRequest("POST", "/", nil)
+			r.ContentLength = c.cl
+			r.Body = io.NopCloser(&errAfter{data: append([]byte(nil), c.data...), err: c.err})
+			return r
+		}
+		want, werr := readJSONBody(mk(), c.limit)
+		var got []byte
+		gerr := withJSONBody(mk(), c.limit, func(b []byte) error { got = append([]byte(nil), b...); return nil })
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || (werr == nil && !bytes.Equal(got, want)) {
+			t.Errorf("%+v: got %q %v, want %q %v", c, got, gerr, want, werr)
 		}
 	}
 }

@@ -343,17 +343,12 @@ func readJSONBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 // withJSONBody is readJSONBody handing the body to fn; the bytes are
-// reused once fn returns, so fn must not keep them.
+// reused once fn returns, so fn must not keep them. It reads as readBody
+// does (the same limit and errors), into a pooled buffer sized from
+// Content-Length.
 func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
 	if err := checkJSONContentType(r.Header); err != nil {
 		return err
-	}
-	if r.ContentLength < 0 || r.ContentLength > maxPooledBody {
-		b, err := readBody(r, limit)
-		if err != nil {
-			return err
-		}
-		return fn(b)
 	}
 	if r.ContentLength > limit {
 		return azerr.New("RequestBodyTooLarge")
@@ -362,33 +357,32 @@ func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
 	if bp == nil {
 		bp = new([]byte)
 	}
-	defer bodyPool.Put(bp)
-	// One byte more than announced, to notice a body longer than its
-	// Content-Length (the server cuts it there anyway).
-	n := int(r.ContentLength)
-	if cap(*bp) < n+1 {
-		*bp = make([]byte, n+1, max(n+1, 1024))
+	b := (*bp)[:0]
+	if want := int(max(r.ContentLength, 0)) + 1; cap(b) < want {
+		b = make([]byte, 0, max(want, 1024))
 	}
-	b := (*bp)[:n+1]
-	got, err := io.ReadFull(r.Body, b)
-	switch {
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		b = b[:got]
-	case err != nil:
-		return azerr.Newf("InvalidInput", "The request body could not be read.")
-	default:
-		// More bytes than announced: read the rest as readBody does.
-		rest, err := io.ReadAll(io.LimitReader(r.Body, limit+1-int64(len(b))))
-		if err != nil {
-			return azerr.Newf("InvalidInput", "The request body could not be read.")
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
 		}
-		b = append(b, rest...)
-		*bp = b[:0]
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
 		if int64(len(b)) > limit {
 			return azerr.New("RequestBodyTooLarge")
 		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return azerr.Newf("InvalidInput", "The request body could not be read.")
+		}
 	}
-	return fn(b)
+	err := fn(b)
+	if cap(b) <= maxPooledBody {
+		*bp = b[:0]
+		bodyPool.Put(bp)
+	}
+	return err
 }
 
 // maxPooledBody is the largest request body read into a pooled buffer.
