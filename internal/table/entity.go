@@ -76,6 +76,71 @@ func AppendETag(b []byte, ticks int64) []byte {
 // parseETag extracts the Timestamp ticks from an entity ETag; ok is false
 // when the string is not one.
 func parseETag(s string) (int64, bool) {
+	if t, ok := parseCanonicalETag(s); ok {
+		return t, true
+	}
+	return parseETagGeneral(s)
+}
+
+// parseCanonicalETag reads an ETag exactly as AppendETag writes it
+// (W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'") without the general
+// date parser; anything else, or a date it does not vouch for, reports
+// false and is left to parseETagGeneral.
+func parseCanonicalETag(s string) (int64, bool) {
+	const (
+		prefix = `W/"datetime'`
+		suffix = `'"`
+		body   = len("2021-10-15T16%3A13%3A06.0167921Z")
+	)
+	if len(s) != len(prefix)+body+len(suffix) || s[:len(prefix)] != prefix || s[len(s)-2:] != suffix {
+		return 0, false
+	}
+	d := s[len(prefix) : len(prefix)+body]
+	if d[4] != '-' || d[7] != '-' || d[10] != 'T' || d[13:16] != "%3A" || d[18:21] != "%3A" || d[23] != '.' || d[31] != 'Z' {
+		return 0, false
+	}
+	num := func(t string) (int64, bool) {
+		var n int64
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n, true
+	}
+	year, ok1 := num(d[0:4])
+	month, ok2 := num(d[5:7])
+	day, ok3 := num(d[8:10])
+	hour, ok4 := num(d[11:13])
+	minute, ok5 := num(d[16:18])
+	sec, ok6 := num(d[21:23])
+	frac, ok7 := num(d[24:31])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+		return 0, false
+	}
+	// Only dates every reader agrees on: days 1 to 28 need no calendar.
+	if year < 1601 || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	// Days from 0001-01-01 (H. Hinnant's days_from_civil).
+	y := year
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	yoe := y - era*400
+	mp := (month + 9) % 12
+	doy := (153*mp+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := era*146097 + doe - 306 // 0000-03-01 is day -306
+	const ticksPerSecond = 10_000_000
+	return (days*86400+hour*3600+minute*60+sec)*ticksPerSecond + frac, true
+}
+
+// parseETagGeneral is parseETag for any spelling the service accepts.
+func parseETagGeneral(s string) (int64, bool) {
 	s = strings.TrimSpace(s)
 	s = strings.TrimPrefix(s, "W/")
 	if !strings.HasPrefix(s, `"datetime'`) || !strings.HasSuffix(s, `'"`) || len(s) < 12 {
