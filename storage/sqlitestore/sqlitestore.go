@@ -88,6 +88,10 @@ func lockPath(dir string) string { return filepath.Join(dir, LockFile) }
 // maxBatch bounds how many Updates share one SQLite transaction.
 const maxBatch = 256
 
+// collectYields is how many times the writer yields the processor, before
+// a COMMIT, to let Updates that are about to be requested join the batch.
+const collectYields = 1
+
 // Store is the SQLite engine. It is safe for concurrent use.
 type Store struct {
 	opts   Options
@@ -506,6 +510,18 @@ func (s *Store) runTx(batch []*request, deferWrites bool) (retry []*request) {
 			case r := <-s.queue:
 				batch = append(batch, r)
 			default:
+				// Nobody is: give the goroutines about to ask a
+				// moment to do so before paying for the COMMIT.
+				for range collectYields {
+					runtime.Gosched()
+					select {
+					case r := <-s.queue:
+						batch = append(batch, r)
+					default:
+						continue
+					}
+					break
+				}
 			}
 		}
 	}
