@@ -6,3 +6,6 @@ import "time"
 
 // processCPU is not available on this system.
 func processCPU() (time.Duration, bool) { return 0, false }
+
+// settle has nothing to do on this system.
+func settle() {}
