@@ -163,9 +163,10 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 		})
 		if err == nil {
 			res.BytesPerOp = p.bytesPerOp
-			// Both servers share this machine's disk: let the data that
-			// earlier workloads and this one's setup wrote reach it now,
-			// so that its writeback does not land in this measurement.
+			// Both servers share this machine: let the data that earlier
+			// workloads and this one's setup wrote reach the disk, and
+			// background work they started finish, so that neither
+			// lands in this measurement.
 			settle()
 			if s.warmup > 0 {
 				runClients(ctx, ops, s.warmup, false)
