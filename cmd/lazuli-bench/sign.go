@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
 
 // field is one request header as written on the wire.
@@ -135,7 +137,7 @@ func (s *signer) stringToSign(method, basePath, path, query string, hdr []field,
 	for _, i := range xms {
 		b = appendLower(b, trimSpace(hdr[i].name))
 		b = append(b, ':')
-		b = appendFolded(b, hdr[i].value)
+		b = sharedkey.AppendFoldedValue(b, hdr[i].value)
 		b = append(b, '\n')
 	}
 	b = s.appendResource(b, basePath, path, query, false)
@@ -278,52 +280,6 @@ func trimSpace(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// appendFolded appends v trimmed, with every run of whitespace outside
-// double quotes folded into one space, as Shared Key canonicalizes x-ms-*
-// header values.
-func appendFolded(b []byte, v string) []byte {
-	if !needsFold(v) {
-		return append(b, v...)
-	}
-	v = trimSpace(v)
-	inQuote, pending := false, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !inQuote && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-			pending = true
-			continue
-		}
-		if pending {
-			b = append(b, ' ')
-			pending = false
-		}
-		if c == '"' {
-			inQuote = !inQuote
-		}
-		b = append(b, c)
-	}
-	return b
-}
-
-// needsFold reports whether appendFolded would change v: whitespace at
-// either end, whitespace other than a space, or two spaces in a row.
-func needsFold(v string) bool {
-	if len(v) > 0 && (isSpace(v[0]) || isSpace(v[len(v)-1])) {
-		return true
-	}
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == ' ':
-			if i+1 < len(v) && v[i+1] == ' ' {
-				return true
-			}
-		case c < ' ' && isSpace(c):
-			return true
-		}
-	}
-	return false
 }
 
 // httpDate is the layout of x-ms-date (RFC 1123 with GMT).

@@ -368,27 +368,7 @@ func needsFold(v string) bool {
 
 // foldWhitespace trims v and folds each run of whitespace outside double
 // quotes into one space.
-func foldWhitespace(v string) string {
-	v = strings.TrimSpace(v)
-	var b strings.Builder
-	inQuote, pendingSpace := false, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !inQuote && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-			pendingSpace = true
-			continue
-		}
-		if pendingSpace {
-			b.WriteByte(' ')
-			pendingSpace = false
-		}
-		if c == '"' {
-			inQuote = !inQuote
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func foldWhitespace(v string) string { return string(AppendFoldedValue(nil, v)) }
 
 func sortedBy(names []string, cmp func(a, b string) int) bool {
 	return sort.SliceIsSorted(names, func(i, j int) bool { return cmp(names[i], names[j]) < 0 })
@@ -679,7 +659,7 @@ func appendXMSHeaders(dst []byte, h http.Header) ([]byte, bool) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendFolded(dst, v)
+			dst = AppendFoldedValue(dst, v)
 		}
 	}
 	if len(ks) > 0 {
@@ -732,8 +712,13 @@ func appendLower(dst []byte, s string) []byte {
 	return dst
 }
 
-// appendFolded appends foldWhitespace(v).
-func appendFolded(dst []byte, v string) []byte {
+// AppendFoldedValue appends v as Shared Key canonicalizes an x-ms-* header
+// value: trimmed, every run of whitespace outside double quotes folded
+// into one space.
+func AppendFoldedValue(dst []byte, v string) []byte {
+	if !needsFold(v) {
+		return append(dst, v...)
+	}
 	v = strings.TrimSpace(v)
 	inQuote, pendingSpace := false, false
 	for i := 0; i < len(v); i++ {
