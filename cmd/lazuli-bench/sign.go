@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"hash"
 	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -45,20 +44,16 @@ func setField(fs []field, name, value string) []field {
 type signer struct {
 	account string
 	mac     hash.Hash
-	sts     []byte   // the last string-to-sign
-	sum     []byte   // HMAC output
-	sig     []byte   // base64 signature
-	xms     []int    // indices of x-ms-* headers, sorted
-	params  []qparam // decoded query parameters
+	sts     []byte // the last string-to-sign
+	sum     []byte // HMAC output
+	sig     []byte // base64 signature
+	xms     []int  // indices of x-ms-* headers, sorted
 }
-
-// qparam is one decoded query parameter; name is lowercased.
-type qparam struct{ name, value string }
 
 func newSigner(account string, key []byte) *signer {
 	return &signer{account: account, mac: hmac.New(sha256.New, key),
 		sts: make([]byte, 0, 512), sum: make([]byte, 0, sha256.Size),
-		sig: make([]byte, 0, 64), xms: make([]int, 0, 8), params: make([]qparam, 0, 4)}
+		sig: make([]byte, 0, 64), xms: make([]int, 0, 8)}
 }
 
 // sign returns the base64 HMAC-SHA256 of the string-to-sign of a request;
@@ -145,75 +140,24 @@ func (s *signer) stringToSign(method, basePath, path, query string, hdr []field,
 	return b
 }
 
-// appendResource appends the canonicalized resource: "/" + account + the
-// wire path, then for the Table layout "?comp=<value>" when the query has
-// comp, else every query parameter as "\nname:values" with names
-// lowercased and sorted and the decoded values sorted and comma-joined.
+// appendResource appends the canonicalized resource of a request whose
+// wire path is basePath+path and whose raw query is query, in the Table
+// (comp only) form when table is set.
 func (s *signer) appendResource(b []byte, basePath, path, query string, table bool) []byte {
-	b = append(b, '/')
-	b = append(b, s.account...)
-	if basePath == "" && path == "" {
-		b = append(b, '/')
-	} else {
-		b = append(b, basePath...)
-		b = append(b, path...)
+	start := len(b)
+	out, ok := sharedkey.AppendCanonicalizedResource(b, s.account, basePath+path, query, table)
+	if ok {
+		return out
 	}
-	if query == "" {
-		return b
+	// A query the allocation-free builder leaves to the general one.
+	u := &url.URL{Path: basePath + path, RawQuery: query}
+	if p, err := url.PathUnescape(u.Path); err == nil {
+		u.Path, u.RawPath = p, basePath+path
 	}
-	ps := s.parseQuery(query)
 	if table {
-		for _, p := range ps {
-			if p.name == "comp" {
-				b = append(b, "?comp="...)
-				return append(b, p.value...)
-			}
-		}
-		return b
+		return append(b[:start], sharedkey.CanonicalizedResourceLite(u, s.account)...)
 	}
-	slices.SortStableFunc(ps, func(x, y qparam) int {
-		if c := strings.Compare(x.name, y.name); c != 0 {
-			return c
-		}
-		return strings.Compare(x.value, y.value)
-	})
-	for i, p := range ps {
-		if i > 0 && ps[i-1].name == p.name {
-			b = append(b, ',')
-		} else {
-			b = append(b, '\n')
-			b = append(b, p.name...)
-			b = append(b, ':')
-		}
-		b = append(b, p.value...)
-	}
-	return b
-}
-
-// parseQuery decodes a raw query the way url.ParseQuery does (pairs with
-// a semicolon or a bad escape are skipped), lowercasing names, keeping
-// raw order. Unescaped names and values cost no allocation.
-func (s *signer) parseQuery(q string) []qparam {
-	ps := s.params[:0]
-	for q != "" {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		if pair == "" || strings.IndexByte(pair, ';') >= 0 {
-			continue
-		}
-		name, value, _ := strings.Cut(pair, "=")
-		name, err := url.QueryUnescape(name)
-		if err != nil {
-			continue
-		}
-		value, err = url.QueryUnescape(value)
-		if err != nil {
-			continue
-		}
-		ps = append(ps, qparam{strings.ToLower(name), value})
-	}
-	s.params = ps
-	return ps
+	return append(b[:start], sharedkey.CanonicalizedResource(u, s.account)...)
 }
 
 func appendUpper(b []byte, s string) []byte {

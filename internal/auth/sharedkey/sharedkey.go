@@ -742,23 +742,31 @@ func AppendFoldedValue(dst []byte, v string) []byte {
 // queryParam is one decoded query parameter, its name lowercased.
 type queryParam struct{ name, value string }
 
-// appendResource appends the CanonicalizedResource of u: the full form,
-// or with compOnly the Lite/Table form. ok is false when the query needs
-// the general route.
+// appendResource appends the CanonicalizedResource of u (see
+// AppendCanonicalizedResource).
 func appendResource(dst []byte, u *url.URL, account string, compOnly bool) ([]byte, bool) {
-	p := u.EscapedPath()
-	if p == "" {
-		p = "/"
+	return AppendCanonicalizedResource(dst, account, u.EscapedPath(), u.RawQuery, compOnly)
+}
+
+// AppendCanonicalizedResource appends the CanonicalizedResource of a
+// request whose path is escapedPath (as on the wire) and whose query is
+// rawQuery: the full form, or with compOnly the form of Shared Key Lite and
+// the Table layouts. ok is false for a query it does not handle without
+// allocating (more than 16 parameters, names outside printable ASCII, comp
+// given twice with compOnly); CanonicalizedResource covers those.
+func AppendCanonicalizedResource(dst []byte, account, escapedPath, rawQuery string, compOnly bool) (out []byte, ok bool) {
+	if escapedPath == "" {
+		escapedPath = "/"
 	}
 	dst = append(dst, '/')
 	dst = append(dst, account...)
-	dst = append(dst, p...)
-	if u.RawQuery == "" {
+	dst = append(dst, escapedPath...)
+	if rawQuery == "" {
 		return dst, true
 	}
 	var buf [maxFast]queryParam
 	ps := buf[:0]
-	for q := u.RawQuery; q != ""; {
+	for q := rawQuery; q != ""; {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		if pair == "" || strings.Contains(pair, ";") {
