@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
@@ -404,28 +403,6 @@ func writeMeta(h http.Header, meta []blob.KV) {
 	}
 }
 
-// httpTime renders t as an HTTP date. Rendered seconds are kept in a
-// small direct-mapped cache: the times a server sends cluster (writes in
-// the current second, the last-modified times of the blobs being read).
-func httpTime(t time.Time) string {
-	sec := t.Unix()
-	slot := &httpTimes[uint64(sec)%uint64(len(httpTimes))]
-	if e := slot.Load(); e != nil && e.sec == sec {
-		return e.text
-	}
-	var buf [len(http.TimeFormat)]byte
-	text := string(t.UTC().AppendFormat(buf[:0], http.TimeFormat))
-	slot.Store(&renderedTime{sec: sec, text: text})
-	return text
-}
-
-type renderedTime struct {
-	sec  int64
-	text string
-}
-
-var httpTimes [256]atomic.Pointer[renderedTime]
-
 func setETag(h http.Header, etag uint64, lmt time.Time) {
 	hs := headerSetter{vals: make([]string, 2)}
 	hs.setETag(h, etag, lmt)
@@ -458,12 +435,12 @@ func (hs *headerSetter) time(t time.Time) string {
 	if hs.lastMod != "" && t.Unix() == hs.lastModTime.Unix() {
 		return hs.lastMod
 	}
-	return httpTime(t)
+	return httpx.FormatHTTPTime(t)
 }
 
 func (hs *headerSetter) setETag(h http.Header, etag uint64, lmt time.Time) {
 	hs.set(h, "Etag", blob.ETagString(etag))
-	hs.lastMod, hs.lastModTime = httpTime(lmt), lmt
+	hs.lastMod, hs.lastModTime = httpx.FormatHTTPTime(lmt), lmt
 	hs.set(h, "Last-Modified", hs.lastMod)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
 
@@ -453,7 +454,7 @@ func (h *handler) listContainers(rq *req) error {
 	b.WriteString("<Containers>")
 	for _, c := range list {
 		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name><Properties><Last-Modified>" +
-			httpTime(c.Modified) + "</Last-Modified><Etag>" + blob.ETagString(c.ETag) + "</Etag>")
+			httpx.FormatHTTPTime(c.Modified) + "</Last-Modified><Etag>" + blob.ETagString(c.ETag) + "</Etag>")
 		leaseXML(&b, c.Lease, c.AsOf, h)
 		if c.Public != "" {
 			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
@@ -516,7 +517,7 @@ func (h *handler) listBlobs(rq *req) error {
 			b.WriteString("<Content-Length>0</Content-Length><BlobType>BlockBlob</BlobType><LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState></Properties></Blob>")
 			continue
 		}
-		b.WriteString("<Creation-Time>" + httpTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpTime(bl.Modified) +
+		b.WriteString("<Creation-Time>" + httpx.FormatHTTPTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpx.FormatHTTPTime(bl.Modified) +
 			"</Last-Modified><Etag>" + blob.ETagString(bl.ETag) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
 		p := bl.Props
 		ct := p.ContentType
@@ -543,7 +544,7 @@ func (h *handler) listBlobs(rq *req) error {
 		if inc["copy"] && bl.Copy != nil {
 			c := bl.Copy
 			b.WriteString("<CopyId>" + c.ID + "</CopyId><CopyStatus>" + c.Status + "</CopyStatus><CopySource>" + azerr.EscapeXML(c.Source) +
-				"</CopySource><CopyProgress>" + c.Progress + "</CopyProgress><CopyCompletionTime>" + httpTime(c.Completion) + "</CopyCompletionTime>")
+				"</CopySource><CopyProgress>" + c.Progress + "</CopyProgress><CopyCompletionTime>" + httpx.FormatHTTPTime(c.Completion) + "</CopyCompletionTime>")
 			if c.Description != "" {
 				b.WriteString("<CopyStatusDescription>" + azerr.EscapeXML(c.Description) + "</CopyStatusDescription>")
 			}

@@ -139,7 +139,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			version = DefaultVersion
 		}
 		hdr["X-Ms-Version"] = []string{version}
-		hdr["Date"] = []string{dates.format(info.Start)}
+		hdr["Date"] = []string{FormatHTTPTime(info.Start)}
 		info.Version = version
 		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
@@ -183,28 +183,28 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 	})
 }
 
-// dateCache formats response dates, once per second.
-type dateCache struct {
-	last atomic.Pointer[formattedDate]
+// FormatHTTPTime renders t as an HTTP date (http.TimeFormat). Rendered
+// seconds are kept in a small direct-mapped cache: the times a server
+// sends cluster (the Date of responses in the current second, the
+// Last-Modified times of the objects being read).
+func FormatHTTPTime(t time.Time) string {
+	sec := t.Unix()
+	slot := &httpTimes[uint64(sec)%uint64(len(httpTimes))]
+	if e := slot.Load(); e != nil && e.sec == sec {
+		return e.text
+	}
+	var buf [len(http.TimeFormat)]byte
+	text := string(t.UTC().AppendFormat(buf[:0], http.TimeFormat))
+	slot.Store(&renderedTime{sec: sec, text: text})
+	return text
 }
 
-type formattedDate struct {
-	unix int64
+type renderedTime struct {
+	sec  int64
 	text string
 }
 
-var dates dateCache
-
-// format returns t in the HTTP date format.
-func (c *dateCache) format(t time.Time) string {
-	sec := t.Unix()
-	if d := c.last.Load(); d != nil && d.unix == sec {
-		return d.text
-	}
-	d := &formattedDate{unix: sec, text: t.UTC().Format(http.TimeFormat)}
-	c.last.Store(d)
-	return d.text
-}
+var httpTimes [256]atomic.Pointer[renderedTime]
 
 // validVersion reports whether v has the form of a service version,
 // dddd-dd-dd (ASCII digits).
