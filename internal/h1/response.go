@@ -394,18 +394,25 @@ func (w *response) WriteString(s string) (int, error) {
 	return w.Write([]byte(s))
 }
 
-// FlushError sends the head and what body has been written so far.
-func (w *response) FlushError() error {
+// commitPending writes the head (a 200 if the handler chose none) and the
+// body held back so far, unless the head is already out; final says the
+// handler has returned, so the held body is all there is.
+func (w *response) commitPending(final bool) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	c := w.c
 	if !w.committed {
-		out := c.out
-		w.commit(false, out.pending)
+		out := w.c.out
+		w.commit(final, out.pending)
 		w.writeBody(out.pending)
 		out.pending = out.pending[:0]
 	}
+}
+
+// FlushError sends the head and what body has been written so far.
+func (w *response) FlushError() error {
+	w.commitPending(false)
+	c := w.c
 	c.flush()
 	return c.werr
 }
@@ -430,16 +437,8 @@ func (w *response) EnableFullDuplex() error {
 
 // finish completes the response after the handler has returned.
 func (w *response) finish() {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
+	w.commitPending(true)
 	c := w.c
-	if !w.committed {
-		out := c.out
-		w.commit(true, out.pending)
-		w.writeBody(out.pending)
-		out.pending = out.pending[:0]
-	}
 	if w.chunking && !w.isHEAD {
 		if _, err := c.out.bw.Write([]byte("0\r\n\r\n")); err != nil && c.werr == nil {
 			c.werr = err
