@@ -412,9 +412,8 @@ func (w *response) commitPending(final bool) {
 // FlushError sends the head and what body has been written so far.
 func (w *response) FlushError() error {
 	w.commitPending(false)
-	c := w.c
-	c.flush()
-	return c.werr
+	w.c.flush()
+	return w.c.werr
 }
 
 // Flush implements http.Flusher.

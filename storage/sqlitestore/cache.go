@@ -55,6 +55,20 @@ func (c *writeCache) put(key, v []byte) {
 	c.store(key, cacheEntry{v: v})
 }
 
+// record notes the effect of a write: the value it stores (a private
+// copy, since the cache outlives the writer's promise not to touch the
+// slice), or that the key is now absent.
+func (c *writeCache) record(w pendingWrite) {
+	switch {
+	case w.del:
+		c.putAbsent(w.key)
+	case len(w.value) <= cacheMaxValue:
+		c.put(w.key, append(make([]byte, 0, len(w.value)), w.value...))
+	default:
+		c.forget(w.key)
+	}
+}
+
 // putAbsent records that key holds nothing.
 func (c *writeCache) putAbsent(key []byte) { c.store(key, cacheEntry{absent: true}) }
 

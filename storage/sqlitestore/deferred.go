@@ -24,14 +24,7 @@ func (s *Store) holdWrite(w pendingWrite) {
 		s.bpendIdx[string(w.key)] = len(s.bpend)
 		s.bpend = append(s.bpend, w)
 	}
-	switch {
-	case w.del:
-		s.cache.putAbsent(w.key)
-	case len(w.value) <= cacheMaxValue:
-		s.cache.put(w.key, append(make([]byte, 0, len(w.value)), w.value...))
-	default:
-		s.cache.forget(w.key)
-	}
+	s.cache.record(w)
 }
 
 // heldWrite returns the held write of key.
@@ -45,20 +38,12 @@ func (s *Store) heldWrite(key []byte) (pendingWrite, bool) {
 
 // flushDeferred runs the held writes in SQLite and forgets them.
 func (s *Store) flushDeferred() error {
-	c := s.writer
+	defer s.dropDeferred()
 	for _, w := range s.bpend {
-		var err error
-		if w.del {
-			err = c.exec(c.del, w.key)
-		} else {
-			err = c.exec(c.set, w.key, w.value)
-		}
-		if err != nil {
-			s.dropDeferred()
+		if err := s.writer.write(w); err != nil {
 			return err
 		}
 	}
-	s.dropDeferred()
 	return nil
 }
 

@@ -222,6 +222,14 @@ func (c *conn) close() error {
 	return errors.Join(errs...)
 }
 
+// write runs a Set or Delete.
+func (c *conn) write(w pendingWrite) error {
+	if w.del {
+		return c.exec(c.del, w.key)
+	}
+	return c.exec(c.set, w.key, w.value)
+}
+
 // errTxDone is returned when a Tx is used after its function returned.
 var errTxDone = errors.New("sqlitestore: transaction used after its function returned")
 
@@ -318,25 +326,11 @@ func (t *tx) runPending() error {
 // apply runs one write in SQLite and records its effect in the writer
 // cache.
 func (t *tx) apply(w pendingWrite) error {
-	var err error
-	if w.del {
-		err = t.c.exec(t.c.del, w.key)
-	} else {
-		err = t.c.exec(t.c.set, w.key, w.value)
-	}
-	if err != nil {
+	if err := t.c.write(w); err != nil {
 		return t.fail(err)
 	}
 	if t.cache != nil {
-		if w.del {
-			t.cache.putAbsent(w.key)
-		} else if len(w.value) <= cacheMaxValue {
-			// A private copy: the cache outlives the caller's promise
-			// not to touch the slice.
-			t.cache.put(w.key, append(make([]byte, 0, len(w.value)), w.value...))
-		} else {
-			t.cache.forget(w.key)
-		}
+		t.cache.record(w)
 	}
 	return nil
 }
