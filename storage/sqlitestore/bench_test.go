@@ -208,3 +208,43 @@ func BenchmarkChunkPut(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInsertNew16 is the shape of Insert Entity from 16 clients, each
+// in its own partition: an absent-key check, then a Set of a new key of
+// about 220 bytes. Every goroutine's keys are increasing decimal numbers,
+// so each one inserts in the middle of its own key range.
+func BenchmarkInsertNew16(b *testing.B) {
+	s := openStore(b, b.TempDir(), false)
+	defer s.Close()
+	value := bytes.Repeat([]byte("v"), 220)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for g := range 16 {
+		wg.Go(func() {
+			n := 0
+			for next.Add(1) <= int64(b.N) {
+				n++
+				key := fmt.Appendf(nil, "e/tbl/w%d\x00%d", g, n)
+				err := s.Update(context.Background(), func(tx storage.Tx) error {
+					if _, err := tx.Get(key); err != storage.ErrNotFound {
+						return fmt.Errorf("Get of a new key: %v", err)
+					}
+					return tx.Set(key, value)
+				})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/insert")
+	if txs, updates := s.Stats(); txs > 0 {
+		b.ReportMetric(float64(updates)/float64(txs), "updates/tx")
+	}
+}

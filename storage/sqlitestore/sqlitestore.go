@@ -5,8 +5,9 @@
 //
 // The data directory holds lazuli.db (plus lazuli.db-wal and lazuli.db-shm
 // while open) with a single table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT
-// ROWID in WAL mode, chunks/ with one file per chunk (see ChunkStore), and
-// lazuli.lock, flocked while a process has the directory open.
+// ROWID in WAL mode, chunks/ with one file per chunk (see
+// filestore.ChunkStore), and lazuli.lock, flocked while a process has the
+// directory open.
 //
 // # Concurrency
 //
@@ -63,6 +64,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 // Options configures the engine.
@@ -116,7 +118,7 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	chunks *ChunkStore
+	chunks *filestore.ChunkStore
 	unlock func() error
 
 	// Counters for Stats.
@@ -148,7 +150,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Readers <= 0 {
 		opts.Readers = max(16, 8*runtime.GOMAXPROCS(0))
 	}
-	unlock, err := lockDir(opts.Dir)
+	unlock, err := filestore.LockDir(lockPath(opts.Dir))
 	if err != nil {
 		return nil, err
 	}
@@ -158,21 +160,19 @@ func Open(opts Options) (*Store, error) {
 			unlock()
 		}
 	}()
-	chunks, err := openChunkStore(filepath.Join(opts.Dir, ChunkDir), opts.Sync)
-	if err != nil {
-		return nil, err
-	}
 	s := &Store{
 		opts:    opts,
 		queue:   make(chan *request),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		readers: make(chan *conn, opts.Readers),
-		chunks:  chunks,
 		unlock:  unlock,
 		cache:   newWriteCache(),
 	}
-	chunks.closed = &s.closed
+	s.chunks, err = filestore.OpenChunkStore(filepath.Join(opts.Dir, ChunkDir), opts.Sync, &s.closed)
+	if err != nil {
+		return nil, err
+	}
 	// database/sql only serves to find the registered driver.
 	db, err := sql.Open("sqlite", "")
 	if err != nil {

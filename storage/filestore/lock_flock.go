@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package sqlitestore
+package filestore
 
 import (
 	"errors"
@@ -9,12 +9,13 @@ import (
 	"syscall"
 )
 
-// lockDir takes an exclusive advisory lock on <dir>/lazuli.lock so that two
-// processes never serve the same data directory (the second would, among
-// other things, remove the first one's chunk uploads in progress). The
-// kernel drops the lock when the process dies, however it dies.
-func lockDir(dir string) (unlock func() error, err error) {
-	f, err := os.OpenFile(lockPath(dir), os.O_RDWR|os.O_CREATE, 0o644)
+// LockDir takes an exclusive advisory lock on the file at path (created if
+// need be) so that two processes never serve the same data directory (the
+// second would, among other things, remove the first one's chunk uploads in
+// progress). The kernel drops the lock when the process dies, however it
+// dies.
+func LockDir(path string) (unlock func() error, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +27,7 @@ func lockDir(dir string) (unlock func() error, err error) {
 		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("sqlitestore: data directory %s is in use by another process", dir)
+			return nil, fmt.Errorf("data directory of %s is in use by another process", path)
 		}
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package sqlitestore
+// Package filestore holds what the embedded engines keep in plain files: the
+// chunk store (one file per chunk) and the lock that keeps a data directory
+// to one process.
+package filestore
 
 import (
 	"context"
@@ -36,7 +39,11 @@ var _ storage.ChunkStore = (*ChunkStore)(nil)
 
 const refLen = 32
 
-func openChunkStore(dir string, sync bool) (*ChunkStore, error) {
+// OpenChunkStore opens the chunk store rooted at dir. With sync set, every
+// chunk is fsynced with its directory before Put returns. Once closed (which
+// may be the owning engine's flag) is set, every call fails with
+// storage.ErrClosed; nil gives the store a flag of its own.
+func OpenChunkStore(dir string, sync bool, closed *atomic.Bool) (*ChunkStore, error) {
 	tmp := filepath.Join(dir, "tmp")
 	// Leftovers of interrupted Puts were never acknowledged.
 	if err := os.RemoveAll(tmp); err != nil {
@@ -45,19 +52,24 @@ func openChunkStore(dir string, sync bool) (*ChunkStore, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
-	c := &ChunkStore{dir: dir, sync: sync, closed: new(atomic.Bool)}
+	if closed == nil {
+		closed = new(atomic.Bool)
+	}
+	c := &ChunkStore{dir: dir, sync: sync, closed: closed}
 	if sync {
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			return nil, err
 		}
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making the creation, renaming and removal of
+// its entries durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -140,7 +152,7 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		// First chunk of this fan-out directory.
 		if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
 			if c.sync {
-				err = syncDir(c.dir)
+				err = SyncDir(c.dir)
 			}
 			if err == nil {
 				err = os.Rename(tmp, final)
@@ -152,7 +164,7 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		return "", 0, err
 	}
 	if c.sync {
-		if err := syncDir(filepath.Dir(final)); err != nil {
+		if err := SyncDir(filepath.Dir(final)); err != nil {
 			return "", 0, err
 		}
 	}
@@ -174,7 +186,7 @@ func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int6
 		return nil, storage.ErrClosed
 	}
 	if off < 0 {
-		return nil, fmt.Errorf("sqlitestore: negative chunk offset %d", off)
+		return nil, fmt.Errorf("filestore: negative chunk offset %d", off)
 	}
 	p, ok := c.path(ref)
 	if !ok {
@@ -218,7 +230,7 @@ func (c *ChunkStore) Delete(ctx context.Context, refs []storage.ChunkRef) error 
 	}
 	if c.sync {
 		for d := range dirs {
-			if err := syncDir(d); err != nil {
+			if err := SyncDir(d); err != nil {
 				return err
 			}
 		}
