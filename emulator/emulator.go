@@ -23,6 +23,10 @@ type Options struct {
 	Dir      string
 	// Sync makes writes fsync before they are acknowledged.
 	Sync bool
+	// EngineKind chooses the engine of Dir: "log" (every key in memory,
+	// writes appended to a log), "sqlite", or "" for the one Dir already
+	// holds ("log" for a new directory).
+	EngineKind string
 	// Engine, when set, is used instead of InMemory/Dir (and not closed).
 	Engine storage.Engine
 	// Host to listen on; default 127.0.0.1. Ports are picked freely.
@@ -64,7 +68,7 @@ func Start(o Options) (*Emulator, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, Engine: o.Engine,
+	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now}
 	if !o.NoListen {
 		addr := host + ":0"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -148,18 +149,31 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 					t.Fatalf("acknowledged blob %s after kill -9: err %v, %d bytes", name, err, len(b))
 				}
 			}
-			// Nothing half-written: every listed blob is complete.
-			resp, b, err := c.do("GET", base+"?restype=container&comp=list&maxresults=5000", nil, nil)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("list: %v %s", err, b)
-			}
+			// Nothing half-written: every listed blob is complete. The
+			// listing may take several pages.
 			var list struct {
 				Blobs []struct {
 					Name string `xml:"Name"`
 				} `xml:"Blobs>Blob"`
 			}
-			if err := xml.Unmarshal(b, &list); err != nil {
-				t.Fatal(err)
+			for marker := ""; ; {
+				resp, b, err := c.do("GET", base+"?restype=container&comp=list&maxresults=5000&marker="+url.QueryEscape(marker), nil, nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("list: %v %s", err, b)
+				}
+				var page struct {
+					Blobs []struct {
+						Name string `xml:"Name"`
+					} `xml:"Blobs>Blob"`
+					NextMarker string `xml:"NextMarker"`
+				}
+				if err := xml.Unmarshal(b, &page); err != nil {
+					t.Fatal(err)
+				}
+				list.Blobs = append(list.Blobs, page.Blobs...)
+				if marker = page.NextMarker; marker == "" {
+					break
+				}
 			}
 			if len(list.Blobs) < len(written) {
 				t.Fatalf("listed %d blobs, %d were acknowledged", len(list.Blobs), len(written))

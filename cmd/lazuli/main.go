@@ -66,6 +66,7 @@ func run(args []string, stderr io.Writer) int {
 		location  = fs.String("location", server.DefaultLocation(), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
 		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
+		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
 		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
 		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
 		loose     = fs.Bool("loose", envBool("LOOSE"), "accept unsupported headers and parameters (lazuli always does)")
@@ -125,7 +126,7 @@ func run(args []string, stderr io.Writer) int {
 		}()
 	}
 	cfg := server.Config{
-		Location: *location, InMemory: *inMemory, Sync: *syncFlag,
+		Location: *location, InMemory: *inMemory, Sync: *syncFlag, EngineKind: *engine,
 		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
 		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
 		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
@@ -150,6 +151,9 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	mode := "location=" + *location
+	if *engine != "" {
+		mode += " engine=" + *engine
+	}
 	if *inMemory {
 		mode = "in-memory"
 	}

@@ -6,12 +6,15 @@
 //
 //	mem-inproc    memory engine, SDK transport calls the handler in-process
 //	mem-tcp       memory engine over a real TCP listener
+//	log-inproc    log engine (the default on disk) in-process
+//	log-tcp       log engine over TCP
 //	sqlite-inproc SQLite engine in-process
 //	sqlite-tcp    SQLite engine over TCP
 //	remote        the endpoint in LAZULI_REMOTE_CONNECTION_STRING (for example
 //	              the reference emulator), to settle what it does
 //
-// The default is "mem-inproc,sqlite-tcp": both engines, both transports.
+// The default is "mem-inproc,log-tcp,sqlite-tcp": every engine, both
+// transports.
 package harness
 
 import (
@@ -35,7 +38,7 @@ import (
 )
 
 // DefaultTargets is used when LAZULI_TARGETS is empty.
-const DefaultTargets = "mem-inproc,sqlite-tcp"
+const DefaultTargets = "mem-inproc,log-tcp,sqlite-tcp"
 
 // Target is one lazuli (or remote) endpoint set.
 type Target struct {
@@ -65,7 +68,7 @@ func Names() []string {
 		v = DefaultTargets
 	}
 	if v == "all" {
-		v = "mem-inproc,mem-tcp,sqlite-inproc,sqlite-tcp"
+		v = "mem-inproc,mem-tcp,log-inproc,log-tcp,sqlite-inproc,sqlite-tcp"
 	}
 	var out []string
 	for _, n := range strings.Split(v, ",") {
@@ -95,12 +98,12 @@ func Start(t testing.TB, name string) *Target {
 		return remote(t)
 	}
 	engine, transport, ok := strings.Cut(name, "-")
-	if !ok || (engine != "mem" && engine != "sqlite") || (transport != "inproc" && transport != "tcp") {
+	if !ok || (engine != "mem" && engine != "log" && engine != "sqlite") || (transport != "inproc" && transport != "tcp") {
 		t.Fatalf("unknown target %q", name)
 	}
 	opts := emulator.Options{InMemory: engine == "mem", NoListen: transport == "inproc"}
-	if engine == "sqlite" {
-		opts.Dir = t.TempDir()
+	if engine != "mem" {
+		opts.Dir, opts.EngineKind = t.TempDir(), engine
 	}
 	emu, err := emulator.Start(opts)
 	if err != nil {

@@ -39,6 +39,10 @@ type Config struct {
 	InMemory bool
 	// Sync makes writes fsync before they are acknowledged.
 	Sync bool
+	// EngineKind chooses the engine of a data directory: EngineLog,
+	// EngineSQLite, or "" for the one the directory already holds
+	// (EngineLog for a new directory).
+	EngineKind string
 
 	// Addresses per service as host:port; port 0 picks a free port. An
 	// empty address disables the listener.
@@ -108,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		eng, err := sqlitestore.Open(sqlitestore.Options{Dir: filepath.Clean(dir), Sync: cfg.Sync})
+		eng, err := openEngine(filepath.Clean(dir), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
@@ -128,6 +132,41 @@ func New(cfg Config) (*Server, error) {
 		auth.File:  mk(auth.File, filehttp.New),
 	}
 	return s, nil
+}
+
+// Engines of a data directory (Config.EngineKind).
+const (
+	// EngineLog keeps every key in memory and appends each write to a
+	// log in the directory (memstore.Open): the fastest, for data that
+	// fits in memory.
+	EngineLog = "log"
+	// EngineSQLite keeps the keys in a SQLite database in the directory
+	// (sqlitestore): for data larger than memory.
+	EngineSQLite = "sqlite"
+)
+
+// openEngine opens the engine of the data directory dir.
+func openEngine(dir string, cfg Config) (storage.Engine, error) {
+	kind := cfg.EngineKind
+	if kind == "" {
+		kind = EngineLog
+		if _, err := os.Stat(filepath.Join(dir, sqlitestore.DBFile)); err == nil {
+			kind = EngineSQLite
+		}
+	}
+	switch kind {
+	case EngineLog:
+		if _, err := os.Stat(filepath.Join(dir, sqlitestore.DBFile)); err == nil {
+			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
+		}
+		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
+	case EngineSQLite:
+		if _, err := os.Stat(filepath.Join(dir, memstore.LogDir)); err == nil {
+			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
+		}
+		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})
+	}
+	return nil, fmt.Errorf("unknown engine %q (want %s or %s)", kind, EngineLog, EngineSQLite)
 }
 
 // DefaultLocation is the data directory used when none is given:

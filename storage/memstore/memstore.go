@@ -1,6 +1,12 @@
-// Package memstore is the in-memory storage engine: an ordered B-tree with
-// copy-on-write snapshots. Update transactions are serialized by one mutex;
-// View transactions read an immutable published snapshot and never block.
+// Package memstore is the engine that keeps every key in memory: an ordered
+// B-tree with copy-on-write snapshots. Update transactions are serialized by
+// one mutex; View transactions read an immutable published snapshot and
+// never block.
+//
+// New gives a store that lives only in memory. Open gives the same store
+// made durable by a directory (see Open): each Update's writes are appended
+// to a log before anyone can see them, and the log is compacted into
+// snapshot files in the background.
 package memstore
 
 import (
@@ -25,14 +31,16 @@ type Store struct {
 	mu     sync.Mutex // serializes Updates
 	tree   *btree.BTreeG[item]
 	pub    atomic.Pointer[btree.BTreeG[item]] // immutable snapshot for View
-	chunks *ChunkStore
+	chunks storage.ChunkStore
 	closed atomic.Bool
+	log    *wal // nil for a store that lives only in memory
 }
 
 // New returns an empty in-memory engine.
 func New() *Store {
-	s := &Store{tree: btree.NewG(32, less), chunks: NewChunkStore()}
-	s.chunks.closed = &s.closed
+	chunks := NewChunkStore()
+	s := &Store{tree: btree.NewG(32, less), chunks: chunks}
+	chunks.closed = &s.closed
 	s.pub.Store(s.tree.Clone())
 	return s
 }
@@ -55,21 +63,48 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
+	if s.log != nil && s.log.broken != nil {
+		return s.log.broken
+	}
 	work := s.tree.Clone()
-	t := &tx{t: work}
+	t := &tx{t: work, logged: s.log != nil}
 	if err := fn(t); err != nil {
 		return err
 	}
 	if !t.dirty {
 		return nil
 	}
+	if s.log == nil {
+		s.tree = work
+		s.pub.Store(work.Clone())
+		return nil
+	}
+	// The writes reach the log before any other transaction can see them.
+	seq, err := s.log.append(t.ops, t.live)
+	if err != nil {
+		return err
+	}
 	s.tree = work
-	s.pub.Store(work.Clone())
-	return nil
+	if !s.log.sync {
+		s.pub.Store(work.Clone())
+		s.log.maybeCompact(s)
+		return nil
+	}
+	// With Sync, Views see the writes only once they are on disk; later
+	// Updates already build on them, and their records follow in the log.
+	s.log.maybeCompact(s)
+	s.mu.Unlock()
+	locked = false
+	return s.log.syncTo(s, seq)
 }
 
 // Chunks implements storage.Engine.
@@ -78,13 +113,19 @@ func (s *Store) Chunks() storage.ChunkStore { return s.chunks }
 // Close implements storage.Engine.
 func (s *Store) Close() error {
 	s.closed.Store(true)
+	if s.log != nil {
+		return s.log.close(s)
+	}
 	return nil
 }
 
 type tx struct {
-	t     *btree.BTreeG[item]
-	ro    bool
-	dirty bool
+	t      *btree.BTreeG[item]
+	ro     bool
+	dirty  bool
+	logged bool    // the store has a log: record the writes in ops
+	ops    []logOp // the writes, in order, when logged
+	live   int64   // change in the bytes the tree holds, when logged
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
@@ -100,7 +141,16 @@ func (t *tx) Set(key, value []byte) error {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
-	t.t.ReplaceOrInsert(item{k: bytes.Clone(key), v: bytes.Clone(value)})
+	it := item{k: bytes.Clone(key), v: bytes.Clone(value)}
+	old, replaced := t.t.ReplaceOrInsert(it)
+	if t.logged {
+		t.ops = append(t.ops, logOp{k: it.k, v: it.v})
+		if replaced {
+			t.live += int64(len(it.v) - len(old.v))
+		} else {
+			t.live += itemSize(it)
+		}
+	}
 	return nil
 }
 
@@ -109,7 +159,11 @@ func (t *tx) Delete(key []byte) error {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
-	t.t.Delete(item{k: key})
+	old, found := t.t.Delete(item{k: key})
+	if t.logged && found {
+		t.ops = append(t.ops, logOp{k: old.k, del: true})
+		t.live -= itemSize(old)
+	}
 	return nil
 }
 
