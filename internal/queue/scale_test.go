@@ -178,6 +178,14 @@ func BenchmarkMillionMessageQueue(b *testing.B) {
 		defer e.Close()
 		run(b, e)
 	})
+	b.Run("log", func(b *testing.B) {
+		e, err := memstore.Open(memstore.Options{Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.Close()
+		run(b, e)
+	})
 	b.Run("sqlite", func(b *testing.B) {
 		e, err := sqlitestore.Open(sqlitestore.Options{Dir: b.TempDir()})
 		if err != nil {

@@ -67,7 +67,7 @@ func heapMiB() float64 {
 }
 
 // BenchmarkTable1M loads a table of 1,000,000 entities (1,000 partitions x
-// 1,000 rows) into the memory and SQLite engines through the domain layer,
+// 1,000 rows) into the memory, log and SQLite engines through the domain layer,
 // then measures single inserts, batch inserts, point reads, partition
 // queries and a capped full-table filter page. Run with
 //
@@ -75,14 +75,20 @@ func heapMiB() float64 {
 func BenchmarkTable1M(b *testing.B) {
 	n := benchEntities()
 	parts := (n + benchRowsPerPartition - 1) / benchRowsPerPartition
-	for _, engine := range []string{"mem", "sqlite"} {
+	for _, engine := range []string{"mem", "log", "sqlite"} {
 		b.Run(engine, func(b *testing.B) {
 			dir := b.TempDir()
 			open := func() storage.Engine {
-				if engine == "mem" {
+				var e storage.Engine
+				var err error
+				switch engine {
+				case "mem":
 					return memstore.New()
+				case "log":
+					e, err = memstore.Open(memstore.Options{Dir: dir})
+				default:
+					e, err = sqlitestore.Open(sqlitestore.Options{Dir: dir})
 				}
-				e, err := sqlitestore.Open(sqlitestore.Options{Dir: dir})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -97,7 +103,7 @@ func BenchmarkTable1M(b *testing.B) {
 			heap0 := heapMiB()
 			loadTable(b, s, n)
 			b.Logf("heap in use after load: %.0f MiB (before: %.0f MiB)", heapMiB(), heap0)
-			if engine == "sqlite" {
+			if engine != "mem" {
 				// Restart: close and reopen, time to the first point read.
 				eng.Close()
 				start := time.Now()
