@@ -13,23 +13,51 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/server"
 )
 
 func main() {
-	// The server's live heap is small (the engines keep their data and
-	// caches outside it), so the collector's default of running at every
-	// doubling costs a lot of CPU for little memory. Collect at every
-	// fivefold growth instead unless GOGC says otherwise.
 	if _, ok := os.LookupEnv("GOGC"); !ok {
-		debug.SetGCPercent(400)
+		go tuneGC()
 	}
 	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// GC pacing when GOGC is not set. While the live heap is small, the
+// collector's default of running at every doubling costs a lot of CPU for
+// little memory, so it runs at every fivefold growth instead. The log
+// engine keeps every key in the heap, though, and five times a large live
+// heap is too much memory: past bigHeap the default pacing returns.
+const (
+	smallHeapGCPercent = 400
+	bigHeap            = 256 << 20
+)
+
+func tuneGC() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	percent := smallHeapGCPercent
+	debug.SetGCPercent(percent)
+	for range time.Tick(time.Second) {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		want := smallHeapGCPercent
+		if sample[0].Value.Uint64() > bigHeap {
+			want = 100
+		}
+		if want != percent {
+			percent = want
+			debug.SetGCPercent(percent)
+		}
+	}
 }
 
 func env(name, def string) string {

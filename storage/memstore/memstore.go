@@ -81,6 +81,14 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		return err
 	}
 	if !t.dirty {
+		if s.log != nil && s.log.sync && s.log.seq > 0 {
+			// What fn read may not be on disk yet: answer only once it
+			// is, as for a write.
+			seq := s.log.seq
+			s.mu.Unlock()
+			locked = false
+			return s.log.syncTo(s, seq)
+		}
 		return nil
 	}
 	if s.log == nil {

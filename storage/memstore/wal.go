@@ -60,8 +60,10 @@ type Options struct {
 // the whole store as of that moment is written beside it in the
 // background; the older files are removed once the snapshot is on disk.
 // Open loads the newest snapshot and replays the logs from the same
-// generation on, in order. A record cut short by a crash ends the newest
-// log and is cut off; damage anywhere else fails Open.
+// generation on, in order. The first damaged or unfinished record (what a
+// crash leaves behind) ends the replay: it and everything after it are
+// cut off, so the store is as it was at some moment, never a mix. Damage
+// in a snapshot fails Open.
 //
 // Every key and value lives in memory, so the data must fit in memory.
 func Open(opts Options) (*Store, error) {
@@ -277,7 +279,10 @@ func (w *wal) rotateAndSnapshot(s *Store) error {
 	w.f, w.gen, w.size = nf, gen, 0
 	s.mu.Unlock()
 	w.syncMu.Unlock()
-	if err := old.Close(); err != nil {
+	// Put the old log on disk now rather than leave it to the kernel:
+	// after a power cut, recovery stops at its first missing record and
+	// drops the newer log.
+	if err := errors.Join(old.Sync(), old.Close()); err != nil {
 		return err
 	}
 	if err := writeSnapshot(w.dir, gen, snap); err != nil {
@@ -395,17 +400,37 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 	}
 	logs = slices.DeleteFunc(logs, func(g uint64) bool { return g < from })
 	for i, g := range logs {
-		last := i == len(logs)-1
-		good, err := w.replay(logPath(w.dir, g), tree, last)
+		path := logPath(w.dir, g)
+		good, err := w.replay(path, tree, true)
 		if err != nil {
 			return err
 		}
-		if last {
-			// Cut off a record a crash left unfinished.
-			if err := os.Truncate(logPath(w.dir, g), good); err != nil {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if good == st.Size() {
+			continue
+		}
+		// A damaged or unfinished record: what a crash leaves at the end
+		// of the log being written (or, after a power cut without Sync,
+		// of a log whose tail never reached the disk). Everything after
+		// it is newer than the damage and cannot be applied without it:
+		// the store is what it was just before.
+		if w.logger != nil {
+			w.logger.Warn("memstore: log ends in a damaged record; later writes are dropped",
+				"file", path, "offset", good, "dropped_bytes", st.Size()-good, "later_logs", len(logs)-i-1)
+		}
+		if err := os.Truncate(path, good); err != nil {
+			return err
+		}
+		for _, later := range logs[i+1:] {
+			if err := os.Remove(logPath(w.dir, later)); err != nil {
 				return err
 			}
 		}
+		logs = logs[:i+1]
+		break
 	}
 	if from > 0 {
 		if err := removeBefore(w.dir, from); err != nil {
@@ -443,8 +468,8 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 var errDamaged = errors.New("damaged record")
 
 // replay applies every record of the file at path to tree and returns the
-// length of its whole records. With tail set, a damaged or unfinished
-// record ends the file; otherwise it is an error.
+// length of the whole, intact records it applied. With tail set, a damaged
+// or unfinished record ends the replay; otherwise it is an error.
 func (w *wal) replay(path string, tree *btree.BTreeG[item], tail bool) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
