@@ -17,27 +17,32 @@ import (
 // commits per second.
 func runUpdates(b *testing.B, s storage.Engine, goroutines int, readFirst bool) {
 	value := make([]byte, 100)
+	runParallel(b, s, goroutines, "commit", func(g, i int) func(storage.Tx) error {
+		key := fmt.Appendf(nil, "bench/%02d/%06d", g, i%5000)
+		return func(tx storage.Tx) error {
+			if readFirst {
+				if _, err := tx.Get(key); err != nil && err != storage.ErrNotFound {
+					return err
+				}
+			}
+			return tx.Set(key, value)
+		}
+	})
+}
+
+// runParallel spreads b.N Updates over goroutines; update(g, i) gives the
+// function of the i-th Update (from 1) made by goroutine g. It reports
+// Updates per second and CPU time per Update, named after unit, and how
+// many Updates shared a transaction.
+func runParallel(b *testing.B, s storage.Engine, goroutines int, unit string, update func(g, i int) func(storage.Tx) error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for g := range goroutines {
 		wg.Go(func() {
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				key := fmt.Appendf(nil, "bench/%02d/%06d", g, i%5000)
-				err := s.Update(context.Background(), func(tx storage.Tx) error {
-					if readFirst {
-						if _, err := tx.Get(key); err != nil && err != storage.ErrNotFound {
-							return err
-						}
-					}
-					return tx.Set(key, value)
-				})
-				if err != nil {
+			for i := 1; next.Add(1) <= int64(b.N); i++ {
+				if err := s.Update(context.Background(), update(g, i)); err != nil {
 					b.Error(err)
 					return
 				}
@@ -46,9 +51,9 @@ func runUpdates(b *testing.B, s storage.Engine, goroutines int, readFirst bool) 
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-	// CPU time per commit is steadier than wall time on a shared machine.
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/commit")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit+"s/s")
+	// CPU time per Update is steadier than wall time on a shared machine.
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/"+unit)
 	if st, ok := s.(interface{ Stats() (int64, int64) }); ok {
 		if txs, updates := st.Stats(); txs > 0 {
 			b.ReportMetric(float64(updates)/float64(txs), "updates/tx")
@@ -217,34 +222,13 @@ func BenchmarkInsertNew16(b *testing.B) {
 	s := openStore(b, b.TempDir(), false)
 	defer s.Close()
 	value := bytes.Repeat([]byte("v"), 220)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	for g := range 16 {
-		wg.Go(func() {
-			n := 0
-			for next.Add(1) <= int64(b.N) {
-				n++
-				key := fmt.Appendf(nil, "e/tbl/w%d\x00%d", g, n)
-				err := s.Update(context.Background(), func(tx storage.Tx) error {
-					if _, err := tx.Get(key); err != storage.ErrNotFound {
-						return fmt.Errorf("Get of a new key: %v", err)
-					}
-					return tx.Set(key, value)
-				})
-				if err != nil {
-					b.Error(err)
-					return
-				}
+	runParallel(b, s, 16, "insert", func(g, i int) func(storage.Tx) error {
+		key := fmt.Appendf(nil, "e/tbl/w%d\x00%d", g, i)
+		return func(tx storage.Tx) error {
+			if _, err := tx.Get(key); err != storage.ErrNotFound {
+				return fmt.Errorf("Get of a new key: %v", err)
 			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/insert")
-	if txs, updates := s.Stats(); txs > 0 {
-		b.ReportMetric(float64(updates)/float64(txs), "updates/tx")
-	}
+			return tx.Set(key, value)
+		}
+	})
 }
