@@ -78,6 +78,16 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	work := s.tree.Clone()
 	t := &tx{t: work, logged: s.log != nil}
 	if err := fn(t); err != nil {
+		if s.log != nil && s.log.sync && s.log.seq > 0 {
+			// The failure may rest on writes not on disk yet: report it
+			// only once they are.
+			seq := s.log.seq
+			s.mu.Unlock()
+			locked = false
+			if serr := s.log.syncTo(s, seq); serr != nil {
+				return serr
+			}
+		}
 		return err
 	}
 	if !t.dirty {
