@@ -1,5 +1,6 @@
-// Package sqlitestore is the default, durable storage engine: SQLite through
-// modernc.org/sqlite (pure Go, no cgo) with group commit.
+// Package sqlitestore is the durable storage engine for data larger than
+// memory: SQLite through modernc.org/sqlite (pure Go, no cgo) with group
+// commit.
 //
 // # Layout
 //
