@@ -147,21 +147,26 @@ const (
 
 // openEngine opens the engine of the data directory dir.
 func openEngine(dir string, cfg Config) (storage.Engine, error) {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	hasDB := exists(sqlitestore.DBFile)
 	kind := cfg.EngineKind
 	if kind == "" {
 		kind = EngineLog
-		if _, err := os.Stat(filepath.Join(dir, sqlitestore.DBFile)); err == nil {
+		if hasDB {
 			kind = EngineSQLite
 		}
 	}
 	switch kind {
 	case EngineLog:
-		if _, err := os.Stat(filepath.Join(dir, sqlitestore.DBFile)); err == nil {
+		if hasDB {
 			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
 		}
 		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
 	case EngineSQLite:
-		if _, err := os.Stat(filepath.Join(dir, memstore.LogDir)); err == nil {
+		if exists(memstore.LogDir) {
 			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
 		}
 		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})

@@ -78,28 +78,14 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	work := s.tree.Clone()
 	t := &tx{t: work, logged: s.log != nil}
 	if err := fn(t); err != nil {
-		if s.log != nil && s.log.sync && s.log.seq > 0 {
-			// The failure may rest on writes not on disk yet: report it
-			// only once they are.
-			seq := s.log.seq
-			s.mu.Unlock()
-			locked = false
-			if serr := s.log.syncTo(s, seq); serr != nil {
-				return serr
-			}
+		// The failure may rest on writes not on disk yet.
+		if serr := s.awaitRead(&locked); serr != nil {
+			return serr
 		}
 		return err
 	}
 	if !t.dirty {
-		if s.log != nil && s.log.sync && s.log.seq > 0 {
-			// What fn read may not be on disk yet: answer only once it
-			// is, as for a write.
-			seq := s.log.seq
-			s.mu.Unlock()
-			locked = false
-			return s.log.syncTo(s, seq)
-		}
-		return nil
+		return s.awaitRead(&locked)
 	}
 	if s.log == nil {
 		s.tree = work
@@ -122,6 +108,20 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	s.log.maybeCompact(s)
 	s.mu.Unlock()
 	locked = false
+	return s.log.syncTo(s, seq)
+}
+
+// awaitRead lets an Update that wrote nothing answer only once everything
+// it may have read is on disk, as a writing Update would. Only a store with
+// Sync has writes that others can read before they are on disk. It runs
+// under mu and releases it when it has to wait.
+func (s *Store) awaitRead(locked *bool) error {
+	if s.log == nil || !s.log.sync || s.log.seq == 0 {
+		return nil
+	}
+	seq := s.log.seq
+	s.mu.Unlock()
+	*locked = false
 	return s.log.syncTo(s, seq)
 }
 

@@ -369,6 +369,12 @@ func removeBefore(dir string, gen uint64) error {
 	if err != nil {
 		return err
 	}
+	return removeOlder(dir, logs, snaps, gen)
+}
+
+// removeOlder removes those of the listed logs and snapshots that are
+// older than gen.
+func removeOlder(dir string, logs, snaps []uint64, gen uint64) error {
 	var errs []error
 	for _, g := range logs {
 		if g < gen {
@@ -394,22 +400,20 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 	if len(snaps) > 0 {
 		from = snaps[len(snaps)-1]
 		path := snapPath(w.dir, from)
-		if _, err := w.replay(path, tree, false); err != nil {
+		if _, _, err := w.replay(path, tree, false); err != nil {
 			return err
 		}
 	}
+	allLogs := slices.Clone(logs)
 	logs = slices.DeleteFunc(logs, func(g uint64) bool { return g < from })
 	for i, g := range logs {
 		path := logPath(w.dir, g)
-		good, err := w.replay(path, tree, true)
+		good, size, err := w.replay(path, tree, true)
 		if err != nil {
 			return err
 		}
-		st, err := os.Stat(path)
-		if err != nil {
-			return err
-		}
-		if good == st.Size() {
+		w.size = good // the newest log's length once the loop ends
+		if good == size {
 			continue
 		}
 		// A damaged or unfinished record: what a crash leaves at the end
@@ -419,7 +423,7 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 		// the store is what it was just before.
 		if w.logger != nil {
 			w.logger.Warn("memstore: log ends in a damaged record; later writes are dropped",
-				"file", path, "offset", good, "dropped_bytes", st.Size()-good, "later_logs", len(logs)-i-1)
+				"file", path, "offset", good, "dropped_bytes", size-good, "later_logs", len(logs)-i-1)
 		}
 		if err := os.Truncate(path, good); err != nil {
 			return err
@@ -432,10 +436,8 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 		logs = logs[:i+1]
 		break
 	}
-	if from > 0 {
-		if err := removeBefore(w.dir, from); err != nil {
-			return err
-		}
+	if err := removeOlder(w.dir, allLogs, snaps, from); err != nil {
+		return err
 	}
 	if len(logs) == 0 {
 		w.gen = max(from, 1)
@@ -455,12 +457,7 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 	if err != nil {
 		return err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	w.f, w.size = f, st.Size()
+	w.f = f
 	return nil
 }
 
@@ -468,22 +465,26 @@ func (w *wal) recover(tree *btree.BTreeG[item]) error {
 var errDamaged = errors.New("damaged record")
 
 // replay applies every record of the file at path to tree and returns the
-// length of the whole, intact records it applied. With tail set, a damaged
+// length of the whole, intact records it applied and the file's size. With tail set, a damaged
 // or unfinished record ends the replay; otherwise it is an error.
-func (w *wal) replay(path string, tree *btree.BTreeG[item], tail bool) (int64, error) {
+func (w *wal) replay(path string, tree *btree.BTreeG[item], tail bool) (good, size int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size = st.Size()
 	r := bufio.NewReaderSize(f, 1<<20)
-	var good int64
 	var hdr [headerLen]byte
 	var payload []byte
 	for {
 		_, err := io.ReadFull(r, hdr[:])
 		if err == io.EOF {
-			return good, nil
+			return good, size, nil
 		}
 		n := binary.LittleEndian.Uint32(hdr[:4])
 		if err == nil && n > maxRecord {
@@ -504,9 +505,9 @@ func (w *wal) replay(path string, tree *btree.BTreeG[item], tail bool) (int64, e
 		}
 		if err != nil {
 			if tail && (err == errDamaged || err == io.ErrUnexpectedEOF) {
-				return good, nil
+				return good, size, nil
 			}
-			return 0, fmt.Errorf("memstore: %s at offset %d: %w", path, good, err)
+			return 0, 0, fmt.Errorf("memstore: %s at offset %d: %w", path, good, err)
 		}
 		good += int64(headerLen) + int64(n)
 	}
