@@ -127,3 +127,8 @@ func meta(m map[string]*string, name string) string {
 	}
 	return ""
 }
+
+func isCode(err error, status int, code string) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == status && re.ErrorCode == code
+}
