@@ -128,7 +128,7 @@ func TestParseTarget(t *testing.T) {
 
 func TestSelectWorkloads(t *testing.T) {
 	all, err := selectWorkloads("all")
-	if err != nil || len(all) != 11 {
+	if err != nil || len(all) != 14 {
 		t.Fatalf("all: %d %v", len(all), err)
 	}
 	some, err := selectWorkloads("trivial, blob-lease,trivial")

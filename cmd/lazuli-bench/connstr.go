@@ -23,6 +23,7 @@ type account struct {
 	Blob  *url.URL
 	Queue *url.URL
 	Table *url.URL
+	File  *url.URL
 }
 
 // isConnStringKey reports whether k (lowercased) is a connection-string
@@ -69,7 +70,7 @@ func parseConnectionString(s string) (*account, error) {
 		}
 		kv["accountname"] = devAccount
 		kv["accountkey"] = devKey
-		for svc, port := range map[string]string{"blob": "10000", "queue": "10001", "table": "10002"} {
+		for svc, port := range map[string]string{"blob": "10000", "queue": "10001", "table": "10002", "file": "10003"} {
 			kv[svc+"endpoint"] = host + ":" + port + "/" + devAccount
 		}
 	}
@@ -99,7 +100,7 @@ func parseConnectionString(s string) (*account, error) {
 	for _, svc := range []struct {
 		name string
 		dst  **url.URL
-	}{{"blob", &a.Blob}, {"queue", &a.Queue}, {"table", &a.Table}} {
+	}{{"blob", &a.Blob}, {"queue", &a.Queue}, {"table", &a.Table}, {"file", &a.File}} {
 		raw := kv[svc.name+"endpoint"]
 		if raw == "" {
 			raw = proto + "://" + a.Name + "." + svc.name + "." + suffix

@@ -149,6 +149,10 @@ func requestsPerOp(workload string) string {
 		return "acquire + release"
 	case "blob-upload-64m":
 		return "16 Put Block + Put Block List"
+	case "file-put-1k":
+		return "Create File + Put Range"
+	case "file-upload-64m":
+		return "Create File + 16 Put Range"
 	case "queue-receive-delete":
 		return "Get Messages + Delete Message"
 	}
