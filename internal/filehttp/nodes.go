@@ -19,6 +19,19 @@ import (
 
 func xmlName(s string) xml.Name { return xml.Name{Local: s} }
 
+// bodyReader turns a failure to read the request body (a client that sent
+// fewer bytes than its Content-Length, or went away) into a 400 rather
+// than a 500; nothing has been written at that point.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+	}
+	return n, err
+}
+
 func opName(dir bool, f, d string) string {
 	if dir {
 		return d
@@ -480,7 +493,7 @@ func (h *handler) putRange(rq *req) error {
 		if err != nil {
 			return err
 		}
-		data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, n, want)
+		data, err := h.svc.Ingest(rq.ctx(), bodyReader{rq.r.Body}, n, want)
 		if err != nil {
 			return err
 		}
