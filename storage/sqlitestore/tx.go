@@ -19,9 +19,6 @@ import (
 // from the pool.
 type conn struct {
 	dc driver.Conn
-	// restoreMutex puts back the SQLite connection mutex (see
-	// detachMutex) before the connection closes.
-	restoreMutex func()
 
 	begin, beginImmediate, commit, rollback *stmt
 	savepoint, release, rollbackTo          *stmt
@@ -62,7 +59,7 @@ func openConn(drv driver.Driver, dsn string, writer bool) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{dc: dc, restoreMutex: detachMutex(dc)}
+	c := &conn{dc: dc}
 	if writer {
 		// The schema must exist before statements can be prepared.
 		if err := c.execSQL(`CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
@@ -217,7 +214,6 @@ func (c *conn) close() error {
 	for _, st := range c.all {
 		errs = append(errs, st.Close())
 	}
-	c.restoreMutex()
 	errs = append(errs, c.dc.Close())
 	return errors.Join(errs...)
 }
