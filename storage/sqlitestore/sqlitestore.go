@@ -102,12 +102,6 @@ type Store struct {
 	writer *conn
 	cache  *writeCache // the writer's; see writeCache
 
-	// Writes of the open batch's succeeded Updates that have not reached
-	// SQLite yet (see deferred.go). Only the writer goroutine uses them.
-	deferOn  bool
-	bpend    []pendingWrite
-	bpendIdx map[string]int
-
 	queue   chan *request
 	quit    chan struct{}
 	stopped chan struct{} // closed when the writer goroutine has exited
@@ -458,13 +452,8 @@ func (s *Store) writeLoop() {
 // the whole transaction is abandoned and the innocent requests run again
 // in a fresh one (the contract allows running fn more than once).
 func (s *Store) runBatch(batch []*request) {
-	deferWrites := true
 	for len(batch) > 0 {
-		// After a failure, run the retry with every Update's writes
-		// executed as soon as it succeeds, so that a failing write is
-		// charged to the Update that made it.
-		batch = s.runTx(batch, deferWrites)
-		deferWrites = false
+		batch = s.runTx(batch)
 	}
 }
 
@@ -479,10 +468,8 @@ const (
 
 // runTx runs batch in one transaction and returns the requests that must
 // run again because the transaction was abandoned.
-func (s *Store) runTx(batch []*request, deferWrites bool) (retry []*request) {
+func (s *Store) runTx(batch []*request) (retry []*request) {
 	c := s.writer
-	s.deferOn = deferWrites
-	defer s.dropDeferred()
 	if err := c.exec(c.beginImmediate); err != nil {
 		err = fmt.Errorf("sqlitestore: begin: %w", err)
 		for _, r := range batch {
@@ -526,13 +513,6 @@ func (s *Store) runTx(batch []*request, deferWrites bool) (retry []*request) {
 			}
 		}
 	}
-	if err := s.flushDeferred(); err != nil {
-		// The held writes of several Updates failed together: abandon
-		// the transaction and run them again one by one.
-		c.exec(c.rollback)
-		s.cache.reset()
-		return ok
-	}
 	err := c.exec(c.commit)
 	if err != nil {
 		c.exec(c.rollback)
@@ -556,7 +536,7 @@ func (s *Store) apply(r *request) (res outcome) {
 		return failed
 	}
 	c := s.writer
-	t := &tx{c: c, cache: s.cache, s: s}
+	t := &tx{c: c, cache: s.cache}
 	res = failed
 	defer func() {
 		t.done = true

@@ -251,9 +251,6 @@ type tx struct {
 
 	// cache is the writer's cache (nil in Views); see writeCache.
 	cache *writeCache
-	// s is the store of an Update (nil in Views), for the writes held
-	// for the whole batch (see deferred.go).
-	s *Store
 }
 
 // pendingWrite is a Set (del false) or Delete of an Update not yet run.
@@ -297,18 +294,8 @@ func (t *tx) flush() error {
 	return t.runPending()
 }
 
-// runPending runs the pending writes in order and forgets them. An Update
-// that succeeded without a SAVEPOINT hands them to the batch instead,
-// where they wait for the COMMIT (or a Scan).
+// runPending runs the pending writes in order and forgets them.
 func (t *tx) runPending() error {
-	if t.s != nil && t.s.deferOn && !t.savepoint {
-		for _, w := range t.pend {
-			t.s.holdWrite(w)
-		}
-		clear(t.pend)
-		t.pend, t.pendIdx = t.pend[:0], nil
-		return nil
-	}
 	for _, w := range t.pend {
 		if err := t.apply(w); err != nil {
 			return err
@@ -345,17 +332,6 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	}
 	if len(t.pend) > 0 {
 		if w, ok := t.pending(key); ok {
-			if w.del {
-				return nil, storage.ErrNotFound
-			}
-			if w.value == nil {
-				return []byte{}, nil
-			}
-			return w.value, nil
-		}
-	}
-	if t.s != nil && len(t.s.bpend) > 0 {
-		if w, ok := t.s.heldWrite(key); ok {
 			if w.del {
 				return nil, storage.ErrNotFound
 			}
@@ -450,14 +426,6 @@ func (t *tx) Set(key, value []byte) error { return t.write(pendingWrite{key: key
 func (t *tx) Delete(key []byte) error { return t.write(pendingWrite{key: key, del: true}) }
 
 func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
-	if !t.done && t.s != nil && len(t.s.bpend) > 0 {
-		// Earlier Updates' held writes go to SQLite first, outside any
-		// SAVEPOINT of this one.
-		if err := t.s.flushDeferred(); err != nil {
-			t.fail(err)
-			return &iter{t: t, err: err, last: true}
-		}
-	}
 	if !t.done && len(t.pend) > 0 {
 		// The range may hold pending writes: give them to SQLite first.
 		if err := t.flush(); err != nil {
