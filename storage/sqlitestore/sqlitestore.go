@@ -100,7 +100,6 @@ type Store struct {
 	opts   Options
 	drv    driver.Driver
 	writer *conn
-	cache  *writeCache // the writer's; see writeCache
 
 	queue   chan *request
 	quit    chan struct{}
@@ -162,7 +161,6 @@ func Open(opts Options) (*Store, error) {
 		stopped: make(chan struct{}),
 		readers: make(chan *conn, opts.Readers),
 		unlock:  unlock,
-		cache:   newWriteCache(),
 	}
 	s.chunks, err = filestore.OpenChunkStore(filepath.Join(opts.Dir, ChunkDir), opts.Sync, &s.closed)
 	if err != nil {
@@ -489,7 +487,6 @@ func (s *Store) runTx(batch []*request) (retry []*request) {
 		case broken:
 			close(r.done)
 			c.exec(c.rollback)
-			s.cache.reset()
 			return append(ok, batch[i+1:]...)
 		}
 		if i == len(batch)-1 && len(batch) < maxBatch {
@@ -516,7 +513,6 @@ func (s *Store) runTx(batch []*request) (retry []*request) {
 	err := c.exec(c.commit)
 	if err != nil {
 		c.exec(c.rollback)
-		s.cache.reset()
 		err = fmt.Errorf("sqlitestore: commit: %w", err)
 	}
 	s.nCommits.Add(1)
@@ -536,7 +532,7 @@ func (s *Store) apply(r *request) (res outcome) {
 		return failed
 	}
 	c := s.writer
-	t := &tx{c: c, cache: s.cache}
+	t := &tx{c: c}
 	res = failed
 	defer func() {
 		t.done = true
@@ -554,9 +550,7 @@ func (s *Store) apply(r *request) (res outcome) {
 		}
 		if t.sqlErr != nil {
 			// SQLite reported an error (I/O, full disk, ...): it may
-			// have rolled back more than this savepoint, and the cache
-			// may hold writes that never happened.
-			s.cache.reset()
+			// have rolled back more than this savepoint.
 			if r.err == nil && r.panic == nil {
 				r.err = t.sqlErr
 			}
@@ -572,8 +566,6 @@ func (s *Store) apply(r *request) (res outcome) {
 			}
 			return
 		}
-		// Undoing the savepoint undoes writes the cache has seen.
-		s.cache.reset()
 		if err := errors.Join(c.exec(c.rollbackTo), c.exec(c.release)); err != nil {
 			res = broken
 		}

@@ -248,9 +248,6 @@ type tx struct {
 
 	pend    []pendingWrite
 	pendIdx map[string]int // latest pending write by key, once pend is long
-
-	// cache is the writer's cache (nil in Views); see writeCache.
-	cache *writeCache
 }
 
 // pendingWrite is a Set (del false) or Delete of an Update not yet run.
@@ -306,14 +303,10 @@ func (t *tx) runPending() error {
 	return nil
 }
 
-// apply runs one write in SQLite and records its effect in the writer
-// cache.
+// apply runs one write in SQLite.
 func (t *tx) apply(w pendingWrite) error {
 	if err := t.c.write(w); err != nil {
 		return t.fail(err)
-	}
-	if t.cache != nil {
-		t.cache.record(w)
 	}
 	return nil
 }
@@ -341,14 +334,6 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 			return w.value, nil
 		}
 	}
-	if t.cache != nil {
-		if e, ok := t.cache.get(key); ok {
-			if e.absent {
-				return nil, storage.ErrNotFound
-			}
-			return e.v, nil
-		}
-	}
 	rows, err := t.c.query(t.c.get, key)
 	if err != nil {
 		return nil, t.fail(err)
@@ -363,19 +348,11 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	}
 	switch {
 	case err == io.EOF:
-		if t.cache != nil {
-			t.cache.putAbsent(key)
-		}
 		return nil, storage.ErrNotFound
 	case err != nil:
 		return nil, t.fail(err)
 	}
-	v, err := blob(dest[0])
-	if err == nil && t.cache != nil {
-		// The driver handed out a fresh copy, which nobody may modify.
-		t.cache.put(key, v)
-	}
-	return v, err
+	return blob(dest[0])
 }
 
 // blob converts a column value the driver returned; the driver hands out a
