@@ -238,7 +238,10 @@ var errTxDone = errors.New("sqlitestore: transaction used after its function ret
 // statement journal). Get sees the pending writes. A Scan cannot merge
 // them cheaply; the first Scan after a write opens the SAVEPOINT, hands
 // the pending writes to SQLite and from then on writes go straight
-// through, as does everything else in that Update.
+// through, as does everything else in that Update. Worth its lines: the
+// SAVEPOINT, its RELEASE and the statement journal cost 7.6% of server CPU
+// in a Put Blob profile, and lazuli-bench blob-put-1k from 16 clients went
+// from about 4.4k to 6.3k ops/s when they went.
 type tx struct {
 	c         *conn
 	ro        bool
