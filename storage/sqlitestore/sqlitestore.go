@@ -334,32 +334,6 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	return fn(t)
 }
 
-// GetOne implements storage.SingleGetter: one SELECT outside an explicit
-// transaction, which SQLite runs on a snapshot of its own that includes
-// every committed Update, without the BEGIN and ROLLBACK a View costs.
-func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
-	s.views.Add(1)
-	defer s.views.Add(-1)
-	if s.closed.Load() {
-		return nil, storage.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c, err := s.acquireReader()
-	if err != nil {
-		return nil, err
-	}
-	t := &tx{c: c, ro: true}
-	v, err := t.Get(key)
-	if t.sqlErr != nil {
-		c.close() // a connection SQLite failed on is not reused
-		return nil, err
-	}
-	s.releaseReader(c)
-	return v, err
-}
-
 func (s *Store) acquireReader() (*conn, error) {
 	select {
 	case c := <-s.readers:

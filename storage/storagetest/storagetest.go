@@ -64,7 +64,6 @@ func Run(t *testing.T, open Opener) {
 		{"SnapshotPairs", testSnapshotPairs},
 		{"SnapshotRepeatableRead", testSnapshotRepeatableRead},
 		{"ViewSeesCommitted", testViewSeesCommitted},
-		{"ViewMostlyOne", testViewMostlyOne},
 		{"NestedViews", testNestedViews},
 		{"Chunks", testChunks},
 		{"ChunkWalk", testChunkWalk},
@@ -1140,63 +1139,6 @@ func testViewSeesCommitted(t *testing.T, e storage.Engine) {
 		v := strconv.Itoa(i)
 		MustSet(t, e, "k", v)
 		wantValue(t, e, "k", v)
-	}
-}
-
-// testViewMostlyOne: a function reading one key gets the committed value;
-// one reading more (even if it ignores the error of its second read) ends
-// up run in a real View, whose reads agree with each other.
-func testViewMostlyOne(t *testing.T, e storage.Engine) {
-	ctx := context.Background()
-	MustSet(t, e, "a", "1")
-	MustSet(t, e, "b", "1")
-	for i := range 50 {
-		v := strconv.Itoa(i + 2)
-		MustUpdate(t, e, func(tx storage.Tx) error {
-			tx.Set([]byte("a"), []byte(v))
-			return tx.Set([]byte("b"), []byte(v))
-		})
-		var one string
-		err := storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			got, err := tx.Get([]byte("a"))
-			one = string(got)
-			return err
-		})
-		if err != nil || one != v {
-			t.Fatalf("one read = %q, %v; want %q", one, err, v)
-		}
-		var a, b string
-		runs := 0
-		err = storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			runs++
-			x, err := tx.Get([]byte("a"))
-			if err != nil {
-				return err
-			}
-			a = string(x)
-			y, _ := tx.Get([]byte("b")) // error ignored on purpose
-			b = string(y)
-			return nil
-		})
-		if err != nil || a != v || b != v {
-			t.Fatalf("two reads = %q, %q, %v after %d runs; want %q twice", a, b, err, runs, v)
-		}
-		keys := 0
-		err = storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			keys = 0
-			it := tx.Scan(nil, nil, false)
-			defer it.Close()
-			for it.Next() {
-				keys++
-			}
-			return it.Err()
-		})
-		if err != nil || keys != 2 {
-			t.Fatalf("scan saw %d keys, %v; want 2", keys, err)
-		}
-	}
-	if err := storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error { return tx.Set([]byte("a"), nil) }); !errors.Is(err, storage.ErrReadOnly) {
-		t.Fatalf("Set in ViewMostlyOne: %v, want ErrReadOnly", err)
 	}
 }
 
