@@ -165,24 +165,9 @@ func (s *Service) purgeQueue(ctx context.Context, qid uint64) error {
 func (s *Service) deleteSome(ctx context.Context, prefix []byte) (int, error) {
 	var n int
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
-		n = 0
-		var keys [][]byte
-		it := tx.Scan(prefix, keyenc.PrefixEnd(prefix), false)
-		for len(keys) < purgeBatch && it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		err := it.Err()
-		it.Close()
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := tx.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(keys)
-		return nil
+		var err error
+		n, err = storage.DeleteRange(tx, prefix, keyenc.PrefixEnd(prefix), purgeBatch)
+		return err
 	})
 	return n, err
 }

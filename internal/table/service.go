@@ -345,23 +345,10 @@ func (s *Service) purge(ctx context.Context, uid string) error {
 	for {
 		n := 0
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
-			n = 0
-			it := tx.Scan(lo, hi, false)
-			var keys [][]byte
-			for it.Next() && len(keys) < 1000 {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			var err error
+			if n, err = storage.DeleteRange(tx, lo, hi, 1000); err != nil {
 				return err
 			}
-			for _, k := range keys {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
-			n = len(keys)
 			if n < 1000 {
 				return tx.Delete(purgeKey(uid))
 			}

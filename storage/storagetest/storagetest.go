@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScanOrder", testScanOrder},
 		{"ScanInsideUpdate", testScanInsideUpdate},
 		{"ScanInterleavedWithGets", testScanInterleavedWithGets},
+		{"DeleteRange", testDeleteRange},
 		{"LargeValues", testLargeValues},
 		{"ManyKeys", testManyKeys},
 		{"RandomAgainstModel", testRandomAgainstModel},
@@ -1140,6 +1141,36 @@ func testViewSeesCommitted(t *testing.T, e storage.Engine) {
 		MustSet(t, e, "k", v)
 		wantValue(t, e, "k", v)
 	}
+}
+
+// testDeleteRange: storage.DeleteRange removes the keys of its range in
+// order, no more than its limit, and nothing outside the range.
+func testDeleteRange(t *testing.T, e storage.Engine) {
+	for _, k := range []string{"a", "b1", "b2", "b3", "b4", "c"} {
+		MustSet(t, e, k, "v")
+	}
+	var n int
+	MustUpdate(t, e, func(tx storage.Tx) (err error) {
+		n, err = storage.DeleteRange(tx, []byte("b"), []byte("c"), 3)
+		return err
+	})
+	if n != 3 {
+		t.Fatalf("limited DeleteRange deleted %d keys, want 3", n)
+	}
+	for _, k := range []string{"b1", "b2", "b3"} {
+		wantAbsent(t, e, k)
+	}
+	wantValue(t, e, "b4", "v")
+	MustUpdate(t, e, func(tx storage.Tx) (err error) {
+		n, err = storage.DeleteRange(tx, []byte("b"), nil, 0)
+		return err
+	})
+	if n != 2 {
+		t.Fatalf("unbounded DeleteRange deleted %d keys, want 2", n)
+	}
+	wantValue(t, e, "a", "v")
+	wantAbsent(t, e, "b4")
+	wantAbsent(t, e, "c")
 }
 
 func putChunk(tb testing.TB, cs storage.ChunkStore, b []byte) storage.ChunkRef {
