@@ -17,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -38,7 +39,7 @@ func New(d httpx.Deps) http.Handler {
 		now = time.Now
 	}
 	d.Now = now
-	h := &handler{d: d, svc: blob.New(d.Engine, now, httpx.NewUUID)}
+	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }
