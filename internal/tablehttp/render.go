@@ -145,11 +145,6 @@ func rawNeedsAnnotation(p *table.RawProp) bool {
 func appendRawValue(b []byte, p *table.RawProp) []byte {
 	switch p.Type {
 	case odata.String, odata.Guid:
-		if p.Plain {
-			b = append(b, '"')
-			b = append(b, p.Data...)
-			return append(b, '"')
-		}
 		return jsonString(b, p.Data)
 	case odata.Int32:
 		return strconv.AppendInt(b, p.Int, 10)
