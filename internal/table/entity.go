@@ -214,18 +214,9 @@ func validPropertyName(n string) error {
 	return nil
 }
 
-// isASCII reports whether s is all ASCII, eight bytes at a time.
+// isASCII reports whether s is all ASCII.
 func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		if x&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}

@@ -13,7 +13,7 @@ import (
 
 // jsonString appends s as a JSON string.
 func jsonString[T string | []byte](b []byte, s T) []byte {
-	if odata.IsJSONPlain(s) {
+	if jsonPlain(s, true) {
 		b = append(b, '"')
 		b = append(b, s...)
 		return append(b, '"')
@@ -92,7 +92,7 @@ func appendAnnotationMember[T string | []byte](b []byte, name T) []byte {
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
-	if odata.IsJSONPlain(name) {
+	if jsonPlain(name, true) {
 		b = append(b, '"')
 		b = append(b, name...)
 		b = append(b, `@odata.type":`...)
