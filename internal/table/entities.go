@@ -155,7 +155,10 @@ func prepareOp(op *Op) preparedOp {
 	return p
 }
 
-// ifMatches is etagMatchesTicks(op.IfMatch, ticks) from the parsed value.
+// ifMatches reports whether the op's If-Match value selects the entity
+// whose Timestamp is ticks: "*", or an ETag naming that Timestamp in any
+// spelling the service accepts. It is the one If-Match check of entity
+// writes, batches included; the value is parsed once, in prepareOp.
 func (p *preparedOp) ifMatches(ticks int64) bool {
 	if p.ifAny || (p.ifOK && p.ifTicks == ticks) {
 		return true

@@ -156,22 +156,6 @@ func parseETagGeneral(s string) (int64, bool) {
 	return t, true
 }
 
-// etagMatches reports whether an If-Match value selects the entity.
-func etagMatches(ifMatch string, e *Entity) bool { return etagMatchesTicks(ifMatch, e.Timestamp) }
-
-// etagMatchesTicks reports whether an If-Match value selects the entity
-// whose Timestamp is ticks.
-func etagMatchesTicks(ifMatch string, ticks int64) bool {
-	if strings.TrimSpace(ifMatch) == "*" {
-		return true
-	}
-	if ifMatch == ETagFor(ticks) {
-		return true
-	}
-	t, ok := parseETag(ifMatch)
-	return ok && t == ticks
-}
-
 // ValidateKey checks a PartitionKey or RowKey value.
 func ValidateKey(name, k string) error {
 	if !utf8.ValidString(k) {
