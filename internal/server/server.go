@@ -84,8 +84,11 @@ type Server struct {
 	addrs    map[auth.Service]string
 	tls      bool
 	wg       sync.WaitGroup
-	stopGC   context.CancelFunc
-	gcDone   chan struct{}
+	// workers are the background workers of the services (purges) and
+	// the chunk collector: Start runs them, Close stops them.
+	workers     []func(context.Context) error
+	stopWorkers context.CancelFunc
+	workersDone sync.WaitGroup
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -122,7 +125,8 @@ func New(cfg Config) (*Server, error) {
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc)}
+		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
+			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return httpx.Wrap(svc, newHandler(d), opts)
 	}
 	s.handlers = map[auth.Service]http.Handler{
@@ -247,13 +251,18 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
-	if len(s.cfg.ChunkMarkers) > 0 && s.stopGC == nil {
+	if s.stopWorkers == nil {
+		if len(s.cfg.ChunkMarkers) > 0 {
+			s.workers = append(s.workers, func(ctx context.Context) error {
+				chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+				return nil
+			})
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.stopGC, s.gcDone = cancel, make(chan struct{})
-		go func() {
-			defer close(s.gcDone)
-			chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
-		}()
+		s.stopWorkers = cancel
+		for _, run := range s.workers {
+			s.workersDone.Go(func() { run(ctx) })
+		}
 	}
 	return nil
 }
@@ -313,9 +322,9 @@ func (s *Server) Close() error {
 	}
 	<-shut
 	s.wg.Wait()
-	if s.stopGC != nil {
-		s.stopGC()
-		<-s.gcDone
+	if s.stopWorkers != nil {
+		s.stopWorkers()
+		s.workersDone.Wait()
 	}
 	if s.ownsEng {
 		return s.engine.Close()
