@@ -40,9 +40,26 @@ func engines(tb testing.TB) map[string]func(tb testing.TB) storage.Engine {
 func forEachEngine(t *testing.T, fn func(t *testing.T, s *Service)) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
-			fn(t, New(mk(t), Options{MaxScan: 50}))
+			fn(t, startService(t, mk(t), Options{MaxScan: 50}))
 		})
 	}
+}
+
+// startService returns a Service on eng with its background worker
+// running until the test ends, as the server runs it.
+func startService(tb testing.TB, eng storage.Engine, o Options) *Service {
+	s := New(eng, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx)
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return s
 }
 
 func wantCode(t *testing.T, err error, code string) {
@@ -260,7 +277,7 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 		}
 		return tx.Set(purgeKey("olduid"), []byte{})
 	})
-	s := New(eng, Options{})
+	s := startService(t, eng, Options{})
 	s.WaitPurges()
 	n := 0
 	eng.View(ctx, func(tx storage.Tx) error {

@@ -19,7 +19,6 @@ func TestAppendRowMatchesAppendEntity(t *testing.T) {
 	eng := memstore.New()
 	defer eng.Close()
 	svc := table.New(eng, table.Options{})
-	defer svc.WaitPurges()
 	ctx := context.Background()
 	if _, err := svc.CreateTable(ctx, "acct", "render"); err != nil {
 		t.Fatal(err)

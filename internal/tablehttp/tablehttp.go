@@ -52,7 +52,10 @@ func New(d httpx.Deps) http.Handler {
 
 // NewWithOptions returns the Table service handler with tuning options.
 func NewWithOptions(d httpx.Deps, o Options) http.Handler {
-	return &handler{d: d, svc: table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})}
+	svc := table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})
+	// Purges deleted tables' rows, including those an earlier process left.
+	d.StartWorker(svc.Run)
+	return &handler{d: d, svc: svc}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
