@@ -110,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 	default:
 		dir := cfg.Location
 		if dir == "" {
-			dir = DefaultLocation()
+			dir = DefaultLocation
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -178,14 +178,8 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 	return nil, fmt.Errorf("unknown engine %q (want %s or %s)", kind, EngineLog, EngineSQLite)
 }
 
-// DefaultLocation is the data directory used when none is given:
-// $LAZULI_LOCATION, else ./lazuli-data.
-func DefaultLocation() string {
-	if v := os.Getenv("LAZULI_LOCATION"); v != "" {
-		return v
-	}
-	return "lazuli-data"
-}
+// DefaultLocation is the data directory used when none is given.
+const DefaultLocation = "lazuli-data"
 
 // Engine returns the storage engine.
 func (s *Server) Engine() storage.Engine { return s.engine }
