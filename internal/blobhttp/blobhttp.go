@@ -1,5 +1,11 @@
 // Package blobhttp is the HTTP surface of the Blob service: it decodes
 // requests, runs the operation and encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package blob, which holds every Blob rule and runs it inside storage
+// transactions; this package only translates between the two. The server
+// builds it with New from httpx.Deps.
 package blobhttp
 
 import (

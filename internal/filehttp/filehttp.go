@@ -1,5 +1,8 @@
-// Package filehttp is the HTTP surface of the File service: it decodes
-// requests, runs the operation and encodes Azure's responses.
+// Package filehttp is the HTTP surface of the File service. It fits
+// behind httpx's wrapper (account, authentication, common headers) like
+// the other services' HTTP packages, and the server builds it with New
+// from httpx.Deps; for now it answers every request with httpx's
+// not-implemented response.
 package filehttp
 
 import (

@@ -1,6 +1,8 @@
 // Package sqlitestore is the durable storage engine for data larger than
-// memory: SQLite through modernc.org/sqlite (pure Go, no cgo) with group
-// commit.
+// memory: SQLite through modernc.org/sqlite (pure Go, no cgo) with plain
+// group commit. It is not the default engine (the log engine is), so it
+// keeps only the tuning a benchmark shows is worth its lines, each with a
+// comment saying so.
 //
 // # Layout
 //
