@@ -91,7 +91,7 @@ func run(args []string, stderr io.Writer) int {
 		tablePort = fs.Int("tablePort", envInt("TABLE_PORT", 10002), "Table service port")
 		fileHost  = fs.String("fileHost", env("FILE_HOST", "127.0.0.1"), "File service listen address")
 		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
-		location  = fs.String("location", server.DefaultLocation(), "data directory")
+		location  = fs.String("location", env("LOCATION", server.DefaultLocation), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
 		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
 		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
