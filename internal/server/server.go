@@ -27,6 +27,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -37,8 +38,13 @@ type Config struct {
 	Location string
 	// InMemory keeps all data in memory.
 	InMemory bool
-	// Sync makes writes fsync before they are acknowledged.
+	// Sync makes writes fsync before they are acknowledged (the CLI's
+	// default): they survive the machine losing power, not only the
+	// process being killed.
 	Sync bool
+	// Salvage lets the log engine start past damage other than a torn
+	// tail, moving the damaged files aside (logstore.Options.Salvage).
+	Salvage bool
 	// EngineKind chooses the engine of a data directory: EngineLog,
 	// EngineSQLite, or "" for the one the directory already holds
 	// (EngineLog for a new directory).
@@ -137,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 // Engines of a data directory (Config.EngineKind).
 const (
 	// EngineLog keeps every key in memory and appends each write to a
-	// log in the directory (memstore.Open): the fastest, for data that
+	// log in the directory (logstore): the fastest, for data that
 	// fits in memory.
 	EngineLog = "log"
 	// EngineSQLite keeps the keys in a SQLite database in the directory
@@ -164,10 +170,14 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 		if hasDB {
 			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
 		}
-		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
+		eng, err := logstore.Open(logstore.Options{Dir: dir, Sync: cfg.Sync, Salvage: cfg.Salvage, Log: cfg.Log})
+		if derr := (*logstore.DamageError)(nil); errors.As(err, &derr) {
+			return nil, fmt.Errorf("%w. To start anyway, run once with --salvage", err)
+		}
+		return eng, err
 	case EngineSQLite:
-		if exists(memstore.LogDir) {
-			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
+		if exists(logstore.LogDir) {
+			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", logstore.LogDir, EngineLog)
 		}
 		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})
 	}

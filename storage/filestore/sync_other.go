@@ -1,0 +1,8 @@
+//go:build !linux
+
+package filestore
+
+import "os"
+
+// datasync flushes f's data: fsync(2) where fdatasync is not available.
+func datasync(f *os.File) error { return f.Sync() }
