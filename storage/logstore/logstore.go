@@ -98,6 +98,12 @@ func Open(opts Options) (*Store, error) {
 	if err := fsys.MkdirAll(filepath.Join(opts.Dir, LogDir), 0o755); err != nil {
 		return nil, err
 	}
+	// The directories themselves must survive a power cut.
+	for _, d := range []string{opts.Dir, filepath.Dir(opts.Dir)} {
+		if err := fsys.SyncDir(d); err != nil {
+			return nil, err
+		}
+	}
 	unlock, err := fsys.Lock(filepath.Join(opts.Dir, LockFile))
 	if err != nil {
 		return nil, err
