@@ -69,9 +69,11 @@ type Config struct {
 	// ChunkMarkers report chunks referenced outside the built-in services
 	// (whose markers are always included).
 	ChunkMarkers []storage.ChunkMarker
-	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
-	// of package chunkgc).
-	ChunkGCGrace, ChunkGCInterval time.Duration
+	// ChunkGCInterval is the time between chunk collections (zero: the
+	// default of package chunkgc). Unreferenced chunks go within two
+	// intervals of the end of the requests in flight when they were
+	// found. ChunkGCGrace plays no part: the server knows its requests.
+	ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
@@ -92,6 +94,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	stopGC   context.CancelFunc
 	gcDone   chan struct{}
+	activity chunkgc.Activity // requests in flight, for the chunk collector
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -129,7 +132,7 @@ func New(cfg Config) (*Server, error) {
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc)}
-		return httpx.Wrap(svc, newHandler(d), opts)
+		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
 		auth.Blob:  mk(auth.Blob, blobhttp.New),
@@ -262,10 +265,22 @@ func (s *Server) Start() error {
 		s.stopGC, s.gcDone = cancel, make(chan struct{})
 		go func() {
 			defer close(s.gcDone)
-			chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+			c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, chunkgc.DefaultGrace)
+			c.Activity = &s.activity
+			c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 		}()
 	}
 	return nil
+}
+
+// track reports every request to the chunk collector's Activity, so that
+// chunks go once no request that could still use them is in flight.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := s.activity.Begin()
+		defer s.activity.End(g)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // httpServer is what Start and Close need of an HTTP server.
