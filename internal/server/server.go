@@ -342,10 +342,18 @@ func (s *Server) Close() error {
 		s.stopGC()
 		<-s.gcDone
 	}
-	if s.ownsEng {
-		return s.engine.Close()
+	if !s.ownsEng {
+		return nil
 	}
-	return nil
+	err := s.engine.Close()
+	if ls, ok := s.engine.(*logstore.Store); ok {
+		if st := ls.SyncStats(); st.Fsyncs > 0 {
+			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
+				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
+				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+		}
+	}
+	return err
 }
 
 // connTracker counts connections with a request in flight, for Close.
