@@ -33,6 +33,7 @@ type File interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
+	io.WriterAt
 	io.Closer
 	Stat() (fs.FileInfo, error)
 	Truncate(size int64) error

@@ -382,18 +382,32 @@ func (f *powerFile) ReadAt(b []byte, off int64) (int, error) {
 }
 
 func (f *powerFile) Write(b []byte) (int, error) {
+	off := f.off
+	if f.appending {
+		off = -1
+	}
+	n, err := f.write(b, off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *powerFile) WriteAt(b []byte, off int64) (int, error) { return f.write(b, off) }
+
+// write writes b at off (at the end when off < 0) and moves f.off there
+// when appending.
+func (f *powerFile) write(b []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.fs.dead {
 		return 0, pathErr("write", f.name, errPowerCut)
 	}
-	if f.appending {
-		f.off = int64(len(f.n.data))
+	if off < 0 {
+		off = int64(len(f.n.data))
+		f.off = off
 	}
-	f.n.data = writeAt(f.n.data, f.off, b)
-	f.n.pending = append(f.n.pending, pwrite{off: f.off, data: slices.Clone(b)})
+	f.n.data = writeAt(f.n.data, off, b)
+	f.n.pending = append(f.n.pending, pwrite{off: off, data: slices.Clone(b)})
 	f.n.mtime = time.Now()
-	f.off += int64(len(b))
 	return len(b), nil
 }
 
