@@ -139,7 +139,11 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		bp = &b
 	}
 	// Hide the file's ReaderFrom so the copy uses the fixed buffer.
-	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, r}, *bp)
+	var w io.Writer = struct{ io.Writer }{f}
+	if c.sync {
+		w = &writeback{f: f}
+	}
+	n, err := io.CopyBuffer(w, ctxReader{ctx, r}, *bp)
 	c.bufs.Put(bp)
 	if err != nil {
 		return fail(err)
@@ -175,6 +179,28 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		}
 	}
 	return ref, n, nil
+}
+
+// writeback writes to a chunk file and has the kernel start writing every
+// megabyte to disk as soon as it is written, so that the upload's bytes
+// travel to the disk while the rest arrive and the final fsync finds
+// little left to write. (Measured with 16 concurrent 64 MiB uploads of
+// 4 MiB blocks: see the commit that added it.)
+type writeback struct {
+	f         File
+	off, sent int64 // bytes written, bytes handed to Writeback
+}
+
+const writebackStep = 1 << 20
+
+func (w *writeback) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.off += int64(n)
+	if w.off-w.sent >= writebackStep {
+		w.f.Writeback(w.sent, w.off-w.sent)
+		w.sent = w.off
+	}
+	return n, err
 }
 
 // chunkReader reads a section of a chunk file.

@@ -40,6 +40,10 @@ type File interface {
 	// Sync makes the file's data durable: it is on stable storage once
 	// Sync returns nil.
 	Sync() error
+	// Writeback starts writing n bytes from off to stable storage and
+	// returns without waiting, so that a later Sync has less left to do.
+	// It is a hint: it may do nothing.
+	Writeback(off, n int64)
 }
 
 // OS is the operating system's file system.
