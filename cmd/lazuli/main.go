@@ -67,9 +67,14 @@ func env(name, def string) string {
 	return def
 }
 
-func envBool(name string) bool {
-	b, _ := strconv.ParseBool(env(name, "false"))
-	return b
+func envBool(name string) bool { return envBoolOr(name, false) }
+
+// envBoolOr reads a boolean variable, def when it is unset or not a boolean.
+func envBoolOr(name string, def bool) bool {
+	if b, err := strconv.ParseBool(env(name, "")); err == nil {
+		return b
+	}
+	return def
 }
 
 func envInt(name string, def int) int {
@@ -93,7 +98,8 @@ func run(args []string, stderr io.Writer) int {
 		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
 		location  = fs.String("location", env("LOCATION", server.DefaultLocation), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
-		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
+		syncFlag  = fs.Bool("sync", envBoolOr("SYNC", true), "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
+		salvage   = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
 		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
 		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
 		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
@@ -154,7 +160,7 @@ func run(args []string, stderr io.Writer) int {
 		}()
 	}
 	cfg := server.Config{
-		Location: *location, InMemory: *inMemory, Sync: *syncFlag, EngineKind: *engine,
+		Location: *location, InMemory: *inMemory, Sync: *syncFlag, Salvage: *salvage, EngineKind: *engine,
 		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
 		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
 		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),

@@ -28,6 +28,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -38,8 +39,13 @@ type Config struct {
 	Location string
 	// InMemory keeps all data in memory.
 	InMemory bool
-	// Sync makes writes fsync before they are acknowledged.
+	// Sync makes writes fsync before they are acknowledged (the CLI's
+	// default): they survive the machine losing power, not only the
+	// process being killed.
 	Sync bool
+	// Salvage lets the log engine start past damage other than a torn
+	// tail, moving the damaged files aside (logstore.Options.Salvage).
+	Salvage bool
 	// EngineKind chooses the engine of a data directory: EngineLog,
 	// EngineSQLite, or "" for the one the directory already holds
 	// (EngineLog for a new directory).
@@ -64,9 +70,11 @@ type Config struct {
 	// ChunkMarkers report chunks referenced outside the built-in services
 	// (whose markers are always included).
 	ChunkMarkers []storage.ChunkMarker
-	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
-	// of package chunkgc).
-	ChunkGCGrace, ChunkGCInterval time.Duration
+	// ChunkGCInterval is the time between chunk collections (zero: the
+	// default of package chunkgc). Unreferenced chunks go within two
+	// intervals of the end of the requests in flight when they were
+	// found. ChunkGCGrace plays no part: the server knows its requests.
+	ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
@@ -90,6 +98,7 @@ type Server struct {
 	workers     []func(context.Context) error
 	stopWorkers context.CancelFunc
 	workersDone sync.WaitGroup
+	activity    chunkgc.Activity // requests in flight, for the chunk collector
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -128,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
-		return httpx.Wrap(svc, newHandler(d), opts)
+		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
 		auth.Blob:  mk(auth.Blob, blobhttp.New),
@@ -142,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 // Engines of a data directory (Config.EngineKind).
 const (
 	// EngineLog keeps every key in memory and appends each write to a
-	// log in the directory (memstore.Open): the fastest, for data that
+	// log in the directory (logstore): the fastest, for data that
 	// fits in memory.
 	EngineLog = "log"
 	// EngineSQLite keeps the keys in a SQLite database in the directory
@@ -169,10 +178,14 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 		if hasDB {
 			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
 		}
-		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
+		eng, err := logstore.Open(logstore.Options{Dir: dir, Sync: cfg.Sync, Salvage: cfg.Salvage, Log: cfg.Log})
+		if derr := (*logstore.DamageError)(nil); errors.As(err, &derr) {
+			return nil, fmt.Errorf("%w. To start anyway, run once with --salvage", err)
+		}
+		return eng, err
 	case EngineSQLite:
-		if exists(memstore.LogDir) {
-			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
+		if exists(logstore.LogDir) {
+			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", logstore.LogDir, EngineLog)
 		}
 		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})
 	}
@@ -249,7 +262,9 @@ func (s *Server) Start() error {
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
-				chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, chunkgc.DefaultGrace)
+				c.Activity = &s.activity
+				c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 				return nil
 			})
 		}
@@ -260,6 +275,16 @@ func (s *Server) Start() error {
 		}
 	}
 	return nil
+}
+
+// track reports every request to the chunk collector's Activity, so that
+// chunks go once no request that could still use them is in flight.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := s.activity.Begin()
+		defer s.activity.End(g)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // httpServer is what Start and Close need of an HTTP server.
@@ -321,10 +346,18 @@ func (s *Server) Close() error {
 		s.stopWorkers()
 		s.workersDone.Wait()
 	}
-	if s.ownsEng {
-		return s.engine.Close()
+	if !s.ownsEng {
+		return nil
 	}
-	return nil
+	err := s.engine.Close()
+	if ls, ok := s.engine.(*logstore.Store); ok {
+		if st := ls.SyncStats(); st.Fsyncs > 0 {
+			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
+				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
+				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+		}
+	}
+	return err
 }
 
 // connTracker counts connections with a request in flight, for Close.
