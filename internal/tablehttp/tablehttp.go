@@ -888,9 +888,12 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 			}
 		}
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table}); err != nil {
+	// Under a SAS with a key range the query sees only that range, whatever
+	// its filter or continuation asks for.
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table, KeyRangeApplied: true}); err != nil {
 		return err
 	}
+	query.Range = table.KeyRange(auth.TableKeyRange(info.Identity))
 	qb, _ := h.pages.Get().(*queryBuf)
 	if qb == nil {
 		qb = new(queryBuf)
