@@ -30,8 +30,6 @@ const (
 	// pendingMax is how much of a response body is held back so that a
 	// handler that returns early gets a Content-Length instead of chunks.
 	pendingMax = 16 << 10
-	// maxHeaderBytes bounds a request's line and header block.
-	maxHeaderBytes = 1<<20 + 4096
 	// maxDiscard is how much unread request body is read and dropped after
 	// a handler so the connection can carry the next request.
 	maxDiscard = 256 << 10
@@ -68,6 +66,7 @@ type conn struct {
 	rerr       error // sticky read error of the connection
 	werr       error // sticky write error of the connection
 	line       []byte
+	reserved   int // head bytes reserved from the server's budget
 }
 
 // connReader feeds the request reader. Before it blocks on the network it
@@ -175,7 +174,9 @@ func (c *conn) serve() {
 			c.replyError(err)
 			return
 		}
-		if !c.handle(ex) {
+		ok := c.handle(ex)
+		c.releaseHead()
+		if !ok {
 			return
 		}
 		if ex.w.closeAfter || s.shutdown.Load() {
@@ -280,7 +281,7 @@ func (c *conn) linger() {
 	}
 	deadline := time.Now().Add(lingerTime)
 	c.rwc.SetReadDeadline(deadline)
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 4<<10)
 	for time.Now().Before(deadline) {
 		if _, err := c.rwc.Read(buf); err != nil {
 			return
@@ -289,6 +290,7 @@ func (c *conn) linger() {
 }
 
 func (c *conn) finish() {
+	c.releaseHead()
 	c.state.Store(stateClosing)
 	c.flush()
 	c.rwc.Close()
@@ -337,7 +339,6 @@ type protoError struct {
 func (e *protoError) Error() string { return e.text + ": " + e.detail }
 
 var (
-	errTooLarge       = &protoError{text: "431 Request Header Fields Too Large"}
 	errVersion        = &protoError{text: "505 HTTP Version Not Supported"}
 	errUnsupportedTE  = &protoError{text: "501 Not Implemented"}
 	errMalformedChunk = errors.New("h1: malformed chunked encoding")

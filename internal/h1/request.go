@@ -22,14 +22,23 @@ type exchange struct {
 }
 
 // readLine returns the next line without its line ending (LF or CRLF). The
-// slice is valid until the next read. n counts the bytes of the head so far.
-func (c *conn) readLine(n *int) ([]byte, error) {
+// slice is valid until the next read. n counts the bytes of the head so far;
+// a line longer than limit fails with tooLong, a head longer than
+// MaxHeaderBytes with errHeadTooLarge, and a head the server's budget
+// cannot hold with errOverBudget.
+func (c *conn) readLine(n *int, limit int, tooLong error) ([]byte, error) {
 	line, err := c.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		c.line = append(c.line[:0], line...)
 		for err == bufio.ErrBufferFull {
-			if *n+len(c.line) > maxHeaderBytes {
-				return nil, errTooLarge
+			if len(c.line) > limit {
+				return nil, tooLong
+			}
+			if *n+len(c.line) > MaxHeaderBytes {
+				return nil, errHeadTooLarge
+			}
+			if err := c.chargeHead(*n + len(c.line)); err != nil {
+				return nil, err
 			}
 			line, err = c.br.ReadSlice('\n')
 			c.line = append(c.line, line...)
@@ -37,8 +46,14 @@ func (c *conn) readLine(n *int) ([]byte, error) {
 		line = c.line
 	}
 	*n += len(line)
-	if *n > maxHeaderBytes {
-		return nil, errTooLarge
+	if len(line) > limit+2 {
+		return nil, tooLong
+	}
+	if *n > MaxHeaderBytes {
+		return nil, errHeadTooLarge
+	}
+	if err := c.chargeHead(*n); err != nil {
+		return nil, err
 	}
 	if err != nil {
 		return nil, readErr(err)
@@ -54,7 +69,9 @@ func (c *conn) readLine(n *int) ([]byte, error) {
 // request, its body and its response writer.
 func (c *conn) readRequest() (*exchange, error) {
 	n := 0
-	line, err := c.readLine(&n)
+	// The request line: the target and up to 17 bytes of method and
+	// version around it.
+	line, err := c.readLine(&n, MaxURIBytes+32, errURITooLong)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +86,9 @@ func (c *conn) readRequest() (*exchange, error) {
 	}
 	sp2 += sp1 + 1
 	mb, ub, pb := line[:sp1], line[sp1+1:sp2], line[sp2+1:]
+	if len(ub) > MaxURIBytes {
+		return nil, errURITooLong
+	}
 	major, minor, ok := parseVersion(pb)
 	if !ok {
 		return nil, badRequest("malformed HTTP version")
@@ -239,7 +259,7 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 	var lastKey string
 	firstLine := true
 	for {
-		line, err := c.readLine(n)
+		line, err := c.readLine(n, MaxFieldBytes, errFieldTooLong)
 		if err != nil {
 			return nil, err
 		}
@@ -280,6 +300,10 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			return nil, badRequest("malformed MIME header line")
 		}
 		value := internValue(v)
+		if isMetaName(key) && key != string(line[:colon]) {
+			// Azure keeps the case of metadata names as sent.
+			key = c.metaName(hdr, key, line[:colon])
+		}
 		lastKey = key
 		vs, seen := hdr[key]
 		if !seen && len(strs) > 0 {
@@ -290,6 +314,26 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			hdr[key] = append(vs, value)
 		}
 	}
+}
+
+// isMetaName reports whether a canonical header name is x-ms-meta-*.
+func isMetaName(key string) bool {
+	return len(key) > len("X-Ms-Meta-") && key[:len("X-Ms-Meta-")] == "X-Ms-Meta-"
+}
+
+// metaName returns the key under which a metadata header is kept: the
+// name as the client sent it, or the spelling an earlier header of the same
+// name (compared without case) already has in hdr.
+func (c *conn) metaName(hdr http.Header, canon string, raw []byte) string {
+	if _, ok := hdr[canon]; ok {
+		return canon
+	}
+	for k := range hdr {
+		if len(k) == len(raw) && strings.EqualFold(k, string(raw)) {
+			return k
+		}
+	}
+	return string(raw)
 }
 
 // countLines estimates the number of header lines already buffered.

@@ -54,11 +54,16 @@ type Server struct {
 	// the listener (a recording wrapper, say), so that the server can find
 	// a *tls.Conn for Request.TLS and a TCP connection to half-close.
 	Unwrap func(net.Conn) net.Conn
+	// HeaderBudget bounds the request head bytes held by this server's
+	// connections (and those of every server sharing it); nil means a
+	// budget of DefaultHeaderBudget for this server alone.
+	HeaderBudget *Budget
 
-	mu        sync.Mutex
-	listeners map[*net.Listener]struct{}
-	conns     map[*conn]struct{}
-	shutdown  atomic.Bool
+	budgetOnce sync.Once
+	mu         sync.Mutex
+	listeners  map[*net.Listener]struct{}
+	conns      map[*conn]struct{}
+	shutdown   atomic.Bool
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -67,6 +72,15 @@ func (s *Server) logf(format string, args ...any) {
 		return
 	}
 	log.Printf(format, args...)
+}
+
+func (s *Server) budget() *Budget {
+	s.budgetOnce.Do(func() {
+		if s.HeaderBudget == nil {
+			s.HeaderBudget = NewBudget(DefaultHeaderBudget)
+		}
+	})
+	return s.HeaderBudget
 }
 
 func (s *Server) headerTimeout() time.Duration {
