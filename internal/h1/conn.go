@@ -66,7 +66,8 @@ type conn struct {
 	rerr       error // sticky read error of the connection
 	werr       error // sticky write error of the connection
 	line       []byte
-	reserved   int // head bytes reserved from the server's budget
+	reserved   int  // head bytes reserved from the server's budget
+	inBody     bool // reads are of a request body: each one must progress
 }
 
 // connReader feeds the request reader. Before it blocks on the network it
@@ -82,11 +83,23 @@ func (r connReader) Read(p []byte) (int, error) {
 	if c.out != nil && c.out.bw.Buffered() > 0 {
 		c.flush()
 	}
+	if c.inBody {
+		c.rwc.SetReadDeadline(time.Now().Add(c.srv.progressTimeout()))
+	}
 	n, err := c.rwc.Read(p)
 	if err != nil {
 		c.rerr = err
 	}
 	return n, err
+}
+
+// connWriter sends responses: each write to the network must be taken by
+// the client within the progress timeout.
+type connWriter struct{ c *conn }
+
+func (w connWriter) Write(p []byte) (int, error) {
+	w.c.rwc.SetWriteDeadline(time.Now().Add(w.c.srv.progressTimeout()))
+	return w.c.rwc.Write(p)
 }
 
 func (s *Server) newConn(rwc net.Conn) *conn {
@@ -123,7 +136,7 @@ func (c *conn) activate() bool {
 func (c *conn) getOut() *outBuf {
 	if c.out == nil {
 		c.out = outPool.Get().(*outBuf)
-		c.out.bw.Reset(c.rwc)
+		c.out.bw.Reset(connWriter{c})
 	}
 	return c.out
 }
@@ -193,6 +206,7 @@ func (c *conn) serve() {
 // (or, on a new connection, header) timeout, and sets the header deadline.
 func (c *conn) awaitRequest(first bool) bool {
 	s := c.srv
+	c.inBody = false
 	if c.br.Buffered() == 0 {
 		c.flush()
 		if c.werr != nil {

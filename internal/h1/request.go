@@ -223,8 +223,10 @@ func (c *conn) readRequest() (*exchange, error) {
 	if chunked || length > 0 {
 		ex.body = &ex.bodyStore
 		tmp.Body = ex.body
-		// Body reads have no deadline (uploads stream).
-		c.rwc.SetReadDeadline(time.Time{})
+		// Body reads have no overall deadline (uploads stream), only the
+		// progress timeout of each read.
+		c.inBody = true
+		c.rwc.SetReadDeadline(time.Now().Add(c.srv.progressTimeout()))
 	}
 
 	if exp, ok := hdr["Expect"]; ok && len(exp) > 0 && exp[0] != "" {

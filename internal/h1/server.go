@@ -30,6 +30,7 @@ import (
 const (
 	DefaultReadHeaderTimeout = 30 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
+	DefaultProgressTimeout   = 60 * time.Second
 )
 
 // Server serves HTTP/1.x requests to Handler. Its zero value (plus a
@@ -50,6 +51,11 @@ type Server struct {
 	// IdleTimeout bounds waiting for the next request on a kept-alive
 	// connection.
 	IdleTimeout time.Duration
+	// ProgressTimeout closes a connection whose request body brings no
+	// byte, or whose response the client takes no byte of, for this long;
+	// a slow transfer that keeps moving is never cut off. Zero means
+	// DefaultProgressTimeout.
+	ProgressTimeout time.Duration
 	// Unwrap, when set, returns the connection beneath one accepted from
 	// the listener (a recording wrapper, say), so that the server can find
 	// a *tls.Conn for Request.TLS and a TCP connection to half-close.
@@ -88,6 +94,13 @@ func (s *Server) headerTimeout() time.Duration {
 		return s.ReadHeaderTimeout
 	}
 	return DefaultReadHeaderTimeout
+}
+
+func (s *Server) progressTimeout() time.Duration {
+	if s.ProgressTimeout > 0 {
+		return s.ProgressTimeout
+	}
+	return DefaultProgressTimeout
 }
 
 func (s *Server) idleTimeout() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -116,3 +117,69 @@ func budgetState(c net.Conn, st http.ConnState) {
 		bc.held = 0
 	}
 }
+
+// stdProgress gives the net/http server h1's progress timeouts: each read
+// of a request body, and each write of a response, must make progress
+// within d (zero: h1.DefaultProgressTimeout). Once the body is read the
+// read deadline is lifted again, so that net/http's background read, which
+// notices a client going away, is not cut off by a long response.
+func stdProgress(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		d = h1.DefaultProgressTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		// A deadline left by the previous request on the connection.
+		rc.SetWriteDeadline(time.Time{})
+		var body *progressBody
+		if r.Body != nil && r.Body != http.NoBody {
+			body = &progressBody{ReadCloser: r.Body, rc: rc, d: d}
+			r.Body = body
+			rc.SetReadDeadline(time.Now().Add(d))
+		}
+		defer func() {
+			// net/http sends what is still buffered, and reads and drops
+			// what is left of the body, after the handler returns.
+			rc.SetWriteDeadline(time.Now().Add(d))
+			if body != nil && !body.done {
+				rc.SetReadDeadline(time.Now().Add(d))
+			}
+		}()
+		h.ServeHTTP(&progressWriter{ResponseWriter: w, rc: rc, d: d}, r)
+	})
+}
+
+type progressBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	d    time.Duration
+	done bool // the body has ended well
+}
+
+func (b *progressBody) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(b.d))
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+type progressWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *progressWriter) Flush() {
+	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	w.rc.Flush()
+}
+
+func (w *progressWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -71,6 +71,9 @@ type Config struct {
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
+	// ProgressTimeout closes a connection whose request body or response
+	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
+	ProgressTimeout time.Duration
 }
 
 // Server is a running lazuli.
@@ -277,9 +280,9 @@ func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: stdHeadLimits(h), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
 			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
 				budgetState(c, st)
 				s.conns.track(c, st)
