@@ -234,7 +234,6 @@ func (c *conn) readRequest() (*exchange, error) {
 			if minor >= 1 && ex.body != nil {
 				ex.body.expect = true
 			}
-			delete(hdr, "Expect")
 		} else {
 			ex.expectFailed = true
 		}
@@ -277,14 +276,13 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			if !validValue(v) {
 				return nil, badRequest("malformed MIME header line")
 			}
+			// Joined with one space, even when empty, as net/textproto
+			// joins them.
 			vs := hdr[lastKey]
-			prev := vs[len(vs)-1]
-			switch {
-			case len(v) == 0:
-			case prev == "":
-				vs[len(vs)-1] = string(v)
-			default:
+			if prev := vs[len(vs)-1]; prev != "" {
 				vs[len(vs)-1] = prev + " " + string(v)
+			} else {
+				vs[len(vs)-1] = string(v)
 			}
 			continue
 		}
@@ -436,12 +434,13 @@ func internValue(v []byte) string {
 	return string(v)
 }
 
-// trimBytes drops surrounding spaces, tabs, CRs and LFs.
+// trimBytes drops surrounding spaces and tabs (a header value's OWS; a CR
+// left in a line makes the value invalid, as with net/http).
 func trimBytes(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 		b = b[1:]
 	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
 		b = b[:len(b)-1]
 	}
 	return b
