@@ -58,6 +58,7 @@ func (b *body) read(p []byte) (int, error) {
 	if err != nil {
 		if err == io.EOF {
 			b.sawEOF = true
+			b.c.watch.bodyDone.Store(true)
 		} else {
 			// The connection is out of step with the client.
 			b.w.closeAfter = true

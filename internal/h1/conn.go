@@ -68,6 +68,7 @@ type conn struct {
 	line       []byte
 	reserved   int  // head bytes reserved from the server's budget
 	inBody     bool // reads are of a request body: each one must progress
+	watch      watch
 }
 
 // connReader feeds the request reader. Before it blocks on the network it
@@ -83,12 +84,22 @@ func (r connReader) Read(p []byte) (int, error) {
 	if c.out != nil && c.out.bw.Buffered() > 0 {
 		c.flush()
 	}
+	if c.watch.peeked && len(p) > 0 {
+		// The watcher read the first byte of the next request.
+		c.watch.peeked = false
+		p[0] = c.watch.peek[0]
+		return 1, nil
+	}
 	if c.inBody {
 		c.rwc.SetReadDeadline(time.Now().Add(c.srv.progressTimeout()))
 	}
 	n, err := c.rwc.Read(p)
 	if err != nil {
 		c.rerr = err
+		if c.inBody {
+			// The client went away in the middle of a body (or stalled).
+			c.cancel()
+		}
 	}
 	return n, err
 }
@@ -274,7 +285,11 @@ func (c *conn) handle(ex *exchange) (ok bool) {
 	} else if r.RequestURI == "*" && r.Method == http.MethodOptions {
 		w.Header().Set("Content-Length", "0")
 	} else {
-		c.srv.Handler.ServeHTTP(w, r)
+		c.startWatch(ex)
+		func() {
+			defer c.stopWatch()
+			c.srv.Handler.ServeHTTP(w, r)
+		}()
 	}
 	w.finish()
 	return c.werr == nil

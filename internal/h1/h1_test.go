@@ -900,3 +900,64 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A request's context is cancelled when its client goes away while the
+// handler runs, with or without a body; a pipelined request that arrives
+// while a slow handler runs is served as usual.
+func TestContextCancelledWhenClientGoesAway(t *testing.T) {
+	cancelled := make(chan string, 4)
+	_, addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wait":
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+				cancelled <- r.Method
+			case <-time.After(5 * time.Second):
+				cancelled <- "not cancelled"
+			}
+		case "/slow":
+			time.Sleep(3 * watchDelay)
+			if r.Context().Err() != nil {
+				t.Errorf("context of a live client cancelled")
+			}
+			io.WriteString(w, "slow")
+		case "/upload":
+			_, err := io.Copy(io.Discard, r.Body)
+			if err == nil {
+				t.Errorf("cut body read without error")
+			}
+			select {
+			case <-r.Context().Done():
+				cancelled <- "upload"
+			case <-time.After(5 * time.Second):
+				cancelled <- "not cancelled"
+			}
+		default:
+			io.WriteString(w, "next")
+		}
+	}))
+	for _, req := range []string{
+		"GET /wait HTTP/1.1\r\nHost: h\r\n\r\n",
+		"PUT /wait HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc",
+		"PUT /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc",
+	} {
+		c, _ := dial(t, addr)
+		io.WriteString(c, req)
+		time.Sleep(2 * watchDelay)
+		c.Close()
+		if got := <-cancelled; got == "not cancelled" {
+			t.Errorf("%q: context not cancelled when the client went away", req)
+		}
+	}
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(2 * watchDelay)
+	io.WriteString(c, "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "slow" {
+		t.Fatalf("first response %q", body)
+	}
+	if _, body := readResp(t, br, "GET"); body != "next" {
+		t.Fatalf("pipelined response %q", body)
+	}
+}

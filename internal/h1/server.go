@@ -4,15 +4,18 @@
 // *http.Request and an http.ResponseWriter with the semantics net/http gives
 // handlers (framing, keep-alive, 100-continue, content sniffing, unread body
 // handling), but with less work per request: one goroutine per connection
-// and no background read, pooled buffers, header names canonicalized without
-// allocating for the common ones, no per-request context, and one write per
-// response in the common case.
+// and no background read for quick requests (see watch.go), pooled
+// buffers, header names canonicalized without allocating for the common
+// ones, no per-request context, and one write per response in the common
+// case. A request's context is the connection's, cancelled when the client
+// goes away.
 //
-// Deliberate differences from net/http: no HTTP/2, no Hijacker, no response
-// trailers, request trailers are read and dropped, the request context is
-// the connection's (it is not cancelled when a client goes away in the
-// middle of a request, only when the connection is closed), and a request
-// with both Transfer-Encoding: chunked and Content-Length is refused.
+// Its parser agrees with net/http's on every request (FuzzDifferential
+// checks it). Deliberate differences from net/http: no HTTP/2, no
+// Hijacker, no response trailers, request trailers are read and dropped,
+// x-ms-meta-* header names keep the case the client sent, a request with
+// both Transfer-Encoding: chunked and Content-Length is refused, and the
+// limits on request heads are Azure's (limits.go).
 package h1
 
 import (
