@@ -13,11 +13,11 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
 
-// startServer runs an in-memory lazuli with a Blob listener on the given
+// startServer runs an in-memory lazuli with Blob, Queue and Table listeners on the given
 // HTTP server implementation.
 func startServer(t *testing.T, httpServer string) *Server {
 	t.Helper()
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", HTTPServer: httpServer})
+	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", QueueAddr: "127.0.0.1:0", TableAddr: "127.0.0.1:0", HTTPServer: httpServer})
 	if err != nil {
 		t.Fatal(err)
 	}
