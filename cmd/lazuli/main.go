@@ -77,6 +77,14 @@ func envBoolOr(name string, def bool) bool {
 	return def
 }
 
+func envDuration(name string, def time.Duration) time.Duration {
+	d, err := time.ParseDuration(env(name, def.String()))
+	if err != nil {
+		return def
+	}
+	return d
+}
+
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(env(name, "")); err == nil {
 		return n
@@ -111,6 +119,7 @@ func run(args []string, stderr io.Writer) int {
 		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
 		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
 		httpSrv   = fs.String("httpServer", env("HTTP_SERVER", "h1"), "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+		progress  = fs.Duration("progressTimeout", envDuration("PROGRESS_TIMEOUT", 60*time.Second), "close a connection whose request body or response makes no progress for this long")
 	)
 	fs.StringVar(location, "l", *location, "shorthand for --location")
 	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
@@ -168,7 +177,7 @@ func run(args []string, stderr io.Writer) int {
 		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
 		CertFile: *cert, KeyFile: *key,
-		HTTPServer: *httpSrv,
+		HTTPServer: *httpSrv, ProgressTimeout: *progress,
 	}
 	// Catch the stop signals before the addresses are announced: a client
 	// that reads them may stop the server at once.

@@ -87,6 +87,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, r, azerr.InvalidQuery("snapshot", rq.snapshot, ""))
 		return
 	}
+	// A version id is a timestamp of the same form.
+	if v, ok := q["versionid"]; ok && (len(v) != 1 || !blob.ValidSnapshot(v[0])) {
+		httpx.WriteError(w, r, azerr.InvalidQuery("versionid", q.Get("versionid"), ""))
+		return
+	}
 	if r.Method == http.MethodOptions {
 		if err := h.preflight(rq); err != nil {
 			httpx.WriteError(w, r, err)

@@ -270,6 +270,10 @@ func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
+	// A declared length over the bound is answered before the body comes.
+	if r.ContentLength > maxBodySize {
+		return nil, tooLarge()
+	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {
 		return nil, azerr.New("InvalidInput")

@@ -80,6 +80,9 @@ type Config struct {
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
+	// ProgressTimeout closes a connection whose request body or response
+	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
+	ProgressTimeout time.Duration
 }
 
 // Server is a running lazuli.
@@ -99,6 +102,9 @@ type Server struct {
 	stopWorkers context.CancelFunc
 	workersDone sync.WaitGroup
 	activity    chunkgc.Activity // requests in flight, for the chunk collector
+	// budget bounds the request head bytes all listeners hold before
+	// their handlers run.
+	budget *h1.Budget
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -111,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Every service that stores chunks reports them to the collector.
 	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
-	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
+	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != "", budget: h1.NewBudget(h1.DefaultHeaderBudget)}
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
@@ -240,8 +246,12 @@ func (s *Server) Start() error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		// Record raw header names (Azure keeps metadata names' case).
-		ln = httpx.RawListener{Listener: ln}
+		if s.cfg.HTTPServer == "std" {
+			// Bound unauthenticated head bytes, and record raw header
+			// names (Azure keeps metadata names' case; h1 keeps them
+			// itself).
+			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
+		}
 		s.addrs[l.svc] = ln.Addr().String()
 		srv, err := s.newHTTPServer(s.handlers[l.svc])
 		if err != nil {
@@ -299,21 +309,15 @@ func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext, Unwrap: unwrapConn}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext}, nil
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
+			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
+				budgetState(c, st)
+				s.conns.track(c, st)
+			}}, nil
 	}
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
-}
-
-// unwrapConn reaches the connection beneath the raw-header recorder, so
-// the server can see TLS state and half-close TCP.
-func unwrapConn(c net.Conn) net.Conn {
-	if rc, ok := c.(*httpx.RawConn); ok {
-		return rc.Conn
-	}
-	return c
 }
 
 // Addr returns the address a service listens on (after Start).

@@ -125,6 +125,13 @@ func Parse(q url.Values) (*Values, error) {
 	if !validVersion(v.Version) {
 		return nil, errorf("The value for sv '%s' is not in the correct format.", v.Version)
 	}
+	// A row key bound means nothing without the partition it is in.
+	if v.StartRK != "" && v.StartPK == "" {
+		return nil, errorf("srk requires spk.")
+	}
+	if v.EndRK != "" && v.EndPK == "" {
+		return nil, errorf("erk requires epk.")
+	}
 	var err error
 	if v.Start != "" {
 		if v.StartTime, err = ParseTime(v.Start); err != nil {
