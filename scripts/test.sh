@@ -23,6 +23,11 @@ go vet ./...
 echo "== main module (race detector on)"
 go test -race -count=1 -timeout 15m ./...
 
+echo "== h1 against net/http: differential fuzzing (20 s)"
+# h1 and net/http must agree on every request boundary, method, target,
+# header field and body, or both refuse; see internal/h1/diff_test.go.
+go test -count=1 -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h1/
+
 echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
 (cd conformance && go test -race -count=1 -timeout 15m ./...)
 

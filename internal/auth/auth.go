@@ -16,31 +16,22 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 )
 
-// Service names one of the four storage services.
-type Service int
+// Service names one of the four storage services. It is the SAS
+// package's type, whose values are the letters an account SAS's ss
+// parameter uses, so that there is one enumeration of the services.
+type Service = sas.Service
 
+// The services.
 const (
-	Blob Service = iota
-	Queue
-	Table
-	File
+	Blob  = sas.Blob
+	Queue = sas.Queue
+	Table = sas.Table
+	File  = sas.File
 )
-
-func (s Service) String() string {
-	switch s {
-	case Blob:
-		return "blob"
-	case Queue:
-		return "queue"
-	case Table:
-		return "table"
-	case File:
-		return "file"
-	}
-	return "unknown"
-}
 
 // DevAccount and DevKey are the published development account and key.
 const (
@@ -187,8 +178,12 @@ type Access struct {
 	// Snapshot is the snapshot or version the request addresses, if any.
 	Snapshot string
 	// PartitionKey and RowKey are the entity keys of a Table entity
-	// operation (checked against spk/srk/epk/erk).
+	// operation (checked against spk/srk/epk/erk). Under a SAS with a key
+	// range an entity operation without both keys is refused, unless
+	// KeyRangeApplied says the operation itself confines what it reads to
+	// the range (TableKeyRange), as Query Entities does.
 	PartitionKey, RowKey *string
+	KeyRangeApplied      bool
 
 	// Policy looks up a stored access policy by id in the container,
 	// queue, table or share ACL; it is only called for SAS with si.
@@ -200,6 +195,27 @@ type Access struct {
 	// (Azure hides private resources), any other anonymous request 401
 	// NoAuthenticationInformation.
 	PublicRead func() (bool, error)
+}
+
+// KeyRange is the entity range a Table SAS grants: (PartitionKey, RowKey)
+// pairs from (StartPK, StartRK) to (EndPK, EndRK), both inclusive. An empty
+// StartPK or EndPK leaves that side open; an empty row key bound covers the
+// whole boundary partition.
+type KeyRange struct {
+	StartPK, StartRK, EndPK, EndRK string
+}
+
+// IsZero reports whether r grants every entity.
+func (r KeyRange) IsZero() bool { return r == KeyRange{} }
+
+// TableKeyRange returns the key range a Table service SAS confines id to;
+// the zero KeyRange for every other caller.
+func TableKeyRange(id *Identity) KeyRange {
+	if id == nil || id.Kind != ServiceSAS || id.SAS == nil || id.SAS.Values == nil {
+		return KeyRange{}
+	}
+	v := id.SAS.Values
+	return KeyRange{StartPK: v.StartPK, StartRK: v.StartRK, EndPK: v.EndPK, EndRK: v.EndRK}
 }
 
 // Policy is a stored access policy (one signed identifier).

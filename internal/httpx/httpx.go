@@ -6,8 +6,6 @@ package httpx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/redact"
 )
 
 // DefaultVersion is the x-ms-version answered when a request sends none.
@@ -100,7 +100,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			rw   recorder
 		}{}
 		info, rw := &st.info, &st.rw
-		*info = Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
+		*info = Info{Service: svc, RequestID: guid.NewString(), Start: o.Now(), log: o.Log}
 		*rw = recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()
 		// Keys in canonical form, assigned directly.
@@ -116,7 +116,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "panic", fmt.Sprint(p))
+				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
 					WriteError(rw, r, azerr.New("InternalError"))
 				}
@@ -293,19 +293,16 @@ func (r *recorder) Flush() {
 
 func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.RequestURI())
+	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, redact.String(r.URL.RequestURI()))
 	for k, vs := range r.Header {
 		for _, v := range vs {
-			if strings.EqualFold(k, "Authorization") {
-				v = redactAuth(v)
-			}
-			fmt.Fprintf(&b, "> %s: %s\n", k, v)
+			fmt.Fprintf(&b, "> %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	fmt.Fprintf(&b, "< %d\n", rw.status)
 	for k, vs := range rw.Header() {
 		for _, v := range vs {
-			fmt.Fprintf(&b, "< %s: %s\n", k, v)
+			fmt.Fprintf(&b, "< %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	b.WriteString("\n")
@@ -313,36 +310,6 @@ func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 	io.WriteString(w, b.String())
 	debugMu.Unlock()
 }
-
-// redactAuth keeps the scheme and account of an Authorization header and
-// hides the signature.
-func redactAuth(v string) string {
-	if i := strings.LastIndexByte(v, ':'); i >= 0 {
-		return v[:i+1] + "<redacted>"
-	}
-	return "<redacted>"
-}
-
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
-}
-
-// NewUUID returns a random (version 4) UUID string.
-func NewUUID() string { return newUUID() }
 
 // repeatedHeader finds an x-ms-* header sent more than once, other than
 // metadata (whose repeated values are joined) and the client request id.

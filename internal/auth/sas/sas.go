@@ -16,7 +16,9 @@ import (
 	"time"
 )
 
-// Service is a storage service as named by the ss letters of an account SAS.
+// Service is a storage service, as named by the ss letters of an account
+// SAS. It is lazuli's one enumeration of the services (auth.Service is
+// this type).
 type Service byte
 
 const (
@@ -122,6 +124,13 @@ func Parse(q url.Values) (*Values, error) {
 	}
 	if !validVersion(v.Version) {
 		return nil, errorf("The value for sv '%s' is not in the correct format.", v.Version)
+	}
+	// A row key bound means nothing without the partition it is in.
+	if v.StartRK != "" && v.StartPK == "" {
+		return nil, errorf("srk requires spk.")
+	}
+	if v.EndRK != "" && v.EndPK == "" {
+		return nil, errorf("erk requires epk.")
 	}
 	var err error
 	if v.Start != "" {
@@ -285,7 +294,7 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	var b strings.Builder
 	if version >= "2015-02-21" {
 		b.WriteByte('/')
-		b.WriteString(svc.name())
+		b.WriteString(svc.String())
 	}
 	b.WriteByte('/')
 	b.WriteString(account)
@@ -305,7 +314,8 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	return b.String()
 }
 
-func (s Service) name() string {
+// String returns the service's lowercase name ("blob").
+func (s Service) String() string {
 	switch s {
 	case Blob:
 		return "blob"
