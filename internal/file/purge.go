@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -12,45 +11,13 @@ import (
 // that foreground requests never wait long behind it.
 const purgeBatch = 512
 
-// purger removes the keys of deleted shares in the background, one
-// goroutine at a time and only while there is work. Tombstones are
-// stored, so work left by a stopped process is resumed by Resume.
-type purger struct {
-	svc     *Service
-	mu      sync.Mutex
-	running bool
-	again   bool
+// Run is the service's background worker: until ctx ends, it removes the
+// keys of deleted shares whenever a delete leaves such work, and once at
+// start for work a previous process left (tombstones are stored). The
+// server runs it; nothing is purged without it.
+func (s *Service) Run(ctx context.Context) error {
+	return s.purge.Run(ctx, func(ctx context.Context) { s.PurgeDeleted(ctx) })
 }
-
-func (p *purger) kick() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.running {
-		p.again = true
-		return
-	}
-	p.running = true
-	go p.run()
-}
-
-func (p *purger) run() {
-	for {
-		err := p.svc.PurgeDeleted(context.Background())
-		p.mu.Lock()
-		if p.again && err == nil {
-			p.again = false
-			p.mu.Unlock()
-			continue
-		}
-		p.running, p.again = false, false
-		p.mu.Unlock()
-		return
-	}
-}
-
-// Resume starts purging what deleted shares left behind (call once
-// when the service starts).
-func (s *Service) Resume() { s.purge.kick() }
 
 // PurgeDeleted removes every key of every deleted share, a batch per
 // transaction, then the tombstones.

@@ -13,6 +13,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/internal/worker"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -25,14 +26,13 @@ type Service struct {
 	// segments back (the Blob service's implementation, shared).
 	chunks   *blob.Service
 	lastETag atomic.Uint64
-	purge    purger
+	// purge runs the removal of deleted shares' keys (see Run).
+	purge worker.Loop
 }
 
 // New returns the File service over eng. newID makes lease and copy ids.
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
-	s := &Service{eng: eng, now: now, newID: newID, chunks: blob.New(eng, now, newID)}
-	s.purge.svc = s
-	return s
+	return &Service{eng: eng, now: now, newID: newID, chunks: blob.New(eng, now, newID)}
 }
 
 // Engine returns the engine the service runs on.
@@ -265,7 +265,7 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 		return nil
 	})
 	if err == nil {
-		s.purge.kick()
+		s.purge.Kick()
 	}
 	return err
 }

@@ -35,7 +35,7 @@ func New(d httpx.Deps) http.Handler {
 		d.Now = time.Now
 	}
 	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString)}
-	h.svc.Resume()
+	d.StartWorker(h.svc.Run)
 	return h
 }
 
