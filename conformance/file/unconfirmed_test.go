@@ -91,3 +91,22 @@ func TestUnconfirmedListHandlesXML(t *testing.T) {
 		}
 	})
 }
+
+// TestUnconfirmedConditionHeadersNotSupported: the File service refuses
+// If-None-Match, If-Modified-Since and If-Unmodified-Since (400
+// ConditionHeadersNotSupported, as browsers' revalidating GETs meet on
+// Azure); If-Match is compared on Get File and Get File Properties (412
+// ConditionNotMet on another ETag) and refused elsewhere.
+func TestUnconfirmedConditionHeadersNotSupported(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		resp := raw(t, tg, http.MethodPut, e.name+"/f", map[string]string{"x-ms-type": "file", "x-ms-content-length": "1"}, nil)
+		wantRaw(t, resp, 201, "")
+		etag := resp.Header.Get("ETag")
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{"If-None-Match": etag}, nil), 400, "ConditionHeadersNotSupported")
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{"If-Modified-Since": "Mon, 01 Jan 2024 00:00:00 GMT"}, nil), 400, "ConditionHeadersNotSupported")
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/f?comp=metadata", map[string]string{"If-Match": etag}, nil), 400, "ConditionHeadersNotSupported")
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{"If-Match": etag}, nil), 200, "")
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{"If-Match": `"0x1"`}, nil), 412, "ConditionNotMet")
+	})
+}

@@ -167,6 +167,9 @@ func (h *handler) getFile(rq *req) error {
 		if err != nil {
 			return err
 		}
+		if err := rq.ifMatch(n); err != nil {
+			return err
+		}
 		hd := rq.w.Header()
 		fileHeaders(rq, hd, n)
 		hd.Set("Content-Length", strconv.FormatInt(n.Size, 10))
@@ -193,6 +196,9 @@ func (h *handler) getFile(rq *req) error {
 		return err
 	}
 	n := res.Node
+	if err := rq.ifMatch(n); err != nil {
+		return err
+	}
 	hd := rq.w.Header()
 	fileHeaders(rq, hd, n)
 	hd.Set("Content-Length", strconv.FormatInt(res.Count, 10))
