@@ -280,8 +280,7 @@ func diffPages(cur, prev []Page) (changed, cleared []PageRange) {
 		case inCur && !inPrev:
 			changed = add(changed, a, b)
 		case inCur && inPrev:
-			same := cp.Seg.Ref == pp.Seg.Ref && cp.Seg.Ref != "" && cp.Seg.Off+(a-cp.Start) == pp.Seg.Off+(a-pp.Start)
-			if !same {
+			if !samePageBytes(cp, pp, a, b) {
 				changed = add(changed, a, b)
 			}
 		case !inCur && inPrev:

@@ -144,7 +144,7 @@ func dropZeroExtents(tx storage.Tx, p []byte, segs []blob.Segment) error {
 	pos := int64(0)
 	for _, sg := range segs {
 		if sg.Ref == "" && sg.Data == nil && sg.Len > 0 {
-			if err := tx.Delete(extentKey(p, pos)); err != nil {
+			if err := tx.Delete(blob.PageKey(p, pos)); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // Limits.
@@ -181,11 +179,9 @@ type CopyInfo struct {
 	Description string    `json:"d,omitempty"`
 }
 
-// Extent is a written range of a file: Seg.Len bytes at Start.
-type Extent struct {
-	Start int64
-	Seg   blob.Segment
-}
+// Extent is a written range of a file: Seg.Len bytes at Start, stored as
+// the Blob service stores a page of a page blob.
+type Extent = blob.Page
 
 // Handle is an open handle (an SMB open) on a file or directory.
 type Handle struct {
@@ -301,10 +297,6 @@ func extentsPrefix(sid, fid uint64) []byte {
 	return keyenc.AppendUint64(sidPrefix(tagExtent, sid), fid)
 }
 
-func extentKey(prefix []byte, start int64) []byte {
-	return keyenc.AppendUint64(append([]byte(nil), prefix...), uint64(start))
-}
-
 func handlesPrefix(sid, fid uint64) []byte {
 	return keyenc.AppendUint64(sidPrefix(tagHandle, sid), fid)
 }
@@ -340,56 +332,6 @@ func newID() uint64 {
 
 // Fold is the case-insensitive form of a name component used in keys.
 func Fold(name string) string { return strings.ToUpper(name) }
-
-// Extent records: uvarint start-free layout: ref length, ref, chunk offset,
-// length, then inline bytes (when the ref is empty and the length > 0 and
-// the record says so).
-func encodeExtent(sg blob.Segment) []byte {
-	b := make([]byte, 0, 32+len(sg.Ref)+len(sg.Data))
-	b = binary.AppendUvarint(b, uint64(len(sg.Ref)))
-	b = append(b, sg.Ref...)
-	b = binary.AppendUvarint(b, uint64(sg.Off))
-	b = binary.AppendUvarint(b, uint64(sg.Len))
-	if sg.Data != nil {
-		b = append(b, 1)
-		b = append(b, sg.Data...)
-	} else {
-		b = append(b, 0)
-	}
-	return b
-}
-
-func decodeExtent(key, v []byte) (Extent, error) {
-	bad := fmt.Errorf("file: corrupt extent record")
-	if len(key) < 8 {
-		return Extent{}, bad
-	}
-	start := int64(binary.BigEndian.Uint64(key[len(key)-8:]))
-	n, w := binary.Uvarint(v)
-	if w <= 0 || uint64(len(v)-w) < n {
-		return Extent{}, bad
-	}
-	sg := blob.Segment{Ref: storage.ChunkRef(v[w : w+int(n)])}
-	v = v[w+int(n):]
-	off, w := binary.Uvarint(v)
-	if w <= 0 {
-		return Extent{}, bad
-	}
-	v = v[w:]
-	ln, w := binary.Uvarint(v)
-	if w <= 0 || len(v) < w+1 {
-		return Extent{}, bad
-	}
-	v = v[w:]
-	sg.Off, sg.Len = int64(off), int64(ln)
-	if v[0] == 1 {
-		if uint64(len(v)-1) != ln {
-			return Extent{}, bad
-		}
-		sg.Data = append([]byte(nil), v[1:]...)
-	}
-	return Extent{Start: start, Seg: sg}, nil
-}
 
 func encode(v any) []byte {
 	b, err := json.Marshal(v)

@@ -452,7 +452,7 @@ func resize(tx storage.Tx, sh *Share, n *Node, size int64) error {
 		return err
 	}
 	if size < n.Size {
-		if err := clearExtents(tx, extentsPrefix(sh.ID, n.ID), size, n.Size); err != nil {
+		if err := blob.ClearStoredPages(tx, extentsPrefix(sh.ID, n.ID), size, n.Size); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package file
 import (
 	"context"
 	"io"
-	"sort"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -14,22 +13,14 @@ import (
 // PageSize is the granularity Clear Range deallocates in.
 const PageSize = 512
 
-func cutSeg(sg blob.Segment, off, n int64) blob.Segment {
-	c := blob.Segment{Ref: sg.Ref, Off: sg.Off + off, Len: n}
-	if sg.Data != nil {
-		c.Data = sg.Data[off : off+n]
-	}
-	return c
-}
-
 // loadExtents returns the extents of the file under prefix p that overlap
 // [start, end), in order.
 func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	var out []Extent
 	// The extent starting before start may reach into the range.
-	it := tx.Scan(p, extentKey(p, start), true)
+	it := tx.Scan(p, blob.PageKey(p, start), true)
 	if it.Next() {
-		e, err := decodeExtent(it.Key(), it.Value())
+		e, err := blob.DecodePage(it.Value())
 		if err != nil {
 			it.Close()
 			return nil, err
@@ -43,10 +34,10 @@ func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	if err != nil {
 		return nil, err
 	}
-	it = tx.Scan(extentKey(p, start), extentKey(p, end), false)
+	it = tx.Scan(blob.PageKey(p, start), blob.PageKey(p, end), false)
 	defer it.Close()
 	for it.Next() {
-		e, err := decodeExtent(it.Key(), it.Value())
+		e, err := blob.DecodePage(it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -55,39 +46,13 @@ func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	return out, it.Err()
 }
 
-// clearExtents removes [start, end) from the extents under p, splitting
-// the ones that straddle an edge. Only the extents touched are read.
-func clearExtents(tx storage.Tx, p []byte, start, end int64) error {
-	exts, err := loadExtents(tx, p, start, end)
-	if err != nil {
-		return err
-	}
-	for _, e := range exts {
-		if err := tx.Delete(extentKey(p, e.Start)); err != nil {
-			return err
-		}
-		eEnd := e.Start + e.Seg.Len
-		if e.Start < start {
-			if err := tx.Set(extentKey(p, e.Start), encodeExtent(cutSeg(e.Seg, 0, start-e.Start))); err != nil {
-				return err
-			}
-		}
-		if eEnd > end {
-			if err := tx.Set(extentKey(p, end), encodeExtent(cutSeg(e.Seg, end-e.Start, eEnd-end))); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // writeExtents stores segs at start, replacing what was there.
 func writeExtents(tx storage.Tx, p []byte, start int64, segs []blob.Segment) error {
 	var n int64
 	for _, sg := range segs {
 		n += sg.Len
 	}
-	if err := clearExtents(tx, p, start, start+n); err != nil {
+	if err := blob.ClearStoredPages(tx, p, start, start+n); err != nil {
 		return err
 	}
 	pos := start
@@ -95,7 +60,7 @@ func writeExtents(tx storage.Tx, p []byte, start int64, segs []blob.Segment) err
 		if sg.Len == 0 {
 			continue
 		}
-		if err := tx.Set(extentKey(p, pos), encodeExtent(sg)); err != nil {
+		if err := tx.Set(blob.PageKey(p, pos), blob.EncodePage(blob.Page{Start: pos, Seg: sg})); err != nil {
 			return err
 		}
 		pos += sg.Len
@@ -200,7 +165,7 @@ func clearRange(tx storage.Tx, p []byte, start, end int64) error {
 	if lo >= hi {
 		return writeExtents(tx, p, start, []blob.Segment{{Len: end - start}})
 	}
-	if err := clearExtents(tx, p, lo, hi); err != nil {
+	if err := blob.ClearStoredPages(tx, p, lo, hi); err != nil {
 		return err
 	}
 	if start < lo {
@@ -248,7 +213,7 @@ func segments(tx storage.Tx, sid uint64, n *Node, off, ln int64) ([]blob.Segment
 		if lo > pos {
 			out = append(out, blob.Segment{Len: lo - pos})
 		}
-		out = append(out, cutSeg(e.Seg, lo-e.Start, hi-lo))
+		out = append(out, blob.CutSegment(e.Seg, lo-e.Start, hi-lo))
 		pos = hi
 	}
 	if pos < end {
@@ -309,7 +274,7 @@ func (s *Service) Stream(ctx context.Context, segs []blob.Segment) io.ReadCloser
 }
 
 // Range is an inclusive byte range.
-type Range struct{ Start, End int64 }
+type Range = blob.PageRange
 
 // RangeList is the result of List Ranges.
 type RangeList struct {
@@ -348,7 +313,7 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 			return err
 		}
 		if prev == "" {
-			out.Ranges = clip(merge(cur), from, to)
+			out.Ranges = blob.ClipRanges(blob.MergePages(cur), from, to)
 			return nil
 		}
 		pref := ref
@@ -360,7 +325,7 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 			}
 			if e, ok := azerr.As(err); ok && e.Code == "ResourceNotFound" {
 				// The file did not exist then: all of it changed.
-				out.Ranges = clip(merge(cur), from, to)
+				out.Ranges = blob.ClipRanges(blob.MergePages(cur), from, to)
 				return nil
 			}
 			return err
@@ -369,94 +334,11 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		if err != nil {
 			return err
 		}
-		changed, cleared := diffExtents(cur, old)
-		out.Ranges, out.Clear = clip(changed, from, to), clip(cleared, from, to)
+		changed, cleared := blob.DiffPages(cur, old)
+		out.Ranges, out.Clear = blob.ClipRanges(changed, from, to), blob.ClipRanges(cleared, from, to)
 		return nil
 	})
 	return out, err
-}
-
-func merge(exts []Extent) []Range {
-	var out []Range
-	for _, e := range exts {
-		end := e.Start + e.Seg.Len - 1
-		if n := len(out); n > 0 && out[n-1].End+1 == e.Start {
-			out[n-1].End = end
-			continue
-		}
-		out = append(out, Range{e.Start, end})
-	}
-	return out
-}
-
-func clip(rs []Range, from, to int64) []Range {
-	out := []Range{}
-	for _, r := range rs {
-		if r.End < from || r.Start > to {
-			continue
-		}
-		out = append(out, Range{max(r.Start, from), min(r.End, to)})
-	}
-	return out
-}
-
-// cover finds the extent of a sorted list covering offset x.
-func cover(exts []Extent, x int64) (Extent, bool) {
-	i := sort.Search(len(exts), func(i int) bool { return exts[i].Start+exts[i].Seg.Len > x })
-	if i < len(exts) && exts[i].Start <= x {
-		return exts[i], true
-	}
-	return Extent{}, false
-}
-
-// diffExtents compares cur with prev: bytes from another write (or
-// written only in cur) changed; bytes written only in prev were cleared.
-func diffExtents(cur, prev []Extent) (changed, cleared []Range) {
-	var pts []int64
-	for _, l := range [][]Extent{cur, prev} {
-		for _, e := range l {
-			pts = append(pts, e.Start, e.Start+e.Seg.Len)
-		}
-	}
-	sort.Slice(pts, func(i, j int) bool { return pts[i] < pts[j] })
-	add := func(rs []Range, a, b int64) []Range {
-		if n := len(rs); n > 0 && rs[n-1].End+1 == a {
-			rs[n-1].End = b - 1
-			return rs
-		}
-		return append(rs, Range{a, b - 1})
-	}
-	for i := 0; i+1 < len(pts); i++ {
-		a, b := pts[i], pts[i+1]
-		if a == b {
-			continue
-		}
-		ce, inCur := cover(cur, a)
-		pe, inPrev := cover(prev, a)
-		switch {
-		case inCur && !inPrev:
-			changed = add(changed, a, b)
-		case inCur && inPrev:
-			if !sameBytes(ce, pe, a, b) {
-				changed = add(changed, a, b)
-			}
-		case !inCur && inPrev:
-			cleared = add(cleared, a, b)
-		}
-	}
-	return changed, cleared
-}
-
-// sameBytes reports whether extents c and p hold [a, b) from the same
-// write: the same chunk bytes, the same inline bytes, or zeros in both.
-func sameBytes(c, p Extent, a, b int64) bool {
-	if c.Seg.Ref != "" || p.Seg.Ref != "" {
-		return c.Seg.Ref == p.Seg.Ref && c.Seg.Off+(a-c.Start) == p.Seg.Off+(a-p.Start)
-	}
-	if c.Seg.Data == nil || p.Seg.Data == nil {
-		return c.Seg.Data == nil && p.Seg.Data == nil
-	}
-	return string(c.Seg.Data[a-c.Start:b-c.Start]) == string(p.Seg.Data[a-p.Start:b-p.Start])
 }
 
 func itoa(n int64) string {
