@@ -10,7 +10,6 @@ package blobhttp
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -352,43 +351,16 @@ func (rq *req) sourceCond() (blob.Cond, error) {
 // the wire ("X-Ms-Meta-Foo"); a name in exactly that canonical shape is
 // stored lower-cased, any other spelling is kept as sent.
 func (rq *req) metadata() ([]blob.KV, error) {
-	var out []blob.KV
-	for k, vs := range rq.r.Header {
-		if len(k) < len("x-ms-meta-") || !strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-") {
-			continue
-		}
-		name := k[len("x-ms-meta-"):]
-		if k[:len("x-ms-meta-")] == "X-Ms-Meta-" && isCanonicalWord(name) {
-			name = strings.ToLower(name)
-		}
-		v := strings.Join(vs, ",")
-		out = append(out, blob.KV{name, strings.TrimSpace(v)})
-	}
+	out := httpx.Metadata[blob.KV](rq.r.Header)
 	if err := blob.ValidateMetadata(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func isCanonicalWord(s string) bool {
-	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
 // writeMeta sends metadata as x-ms-meta-* headers spelled with the case
 // the names were stored with, as Azure does.
-func writeMeta(h http.Header, meta []blob.KV) {
-	for _, kv := range meta {
-		h["x-ms-meta-"+kv[0]] = []string{kv[1]}
-	}
-}
+func writeMeta(h http.Header, meta []blob.KV) { httpx.WriteMetadata(h, meta) }
 
 func setETag(h http.Header, etag uint64, lmt time.Time) {
 	hs := headerSetter{vals: make([]string, 2)}
@@ -431,23 +403,10 @@ func (hs *headerSetter) setETag(h http.Header, etag uint64, lmt time.Time) {
 	hs.set(h, "Last-Modified", hs.lastMod)
 }
 
-func decodeMD5(name, v string) ([]byte, error) {
-	if v == "" {
-		return nil, nil
-	}
-	b, err := base64.StdEncoding.DecodeString(v)
-	if err != nil || len(b) != 16 {
-		return nil, azerr.New("InvalidMd5").WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
-	}
-	return b, nil
-}
+func decodeMD5(name, v string) ([]byte, error) { return httpx.DecodeMD5(name, v) }
 
 func parseInt(name, v string, min, max int64) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < min || n > max {
-		return 0, azerr.InvalidHeader(name, v)
-	}
-	return n, nil
+	return httpx.ParseInt(name, v, min, max)
 }
 
 func optInt(h http.Header, name string, min, max int64) (*int64, error) {

@@ -5,7 +5,6 @@ package filehttp
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -314,58 +313,19 @@ func (h *handler) policyLookup(ctx context.Context, acct, share string) func(str
 // the plumbing restores it; a name in Go's canonical shape is stored
 // lower-cased).
 func (rq *req) metadata() ([]blob.KV, error) {
-	var out []blob.KV
-	for k, vs := range rq.r.Header {
-		if len(k) < len("x-ms-meta-") || !strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-") {
-			continue
-		}
-		name := k[len("x-ms-meta-"):]
-		if k[:len("x-ms-meta-")] == "X-Ms-Meta-" && isCanonicalWord(name) {
-			name = strings.ToLower(name)
-		}
-		out = append(out, blob.KV{name, strings.TrimSpace(strings.Join(vs, ","))})
-	}
+	out := httpx.Metadata[blob.KV](rq.r.Header)
 	if err := blob.ValidateMetadata(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func isCanonicalWord(s string) bool {
-	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' {
-			return false
-		}
-	}
-	return true
-}
+func writeMeta(h http.Header, meta []blob.KV) { httpx.WriteMetadata(h, meta) }
 
-func writeMeta(h http.Header, meta []blob.KV) {
-	for _, kv := range meta {
-		h["x-ms-meta-"+kv[0]] = []string{kv[1]}
-	}
-}
-
-func decodeMD5(name, v string) ([]byte, error) {
-	if v == "" {
-		return nil, nil
-	}
-	b, err := base64.StdEncoding.DecodeString(v)
-	if err != nil || len(b) != 16 {
-		return nil, azerr.New("InvalidMd5").WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
-	}
-	return b, nil
-}
+func decodeMD5(name, v string) ([]byte, error) { return httpx.DecodeMD5(name, v) }
 
 func parseInt(name, v string, min, max int64) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < min || n > max {
-		return 0, azerr.InvalidHeader(name, v)
-	}
-	return n, nil
+	return httpx.ParseInt(name, v, min, max)
 }
 
 // contentProps reads the x-ms-content-* and x-ms-cache-control headers.
