@@ -268,7 +268,11 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				return azerr.New("ResourceNotFound")
 			}
 			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now)}
-			attrs := req.Attrs
+			attrs := req.Attrs &^ AttrNormal
+			if !req.Directory {
+				// Windows marks every new file for archiving.
+				attrs |= AttrArchive
+			}
 			if err := applySMB(tx, sh.ID, n, SMBProps{Attrs: &attrs}, now, true, parent.PermKey); err != nil {
 				return err
 			}
