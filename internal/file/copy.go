@@ -112,7 +112,10 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		if req.CopySMB.LastWrite {
 			smb.LastWrite = TimeSet{Set: true, T: src.LastWriteTime}
 		}
-		defPerm := parent.PermKey
+		defPerm, err := inheritedPerm(tx, sh.ID, parent)
+		if err != nil {
+			return err
+		}
 		if req.CopySMB.Permission && smb.Perm == (Permission{}) && ssh.ID == sh.ID {
 			defPerm = src.PermKey
 		}

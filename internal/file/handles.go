@@ -273,7 +273,11 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				// Windows marks every new file for archiving.
 				attrs |= AttrArchive
 			}
-			if err := applySMB(tx, sh.ID, n, SMBProps{Attrs: &attrs}, now, true, parent.PermKey); err != nil {
+			perm, err := inheritedPerm(tx, sh.ID, parent)
+			if err != nil {
+				return err
+			}
+			if err := applySMB(tx, sh.ID, n, SMBProps{Attrs: &attrs}, now, true, perm); err != nil {
 				return err
 			}
 			n.path = JoinPath(parts)

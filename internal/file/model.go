@@ -163,6 +163,9 @@ type Node struct {
 	AsOf time.Time `json:"-"`
 	// path is the node's path as addressed (set by lookups).
 	path string
+	// lazyRoot marks the stand-in for the root directory that lookups use
+	// as a parent without reading it (see inheritedPerm).
+	lazyRoot bool
 }
 
 // Path is the path the node was reached by, from the share root

@@ -26,7 +26,7 @@ func (r Ref) share() ShareRef {
 // putNode stores n and its id index entry.
 func putNode(tx storage.Tx, sid uint64, n *Node) error {
 	f := Fold(n.Name)
-	if err := tx.Set(nodeKey(sid, n.Parent, f), encode(n)); err != nil {
+	if err := tx.Set(nodeKey(sid, n.Parent, f), encodeNode(n)); err != nil {
 		return err
 	}
 	idx := keyenc.AppendString(binary.BigEndian.AppendUint64(nil, n.Parent), f)
@@ -77,7 +77,7 @@ func getNode(tx storage.Tx, sid, parent uint64, name string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode[Node](v)
+	return decodeNode(v)
 }
 
 // nodeByID finds a node through the id index (nil when gone).
@@ -107,23 +107,23 @@ func nodeByID(tx storage.Tx, sid, id uint64) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode[Node](nv)
+	return decodeNode(nv)
 }
 
 // lookup resolves parts from the root. A missing or non-directory
 // ancestor is ParentNotFound; a missing last component returns (parent,
 // nil).
 func lookup(tx storage.Tx, sid uint64, parts []string) (parent, n *Node, err error) {
-	cur, err := getNode(tx, sid, rootParent, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	if cur == nil {
-		return nil, nil, azerr.New("ShareNotFound")
-	}
 	if len(parts) == 0 {
-		return nil, cur, nil
+		root, err := getNode(tx, sid, rootParent, "")
+		if err == nil && root == nil {
+			err = azerr.New("ShareNotFound")
+		}
+		return nil, root, err
 	}
+	// The root's id is fixed: a path of one component needs the root
+	// record only as its parent, loaded when the caller needs it.
+	cur := &Node{ID: rootID, Dir: true, lazyRoot: true}
 	for i, p := range parts {
 		next, err := getNode(tx, sid, cur.ID, p)
 		if err != nil {
@@ -141,6 +141,18 @@ func lookup(tx storage.Tx, sid uint64, parts []string) (parent, n *Node, err err
 		cur = next
 	}
 	return nil, nil, nil
+}
+
+// inheritedPerm is the permission key a new child of parent inherits.
+func inheritedPerm(tx storage.Tx, sid uint64, parent *Node) (string, error) {
+	if !parent.lazyRoot {
+		return parent.PermKey, nil
+	}
+	root, err := getNode(tx, sid, rootParent, "")
+	if err != nil || root == nil {
+		return "", err
+	}
+	return root.PermKey, nil
 }
 
 // resolve loads the share and the node at ref.Path; a missing node is
@@ -314,7 +326,11 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		if req.Dir {
 			n.Size = 0
 		}
-		if err := applySMB(tx, sh.ID, n, req.SMB, now, true, parent.PermKey); err != nil {
+		perm, err := inheritedPerm(tx, sh.ID, parent)
+		if err != nil {
+			return err
+		}
+		if err := applySMB(tx, sh.ID, n, req.SMB, now, true, perm); err != nil {
 			return err
 		}
 		if err := putNode(tx, sh.ID, n); err != nil {
@@ -564,7 +580,7 @@ func scanChildren(tx storage.Tx, sid, dir uint64, prefix, marker string, pending
 	it := tx.Scan(lo, keyenc.PrefixEnd(p), false)
 	defer it.Close()
 	for it.Next() {
-		n, err := decode[Node](it.Value())
+		n, err := decodeNode(it.Value())
 		if err != nil {
 			return err
 		}

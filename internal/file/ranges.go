@@ -72,7 +72,9 @@ func writeExtents(tx storage.Tx, p []byte, start int64, segs []blob.Segment) err
 // (bodies of up to 64 KiB stay inline); a wantMD5 that differs is 400
 // Md5Mismatch.
 func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD5 []byte) (blob.Ingested, error) {
-	return s.chunks.IngestSize(ctx, body, size, true, wantMD5)
+	// A body known to be too large to inline streams straight to chunks.
+	inline := size < 0 || size <= blob.InlineMax
+	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5)
 }
 
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.
