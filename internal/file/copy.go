@@ -57,7 +57,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		if err != nil {
 			return err
 		}
-		sh, err := writableShare(tx, req.Dest.share())
+		sh, err := writableShareID(tx, req.Dest.share())
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		} else if req.LeaseID != "" {
 			return azerr.New("LeaseNotPresentWithFileOperation")
 		}
-		if err := addUsage(tx, sh, delta); err != nil {
+		if err := addUsage(tx, sh.ID, delta); err != nil {
 			return err
 		}
 		smb := req.SMB

@@ -247,10 +247,11 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	hid, fid := newID(), newID()
 	var out *OpenResult
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
-		sh, err := getShare(tx, req.Share)
+		sid, err := shareID(tx, req.Share)
 		if err != nil {
 			return err
 		}
+		sh := &Share{ID: sid}
 		parent, n, err := lookup(tx, sh.ID, parts)
 		if err != nil {
 			return err
@@ -432,18 +433,12 @@ func (s *Service) closeHandle(tx storage.Tx, sid uint64, h *Handle, n *Node) err
 				n.DeletePending = false
 				return putNode(tx, sid, n)
 			}
-		} else if err := addUsageID(tx, sid, -n.Size); err != nil {
+		} else if err := addUsage(tx, sid, -n.Size); err != nil {
 			return err
 		}
 		return dropNode(tx, sid, n)
 	}
 	return putNode(tx, sid, n)
-}
-
-// addUsageID changes the usage of share id sid without a quota check
-// (shrinking never fails).
-func addUsageID(tx storage.Tx, sid uint64, delta int64) error {
-	return addUsage(tx, &Share{ID: sid, Quota: MaxShareQuotaGiB}, delta)
 }
 
 // GetInfo returns the node a handle is open on.
@@ -518,11 +513,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		}
 		now := s.now()
 		if end := off + data.Size; end > n.Size {
-			sh, err := s.shareByID(tx, ref.Share)
-			if err != nil {
-				return err
-			}
-			if err := addUsage(tx, sh, end-n.Size); err != nil {
+			if err := addUsage(tx, ref.Share, end-n.Size); err != nil {
 				return err
 			}
 			n.Size = end
@@ -541,24 +532,6 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		return nil
 	})
 	return out, err
-}
-
-// shareByID returns the quota-bearing record of share id sid. Only live
-// shares have handles that write, and the quota is all a write needs; a
-// share deleted under an open handle keeps the largest quota.
-func (s *Service) shareByID(tx storage.Tx, sid uint64) (*Share, error) {
-	v, err := tx.Get(quotaKey(sid))
-	if errors.Is(err, storage.ErrNotFound) {
-		return &Share{ID: sid, Quota: MaxShareQuotaGiB}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	q, err := strconv.Atoi(string(v))
-	if err != nil {
-		return nil, err
-	}
-	return &Share{ID: sid, Quota: q}, nil
 }
 
 // SetEndOfFile truncates or extends the file of a handle with write
@@ -582,11 +555,7 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 				return err
 			}
 		}
-		sh, err := s.shareByID(tx, ref.Share)
-		if err != nil {
-			return err
-		}
-		if err := resize(tx, sh, n, size); err != nil {
+		if err := resize(tx, &Share{ID: ref.Share}, n, size); err != nil {
 			return err
 		}
 		n.LastWriteTime, n.ChangeTime = now, now
@@ -814,7 +783,7 @@ func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace,
 		if old.Lease.Active(now) {
 			return nil, azerr.New("LeaseIdMissing")
 		}
-		if err := addUsageID(tx, sh.ID, -old.Size); err != nil {
+		if err := addUsage(tx, sh.ID, -old.Size); err != nil {
 			return nil, err
 		}
 		if err := dropNode(tx, sh.ID, old); err != nil {

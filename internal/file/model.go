@@ -234,7 +234,8 @@ type ServiceProps struct {
 //	file h <sid> <file id> <handle id>    open handle
 //	file p <sid> <permission key>         security descriptor (SDDL)
 //	file u <sid>                          bytes used (sum of file sizes)
-//	file q <sid>                          quota in GiB (for writes through handles)
+//	file q <sid>                          quota in GiB (read by writes that grow files)
+//	file n <account> <share> <snapshot>   share id (the share record's id, read by file operations)
 //	file t <sid>                          tombstone: keys of sid await purging
 //	file v <account>                      service properties
 //
@@ -256,6 +257,7 @@ const (
 	tagTomb   = 't'
 	tagProps  = 'v'
 	tagQuota  = 'q'
+	tagShID   = 'n'
 )
 
 const (
@@ -272,6 +274,11 @@ func root(tag byte, extra int) []byte {
 
 func shareKey(acct, name, snap string) []byte {
 	k := root(tagShare, len(acct)+len(name)+len(snap)+6)
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(k, acct), name), snap)
+}
+
+func shareIDKey(acct, name, snap string) []byte {
+	k := root(tagShID, len(acct)+len(name)+len(snap)+6)
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(k, acct), name), snap)
 }
 

@@ -162,15 +162,14 @@ func (s *Service) resolve(tx storage.Tx, ref Ref, write bool) (*Share, *Node, er
 	if err != nil {
 		return nil, nil, err
 	}
-	var sh *Share
-	if write {
-		sh, err = writableShare(tx, ref.share())
-	} else {
-		sh, err = getShare(tx, ref.share())
+	if write && ref.Snapshot != "" {
+		return nil, nil, azerr.New("ShareSnapshotOperationNotSupported")
 	}
+	sid, err := shareID(tx, ref.share())
 	if err != nil {
 		return nil, nil, err
 	}
+	sh := &Share{ID: sid, Name: ref.Share, Snapshot: ref.Snapshot}
 	_, n, err := lookup(tx, sh.ID, parts)
 	if err != nil {
 		return nil, nil, err
@@ -275,7 +274,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 	}
 	var out *Node
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
-		sh, err := writableShare(tx, req.Ref.share())
+		sh, err := writableShareID(tx, req.Ref.share())
 		if err != nil {
 			return err
 		}
@@ -311,13 +310,13 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 			if err := deleteRange(tx, p, keyenc.PrefixEnd(p)); err != nil {
 				return err
 			}
-			if err := addUsage(tx, sh, req.Size-old.Size); err != nil {
+			if err := addUsage(tx, sh.ID, req.Size-old.Size); err != nil {
 				return err
 			}
 			n.ETag = s.etag(old.ETag, now)
 		} else {
 			if !req.Dir {
-				if err := addUsage(tx, sh, req.Size); err != nil {
+				if err := addUsage(tx, sh.ID, req.Size); err != nil {
 					return err
 				}
 			}
@@ -464,7 +463,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 
 // resize changes a file's size: bytes past a smaller size are dropped.
 func resize(tx storage.Tx, sh *Share, n *Node, size int64) error {
-	if err := addUsage(tx, sh, size-n.Size); err != nil {
+	if err := addUsage(tx, sh.ID, size-n.Size); err != nil {
 		return err
 	}
 	if size < n.Size {
@@ -513,7 +512,7 @@ func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string)
 			if n.Attrs&AttrReadOnly != 0 {
 				return azerr.New("ReadOnlyAttribute")
 			}
-			if err := addUsage(tx, sh, -n.Size); err != nil {
+			if err := addUsage(tx, sh.ID, -n.Size); err != nil {
 				return err
 			}
 		}

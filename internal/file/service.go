@@ -79,6 +79,19 @@ func writableShare(tx storage.Tx, ref ShareRef) (*Share, error) {
 	return getShare(tx, ref)
 }
 
+// writableShareID is writableShare for operations that need only the
+// share's id.
+func writableShareID(tx storage.Tx, ref ShareRef) (*Share, error) {
+	if ref.Snapshot != "" {
+		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	sid, err := shareID(tx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Share{ID: sid, Name: ref.Name}, nil
+}
+
 // CreateShareRequest is Create Share.
 type CreateShareRequest struct {
 	Ref        ShareRef
@@ -118,7 +131,7 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 			sh.AccessTier = "TransactionOptimized"
 		}
 		sh.TierChanged = now
-		if err := tx.Set(shareKey(req.Ref.Account, req.Ref.Name, ""), encode(sh)); err != nil {
+		if err := putShare(tx, req.Ref.Account, sh); err != nil {
 			return err
 		}
 		if err := tx.Set(quotaKey(sid), []byte(strconv.Itoa(quota))); err != nil {
@@ -275,6 +288,9 @@ func dropShare(tx storage.Tx, acct string, sh *Share) error {
 	if err := tx.Delete(shareKey(acct, sh.Name, sh.Snapshot)); err != nil {
 		return err
 	}
+	if err := tx.Delete(shareIDKey(acct, sh.Name, sh.Snapshot)); err != nil {
+		return err
+	}
 	return tx.Set(tombKey(sh.ID), nil)
 }
 
@@ -336,7 +352,7 @@ func (s *Service) SnapshotShare(ctx context.Context, ref ShareRef, meta []blob.K
 		if err := copyShareKeys(tx, sh.ID, snap.ID); err != nil {
 			return err
 		}
-		if err := tx.Set(shareKey(ref.Account, ref.Name, id), encode(&snap)); err != nil {
+		if err := putShare(tx, ref.Account, &snap); err != nil {
 			return err
 		}
 		out = &snap
@@ -437,21 +453,55 @@ func usage(tx storage.Tx, sid uint64) (int64, error) {
 	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
-// addUsage changes the share's used bytes by delta, refusing growth past
-// the quota with ShareSizeLimitReached.
-func addUsage(tx storage.Tx, sh *Share, delta int64) error {
+// addUsage changes the used bytes of share id sid by delta, refusing
+// growth past the quota with ShareSizeLimitReached.
+func addUsage(tx storage.Tx, sid uint64, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	n, err := usage(tx, sh.ID)
+	n, err := usage(tx, sid)
 	if err != nil {
 		return err
 	}
 	n += delta
-	if delta > 0 && n > int64(sh.Quota)<<30 {
-		return azerr.New("ShareSizeLimitReached")
+	if delta > 0 {
+		quota := int64(MaxShareQuotaGiB)
+		if v, err := tx.Get(quotaKey(sid)); err == nil {
+			if q, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				quota = q
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if n > quota<<30 {
+			return azerr.New("ShareSizeLimitReached")
+		}
 	}
-	return tx.Set(usageKey(sh.ID), binary.BigEndian.AppendUint64(nil, uint64(max(n, 0))))
+	return tx.Set(usageKey(sid), binary.BigEndian.AppendUint64(nil, uint64(max(n, 0))))
+}
+
+// shareID finds the id of a share or snapshot through its small name
+// index, which every file operation reads instead of the share record.
+func shareID(tx storage.Tx, ref ShareRef) (uint64, error) {
+	v, err := tx.Get(shareIDKey(ref.Account, ref.Name, ref.Snapshot))
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, azerr.New("ShareNotFound")
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, errors.New("file: corrupt share id record")
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// putShare stores a share record and its name index.
+func putShare(tx storage.Tx, acct string, sh *Share) error {
+	if err := tx.Set(shareKey(acct, sh.Name, sh.Snapshot), encode(sh)); err != nil {
+		return err
+	}
+	return tx.Set(shareIDKey(acct, sh.Name, sh.Snapshot), binary.BigEndian.AppendUint64(nil, sh.ID))
 }
 
 // LeaseShare is Lease Share.

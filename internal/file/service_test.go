@@ -49,7 +49,7 @@ func TestDeleteSharePurges(t *testing.T) {
 	_, err = svc.Get(ctx, ref, false, "")
 	wantCode(t, "get after delete", err, "ShareNotFound")
 	mustNil(t, svc.PurgeDeleted(ctx))
-	for _, tag := range append(purgeTags, tagTomb, tagShare) {
+	for _, tag := range append(purgeTags, tagTomb, tagShare, tagShID) {
 		if n := countKeys(t, svc, tag); n != 0 {
 			t.Errorf("tag %c: %d keys left", tag, n)
 		}

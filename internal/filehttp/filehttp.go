@@ -407,32 +407,32 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 
 // leaseHeaders writes the lease state of a file or share.
 func leaseHeaders(hd http.Header, st leaseView) {
-	hd.Set("X-Ms-Lease-State", st.state)
-	hd.Set("X-Ms-Lease-Status", st.status)
+	set(hd, "X-Ms-Lease-State", st.state)
+	set(hd, "X-Ms-Lease-Status", st.status)
 	if st.duration != "" {
-		hd.Set("X-Ms-Lease-Duration", st.duration)
+		set(hd, "X-Ms-Lease-Duration", st.duration)
 	}
 }
 
 type leaseView struct{ state, status, duration string }
 
 func setETag(hd http.Header, etag uint64, lmt time.Time) {
-	hd.Set("Etag", file.ETagString(etag))
-	hd.Set("Last-Modified", httpx.FormatHTTPTime(lmt))
+	set(hd, "Etag", file.ETagString(etag))
+	set(hd, "Last-Modified", httpx.FormatHTTPTime(lmt))
 }
 
 // nodeHeaders writes the headers every file and directory response
 // carries: ETag, Last-Modified and the SMB properties.
 func nodeHeaders(hd http.Header, n *file.Node) {
 	setETag(hd, n.ETag, n.Modified)
-	hd.Set("X-Ms-File-Attributes", n.Attrs.String())
-	hd.Set("X-Ms-File-Creation-Time", file.FormatTime(n.CreationTime))
-	hd.Set("X-Ms-File-Last-Write-Time", file.FormatTime(n.LastWriteTime))
-	hd.Set("X-Ms-File-Change-Time", file.FormatTime(n.ChangeTime))
-	hd.Set("X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
-	hd.Set("X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
+	set(hd, "X-Ms-File-Attributes", n.Attrs.String())
+	set(hd, "X-Ms-File-Creation-Time", file.FormatTime(n.CreationTime))
+	set(hd, "X-Ms-File-Last-Write-Time", file.FormatTime(n.LastWriteTime))
+	set(hd, "X-Ms-File-Change-Time", file.FormatTime(n.ChangeTime))
+	set(hd, "X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
+	set(hd, "X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
 	if n.PermKey != "" {
-		hd.Set("X-Ms-File-Permission-Key", n.PermKey)
+		set(hd, "X-Ms-File-Permission-Key", n.PermKey)
 	}
 }
 
@@ -442,6 +442,10 @@ func parentID(n *file.Node) uint64 {
 	}
 	return n.Parent
 }
+
+// set stores v as the only value of the canonical header key k (without
+// http.Header.Set's canonicalization; every key given here is canonical).
+func set(h http.Header, k, v string) { h[k] = []string{v} }
 
 func writeXML(rq *req, status int, body string) error {
 	httpx.WriteXML(rq.w, rq.r, status, body)

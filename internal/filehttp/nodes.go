@@ -85,7 +85,7 @@ func (h *handler) create(rq *req, dir bool) error {
 		return err
 	}
 	nodeHeaders(rq.w.Header(), n)
-	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	set(rq.w.Header(), "X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -104,7 +104,7 @@ func (h *handler) getProps(rq *req, dir bool) error {
 	hd := rq.w.Header()
 	nodeHeaders(hd, n)
 	writeMeta(hd, n.Meta)
-	hd.Set("X-Ms-Server-Encrypted", "true")
+	set(hd, "X-Ms-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -172,9 +172,9 @@ func (h *handler) getFile(rq *req) error {
 		}
 		hd := rq.w.Header()
 		fileHeaders(rq, hd, n)
-		hd.Set("Content-Length", strconv.FormatInt(n.Size, 10))
+		set(hd, "Content-Length", strconv.FormatInt(n.Size, 10))
 		if n.Props.ContentMD5 != nil {
-			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+			set(hd, "Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
 		}
 		rq.w.WriteHeader(http.StatusOK)
 		return nil
@@ -201,17 +201,17 @@ func (h *handler) getFile(rq *req) error {
 	}
 	hd := rq.w.Header()
 	fileHeaders(rq, hd, n)
-	hd.Set("Content-Length", strconv.FormatInt(res.Count, 10))
+	set(hd, "Content-Length", strconv.FormatInt(res.Count, 10))
 	status := http.StatusOK
 	body := h.svc.Stream(rq.ctx(), res.Segs)
 	defer body.Close()
 	if ranged {
 		status = http.StatusPartialContent
 		if n.Size > 0 {
-			hd.Set("Content-Range", "bytes "+strconv.FormatInt(res.Start, 10)+"-"+strconv.FormatInt(res.Start+res.Count-1, 10)+"/"+strconv.FormatInt(n.Size, 10))
+			set(hd, "Content-Range", "bytes "+strconv.FormatInt(res.Start, 10)+"-"+strconv.FormatInt(res.Start+res.Count-1, 10)+"/"+strconv.FormatInt(n.Size, 10))
 		}
 		if n.Props.ContentMD5 != nil {
-			hd.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+			set(hd, "X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
 		}
 		if wantMD5 {
 			// The range is at most 4 MiB: hash it first.
@@ -220,13 +220,13 @@ func (h *handler) getFile(rq *req) error {
 				return err
 			}
 			sum := md5.Sum(buf)
-			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+			set(hd, "Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
 			rq.w.WriteHeader(status)
 			rq.w.Write(buf)
 			return nil
 		}
 	} else if n.Props.ContentMD5 != nil {
-		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+		set(hd, "Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
 	}
 	rq.w.WriteHeader(status)
 	io.Copy(rq.w, body)
@@ -238,9 +238,9 @@ func (h *handler) getFile(rq *req) error {
 func fileHeaders(rq *req, hd http.Header, n *file.Node) {
 	nodeHeaders(hd, n)
 	writeMeta(hd, n.Meta)
-	hd.Set("X-Ms-Type", "File")
-	hd.Set("Accept-Ranges", "bytes")
-	hd.Set("X-Ms-Server-Encrypted", "true")
+	set(hd, "X-Ms-Type", "File")
+	set(hd, "Accept-Ranges", "bytes")
+	set(hd, "X-Ms-Server-Encrypted", "true")
 	ct := n.Props.ContentType
 	if ct == "" {
 		ct = "application/octet-stream"
@@ -257,18 +257,18 @@ func fileHeaders(rq *req, hd http.Header, n *file.Node) {
 			}
 		}
 		if v != "" {
-			hd.Set(o.name, v)
+			set(hd, o.name, v)
 		}
 	}
 	if rq.snapshot == "" {
 		leaseHeaders(hd, fileLease(n))
 	}
 	if c := n.Copy; c != nil {
-		hd.Set("X-Ms-Copy-Id", c.ID)
-		hd.Set("X-Ms-Copy-Source", c.Source)
-		hd.Set("X-Ms-Copy-Status", c.Status)
-		hd.Set("X-Ms-Copy-Progress", c.Progress)
-		hd.Set("X-Ms-Copy-Completion-Time", httpx.FormatHTTPTime(c.Completion))
+		set(hd, "X-Ms-Copy-Id", c.ID)
+		set(hd, "X-Ms-Copy-Source", c.Source)
+		set(hd, "X-Ms-Copy-Status", c.Status)
+		set(hd, "X-Ms-Copy-Progress", c.Progress)
+		set(hd, "X-Ms-Copy-Completion-Time", httpx.FormatHTTPTime(c.Completion))
 	}
 }
 
@@ -321,7 +321,7 @@ func (h *handler) setProps(rq *req, dir bool) error {
 		return err
 	}
 	nodeHeaders(rq.w.Header(), n)
-	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	set(rq.w.Header(), "X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -344,7 +344,7 @@ func (h *handler) setMetadata(rq *req, dir bool) error {
 		return err
 	}
 	setETag(rq.w.Header(), n.ETag, n.Modified)
-	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	set(rq.w.Header(), "X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -514,11 +514,11 @@ func (h *handler) putRange(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, node.ETag, node.Modified)
-	out.Set("X-Ms-File-Last-Write-Time", file.FormatTime(node.LastWriteTime))
+	set(out, "X-Ms-File-Last-Write-Time", file.FormatTime(node.LastWriteTime))
 	if sum != nil {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+		set(out, "Content-Md5", base64.StdEncoding.EncodeToString(sum))
 	}
-	out.Set("X-Ms-Request-Server-Encrypted", "true")
+	set(out, "X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -561,7 +561,7 @@ func (h *handler) listRanges(rq *req) error {
 	b.WriteString("</Ranges>")
 	hd := rq.w.Header()
 	setETag(hd, rl.Node.ETag, rl.Node.Modified)
-	hd.Set("X-Ms-Content-Length", strconv.FormatInt(rl.Node.Size, 10))
+	set(hd, "X-Ms-Content-Length", strconv.FormatInt(rl.Node.Size, 10))
 	return writeXML(rq, http.StatusOK, b.String())
 }
 
@@ -639,7 +639,7 @@ func (h *handler) rename(rq *req, dir bool) error {
 		return err
 	}
 	nodeHeaders(rq.w.Header(), n)
-	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	set(rq.w.Header(), "X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -745,8 +745,8 @@ func (h *handler) forceCloseHandles(rq *req) error {
 		return err
 	}
 	hd := rq.w.Header()
-	hd.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(n))
-	hd.Set("X-Ms-Number-Of-Handles-Failed", "0")
+	set(hd, "X-Ms-Number-Of-Handles-Closed", strconv.Itoa(n))
+	set(hd, "X-Ms-Number-Of-Handles-Failed", "0")
 	rq.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -833,8 +833,8 @@ func (h *handler) copyFile(rq *req) error {
 	}
 	out := rq.w.Header()
 	setETag(out, n.ETag, n.Modified)
-	out.Set("X-Ms-Copy-Id", n.Copy.ID)
-	out.Set("X-Ms-Copy-Status", n.Copy.Status)
+	set(out, "X-Ms-Copy-Id", n.Copy.ID)
+	set(out, "X-Ms-Copy-Status", n.Copy.Status)
 	rq.w.WriteHeader(http.StatusAccepted)
 	return nil
 }

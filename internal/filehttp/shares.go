@@ -280,14 +280,14 @@ func (h *handler) getShare(rq *req) error {
 	hd := rq.w.Header()
 	setETag(hd, sh.ETag, sh.Modified)
 	writeMeta(hd, sh.Meta)
-	hd.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
-	hd.Set("X-Ms-Access-Tier", sh.AccessTier)
-	hd.Set("X-Ms-Access-Tier-Change-Time", httpx.FormatHTTPTime(sh.TierChanged))
+	set(hd, "X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
+	set(hd, "X-Ms-Access-Tier", sh.AccessTier)
+	set(hd, "X-Ms-Access-Tier-Change-Time", httpx.FormatHTTPTime(sh.TierChanged))
 	if sh.Protocols != "" {
-		hd.Set("X-Ms-Enabled-Protocols", sh.Protocols)
+		set(hd, "X-Ms-Enabled-Protocols", sh.Protocols)
 	}
 	if sh.RootSquash != "" {
-		hd.Set("X-Ms-Root-Squash", sh.RootSquash)
+		set(hd, "X-Ms-Root-Squash", sh.RootSquash)
 	}
 	if rq.snapshot == "" {
 		leaseHeaders(hd, shareLease(sh))
@@ -377,7 +377,7 @@ func (h *handler) snapshotShare(rq *req) error {
 	}
 	hd := rq.w.Header()
 	setETag(hd, sh.ETag, sh.Modified)
-	hd.Set("X-Ms-Snapshot", sh.Snapshot)
+	set(hd, "X-Ms-Snapshot", sh.Snapshot)
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -531,12 +531,12 @@ func leaseResponse(rq *req, kind lease.ActionKind, res lease.Result, etag uint64
 	switch kind {
 	case lease.Acquire:
 		status = http.StatusCreated
-		hd.Set("X-Ms-Lease-Id", res.LeaseID)
+		set(hd, "X-Ms-Lease-Id", res.LeaseID)
 	case lease.Renew, lease.Change:
-		hd.Set("X-Ms-Lease-Id", res.LeaseID)
+		set(hd, "X-Ms-Lease-Id", res.LeaseID)
 	case lease.Break:
 		status = http.StatusAccepted
-		hd.Set("X-Ms-Lease-Time", strconv.Itoa(res.LeaseTime))
+		set(hd, "X-Ms-Lease-Time", strconv.Itoa(res.LeaseTime))
 	}
 	rq.w.WriteHeader(status)
 }
@@ -583,7 +583,7 @@ func (h *handler) createPermission(rq *req) error {
 	if err != nil {
 		return err
 	}
-	rq.w.Header().Set("X-Ms-File-Permission-Key", key)
+	set(rq.w.Header(), "X-Ms-File-Permission-Key", key)
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -604,8 +604,8 @@ func (h *handler) getPermission(rq *req) error {
 	}
 	out, _ := json.Marshal(map[string]string{"permission": sddl})
 	hd := rq.w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Content-Length", strconv.Itoa(len(out)))
+	set(hd, "Content-Type", "application/json")
+	set(hd, "Content-Length", strconv.Itoa(len(out)))
 	rq.w.WriteHeader(http.StatusOK)
 	if rq.r.Method != http.MethodHead {
 		rq.w.Write(out)
