@@ -431,14 +431,14 @@ func (s *Service) closeHandle(tx storage.Tx, sid uint64, h *Handle, n *Node) err
 			if has {
 				// A directory that gained entries stays.
 				n.DeletePending = false
-				return putNode(tx, sid, n)
+				return saveNode(tx, sid, n)
 			}
 		} else if err := addUsage(tx, sid, -n.Size); err != nil {
 			return err
 		}
 		return dropNode(tx, sid, n)
 	}
-	return putNode(tx, sid, n)
+	return saveNode(tx, sid, n)
 }
 
 // GetInfo returns the node a handle is open on.
@@ -524,7 +524,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		n.LastWriteTime, n.ChangeTime = now, now
 		n.Attrs |= AttrArchive
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
-		if err := putNode(tx, ref.Share, n); err != nil {
+		if err := saveNode(tx, ref.Share, n); err != nil {
 			return err
 		}
 		n.AsOf = now
@@ -642,7 +642,7 @@ func (s *Service) updateOpen(ctx context.Context, ref HandleRef, fn func(tx stor
 		if err := fn(tx, h, n, now); err != nil {
 			return err
 		}
-		if err := putNode(tx, ref.Share, n); err != nil {
+		if err := saveNode(tx, ref.Share, n); err != nil {
 			return err
 		}
 		n.AsOf = now
@@ -863,7 +863,7 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 					return azerr.New(code)
 				}
 				d.Lease = lease.State{}
-				if err := putNode(tx, sh.ID, d); err != nil {
+				if err := saveNode(tx, sh.ID, d); err != nil {
 					return err
 				}
 			}
@@ -883,7 +883,7 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		if req.ContentType != nil {
 			m.Props.ContentType = *req.ContentType
 		}
-		if err := putNode(tx, sh.ID, m); err != nil {
+		if err := saveNode(tx, sh.ID, m); err != nil {
 			return err
 		}
 		out = m

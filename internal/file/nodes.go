@@ -33,6 +33,12 @@ func putNode(tx storage.Tx, sid uint64, n *Node) error {
 	return tx.Set(indexKey(sid, n.ID), idx)
 }
 
+// saveNode stores an existing node in place (same parent and name, so its
+// index entry stands).
+func saveNode(tx storage.Tx, sid uint64, n *Node) error {
+	return tx.Set(nodeKey(sid, n.Parent, Fold(n.Name)), encodeNode(n))
+}
+
 // dropNode removes n, its index entry, its extents and its handles.
 func dropNode(tx storage.Tx, sid uint64, n *Node) error {
 	if err := tx.Delete(nodeKey(sid, n.Parent, Fold(n.Name))); err != nil {
@@ -452,7 +458,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 			n.ChangeTime = now
 		}
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
-		if err := putNode(tx, sh.ID, n); err != nil {
+		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}
 		out = n
@@ -621,7 +627,7 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 			return azerr.New(code)
 		}
 		n.Lease, res = st, r
-		if err := putNode(tx, sh.ID, n); err != nil {
+		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}
 		out = n

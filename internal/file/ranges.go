@@ -150,7 +150,7 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 		}
 		n.ChangeTime = now
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
-		if err := putNode(tx, sh.ID, n); err != nil {
+		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}
 		out = n
