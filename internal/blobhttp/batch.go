@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -55,15 +54,23 @@ func (h *handler) batch(rq *req) error {
 		return err
 	}
 	ct := rq.r.Header.Get("Content-Type")
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || !strings.EqualFold(mt, "multipart/mixed") || params["boundary"] == "" {
-		return azerr.InvalidHeader("Content-Type", ct)
+	boundary, ok := batchBoundary(ct)
+	if !ok {
+		// Azure accepts the request and answers its one part with the
+		// error, as it does for a sub-request it cannot run.
+		_, err := readBody(rq, 4<<20)
+		if err != nil {
+			return err
+		}
+		rec := &subRecorder{header: http.Header{}}
+		httpx.WriteError(rec, rq.r, azerr.InvalidHeader("Content-Type", ct))
+		return h.writeBatch(rq, []subResult{{rec: rec}})
 	}
 	raw, err := readBody(rq, 4<<20)
 	if err != nil {
 		return err
 	}
-	mr := multipart.NewReader(bytes.NewReader(raw), params["boundary"])
+	mr := multipart.NewReader(bytes.NewReader(raw), boundary)
 	type sub struct {
 		id  string
 		req *http.Request
@@ -78,7 +85,17 @@ func (h *handler) batch(rq *req) error {
 		if err != nil {
 			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
 		}
-		sr, err := http.ReadRequest(bufio.NewReader(part))
+		text, err := io.ReadAll(part)
+		if err != nil {
+			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
+		}
+		// A sub-request without a body may end right after its last
+		// header line (the JavaScript SDK's framing): the CRLF that
+		// would end the header block belongs to the next boundary.
+		if !bytes.Contains(text, []byte("\r\n\r\n")) && !bytes.Contains(text, []byte("\n\n")) {
+			text = append(text, "\r\n"...)
+		}
+		sr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(text)))
 		if err != nil {
 			return azerr.Newf("InvalidInput", "A batch sub-request is not a valid HTTP request.")
 		}
@@ -103,10 +120,7 @@ func (h *handler) batch(rq *req) error {
 	if len(subs) == 0 {
 		return azerr.Newf("InvalidInput", "The batch request has no sub-requests.")
 	}
-	boundary := "batchresponse_" + httpx.NewUUID()
-	var out bytes.Buffer
-	mw := multipart.NewWriter(&out)
-	mw.SetBoundary(boundary)
+	results := make([]subResult, 0, len(subs))
 	for _, s := range subs {
 		sr := s.req
 		u := &url.URL{Scheme: "http", Host: rq.r.Host, Path: sr.URL.Path, RawPath: sr.URL.RawPath, RawQuery: sr.URL.RawQuery}
@@ -116,6 +130,26 @@ func (h *handler) batch(rq *req) error {
 		sr = sr.WithContext(rq.ctx())
 		rec := &subRecorder{header: http.Header{}}
 		h.sub.ServeHTTP(rec, sr)
+		results = append(results, subResult{id: s.id, rec: rec})
+	}
+	return h.writeBatch(rq, results)
+}
+
+// subResult is the answer to one sub-request and its Content-Id.
+type subResult struct {
+	id  string
+	rec *subRecorder
+}
+
+// writeBatch sends the 202 multipart/mixed answer of a batch, one
+// application/http part per sub-request.
+func (h *handler) writeBatch(rq *req, results []subResult) error {
+	boundary := "batchresponse_" + httpx.NewUUID()
+	var out bytes.Buffer
+	mw := multipart.NewWriter(&out)
+	mw.SetBoundary(boundary)
+	for _, s := range results {
+		rec := s.rec
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
@@ -147,4 +181,36 @@ func (h *handler) batch(rq *req) error {
 	rq.status(http.StatusAccepted)
 	rq.w.Write(out.Bytes())
 	return nil
+}
+
+// batchBoundary finds the boundary of a batch's multipart/mixed
+// Content-Type the way Azure reads it: parameter names in any case,
+// whitespace around names, "=" and values, and values quoted or bare (a
+// bare value may itself contain "=", as Python's generated boundaries
+// do). A missing, empty or repeated boundary is not accepted.
+func batchBoundary(ct string) (string, bool) {
+	parts := strings.Split(ct, ";")
+	if !strings.EqualFold(strings.TrimSpace(parts[0]), "multipart/mixed") {
+		return "", false
+	}
+	boundary, found := "", false
+	for _, p := range parts[1:] {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "boundary") {
+			continue
+		}
+		if found {
+			return "", false
+		}
+		found = true
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			val = val[1 : len(val)-1]
+		}
+		boundary = val
+	}
+	if boundary == "" || len(boundary) > 70 {
+		return "", false
+	}
+	return boundary, true
 }
