@@ -54,8 +54,11 @@ func (h *handler) batch(rq *req) error {
 		return err
 	}
 	ct := rq.r.Header.Get("Content-Type")
-	boundary, ok := batchBoundary(ct)
-	if !ok {
+	boundary, mixed := batchBoundary(ct)
+	if !mixed {
+		return azerr.InvalidHeader("Content-Type", ct)
+	}
+	if boundary == "" {
 		// Azure accepts the request and answers its one part with the
 		// error, as it does for a sub-request it cannot run.
 		_, err := readBody(rq, 4<<20)
@@ -187,20 +190,21 @@ func (h *handler) writeBatch(rq *req, results []subResult) error {
 // Content-Type the way Azure reads it: parameter names in any case,
 // whitespace around names, "=" and values, and values quoted or bare (a
 // bare value may itself contain "=", as Python's generated boundaries
-// do). A missing, empty or repeated boundary is not accepted.
-func batchBoundary(ct string) (string, bool) {
+// do). mixed reports whether ct is multipart/mixed at all; boundary is
+// empty when it is missing, empty or given twice.
+func batchBoundary(ct string) (boundary string, mixed bool) {
 	parts := strings.Split(ct, ";")
 	if !strings.EqualFold(strings.TrimSpace(parts[0]), "multipart/mixed") {
 		return "", false
 	}
-	boundary, found := "", false
+	found := false
 	for _, p := range parts[1:] {
 		name, val, ok := strings.Cut(p, "=")
 		if !ok || !strings.EqualFold(strings.TrimSpace(name), "boundary") {
 			continue
 		}
 		if found {
-			return "", false
+			return "", true
 		}
 		found = true
 		val = strings.TrimSpace(val)
@@ -209,8 +213,8 @@ func batchBoundary(ct string) (string, bool) {
 		}
 		boundary = val
 	}
-	if boundary == "" || len(boundary) > 70 {
-		return "", false
+	if len(boundary) > 70 {
+		return "", true
 	}
 	return boundary, true
 }

@@ -219,6 +219,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.getPageRanges(rq)
 		case comp == "appendblock" && m == http.MethodPut:
 			return h.appendBlock(rq)
+		case comp == "seal" && m == http.MethodPut:
+			return h.sealBlob(rq)
 		case comp == "copy" && m == http.MethodPut:
 			return h.abortCopy(rq)
 		case comp == "tags" && m == http.MethodGet:

@@ -276,6 +276,9 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 		hs.set(hd, "X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
 	case blob.AppendBlob:
 		hs.set(hd, "X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
+		if b.Sealed {
+			hs.set(hd, "X-Ms-Blob-Sealed", "true")
+		}
 	case blob.BlockBlob:
 		hs.set(hd, "X-Ms-Access-Tier", tierOf(b))
 		if b.AccessTier == "" {
@@ -1023,6 +1026,34 @@ func (h *handler) appendBlock(rq *req) error {
 	return nil
 }
 
+// sealBlob is Append Blob Seal.
+func (h *handler) sealBlob(rq *req) error {
+	rq.info.Operation = "AppendBlobSeal"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	pos, err := optInt(rq.r.Header, "x-ms-blob-condition-appendpos", 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	b, err := h.svc.SealBlob(rq.ctx(), rq.ref(), pos, cond)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	out.Set("X-Ms-Blob-Sealed", "true")
+	rq.status(http.StatusOK)
+	return nil
+}
+
 // sourceRef resolves a copy source URL on this server.
 func sourceRef(raw string) (blob.Ref, error) {
 	u, err := url.Parse(raw)
@@ -1105,6 +1136,13 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	}
 	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
 		CopyTags: strings.EqualFold(hd.Get("X-Ms-Copy-Source-Tag-Option"), "COPY")}
+	if v := hd.Get("X-Ms-Seal-Blob"); v != "" {
+		seal, err := strconv.ParseBool(v)
+		if err != nil {
+			return azerr.InvalidHeader("x-ms-seal-blob", v)
+		}
+		cr.Seal = &seal
+	}
 	if len(meta) > 0 || fromURL {
 		cr.Meta = meta
 	}

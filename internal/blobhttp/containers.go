@@ -518,7 +518,7 @@ func (h *handler) listBlobs(rq *req) error {
 			continue
 		}
 		b.WriteString("<Creation-Time>" + httpx.FormatHTTPTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpx.FormatHTTPTime(bl.Modified) +
-			"</Last-Modified><Etag>" + blob.ETagString(bl.ETag) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
+			"</Last-Modified><Etag>" + strings.Trim(blob.ETagString(bl.ETag), `"`) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
 		p := bl.Props
 		ct := p.ContentType
 		if ct == "" {
@@ -552,6 +552,9 @@ func (h *handler) listBlobs(rq *req) error {
 		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
 		if bl.Type == blob.BlockBlob {
 			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier><AccessTierInferred>" + strconv.FormatBool(bl.AccessTier == "") + "</AccessTierInferred>")
+		}
+		if bl.Sealed {
+			b.WriteString("<Sealed>true</Sealed>")
 		}
 		if len(bl.Tags) > 0 {
 			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")
