@@ -3,6 +3,7 @@
 package blobhttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -455,6 +456,54 @@ func decodeMD5(name, v string) ([]byte, error) {
 		return nil, azerr.New("InvalidMd5").WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
 	}
 	return b, nil
+}
+
+// txSums are the transactional checksums an upload may carry: Content-MD5
+// or x-ms-content-crc64, never both.
+type txSums struct {
+	md5 []byte
+	crc []byte
+}
+
+// txChecksums reads Content-MD5 and x-ms-content-crc64. A CRC-64 that is
+// not 8 bytes of base64, or both headers at once, is 400
+// InvalidHeaderValue.
+func (rq *req) txChecksums() (txSums, error) {
+	var t txSums
+	var err error
+	if t.md5, err = decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5")); err != nil {
+		return t, err
+	}
+	if v := rq.r.Header.Get("X-Ms-Content-Crc64"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(b) != 8 {
+			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
+		}
+		if t.md5 != nil {
+			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
+		}
+		t.crc = b
+	}
+	return t, nil
+}
+
+// verify checks the body's CRC-64 against the one sent (the MD5 is
+// checked while the body is read): 400 Crc64Mismatch.
+func (t txSums) verify(d blob.Ingested) error {
+	if t.crc != nil && !bytes.Equal(t.crc, blob.CRC64Bytes(d.CRC64)) {
+		return azerr.New("Crc64Mismatch")
+	}
+	return nil
+}
+
+// respond sets the checksum headers of an upload's answer: the CRC-64
+// always, Content-MD5 only when the request sent one (as Azure answers
+// Put Block, Append Block and Put Page).
+func (t txSums) respond(h http.Header, d blob.Ingested) {
+	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(d.CRC64)))
+	if t.md5 != nil {
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(d.MD5))
+	}
 }
 
 func parseInt(name, v string, min, max int64) (int64, error) {

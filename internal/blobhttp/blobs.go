@@ -164,7 +164,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -195,8 +195,11 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		data, err := h.svc.IngestSize(rq.ctx(), rq.body(), n, true, txMD5)
+		data, err := h.svc.IngestSize(rq.ctx(), rq.body(), n, true, sums.md5)
 		if err != nil {
+			return err
+		}
+		if err := sums.verify(data); err != nil {
 			return err
 		}
 		pr.Data = data
@@ -213,6 +216,7 @@ func (h *handler) putBlob(rq *req) error {
 	hs.setETag(out, b.ETag, b.Modified)
 	if bt == blob.BlockBlob {
 		hs.set(out, "Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
+		hs.set(out, "X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(pr.Data.CRC64)))
 	}
 	hs.set(out, "X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
@@ -366,6 +370,10 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	// Range errors are decided before any blob header is written.
 	wantMD5 := strings.EqualFold(rq.r.Header.Get("X-Ms-Range-Get-Content-Md5"), "true")
+	wantCRC := strings.EqualFold(rq.r.Header.Get("X-Ms-Range-Get-Content-Crc64"), "true")
+	if wantMD5 && wantCRC {
+		return azerr.InvalidHeader("x-ms-range-get-content-crc64", "true")
+	}
 	if !head && hasRange {
 		if start >= b.Size {
 			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
@@ -373,7 +381,7 @@ func (h *handler) getBlob(rq *req) error {
 		if end < 0 || end >= b.Size {
 			end = b.Size - 1
 		}
-		if wantMD5 && end-start+1 > 4<<20 {
+		if (wantMD5 || wantCRC) && end-start+1 > 4<<20 {
 			return azerr.New("OutOfRangeInput")
 		}
 	}
@@ -395,15 +403,19 @@ func (h *handler) getBlob(rq *req) error {
 		hd.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 	}
 	var buf []byte
-	if wantMD5 {
+	if wantMD5 || wantCRC {
 		rc := h.svc.Open(rq.ctx(), b, start, n)
 		buf, err = io.ReadAll(rc)
 		rc.Close()
 		if err != nil {
 			return err
 		}
-		sum := md5.Sum(buf)
-		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+		if wantMD5 {
+			sum := md5.Sum(buf)
+			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+		} else {
+			hd.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(blob.CRC64(buf))))
+		}
 	}
 	hd.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(b.Size, 10))
 	hd.Set("Content-Length", strconv.FormatInt(n, 10))
@@ -626,7 +638,7 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -636,15 +648,18 @@ func (h *handler) putBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	data, err := h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5)
+	data, err := h.svc.Ingest(rq.ctx(), rq.body(), false, sums.md5)
 	if err != nil {
+		return err
+	}
+	if err := sums.verify(data); err != nil {
 		return err
 	}
 	if err := h.svc.PutBlock(rq.ctx(), rq.ref(), id, data, cond); err != nil {
 		return err
 	}
 	out := rq.w.Header()
-	out.Set("Content-Md5", base64.StdEncoding.EncodeToString(data.MD5))
+	sums.respond(out, data)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -837,7 +852,8 @@ func (h *handler) putPage(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	var sum []byte
+	var sums txSums
+	uploaded := false
 	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" && !pr.Clear {
 		// Put Page From URL.
 		rq.info.Operation = "PutPageFromURL"
@@ -869,17 +885,19 @@ func (h *handler) putPage(rq *req) error {
 		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
-		txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
-		if err != nil {
+		if sums, err = rq.txChecksums(); err != nil {
 			return err
 		}
-		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5); err != nil {
+		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, sums.md5); err != nil {
 			return err
 		}
 		if pr.Data.Size != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
-		sum = pr.Data.MD5
+		if err := sums.verify(pr.Data); err != nil {
+			return err
+		}
+		uploaded = true
 	}
 	b, err := h.svc.PutPage(rq.ctx(), rq.ref(), pr)
 	if err != nil {
@@ -888,8 +906,8 @@ func (h *handler) putPage(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
-	if sum != nil {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+	if uploaded {
+		sums.respond(out, pr.Data)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	rq.status(http.StatusCreated)
@@ -974,12 +992,16 @@ func (h *handler) appendBlock(rq *req) error {
 	if _, err := rq.contentLength(limit); err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
+	}
+	if hd.Get("X-Ms-Copy-Source") == "" && rq.r.ContentLength == 0 {
+		// An append of nothing is refused.
+		return azerr.InvalidHeader("Content-Length", "0")
 	}
 	// The block comes from a source blob (Append Block From URL) or from the
 	// body; small bodies (log lines) stay inline in their append key.
@@ -1007,8 +1029,13 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, txMD5); err != nil {
-		return err
+	} else {
+		if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, sums.md5); err != nil {
+			return err
+		}
+		if err := sums.verify(ar.Data); err != nil {
+			return err
+		}
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
 	if err != nil {
@@ -1019,7 +1046,7 @@ func (h *handler) appendBlock(rq *req) error {
 	out.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(off, 10))
 	out.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 	if ar.Source == nil {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+		sums.respond(out, ar.Data)
 	}
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
