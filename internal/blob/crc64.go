@@ -2,6 +2,7 @@ package blob
 
 import (
 	"encoding/binary"
+	"hash"
 	"hash/crc64"
 )
 
@@ -15,6 +16,9 @@ var crc64Table = crc64.MakeTable(crc64Poly)
 
 // CRC64 is Azure Storage's CRC-64 of p.
 func CRC64(p []byte) uint64 { return crc64.Checksum(p, crc64Table) }
+
+// NewCRC64 returns a running Azure Storage CRC-64.
+func NewCRC64() hash.Hash64 { return crc64.New(crc64Table) }
 
 // CRC64Bytes is the 8-byte wire form of a CRC-64 (little-endian), the
 // bytes x-ms-content-crc64 carries in base64.

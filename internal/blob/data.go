@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/md5"
 	"hash"
-	"hash/crc64"
 	"io"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -28,7 +27,7 @@ type sums struct {
 	crc hash.Hash64
 }
 
-func newSums() sums { return sums{md5: md5.New(), crc: crc64.New(crc64Table)} }
+func newSums() sums { return sums{md5: md5.New(), crc: NewCRC64()} }
 
 func (s sums) Write(p []byte) (int, error) {
 	s.md5.Write(p)

@@ -195,9 +195,16 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		data, err := h.svc.IngestSize(rq.ctx(), rq.body(), n, true, sums.md5)
+		body, size, structured, err := rq.upload()
 		if err != nil {
 			return err
+		}
+		data, err := h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5)
+		if err != nil {
+			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 		}
 		if err := sums.verify(data); err != nil {
 			return err
@@ -648,9 +655,16 @@ func (h *handler) putBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	data, err := h.svc.Ingest(rq.ctx(), rq.body(), false, sums.md5)
+	body, _, structured, err := rq.upload()
 	if err != nil {
 		return err
+	}
+	data, err := h.svc.Ingest(rq.ctx(), body, false, sums.md5)
+	if err != nil {
+		return err
+	}
+	if structured {
+		rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 	}
 	if err := sums.verify(data); err != nil {
 		return err
@@ -878,18 +892,24 @@ func (h *handler) putPage(rq *req) error {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 		}
 	} else {
-		n, err := rq.contentLength(blob.MaxPageWrite)
+		body, n, structured, err := rq.upload()
 		if err != nil {
 			return err
 		}
-		if n != end-start+1 {
+		if _, err := rq.contentLength(blob.MaxPageWrite + 1<<10); err != nil {
+			return err
+		}
+		if n != end-start+1 || n > blob.MaxPageWrite {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
 		if sums, err = rq.txChecksums(); err != nil {
 			return err
 		}
-		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, sums.md5); err != nil {
+		if pr.Data, err = h.svc.Ingest(rq.ctx(), body, false, sums.md5); err != nil {
 			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 		}
 		if pr.Data.Size != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
@@ -999,7 +1019,11 @@ func (h *handler) appendBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	if hd.Get("X-Ms-Copy-Source") == "" && rq.r.ContentLength == 0 {
+	body, size, structured, err := rq.upload()
+	if err != nil {
+		return err
+	}
+	if hd.Get("X-Ms-Copy-Source") == "" && size == 0 {
 		// An append of nothing is refused.
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
@@ -1030,8 +1054,11 @@ func (h *handler) appendBlock(rq *req) error {
 			return err
 		}
 	} else {
-		if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, sums.md5); err != nil {
+		if ar.Data, err = h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5); err != nil {
 			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 		}
 		if err := sums.verify(ar.Data); err != nil {
 			return err
