@@ -146,6 +146,20 @@ func TestStructuredMessageCRC64(t *testing.T) {
 		if string(got) != string(content) {
 			t.Fatalf("Put Blob stored %d bytes, want the %d of the content", len(got), len(content))
 		}
+		// Reads asked as structured messages are framed and checked by the
+		// SDK, whole or ranged.
+		dl, err = bb.DownloadStream(ctx, &blob.DownloadStreamOptions{
+			TransactionalValidation: blob.TransferValidationTypeComputeStructuredMessageCRC64(0)})
+		must(t, err)
+		if got := readAll(t, dl.Body); string(got) != string(content) {
+			t.Fatalf("structured download: %d bytes", len(got))
+		}
+		dl, err = bb.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 100, Count: 50},
+			TransactionalValidation: blob.TransferValidationTypeComputeStructuredMessageCRC64(0)})
+		must(t, err)
+		if got := readAll(t, dl.Body); string(got) != string(content[100:150]) {
+			t.Fatalf("structured ranged download: %d bytes", len(got))
+		}
 		id := base64.StdEncoding.EncodeToString([]byte("blk-0001"))
 		_, err = bb.StageBlock(ctx, id, body(content), &blockblob.StageBlockOptions{
 			TransactionalValidation: blob.TransferValidationTypeComputeStructuredMessageCRC64(0)})

@@ -179,3 +179,59 @@ func (rq *req) upload() (io.Reader, int64, bool, error) {
 	}
 	return newSMReader(rq.body(), rq.r.ContentLength, n), n, true, nil
 }
+
+// smSegment is the content length of the segments lazuli writes.
+const smSegment = 4 << 20
+
+// structuredLen is the length of the structured message framing n bytes.
+func structuredLen(n int64) int64 {
+	segs := (n + smSegment - 1) / smSegment
+	return n + smHeaderLen + segs*(smSegHeaderLen+smFooterLen) + smFooterLen
+}
+
+// writeStructured writes n bytes of content, read from open(off, len)
+// segment by segment, as a structured message with CRC-64 checksums.
+func writeStructured(w io.Writer, open func(off, n int64) io.ReadCloser, off, n int64) error {
+	segs := (n + smSegment - 1) / smSegment
+	hd := []byte{smVersion}
+	hd = binary.LittleEndian.AppendUint64(hd, uint64(structuredLen(n)))
+	hd = binary.LittleEndian.AppendUint16(hd, smFlagCRC64)
+	hd = binary.LittleEndian.AppendUint16(hd, uint16(segs))
+	if _, err := w.Write(hd); err != nil {
+		return err
+	}
+	msg := blob.NewCRC64()
+	for i := int64(0); i < segs; i++ {
+		l := min(int64(smSegment), n-i*smSegment)
+		sh := binary.LittleEndian.AppendUint16(nil, uint16(i+1))
+		sh = binary.LittleEndian.AppendUint64(sh, uint64(l))
+		if _, err := w.Write(sh); err != nil {
+			return err
+		}
+		seg := blob.NewCRC64()
+		rc := open(off+i*smSegment, l)
+		_, err := io.Copy(io.MultiWriter(w, seg, msg), io.LimitReader(rc, l))
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(binary.LittleEndian.AppendUint64(nil, seg.Sum64())); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint64(nil, msg.Sum64()))
+	return err
+}
+
+// wantsStructured reports whether a read asks for its body as a
+// structured message; a value other than Azure's one is 400.
+func (rq *req) wantsStructured() (bool, error) {
+	v := rq.r.Header.Get("X-Ms-Structured-Body")
+	if v == "" {
+		return false, nil
+	}
+	if !strings.EqualFold(strings.Join(strings.Fields(v), " "), structuredValue) {
+		return false, azerr.InvalidHeader("x-ms-structured-body", v)
+	}
+	return true, nil
+}

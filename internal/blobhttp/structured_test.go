@@ -79,3 +79,21 @@ func FuzzStructuredMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteStructured(t *testing.T) {
+	content := []byte(strings.Repeat("0123456789", 1000))
+	open := func(off, n int64) io.ReadCloser { return io.NopCloser(bytes.NewReader(content[off : off+n])) }
+	for _, r := range [][2]int64{{0, 10000}, {5, 100}, {0, 0}} {
+		var buf bytes.Buffer
+		if err := writeStructured(&buf, open, r[0], r[1]); err != nil {
+			t.Fatal(err)
+		}
+		if int64(buf.Len()) != structuredLen(r[1]) {
+			t.Fatalf("%v: wrote %d bytes, announced %d", r, buf.Len(), structuredLen(r[1]))
+		}
+		got, err := decodeSM(buf.Bytes(), r[1])
+		if err != nil || !bytes.Equal(got, content[r[0]:r[0]+r[1]]) {
+			t.Fatalf("%v: %v", r, err)
+		}
+	}
+}
