@@ -156,9 +156,11 @@ func (h *handler) writeBatch(rq *req, results []subResult) error {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		// Spelled as Azure spells them: clients match "Content-ID" and
+		// "x-ms-error-code" exactly (the JavaScript SDK does).
 		ph := textproto.MIMEHeader{"Content-Type": {"application/http"}}
 		if s.id != "" {
-			ph.Set("Content-Id", s.id)
+			ph["Content-ID"] = []string{s.id}
 		}
 		pw, err := mw.CreatePart(ph)
 		if err != nil {
@@ -171,8 +173,12 @@ func (h *handler) writeBatch(rq *req, results []subResult) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			name := k
+			if len(k) > 5 && strings.EqualFold(k[:5], "x-ms-") {
+				name = strings.ToLower(k)
+			}
 			for _, v := range rec.header[k] {
-				fmt.Fprintf(pw, "%s: %s\r\n", k, v)
+				fmt.Fprintf(pw, "%s: %s\r\n", name, v)
 			}
 		}
 		io.WriteString(pw, "\r\n")
