@@ -156,6 +156,16 @@ func parseETagGeneral(s string) (int64, bool) {
 	return t, true
 }
 
+// ValidETag reports whether an If-Match value is "*" or an entity ETag
+// (W/"datetime'...'" in any spelling the service accepts).
+func ValidETag(s string) bool {
+	if strings.TrimSpace(s) == "*" {
+		return true
+	}
+	_, ok := parseETag(s)
+	return ok
+}
+
 // etagMatches reports whether an If-Match value selects the entity.
 func etagMatches(ifMatch string, e *Entity) bool { return etagMatchesTicks(ifMatch, e.Timestamp) }
 
