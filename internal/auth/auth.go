@@ -178,6 +178,10 @@ type Access struct {
 	// (create/delete/list containers, queues or tables; container metadata;
 	// clear queue; container lease).
 	ServiceSASDenied bool
+	// AccountSASDenied is set for operations only the account owner may
+	// run, which an account SAS cannot reach either (Get and Set Queue
+	// ACL): AuthorizationFailure.
+	AccountSASDenied bool
 
 	// Scope of the request for service SAS checks and the canonicalized
 	// resource: Container is the container, queue, table or share name;

@@ -38,6 +38,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	if b == nil && o.mustExist {
 		return nil, lease.State{}, azerr.New("BlobNotFound")
 	}
+	if b != nil && cond.CreateOnly {
+		return nil, lease.State{}, azerr.New("AuthorizationPermissionMismatch")
+	}
 	failCode := o.failCode
 	if failCode == "" {
 		failCode = "ConditionNotMet"

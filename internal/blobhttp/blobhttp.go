@@ -254,6 +254,20 @@ func (h *handler) authorize(rq *req, a auth.Access) error {
 	return h.d.Auth.Authorize(rq.info.Identity, rq.r, a)
 }
 
+// authorizeCreate authorizes a write that creates or replaces a blob
+// (Put Blob, Put Block List, Copy Blob): write permission allows both,
+// create permission alone allows only a blob that does not exist yet,
+// which the returned flag asks the domain to check in its transaction.
+func (h *handler) authorizeCreate(rq *req) (createOnly bool, err error) {
+	err = h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"})
+	if e, ok := azerr.As(err); ok && e.Code == "AuthorizationPermissionMismatch" {
+		if err2 := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "c"}); err2 == nil {
+			return true, nil
+		}
+	}
+	return false, err
+}
+
 // policyLookup finds stored access policies in a container's ACL.
 func (h *handler) policyLookup(ctx context.Context, acct, cname string) func(string) (*auth.Policy, error) {
 	return func(id string) (*auth.Policy, error) {

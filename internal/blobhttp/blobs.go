@@ -145,7 +145,8 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
 	rq.info.Operation = "PutBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -164,6 +165,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
+	nv.cond.CreateOnly = createOnly
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -761,7 +763,8 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 // putBlockList is Put Block List.
 func (h *handler) putBlockList(rq *req) error {
 	rq.info.Operation = "PutBlockList"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -771,6 +774,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
+	nv.cond.CreateOnly = createOnly
 	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
 	if err != nil {
 		return err
@@ -922,10 +926,17 @@ func (h *handler) putPage(rq *req) error {
 		if err != nil {
 			return err
 		}
-		if _, err := rq.contentLength(blob.MaxPageWrite + 1<<10); err != nil {
+		limit := int64(blob.MaxPageWrite)
+		if structured {
+			limit = structuredLen(limit)
+		}
+		if _, err := rq.contentLength(limit); err != nil {
 			return err
 		}
-		if n != end-start+1 || n > blob.MaxPageWrite {
+		if n > blob.MaxPageWrite {
+			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
+		}
+		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
 		if sums, err = rq.txChecksums(); err != nil {
@@ -1172,16 +1183,17 @@ func (h *handler) copyBlob(rq *req) error {
 	if strings.EqualFold(rq.r.Header.Get("X-Ms-Requires-Sync"), "true") {
 		rq.info.Operation = "CopyBlobFromURL"
 	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	return h.doCopy(rq, false)
+	return h.doCopy(rq, false, createOnly)
 }
 
-func (h *handler) doCopy(rq *req, fromURL bool) error {
+func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
@@ -1195,6 +1207,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	if err != nil {
 		return err
 	}
+	cond.CreateOnly = createOnly
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err
@@ -1214,8 +1227,18 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
-		CopyTags: strings.EqualFold(hd.Get("X-Ms-Copy-Source-Tag-Option"), "COPY")}
+	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier}
+	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
+	case opt == "" || strings.EqualFold(opt, "REPLACE"):
+	case strings.EqualFold(opt, "COPY"):
+		// The source's tags, or the request's: not both.
+		if hd.Get("X-Ms-Tags") != "" {
+			return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+		}
+		cr.CopyTags = true
+	default:
+		return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
 	if v := hd.Get("X-Ms-Seal-Blob"); v != "" {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
@@ -1262,6 +1285,10 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	}
 	out.Set("X-Ms-Copy-Id", copyID)
 	out.Set("X-Ms-Copy-Status", "success")
+	if strings.EqualFold(hd.Get("X-Ms-Requires-Sync"), "true") && len(b.Props.ContentMD5) > 0 {
+		// Copy Blob From URL answers with the content's MD5.
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	}
 	rq.status(http.StatusAccepted)
 	return nil
 }
@@ -1269,7 +1296,8 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 // putBlobFromURL is Put Blob From URL for a source on this server.
 func (h *handler) putBlobFromURL(rq *req) error {
 	rq.info.Operation = "PutBlobFromURL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -1281,7 +1309,7 @@ func (h *handler) putBlobFromURL(rq *req) error {
 	if n, err := rq.contentLength(0); err != nil || n != 0 {
 		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 	}
-	return h.doCopy(rq, true)
+	return h.doCopy(rq, true, createOnly)
 }
 
 // putBlockFromURL is Put Block From URL for a source on this server.

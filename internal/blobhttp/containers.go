@@ -27,7 +27,7 @@ func publicAccess(v string) (string, error) {
 // createContainer is Create Container.
 func (h *handler) createContainer(rq *req) error {
 	rq.info.Operation = "CreateContainer"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "c", ServiceSASDenied: true}); err != nil {
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "cw", ServiceSASDenied: true}); err != nil {
 		return err
 	}
 	meta, err := rq.metadata()
@@ -108,10 +108,11 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 // getContainerProps is Get Container Properties / Get Container Metadata.
 func (h *handler) getContainerProps(rq *req, comp string) error {
 	rq.info.Operation = "GetContainerProperties"
-	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r"}
+	// Container properties and metadata are out of a service SAS's reach
+	// (its read permission covers the blobs in the container).
+	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}
 	if comp == "metadata" {
 		rq.info.Operation = "GetContainerMetadata"
-		a.ServiceSASDenied = true
 	} else {
 		a.PublicRead = h.publicRead(rq, true)
 	}
