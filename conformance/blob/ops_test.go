@@ -233,9 +233,9 @@ func TestPageBlobs(t *testing.T) {
 		}
 		_, err = pb.UploadPages(ctx, body(page[:512]), blob.HTTPRange{Offset: 3072, Count: 512}, nil)
 		must(t, err)
-		// Unaligned and out-of-range writes.
+		// Unaligned writes are malformed (400); out-of-range ones 416.
 		_, err = pb.UploadPages(ctx, body(page[:100]), blob.HTTPRange{Offset: 0, Count: 100}, nil)
-		mustCode(t, err, 416, "InvalidPageRange")
+		mustCode(t, err, 400, "InvalidHeaderValue")
 		_, err = pb.UploadPages(ctx, body(page[:512]), blob.HTTPRange{Offset: 4096, Count: 512}, nil)
 		mustCode(t, err, 416, "InvalidPageRange")
 		ranges := func(o *pageblob.GetPageRangesOptions) string {
@@ -253,6 +253,9 @@ func TestPageBlobs(t *testing.T) {
 		if got := ranges(nil); got != "512-1535,3072-3583" {
 			t.Fatalf("ranges %s", got)
 		}
+		// A range starting past the end is 416.
+		_, err = pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Range: blob.HTTPRange{Offset: 4096, Count: 512}}).NextPage(ctx)
+		mustCode(t, err, 416, "InvalidRange")
 		snap, err := pb.CreateSnapshot(ctx, nil)
 		must(t, err)
 		_, err = pb.ClearPages(ctx, blob.HTTPRange{Offset: 1024, Count: 512}, nil)

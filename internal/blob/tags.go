@@ -58,10 +58,12 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		// A write for the lease rules: a leased blob needs its lease id.
+		b, ls, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, s.now())
 		if err != nil {
 			return err
 		}
+		b.Lease = ls
 		b.Tags = tags
 		return putBlob(tx, ref.Account, ref.Container, b)
 	})

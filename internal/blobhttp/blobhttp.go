@@ -72,6 +72,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpx.WriteError(w, r, azerr.New("InvalidUri"))
 			return
 		}
+		// Azure reads a backslash in a blob name as a slash.
+		rq.blob = strings.ReplaceAll(rq.blob, `\`, "/")
 	}
 	if hasBlob && rq.blob == "" {
 		hasBlob = false

@@ -36,7 +36,11 @@ func (rq *req) body() io.Reader { return bodyReader{rq.r.Body} }
 
 // props reads the x-ms-blob-content-* properties of a write. useStandard
 // also takes the standard Content-* headers (Put Blob).
-func (rq *req) props(useStandard bool) (blob.Props, error) {
+func (rq *req) props(useStandard bool) (blob.Props, error) { return rq.propsWith(useStandard, false) }
+
+// propsWith is props; anyMD5 takes an x-ms-blob-content-md5 of any length
+// (Set Blob Properties), where other writes require 16 bytes.
+func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 	hd := rq.r.Header
 	get := func(xms, std string) string {
 		if v := hd.Get(xms); v != "" || !useStandard {
@@ -54,7 +58,13 @@ func (rq *req) props(useStandard bool) (blob.Props, error) {
 		ContentDisposition: get("x-ms-blob-content-disposition", ""),
 		CacheControl:       get("x-ms-blob-cache-control", "Cache-Control"),
 	}
-	md, err := decodeMD5("x-ms-blob-content-md5", hd.Get("X-Ms-Blob-Content-Md5"))
+	v := hd.Get("X-Ms-Blob-Content-Md5")
+	md, err := decodeMD5("x-ms-blob-content-md5", v)
+	if err != nil && anyMD5 {
+		if md, err = base64.StdEncoding.DecodeString(v); err != nil {
+			err = azerr.New("InvalidMd5").WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
+		}
+	}
 	if err != nil {
 		return p, err
 	}
@@ -134,6 +144,10 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 	}
 	if nv.props, err = rq.props(useStandard); err != nil {
 		return nv, err
+	}
+	if nv.props.ContentType == "" {
+		// A new blob's default; Set Blob Properties may clear it later.
+		nv.props.ContentType = "application/octet-stream"
 	}
 	if nv.tags, err = rq.tagsHeader(); err != nil {
 		return nv, err
@@ -242,11 +256,13 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
 	hs.set(hd, "X-Ms-Blob-Type", b.Type)
 	p := b.Props
-	ct := p.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
+	if p.ContentType != "" {
+		hs.set(hd, "Content-Type", p.ContentType)
+	} else {
+		// Cleared by Set Blob Properties: no Content-Type at all (the
+		// nil entry keeps the server from guessing one).
+		hd["Content-Type"] = nil
 	}
-	hs.set(hd, "Content-Type", ct)
 	if p.ContentEncoding != "" {
 		hs.set(hd, "Content-Encoding", p.ContentEncoding)
 	}
@@ -304,6 +320,26 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.set(hd, "Accept-Ranges", "bytes")
 	hs.set(hd, "X-Ms-Server-Encrypted", "true")
 	return hs
+}
+
+// overrideHeaders applies the response-header overrides a service SAS
+// signed (rscc, rscd, rsce, rscl, rsct) to a Get Blob or Get Blob
+// Properties answer.
+func overrideHeaders(rq *req, hd http.Header) {
+	id := rq.info.Identity
+	if id == nil || id.Kind != auth.ServiceSAS || id.SAS == nil || id.SAS.Values == nil {
+		return
+	}
+	v := id.SAS.Values
+	for _, o := range [...]struct{ key, val string }{
+		{"Cache-Control", v.CacheControl}, {"Content-Disposition", v.ContentDisposition},
+		{"Content-Encoding", v.ContentEncoding}, {"Content-Language", v.ContentLanguage},
+		{"Content-Type", v.ContentType},
+	} {
+		if o.val != "" {
+			hd[o.key] = []string{o.val}
+		}
+	}
 }
 
 // parseRange parses "bytes=start-[end]"; end is -1 when open.
@@ -400,6 +436,7 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	hs := h.blobHeaders(rq, b)
 	hd := rq.w.Header()
+	overrideHeaders(rq, hd)
 	if head {
 		hs.set(hd, "Content-Length", strconv.FormatInt(b.Size, 10))
 		rq.status(http.StatusOK)
@@ -538,7 +575,9 @@ func (h *handler) setBlobProperties(rq *req) error {
 	}
 	if sp.NewSize == nil && act == "" {
 		// Content properties are replaced; an omitted one is cleared.
-		if sp.Props, err = rq.props(false); err != nil {
+		// Azure keeps an x-ms-blob-content-md5 of any length here, as
+		// given (it is the client's property, not a checked hash).
+		if sp.Props, err = rq.propsWith(false, true); err != nil {
 			return err
 		}
 		sp.ReplaceProps = true
@@ -881,7 +920,9 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	if start%512 != 0 || (end+1)%512 != 0 {
-		return azerr.New("InvalidPageRange")
+		// Misaligned is a malformed header; 416 InvalidPageRange is for a
+		// range beyond the blob's size.
+		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
 	if pr.Seq.LE, err = optInt(hd, "x-ms-if-sequence-number-le", 0, 1<<63-1); err != nil {
@@ -1169,6 +1210,7 @@ func sourceRef(raw string) (blob.Ref, error) {
 	if err1 != nil || err2 != nil {
 		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
+	b = strings.ReplaceAll(b, `\`, "/")
 	snap := u.Query().Get("snapshot")
 	if snap != "" && !blob.ValidSnapshot(snap) {
 		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)

@@ -521,11 +521,7 @@ func (h *handler) listBlobs(rq *req) error {
 		b.WriteString("<Creation-Time>" + httpx.FormatHTTPTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpx.FormatHTTPTime(bl.Modified) +
 			"</Last-Modified><Etag>" + strings.Trim(blob.ETagString(bl.ETag), `"`) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
 		p := bl.Props
-		ct := p.ContentType
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		b.WriteString("<Content-Type>" + azerr.EscapeXML(ct) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
+		b.WriteString("<Content-Type>" + azerr.EscapeXML(p.ContentType) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
 			"</Content-Encoding><Content-Language>" + azerr.EscapeXML(p.ContentLanguage) + "</Content-Language>")
 		b.WriteString("<Content-MD5>")
 		if len(p.ContentMD5) > 0 {
