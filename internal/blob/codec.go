@@ -74,6 +74,7 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	dst = appendStr(dst, b.AccessTier)
 	dst = binary.AppendVarint(dst, int64(b.BlockIDLen))
 	dst = binary.AppendVarint(dst, int64(b.AppendCount))
+	dst = appendTime(dst, b.TierChanged)
 	var flags byte
 	if b.ExtBlocks {
 		flags |= flagExtBlocks
@@ -372,6 +373,7 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AccessTier = r.strOf("", "Hot", "Cool", "Cold", "Archive")
 	b.BlockIDLen = int(r.varint())
 	b.AppendCount = int(r.varint())
+	b.TierChanged = r.time()
 	flags := r.byte()
 	if flags&^(flagExtBlocks|flagSealed) != 0 {
 		r.fail()

@@ -61,6 +61,9 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 			return nil, azerr.New("SourceConditionNotMet")
 		}
 	}
+	if b.AccessTier == "Archive" {
+		return nil, azerr.New("BlobArchived")
+	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
 		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
 			return nil, azerr.New(code)

@@ -313,6 +313,9 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 		if b.AccessTier == "" {
 			hs.set(hd, "X-Ms-Access-Tier-Inferred", "true")
 		}
+		if !b.TierChanged.IsZero() {
+			hs.set(hd, "X-Ms-Access-Tier-Change-Time", hs.time(b.TierChanged))
+		}
 	}
 	if len(b.Tags) > 0 {
 		hs.set(hd, "X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
@@ -1497,9 +1500,21 @@ func (h *handler) setTier(rq *req) error {
 	if tier == "" {
 		return azerr.MissingHeader("x-ms-access-tier")
 	}
+	switch p := rq.r.Header.Get("X-Ms-Rehydrate-Priority"); {
+	case p == "" || strings.EqualFold(p, "Standard") || strings.EqualFold(p, "High"):
+	default:
+		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
-	if err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond); err != nil {
+	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond)
+	if err != nil {
 		return err
+	}
+	if rehydrated {
+		// Leaving the archive tier is a rehydration: Azure accepts it
+		// with 202; here it completes at once.
+		rq.status(http.StatusAccepted)
+		return nil
 	}
 	rq.status(http.StatusOK)
 	return nil

@@ -548,7 +548,13 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
 		if bl.Type == blob.BlockBlob {
-			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier><AccessTierInferred>" + strconv.FormatBool(bl.AccessTier == "") + "</AccessTierInferred>")
+			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier>")
+			if bl.AccessTier == "" {
+				b.WriteString("<AccessTierInferred>true</AccessTierInferred>")
+			}
+			if !bl.TierChanged.IsZero() {
+				b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(bl.TierChanged) + "</AccessTierChangeTime>")
+			}
 		}
 		if bl.Sealed {
 			b.WriteString("<Sealed>true</Sealed>")
