@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
@@ -23,15 +25,23 @@ func batchBody(t *testing.T, tg *harness.Target, container, boundary string, nam
 	t.Helper()
 	var b bytes.Buffer
 	for i, n := range names {
-		u, err := url.Parse(tg.BlobURL + "/" + container + "/" + n)
+		// A name "tier:x" sets blob x to the Cool tier instead.
+		method, query := http.MethodDelete, ""
+		if rest, ok := strings.CutPrefix(n, "tier:"); ok {
+			n, method, query = rest, http.MethodPut, "?comp=tier"
+		}
+		u, err := url.Parse(tg.BlobURL + "/" + container + "/" + n + query)
 		must(t, err)
-		sr, err := http.NewRequest(http.MethodDelete, u.String(), nil)
+		sr, err := http.NewRequest(method, u.String(), nil)
 		must(t, err)
 		sr.Header.Set("x-ms-version", "2025-01-05")
 		sr.Header.Set("Content-Length", "0")
+		if method == http.MethodPut {
+			sr.Header.Set("x-ms-access-tier", "Cool")
+		}
 		must(t, sharedkey.Sign(sr, tg.Account, tg.KeyBytes(), false))
 		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: %d\r\n\r\n", boundary, i)
-		fmt.Fprintf(&b, "DELETE %s HTTP/1.1\r\n", u.EscapedPath())
+		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", method, u.RequestURI())
 		keys := make([]string, 0, len(sr.Header))
 		for k := range sr.Header {
 			keys = append(keys, k)
@@ -134,6 +144,44 @@ func TestBatchFraming(t *testing.T) {
 			if got := batchStatuses(t, resp); fmt.Sprint(got) != "[400]" {
 				t.Fatalf("%q: sub-statuses %v", ct, got)
 			}
+		}
+	})
+}
+
+// TestBatchMixedAndAccountSAS pins that Delete Blob and Set Blob Tier may
+// share one batch, and that a batch sent with an account SAS runs its
+// sub-requests (each carrying the SAS in its URL, as the SDK sends them).
+func TestBatchMixedAndAccountSAS(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		for _, n := range []string{"a", "b"} {
+			_, err := e.cc.NewBlockBlobClient(n).Upload(ctx, body([]byte("x")), nil)
+			must(t, err)
+		}
+		resp := raw(t, tg, http.MethodPost, e.name+"?restype=container&comp=batch", map[string]string{"Content-Type": "multipart/mixed; boundary=mixed"},
+			batchBody(t, tg, e.name, "mixed", []string{"a", "tier:b"}, true))
+		if got := batchStatuses(t, resp); fmt.Sprint(got) != "[202 200]" {
+			t.Fatalf("mixed batch: %v", got)
+		}
+		p, err := e.cc.NewBlobClient("b").GetProperties(ctx, nil)
+		must(t, err)
+		if *p.AccessTier != "Cool" {
+			t.Fatalf("tier %s", *p.AccessTier)
+		}
+		_, err = e.cc.NewBlobClient("a").GetProperties(ctx, nil)
+		mustCode(t, err, 404, "BlobNotFound")
+
+		c := accountSASClient(t, tg, sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true})
+		svc := c.ServiceClient()
+		bb, err := svc.NewBatchBuilder()
+		must(t, err)
+		must(t, bb.Delete(e.name, "b", nil))
+		must(t, bb.Delete(e.name, "missing", nil))
+		res, err := svc.SubmitBatch(ctx, bb, nil)
+		must(t, err)
+		if len(res.Responses) != 2 || res.Responses[0].Error != nil || !isCode(res.Responses[1].Error, 404, "BlobNotFound") {
+			t.Fatalf("account SAS batch: %+v", res.Responses)
 		}
 	})
 }

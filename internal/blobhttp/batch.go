@@ -79,7 +79,6 @@ func (h *handler) batch(rq *req) error {
 		req *http.Request
 	}
 	var subs []sub
-	kind := ""
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -102,19 +101,12 @@ func (h *handler) batch(rq *req) error {
 		if err != nil {
 			return azerr.Newf("InvalidInput", "A batch sub-request is not a valid HTTP request.")
 		}
-		k := ""
-		switch {
-		case sr.Method == http.MethodDelete:
-			k = "delete"
-		case sr.Method == http.MethodPut && sr.URL.Query().Get("comp") == "tier":
-			k = "tier"
-		default:
+		// Delete Blob and Set Blob Tier only; the two may be mixed (the
+		// SDKs build one kind per batch, the service runs each part on
+		// its own).
+		if sr.Method != http.MethodDelete && !(sr.Method == http.MethodPut && sr.URL.Query().Get("comp") == "tier") {
 			return azerr.Newf("InvalidInput", "Batch sub-requests may only be Delete Blob or Set Blob Tier.")
 		}
-		if kind != "" && k != kind {
-			return azerr.Newf("InvalidInput", "All batch sub-requests must be the same operation.")
-		}
-		kind = k
 		subs = append(subs, sub{id: part.Header.Get("Content-Id"), req: sr})
 		if len(subs) > MaxBatchRequests {
 			return azerr.Newf("InvalidInput", "A batch may carry at most %d sub-requests.", MaxBatchRequests)
