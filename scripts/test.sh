@@ -37,7 +37,7 @@ echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities,
 go test -count=1 -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
 go test -count=1 -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
 
-echo "== JavaScript SDK (@azure/data-tables): every Edm type round-trips"
+echo "== JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   tmp=$(mktemp -d)
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -50,8 +50,15 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   done
   table_addr=$(sed -n 's/^lazuli: blob .* table \([^ ]*\) file .*/\1/p' "$tmp/log")
   [ -n "$table_addr" ] || { echo "lazuli did not start:"; cat "$tmp/log"; exit 1; }
+  blob_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$tmp/log")
+  queue_addr=$(sed -n 's/^lazuli: blob .* queue \([^ ]*\) table .*/\1/p' "$tmp/log")
   (cd conformance/table/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_TABLE_URL="http://$table_addr/devstoreaccount1" node roundtrip.mjs)
+  # Blob: batch framing, append-blob seal, CRC-64 uploads, round trips.
+  (cd conformance/blob/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" node blob.mjs)
+  (cd conformance/queue/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_QUEUE_URL="http://$queue_addr/devstoreaccount1" node queue.mjs)
   kill "$lz_pid"
 else
   echo "node and npm are needed for this step" >&2

@@ -137,10 +137,13 @@ func run(args []string, stderr io.Writer) int {
 		log.Error("--cert and --key go together")
 		return 2
 	}
-	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
+	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
+	}
+	for _, w := range warnings {
+		log.Warn("AZURITE_ACCOUNTS", "warning", w)
 	}
 	var debugW io.Writer
 	if *debug != "" {

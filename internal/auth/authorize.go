@@ -69,6 +69,9 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 	if err := a.checkWindow(v.StartTime, v.ExpiryTime); err != nil {
 		return err
 	}
+	if need.AccountSASDenied {
+		return azerr.New("AuthorizationFailure")
+	}
 	if err := checkNetwork(v, r); err != nil {
 		return err
 	}
