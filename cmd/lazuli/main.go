@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,11 +17,13 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/server"
+	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 func main() {
@@ -60,109 +63,128 @@ func tuneGC() {
 	}
 }
 
-func env(name, def string) string {
-	if v, ok := os.LookupEnv("LAZULI_" + name); ok {
-		return v
-	}
-	return def
-}
-
-func envBool(name string) bool {
-	b, _ := strconv.ParseBool(env(name, "false"))
-	return b
-}
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(env(name, "")); err == nil {
-		return n
-	}
-	return def
-}
-
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	// Every flag's default can also come from LAZULI_<FLAG> (applyEnv).
 	var (
-		blobHost  = fs.String("blobHost", env("BLOB_HOST", "127.0.0.1"), "Blob service listen address")
-		blobPort  = fs.Int("blobPort", envInt("BLOB_PORT", 10000), "Blob service port (0 picks a free port)")
-		queueHost = fs.String("queueHost", env("QUEUE_HOST", "127.0.0.1"), "Queue service listen address")
-		queuePort = fs.Int("queuePort", envInt("QUEUE_PORT", 10001), "Queue service port")
-		tableHost = fs.String("tableHost", env("TABLE_HOST", "127.0.0.1"), "Table service listen address")
-		tablePort = fs.Int("tablePort", envInt("TABLE_PORT", 10002), "Table service port")
-		fileHost  = fs.String("fileHost", env("FILE_HOST", "127.0.0.1"), "File service listen address")
-		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
-		location  = fs.String("location", server.DefaultLocation(), "data directory")
-		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
-		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
-		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
-		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
-		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
-		loose     = fs.Bool("loose", envBool("LOOSE"), "accept unsupported headers and parameters (lazuli always does)")
-		skipVer   = fs.Bool("skipApiVersionCheck", envBool("SKIP_API_VERSION_CHECK"), "accept any x-ms-version (the default)")
-		strictVer = fs.Bool("strictApiVersion", envBool("STRICT_API_VERSION"), "reject x-ms-version values lazuli does not know")
-		cert      = fs.String("cert", env("CERT", ""), "TLS certificate (PEM)")
-		key       = fs.String("key", env("KEY", ""), "TLS private key (PEM)")
-		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
-		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
-		httpSrv   = fs.String("httpServer", env("HTTP_SERVER", "h1"), "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+		blobHost  = fs.String("blobHost", "127.0.0.1", "Blob service listen address")
+		blobPort  = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port)")
+		queueHost = fs.String("queueHost", "127.0.0.1", "Queue service listen address")
+		queuePort = fs.Int("queuePort", 10001, "Queue service port")
+		tableHost = fs.String("tableHost", "127.0.0.1", "Table service listen address")
+		tablePort = fs.Int("tablePort", 10002, "Table service port")
+		fileHost  = fs.String("fileHost", "127.0.0.1", "File service listen address")
+		filePort  = fs.Int("filePort", 10003, "File service port")
+		location  = fs.String("location", "lazuli-data", "data directory")
+		inMemory  = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
+		syncFlag  = fs.Bool("sync", false, "fsync every write before acknowledging it (power-loss safety)")
+		engine    = fs.String("engine", "", "engine of the data directory: `log` (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
+		silent    = fs.Bool("silent", false, "turn the access log off")
+		debug     = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
+		loose     = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
+		skipVer   = fs.Bool("skipApiVersionCheck", false, "accept any well-formed x-ms-version (the default)")
+		strictVer = fs.Bool("strictApiVersion", false, "reject x-ms-version values lazuli does not know")
+		cert      = fs.String("cert", "", "serve HTTPS with this certificate `file`: PEM (with --key) or PFX/PKCS#12 (with --pwd)")
+		key       = fs.String("key", "", "private key `file` (PEM) of --cert")
+		pwd       = fs.String("pwd", "", "`password` of a PFX --cert")
+		oauth     = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
+		httpSrv   = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+		noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
+		blobKA    = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
+		queueKA   = fs.Int("queueKeepAliveTimeout", 120, "`seconds` an idle kept-alive Queue connection stays open")
+		tableKA   = fs.Int("tableKeepAliveTimeout", 120, "`seconds` an idle kept-alive Table connection stays open")
+		help      = fs.Bool("help", false, "print this help and exit")
+		showVer   = fs.Bool("version", false, "print the version and exit")
 	)
+	fs.Bool("disableTelemetry", false, "accepted for compatibility (lazuli collects no telemetry)")
+	fs.Int("extentMemoryLimit", -1, "accepted for compatibility and ignored (`megabytes`)")
 	fs.StringVar(location, "l", *location, "shorthand for --location")
+	fs.BoolVar(loose, "L", *loose, "shorthand for --loose")
 	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
 	fs.StringVar(debug, "d", *debug, "shorthand for --debug")
+	fs.BoolVar(help, "h", false, "shorthand for --help")
+	fs.BoolVar(showVer, "v", false, "shorthand for --version")
 	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v (see lazuli --help)\n", err)
+		return 2
+	}
+	command, err := checkArgs(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v\n", err)
+		return 2
+	}
+	if *help || command == "help" {
+		usage(stderrOrStdout(stderr), fs)
+		return 0
+	}
+	if *showVer || command == "version" {
+		fmt.Fprintln(stderrOrStdout(stderr), versionString())
+		return 0
+	}
+	if err := applyEnv(fs, osLookup); err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v\n", err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, w := range warnIgnored(fs, osLookup) {
+		log.Warn(w)
+	}
 
-	if *pwd != "" {
-		log.Error("PFX certificates are not supported; pass a PEM --cert and --key")
+	if *cert == "" && (*key != "" || *pwd != "") {
+		log.Error("--key and --pwd belong to --cert: pass the certificate file with --cert")
 		return 2
 	}
-	if (*cert == "") != (*key == "") {
-		log.Error("--cert and --key go together")
+	switch *oauth {
+	case "":
+	case "basic":
+		if *cert == "" {
+			log.Error("--oauth basic needs HTTPS (bearer tokens are never accepted over plain HTTP): pass --cert (and --key or --pwd)")
+			return 2
+		}
+	default:
+		log.Error(fmt.Sprintf("--oauth %q is not a level lazuli knows; the only one is basic", *oauth))
 		return 2
+	}
+	for _, ka := range []struct {
+		name string
+		v    int
+	}{{"blobKeepAliveTimeout", *blobKA}, {"queueKeepAliveTimeout", *queueKA}, {"tableKeepAliveTimeout", *tableKA}} {
+		if ka.v <= 0 {
+			log.Error(fmt.Sprintf("--%s must be a positive number of seconds", ka.name))
+			return 2
+		}
 	}
 	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
 	}
-	var debugW io.Writer
+	// The debug file is opened once the listeners are bound (nothing is
+	// created on disk before); until then nothing can be written to it.
+	var debugW *lateFile
 	if *debug != "" {
-		f, err := os.OpenFile(*debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			log.Error("debug log", "err", err)
-			return 2
-		}
-		defer f.Close()
-		debugW = f
+		debugW = &lateFile{}
 	}
 	_ = skipVer // accepting any well-formed version is already the default
-	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
-		if err != nil {
-			log.Error("cpuprofile", "err", err)
-			return 2
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Error("cpuprofile", "err", err)
-			return 2
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
-	}
 	cfg := server.Config{
 		Location: *location, InMemory: *inMemory, Sync: *syncFlag, EngineKind: *engine,
 		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
 		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
 		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
 		FileAddr:  net.JoinHostPort(*fileHost, strconv.Itoa(*filePort)),
-		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
+		Accounts:  accounts, Log: log, Silent: *silent,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
-		CertFile: *cert, KeyFile: *key,
+		CertFile: *cert, KeyFile: *key, CertPassword: *pwd, OAuth: *oauth == "basic",
+		PathStyleOnly: *noProduct,
+		KeepAlive: map[auth.Service]time.Duration{
+			auth.Blob: time.Duration(*blobKA) * time.Second, auth.Queue: time.Duration(*queueKA) * time.Second,
+			auth.Table: time.Duration(*tableKA) * time.Second},
 		HTTPServer: *httpSrv,
+	}
+	if debugW != nil {
+		cfg.Debug = debugW
 	}
 	// Catch the stop signals before the addresses are announced: a client
 	// that reads them may stop the server at once.
@@ -170,11 +192,36 @@ func run(args []string, stderr io.Writer) int {
 	defer stop()
 	srv, err := server.New(cfg)
 	if err != nil {
-		log.Error("start", "err", err)
+		log.Error("start: " + startAdvice(err))
 		return 1
 	}
+	if debugW != nil {
+		f, err := os.OpenFile(*debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Error("debug log", "err", err)
+			srv.Close()
+			return 2
+		}
+		defer f.Close()
+		debugW.f = f
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			log.Error("cpuprofile", "err", err)
+			srv.Close()
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	if err := srv.Start(); err != nil {
-		log.Error("start", "err", err)
+		log.Error("start: " + startAdvice(err))
 		srv.Close()
 		return 1
 	}
@@ -185,7 +232,7 @@ func run(args []string, stderr io.Writer) int {
 	if *inMemory {
 		mode = "in-memory"
 	}
-	log.Info("lazuli ready", "storage", mode, "sync", *syncFlag,
+	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *syncFlag, "oauth", *oauth,
 		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
 	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
@@ -197,4 +244,47 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// stderrOrStdout: --help and --version print to standard output when run
+// from a terminal or a pipe (run's writer is standard error for the
+// server's log; tests pass their own writer).
+func stderrOrStdout(w io.Writer) io.Writer {
+	if w == io.Writer(os.Stderr) {
+		return os.Stdout
+	}
+	return w
+}
+
+// lateFile is the --debug writer, whose file is opened after the
+// listeners are bound.
+type lateFile struct{ f *os.File }
+
+func (l *lateFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+// listenFlags names the flags that set each service's port.
+var listenFlags = map[auth.Service]string{auth.Blob: "blobPort", auth.Queue: "queuePort", auth.Table: "tablePort", auth.File: "filePort"}
+
+// startAdvice turns a startup error into a message that says what to do.
+func startAdvice(err error) string {
+	var le *server.ListenError
+	if errors.As(err, &le) {
+		flagName := listenFlags[le.Service]
+		if errors.Is(le.Err, syscall.EADDRINUSE) {
+			return fmt.Sprintf("the %s address %s is already in use (another lazuli or emulator?); stop that process or pick another port with --%s (or %s; 0 picks a free one)",
+				le.Service, le.Addr, flagName, envName(flagName))
+		}
+		return fmt.Sprintf("cannot listen on %s for the %s service (%v); change --%s or --%s", le.Addr, le.Service, le.Err,
+			strings.Replace(flagName, "Port", "Host", 1), flagName)
+	}
+	var locked *filestore.LockedError
+	if errors.As(err, &locked) {
+		return err.Error() + "; stop that process or give this one another data directory with --location (or --inMemoryPersistence)"
+	}
+	return err.Error()
 }

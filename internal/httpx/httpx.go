@@ -74,6 +74,9 @@ type Options struct {
 	Loose bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, whatever the host name.
+	PathStyleOnly bool
 }
 
 var debugMu sync.Mutex
@@ -156,7 +159,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			return
 		}
 
-		account, path, ok := splitAccount(r)
+		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
 			WriteError(rw, r, azerr.New("InvalidUri"))
 			return
@@ -232,8 +235,9 @@ func KnownVersion(v string) bool {
 
 // splitAccount finds the account: the first path segment for path-style
 // URLs (IP hosts, localhost and other non-account hosts), else the first
-// DNS label of the host. The "-secondary" suffix is stripped.
-func splitAccount(r *http.Request) (account, rest string, ok bool) {
+// DNS label of the host (unless pathOnly). The "-secondary" suffix is
+// stripped.
+func splitAccount(r *http.Request, pathOnly bool) (account, rest string, ok bool) {
 	p := r.URL.EscapedPath()
 	p = strings.TrimPrefix(p, "/")
 	host := r.Host
@@ -242,7 +246,7 @@ func splitAccount(r *http.Request) (account, rest string, ok bool) {
 	}
 	host = strings.Trim(host, "[]")
 	// "localhost" is path-style; "devstoreaccount1.blob.localhost" is host-style.
-	pathStyle := host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
+	pathStyle := pathOnly || host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
 		host == "host.docker.internal"
 	if pathStyle {
 		seg, after, _ := strings.Cut(p, "/")

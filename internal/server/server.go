@@ -25,6 +25,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
+	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
@@ -55,8 +56,17 @@ type Config struct {
 	StrictVersion bool
 	Loose         bool
 
-	// TLS certificate and key (PEM files). Empty means plain HTTP.
-	CertFile, KeyFile string
+	// TLS certificate and key (PEM files), or a PFX certificate file with
+	// CertPassword and no KeyFile. Empty means plain HTTP.
+	CertFile, KeyFile, CertPassword string
+	// OAuth accepts Azure AD bearer tokens (needs TLS); see auth.Config.
+	OAuth bool
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, never from the host name.
+	PathStyleOnly bool
+	// KeepAlive is how long an idle kept-alive connection of a service
+	// stays open (zero: the HTTP server's default).
+	KeepAlive map[auth.Service]time.Duration
 
 	// Engine overrides the engine chosen from InMemory/Location (tests).
 	Engine storage.Engine
@@ -83,9 +93,12 @@ type Server struct {
 	servers  []httpServer
 	addrs    map[auth.Service]string
 	tls      bool
-	wg       sync.WaitGroup
-	stopGC   context.CancelFunc
-	gcDone   chan struct{}
+	// listeners are bound by New, before anything is created on disk.
+	listeners map[auth.Service]net.Listener
+	recovered Recovered
+	wg        sync.WaitGroup
+	stopGC    context.CancelFunc
+	gcDone    chan struct{}
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -99,6 +112,15 @@ func New(cfg Config) (*Server, error) {
 	// Every service that stores chunks reports them to the collector.
 	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks}, cfg.ChunkMarkers...)
 	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
+	if cfg.OAuth && !s.tls {
+		return nil, errors.New("OAuth needs HTTPS: give a certificate")
+	}
+	// Bind first: a port in use must not leave a new data directory
+	// behind, and the engine's recovery should not run for nothing.
+	if err := s.bind(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
@@ -110,17 +132,20 @@ func New(cfg Config) (*Server, error) {
 			dir = DefaultLocation()
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			s.closeListeners()
 			return nil, err
 		}
 		eng, err := openEngine(filepath.Clean(dir), cfg)
 		if err != nil {
+			s.closeListeners()
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
 		s.engine, s.ownsEng = eng, true
+		s.logRecovered(dir, time.Since(started))
 	}
-	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now})
+	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
-		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
+		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc)}
 		return httpx.Wrap(svc, newHandler(d), opts)
@@ -203,16 +228,30 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 	}
 }
 
-// Start listens on every configured address and serves in the background.
-func (s *Server) Start() error {
+// ListenError is a service address that could not be bound.
+type ListenError struct {
+	Service auth.Service
+	Addr    string
+	Err     error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s service: listen on %s: %v", e.Service, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// bind loads the certificate and binds every configured address.
+func (s *Server) bind() error {
 	var tlsCfg *tls.Config
 	if s.tls {
-		cert, err := tls.LoadX509KeyPair(s.cfg.CertFile, s.cfg.KeyFile)
+		cert, err := tlscert.Load(s.cfg.CertFile, s.cfg.KeyFile, s.cfg.CertPassword)
 		if err != nil {
-			return fmt.Errorf("load certificate: %w", err)
+			return err
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
+	s.listeners = map[auth.Service]net.Listener{}
 	for _, l := range []struct {
 		svc  auth.Service
 		addr string
@@ -222,16 +261,40 @@ func (s *Server) Start() error {
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			s.Close()
-			return fmt.Errorf("%s service: %w", l.svc, err)
+			s.closeListeners()
+			return &ListenError{Service: l.svc, Addr: l.addr, Err: err}
 		}
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
 		// Record raw header names (Azure keeps metadata names' case).
 		ln = httpx.RawListener{Listener: ln}
+		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
-		srv, err := s.newHTTPServer(s.handlers[l.svc])
+	}
+	return nil
+}
+
+// closeListeners closes the listeners bound by bind and not yet served.
+func (s *Server) closeListeners() {
+	for svc, ln := range s.listeners {
+		ln.Close()
+		delete(s.listeners, svc)
+	}
+}
+
+// Start serves every bound address in the background.
+func (s *Server) Start() error {
+	for _, l := range []struct {
+		svc  auth.Service
+		addr string
+	}{{auth.Blob, s.cfg.BlobAddr}, {auth.Queue, s.cfg.QueueAddr}, {auth.Table, s.cfg.TableAddr}, {auth.File, s.cfg.FileAddr}} {
+		ln := s.listeners[l.svc]
+		if ln == nil {
+			continue
+		}
+		delete(s.listeners, l.svc)
+		srv, err := s.newHTTPServer(s.handlers[l.svc], s.cfg.KeepAlive[l.svc])
 		if err != nil {
 			ln.Close()
 			s.Close()
@@ -265,14 +328,17 @@ type httpServer interface {
 	Close() error
 }
 
-func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
+func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, error) {
 	errLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+	if idle <= 0 {
+		idle = 120 * time.Second
+	}
 	switch s.cfg.HTTPServer {
 	case "", "h1":
-		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
 			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext, Unwrap: unwrapConn}, nil
 	case "std":
-		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
+		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
 			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext}, nil
 	}
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
@@ -293,6 +359,7 @@ func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 // Close stops the listeners, waits for requests in flight, and closes the
 // engine.
 func (s *Server) Close() error {
+	s.closeListeners()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan struct{})
