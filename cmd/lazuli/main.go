@@ -63,49 +63,87 @@ func tuneGC() {
 	}
 }
 
-func run(args []string, stderr io.Writer) int {
+// options are the parsed flags.
+type options struct {
+	blobHost  *string
+	blobPort  *int
+	queueHost *string
+	queuePort *int
+	tableHost *string
+	tablePort *int
+	fileHost  *string
+	filePort  *int
+	location  *string
+	inMemory  *bool
+	syncFlag  *bool
+	engine    *string
+	silent    *bool
+	debug     *string
+	loose     *bool
+	skipVer   *bool
+	strictVer *bool
+	cert      *string
+	key       *string
+	pwd       *string
+	oauth     *string
+	cpuProf   *string
+	httpSrv   *string
+	noProduct *bool
+	blobKA    *int
+	queueKA   *int
+	tableKA   *int
+	help      *bool
+	showVer   *bool
+}
+
+// newFlags defines every flag; each also takes its default from
+// LAZULI_<FLAG> (applyEnv).
+func newFlags() (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	// Every flag's default can also come from LAZULI_<FLAG> (applyEnv).
-	var (
-		blobHost  = fs.String("blobHost", "127.0.0.1", "Blob service listen address")
-		blobPort  = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port)")
-		queueHost = fs.String("queueHost", "127.0.0.1", "Queue service listen address")
-		queuePort = fs.Int("queuePort", 10001, "Queue service port")
-		tableHost = fs.String("tableHost", "127.0.0.1", "Table service listen address")
-		tablePort = fs.Int("tablePort", 10002, "Table service port")
-		fileHost  = fs.String("fileHost", "127.0.0.1", "File service listen address")
-		filePort  = fs.Int("filePort", 10003, "File service port")
-		location  = fs.String("location", "lazuli-data", "data directory")
-		inMemory  = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
-		syncFlag  = fs.Bool("sync", false, "fsync every write before acknowledging it (power-loss safety)")
-		engine    = fs.String("engine", "", "engine of the data directory: `log` (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
-		silent    = fs.Bool("silent", false, "turn the access log off")
-		debug     = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
-		loose     = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
-		skipVer   = fs.Bool("skipApiVersionCheck", false, "accept any well-formed x-ms-version (the default)")
-		strictVer = fs.Bool("strictApiVersion", false, "reject x-ms-version values lazuli does not know")
-		cert      = fs.String("cert", "", "serve HTTPS with this certificate `file`: PEM (with --key) or PFX/PKCS#12 (with --pwd)")
-		key       = fs.String("key", "", "private key `file` (PEM) of --cert")
-		pwd       = fs.String("pwd", "", "`password` of a PFX --cert")
-		oauth     = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
-		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
-		httpSrv   = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
-		noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
-		blobKA    = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
-		queueKA   = fs.Int("queueKeepAliveTimeout", 120, "`seconds` an idle kept-alive Queue connection stays open")
-		tableKA   = fs.Int("tableKeepAliveTimeout", 120, "`seconds` an idle kept-alive Table connection stays open")
-		help      = fs.Bool("help", false, "print this help and exit")
-		showVer   = fs.Bool("version", false, "print the version and exit")
-	)
+	o := &options{}
+	o.blobHost = fs.String("blobHost", "127.0.0.1", "Blob service listen address")
+	o.blobPort = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port)")
+	o.queueHost = fs.String("queueHost", "127.0.0.1", "Queue service listen address")
+	o.queuePort = fs.Int("queuePort", 10001, "Queue service port")
+	o.tableHost = fs.String("tableHost", "127.0.0.1", "Table service listen address")
+	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
+	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
+	o.filePort = fs.Int("filePort", 10003, "File service port")
+	o.location = fs.String("location", "lazuli-data", "data directory")
+	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
+	o.syncFlag = fs.Bool("sync", false, "fsync every write before acknowledging it (power-loss safety)")
+	o.engine = fs.String("engine", "", "engine of the data directory: `log` (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
+	o.silent = fs.Bool("silent", false, "turn the access log off")
+	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
+	o.loose = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
+	o.skipVer = fs.Bool("skipApiVersionCheck", false, "accept any well-formed x-ms-version (the default)")
+	o.strictVer = fs.Bool("strictApiVersion", false, "reject x-ms-version values lazuli does not know")
+	o.cert = fs.String("cert", "", "serve HTTPS with this certificate `file`: PEM (with --key) or PFX/PKCS#12 (with --pwd)")
+	o.key = fs.String("key", "", "private key `file` (PEM) of --cert")
+	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
+	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
+	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
+	o.blobKA = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
+	o.queueKA = fs.Int("queueKeepAliveTimeout", 120, "`seconds` an idle kept-alive Queue connection stays open")
+	o.tableKA = fs.Int("tableKeepAliveTimeout", 120, "`seconds` an idle kept-alive Table connection stays open")
+	o.help = fs.Bool("help", false, "print this help and exit")
+	o.showVer = fs.Bool("version", false, "print the version and exit")
 	fs.Bool("disableTelemetry", false, "accepted for compatibility (lazuli collects no telemetry)")
 	fs.Int("extentMemoryLimit", -1, "accepted for compatibility and ignored (`megabytes`)")
-	fs.StringVar(location, "l", *location, "shorthand for --location")
-	fs.BoolVar(loose, "L", *loose, "shorthand for --loose")
-	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
-	fs.StringVar(debug, "d", *debug, "shorthand for --debug")
-	fs.BoolVar(help, "h", false, "shorthand for --help")
-	fs.BoolVar(showVer, "v", false, "shorthand for --version")
+	fs.StringVar(o.location, "l", *o.location, "shorthand for --location")
+	fs.BoolVar(o.loose, "L", *o.loose, "shorthand for --loose")
+	fs.BoolVar(o.silent, "s", *o.silent, "shorthand for --silent")
+	fs.StringVar(o.debug, "d", *o.debug, "shorthand for --debug")
+	fs.BoolVar(o.help, "h", false, "shorthand for --help")
+	fs.BoolVar(o.showVer, "v", false, "shorthand for --version")
+	return fs, o
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs, o := newFlags()
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "lazuli: %v (see lazuli --help)\n", err)
 		return 2
@@ -115,11 +153,11 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lazuli: %v\n", err)
 		return 2
 	}
-	if *help || command == "help" {
+	if *o.help || command == "help" {
 		usage(stderrOrStdout(stderr), fs)
 		return 0
 	}
-	if *showVer || command == "version" {
+	if *o.showVer || command == "version" {
 		fmt.Fprintln(stderrOrStdout(stderr), versionString())
 		return 0
 	}
@@ -132,25 +170,25 @@ func run(args []string, stderr io.Writer) int {
 		log.Warn(w)
 	}
 
-	if *cert == "" && (*key != "" || *pwd != "") {
+	if *o.cert == "" && (*o.key != "" || *o.pwd != "") {
 		log.Error("--key and --pwd belong to --cert: pass the certificate file with --cert")
 		return 2
 	}
-	switch *oauth {
+	switch *o.oauth {
 	case "":
 	case "basic":
-		if *cert == "" {
+		if *o.cert == "" {
 			log.Error("--oauth basic needs HTTPS (bearer tokens are never accepted over plain HTTP): pass --cert (and --key or --pwd)")
 			return 2
 		}
 	default:
-		log.Error(fmt.Sprintf("--oauth %q is not a level lazuli knows; the only one is basic", *oauth))
+		log.Error(fmt.Sprintf("--oauth %q is not a level lazuli knows; the only one is basic", *o.oauth))
 		return 2
 	}
 	for _, ka := range []struct {
 		name string
 		v    int
-	}{{"blobKeepAliveTimeout", *blobKA}, {"queueKeepAliveTimeout", *queueKA}, {"tableKeepAliveTimeout", *tableKA}} {
+	}{{"blobKeepAliveTimeout", *o.blobKA}, {"queueKeepAliveTimeout", *o.queueKA}, {"tableKeepAliveTimeout", *o.tableKA}} {
 		if ka.v <= 0 {
 			log.Error(fmt.Sprintf("--%s must be a positive number of seconds", ka.name))
 			return 2
@@ -164,24 +202,24 @@ func run(args []string, stderr io.Writer) int {
 	// The debug file is opened once the listeners are bound (nothing is
 	// created on disk before); until then nothing can be written to it.
 	var debugW *lateFile
-	if *debug != "" {
+	if *o.debug != "" {
 		debugW = &lateFile{}
 	}
-	_ = skipVer // accepting any well-formed version is already the default
+	_ = o.skipVer // accepting any well-formed version is already the default
 	cfg := server.Config{
-		Location: *location, InMemory: *inMemory, Sync: *syncFlag, EngineKind: *engine,
-		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
-		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
-		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
-		FileAddr:  net.JoinHostPort(*fileHost, strconv.Itoa(*filePort)),
-		Accounts:  accounts, Log: log, Silent: *silent,
-		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
-		CertFile: *cert, KeyFile: *key, CertPassword: *pwd, OAuth: *oauth == "basic",
-		PathStyleOnly: *noProduct,
+		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, EngineKind: *o.engine,
+		BlobAddr:  net.JoinHostPort(*o.blobHost, strconv.Itoa(*o.blobPort)),
+		QueueAddr: net.JoinHostPort(*o.queueHost, strconv.Itoa(*o.queuePort)),
+		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
+		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
+		Accounts:  accounts, Log: log, Silent: *o.silent,
+		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
+		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
+		PathStyleOnly: *o.noProduct,
 		KeepAlive: map[auth.Service]time.Duration{
-			auth.Blob: time.Duration(*blobKA) * time.Second, auth.Queue: time.Duration(*queueKA) * time.Second,
-			auth.Table: time.Duration(*tableKA) * time.Second},
-		HTTPServer: *httpSrv,
+			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
+			auth.Table: time.Duration(*o.tableKA) * time.Second},
+		HTTPServer: *o.httpSrv,
 	}
 	if debugW != nil {
 		cfg.Debug = debugW
@@ -196,7 +234,7 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	if debugW != nil {
-		f, err := os.OpenFile(*debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(*o.debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			log.Error("debug log", "err", err)
 			srv.Close()
@@ -205,8 +243,8 @@ func run(args []string, stderr io.Writer) int {
 		defer f.Close()
 		debugW.f = f
 	}
-	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
+	if *o.cpuProf != "" {
+		f, err := os.Create(*o.cpuProf)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
@@ -225,14 +263,14 @@ func run(args []string, stderr io.Writer) int {
 		srv.Close()
 		return 1
 	}
-	mode := "location=" + *location
-	if *engine != "" {
-		mode += " engine=" + *engine
+	mode := "location=" + *o.location
+	if *o.engine != "" {
+		mode += " engine=" + *o.engine
 	}
-	if *inMemory {
+	if *o.inMemory {
 		mode = "in-memory"
 	}
-	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *syncFlag, "oauth", *oauth,
+	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
 		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
 	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
