@@ -175,3 +175,14 @@ func TestRepeatedSingleValuedHeaderIsRefused(t *testing.T) {
 		t.Fatalf("repeated metadata: status %d", resp.StatusCode)
 	}
 }
+
+// TestPathStyleOnly: with PathStyleOnly (--disableProductStyleUrl) the
+// account is the first path segment even under an account-like host name.
+func TestPathStyleOnly(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://myacct.blob.localhost:10000/devstoreaccount1/c/b", nil)
+	rec := httptest.NewRecorder()
+	Wrap(auth.Blob, http.HandlerFunc(ok), Options{PathStyleOnly: true}).ServeHTTP(rec, req)
+	if body := rec.Body.String(); body != "devstoreaccount1|c/b" {
+		t.Fatalf("got %q", body)
+	}
+}
