@@ -248,7 +248,12 @@ func TestBadTokensGetAzureErrors(t *testing.T) {
 	// Raw: a token that is no JWT, and the detail of an expired one.
 	for token, detail := range map[string]string{
 		"not-a-jwt": "The token is not a JWT",
-		func() string { c := goodToken(); c.exp = now.Add(-time.Minute); c.nbf = now.Add(-time.Hour); return c.jwt() }(): "Lifetime validation failed. The token is expired.",
+		func() string {
+			c := goodToken()
+			c.exp = now.Add(-time.Minute)
+			c.nbf = now.Add(-time.Hour)
+			return c.jwt()
+		}(): "Lifetime validation failed. The token is expired.",
 	} {
 		req, _ := http.NewRequest("GET", s.url("blob")+"?comp=list", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
