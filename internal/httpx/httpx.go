@@ -125,6 +125,13 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				}
 			}
 			if !o.Silent {
+				if info.Operation == "" {
+					path := info.Path
+					if info.Account == "" {
+						_, path, _ = splitAccount(r, o.PathStyleOnly)
+					}
+					info.Operation = RequestShape(r, path)
+				}
 				o.Log.Info("request",
 					"service", svc.String(), "op", info.Operation, "method", r.Method,
 					"account", info.Account, "path", info.Path, "status", rw.status,
@@ -362,4 +369,26 @@ func repeatedHeader(h http.Header) (string, bool) {
 		return k, true
 	}
 	return "", false
+}
+
+// RequestShape names a request that no operation claimed (refused before
+// routing, or matching no operation) for the access log: the method, how
+// deep the path goes and the comp or restype parameter, e.g.
+// "PUT object?comp=block" or "GET service?comp=properties".
+func RequestShape(r *http.Request, path string) string {
+	level := "service"
+	if path = strings.Trim(path, "/"); path != "" {
+		level = "container"
+		if strings.Contains(path, "/") {
+			level = "object"
+		}
+	}
+	out := r.Method + " " + level
+	q := r.URL.Query()
+	if c := q.Get("comp"); c != "" {
+		out += "?comp=" + c
+	} else if rt := q.Get("restype"); rt != "" {
+		out += "?restype=" + rt
+	}
+	return out
 }
