@@ -389,3 +389,35 @@ func TestKeepAliveTimeout(t *testing.T) {
 		t.Errorf("idle connection closed after %v with a 1 s keep-alive timeout", d)
 	}
 }
+
+// TestReadmeFlagsTableIsComplete: the README's flags table names every
+// flag (and its one-letter form) and nothing that is not a flag.
+func TestReadmeFlagsTableIsComplete(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "## Flags")
+	end := strings.Index(text[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("README has no Flags section")
+	}
+	table := text[start : start+1+end]
+	fs, _ := newFlags()
+	for _, name := range allFlagNames(fs) {
+		if !strings.Contains(table, "`--"+name+"`") && !strings.Contains(table, "`--"+name+" ") {
+			t.Errorf("README flags table lacks --%s", name)
+		}
+	}
+	for s := range shorthands {
+		if !strings.Contains(table, "`-"+s+"`") {
+			t.Errorf("README flags table lacks -%s", s)
+		}
+	}
+	for _, m := range regexp.MustCompile("`--?([A-Za-z]+)").FindAllStringSubmatch(table, -1) {
+		if fs.Lookup(m[1]) == nil {
+			t.Errorf("README flags table names -%s, which is no flag", m[1])
+		}
+	}
+}
