@@ -219,18 +219,6 @@ func checkArgs(rest []string) (command string, err error) {
 	return "", &errUsage{fmt.Sprintf("unexpected argument %q: lazuli takes only flags (see lazuli --help)", rest[0])}
 }
 
-// allFlagNames lists the long flag names of fs, sorted.
-func allFlagNames(fs *flag.FlagSet) []string {
-	var out []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, short := shorthands[f.Name]; !short {
-			out = append(out, f.Name)
-		}
-	})
-	sort.Strings(out)
-	return out
-}
-
 // ignored are reference-emulator flags that have no meaning for lazuli:
 // accepted, with one warning line each when used.
 var ignored = map[string]string{

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -420,4 +421,16 @@ func TestReadmeFlagsTableIsComplete(t *testing.T) {
 			t.Errorf("README flags table names -%s, which is no flag", m[1])
 		}
 	}
+}
+
+// allFlagNames lists the long flag names of fs, sorted.
+func allFlagNames(fs *flag.FlagSet) []string {
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, short := shorthands[f.Name]; !short {
+			out = append(out, f.Name)
+		}
+	})
+	sort.Strings(out)
+	return out
 }
