@@ -92,7 +92,7 @@ func (s *Server) logRecovered(dir string, took time.Duration) {
 	}
 	r.Took = took
 	s.recovered = r
-	s.cfg.Log.Info("data directory opened", "location", dir, "accounts_with_data", r.Accounts,
+	s.cfg.Log.Info("data directory opened", "location", dir, "accounts", len(names), "accounts_with_data", r.Accounts,
 		"containers", r.Containers, "queues", r.Queues, "tables", r.Tables,
 		"bytes_on_disk", r.Bytes, "took", r.Took.Round(time.Millisecond).String())
 }
