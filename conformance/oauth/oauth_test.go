@@ -208,10 +208,17 @@ func TestTokenCredentialOnEveryService(t *testing.T) {
 	}
 }
 
-// TestBadTokensGetAzureErrors: expired, not yet valid, foreign issuer,
-// foreign audience and malformed tokens answer 401 InvalidAuthenticationInfo
-// with a WWW-Authenticate challenge, through the SDK and on the wire.
-func TestBadTokensGetAzureErrors(t *testing.T) {
+// TestBadTokenIs401InvalidAuthenticationInfoAsOnAzure: expired, not yet
+// valid, foreign issuer, foreign audience and malformed tokens answer 401
+// InvalidAuthenticationInfo with a "Bearer authorization_uri=...
+// resource_id=https://storage.azure.com" challenge and the failed check as
+// AuthenticationErrorDetail, through the SDK and on the wire. This is
+// Azure's answer (the REST error-code table lists InvalidAuthenticationInfo
+// as 401 "Please refer to the information in the www-authenticate header",
+// and Azure answers a token from a foreign issuer with that code, that
+// challenge and "Issuer validation failed. Issuer did not match."); the
+// reference emulator answers 403 AuthenticationFailed instead.
+func TestBadTokenIs401InvalidAuthenticationInfoAsOnAzure(t *testing.T) {
 	s := start(t, true)
 	ctx := context.Background()
 	now := time.Now()
