@@ -51,6 +51,12 @@ type Options struct {
 	Log *slog.Logger
 	// Now overrides the clock.
 	Now func() time.Time
+	// CertFile and KeyFile serve HTTPS with this PEM certificate and key
+	// (Endpoint then answers https URLs).
+	CertFile, KeyFile string
+	// OAuth accepts Azure AD bearer tokens (needs CertFile): the basic
+	// level of the reference emulator.
+	OAuth bool
 }
 
 // Service names one of the four services.
@@ -73,7 +79,8 @@ const (
 
 // Emulator is a running embedded lazuli.
 type Emulator struct {
-	srv *server.Server
+	srv    *server.Server
+	scheme string
 }
 
 // Start starts lazuli.
@@ -83,7 +90,7 @@ func Start(o Options) (*Emulator, error) {
 		host = "127.0.0.1"
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
-		Log: o.Log, Silent: o.Log == nil, Now: o.Now}
+		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
@@ -95,7 +102,11 @@ func Start(o Options) (*Emulator, error) {
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}
-	return &Emulator{srv: srv}, nil
+	scheme := "http"
+	if o.CertFile != "" {
+		scheme = "https"
+	}
+	return &Emulator{srv: srv, scheme: scheme}, nil
 }
 
 // Handler returns the complete HTTP handler of a service, for in-process
@@ -105,7 +116,7 @@ func (e *Emulator) Handler(s Service) http.Handler { return e.srv.Handler(s) }
 // Endpoint returns the service URL including the account path segment,
 // e.g. "http://127.0.0.1:41234/devstoreaccount1".
 func (e *Emulator) Endpoint(s Service) string {
-	return fmt.Sprintf("http://%s/%s", e.host(s), Account)
+	return fmt.Sprintf("%s://%s/%s", e.scheme, e.host(s), Account)
 }
 
 // host is the host:port of a service's Endpoint: where it listens, or
@@ -125,10 +136,13 @@ func (e *Emulator) host(s Service) string {
 	return "127.0.0.1:10000"
 }
 
+// Addr returns the host:port a service listens on.
+func (e *Emulator) Addr(s Service) string { return e.srv.Addr(s) }
+
 // ConnectionString returns a connection string for all four services.
 func (e *Emulator) ConnectionString() string {
-	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
-		Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
+	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
+		e.scheme, Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
 }
 
 // Engine returns the storage engine.

@@ -87,4 +87,7 @@ else
   exit 1
 fi
 
+echo "== README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
+bash scripts/recipes.sh
+
 echo "== all tests passed"

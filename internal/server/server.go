@@ -26,6 +26,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
+	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
 	"github.com/lazuli-storage/lazuli/storage/logstore"
@@ -62,8 +63,17 @@ type Config struct {
 	StrictVersion bool
 	Loose         bool
 
-	// TLS certificate and key (PEM files). Empty means plain HTTP.
-	CertFile, KeyFile string
+	// TLS certificate and key (PEM files), or a PFX certificate file with
+	// CertPassword and no KeyFile. Empty means plain HTTP.
+	CertFile, KeyFile, CertPassword string
+	// OAuth accepts Azure AD bearer tokens (needs TLS); see auth.Config.
+	OAuth bool
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, never from the host name.
+	PathStyleOnly bool
+	// KeepAlive is how long an idle kept-alive connection of a service
+	// stays open (zero: the HTTP server's default).
+	KeepAlive map[auth.Service]time.Duration
 
 	// Engine overrides the engine chosen from InMemory/Location (tests).
 	Engine storage.Engine
@@ -95,7 +105,10 @@ type Server struct {
 	servers  []httpServer
 	addrs    map[auth.Service]string
 	tls      bool
-	wg       sync.WaitGroup
+	// listeners are bound by New, before anything is created on disk.
+	listeners map[auth.Service]net.Listener
+	recovered Recovered
+	wg        sync.WaitGroup
 	// workers are the background workers of the services (purges) and
 	// the chunk collector: Start runs them, Close stops them.
 	workers     []func(context.Context) error
@@ -118,6 +131,15 @@ func New(cfg Config) (*Server, error) {
 	// Every service that stores chunks reports them to the collector.
 	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
 	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != "", budget: h1.NewBudget(h1.DefaultHeaderBudget)}
+	if cfg.OAuth && !s.tls {
+		return nil, errors.New("OAuth needs HTTPS: give a certificate")
+	}
+	// Bind first: a port in use must not leave a new data directory
+	// behind, and the engine's recovery should not run for nothing.
+	if err := s.bind(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
@@ -129,17 +151,20 @@ func New(cfg Config) (*Server, error) {
 			dir = DefaultLocation
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			s.closeListeners()
 			return nil, err
 		}
 		eng, err := openEngine(filepath.Clean(dir), cfg)
 		if err != nil {
+			s.closeListeners()
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
 		s.engine, s.ownsEng = eng, true
+		s.logRecovered(dir, time.Since(started))
 	}
-	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now})
+	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
-		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
+		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
@@ -221,16 +246,30 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 	}
 }
 
-// Start listens on every configured address and serves in the background.
-func (s *Server) Start() error {
+// ListenError is a service address that could not be bound.
+type ListenError struct {
+	Service auth.Service
+	Addr    string
+	Err     error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s service: listen on %s: %v", e.Service, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// bind loads the certificate and binds every configured address.
+func (s *Server) bind() error {
 	var tlsCfg *tls.Config
 	if s.tls {
-		cert, err := tls.LoadX509KeyPair(s.cfg.CertFile, s.cfg.KeyFile)
+		cert, err := tlscert.Load(s.cfg.CertFile, s.cfg.KeyFile, s.cfg.CertPassword)
 		if err != nil {
-			return fmt.Errorf("load certificate: %w", err)
+			return err
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
+	s.listeners = map[auth.Service]net.Listener{}
 	for _, l := range []struct {
 		svc  auth.Service
 		addr string
@@ -240,8 +279,8 @@ func (s *Server) Start() error {
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			s.Close()
-			return fmt.Errorf("%s service: %w", l.svc, err)
+			s.closeListeners()
+			return &ListenError{Service: l.svc, Addr: l.addr, Err: err}
 		}
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
@@ -252,8 +291,32 @@ func (s *Server) Start() error {
 			// itself).
 			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
 		}
+		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
-		srv, err := s.newHTTPServer(s.handlers[l.svc])
+	}
+	return nil
+}
+
+// closeListeners closes the listeners bound by bind and not yet served.
+func (s *Server) closeListeners() {
+	for svc, ln := range s.listeners {
+		ln.Close()
+		delete(s.listeners, svc)
+	}
+}
+
+// Start serves every bound address in the background.
+func (s *Server) Start() error {
+	for _, l := range []struct {
+		svc  auth.Service
+		addr string
+	}{{auth.Blob, s.cfg.BlobAddr}, {auth.Queue, s.cfg.QueueAddr}, {auth.Table, s.cfg.TableAddr}, {auth.File, s.cfg.FileAddr}} {
+		ln := s.listeners[l.svc]
+		if ln == nil {
+			continue
+		}
+		delete(s.listeners, l.svc)
+		srv, err := s.newHTTPServer(s.handlers[l.svc], s.cfg.KeepAlive[l.svc])
 		if err != nil {
 			ln.Close()
 			s.Close()
@@ -304,14 +367,17 @@ type httpServer interface {
 	Close() error
 }
 
-func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
+func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, error) {
 	errLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+	if idle <= 0 {
+		idle = 120 * time.Second
+	}
 	switch s.cfg.HTTPServer {
 	case "", "h1":
-		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
 			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes, IdleTimeout: idle,
 			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
 				budgetState(c, st)
 				s.conns.track(c, st)
@@ -326,6 +392,7 @@ func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 // Close stops the listeners, waits for requests in flight, and closes the
 // engine.
 func (s *Server) Close() error {
+	s.closeListeners()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan struct{})
