@@ -90,8 +90,8 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort",
-		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl"}},
-	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "extentMemoryLimit"}},
+		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
+	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "debug"}},

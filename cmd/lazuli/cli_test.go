@@ -64,6 +64,8 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 			value = "true"
 		case f.Value.Set("4321") == nil:
 			value = "4321"
+		case f.Value.Set("1m30s") == nil:
+			value = "1m30s"
 		}
 		env := map[string]string{envName(name): value}
 		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
@@ -79,6 +81,9 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		// The command line wins.
 		fs2, _ := newFlags()
 		arg := "--" + name + "=" + map[bool]string{true: "false", false: "1234"}[isBool(f)]
+		if fs2.Lookup(name).Value.Set("1234") != nil && !isBool(f) {
+			arg = "--" + name + "=2m0s"
+		}
 		if err := fs2.Parse([]string{arg}); err != nil {
 			t.Fatal(err)
 		}

@@ -293,6 +293,7 @@ func directoryPrefix(name string, depth int) string {
 	}
 	return strings.Join(segs, "/")
 }
+
 // checkUserDelegation verifies the signature of a user delegation SAS: the
 // key it was signed with is derived again (sas.UserDelegationKey) from the
 // account's keys and the skoid, sktid, skt, ske, sks and skv it carries,
