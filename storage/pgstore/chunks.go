@@ -23,8 +23,8 @@ const PartSize = 1 << 20
 // the garbage collector's grace period counts from), lazuli_chunk_parts
 // the bytes.
 const (
-	sqlChunkHead = "INSERT INTO lazuli_chunks (ref, written, size, complete) VALUES ($1, clock_timestamp(), 0, false)"
-	sqlChunkPart = "INSERT INTO lazuli_chunk_parts (ref, seq, data) VALUES ($1, $2, $3)"
+	sqlChunkHead  = "INSERT INTO lazuli_chunks (ref, written, size, complete) VALUES ($1, clock_timestamp(), 0, false)"
+	sqlChunkPart  = "INSERT INTO lazuli_chunk_parts (ref, seq, data) VALUES ($1, $2, $3)"
 	sqlChunkTouch = "UPDATE lazuli_chunks SET written = clock_timestamp() WHERE ref = $1"
 	sqlChunkDone  = "UPDATE lazuli_chunks SET complete = true, size = $2, written = clock_timestamp() WHERE ref = $1"
 	sqlChunkWhole = "INSERT INTO lazuli_chunks (ref, written, size, complete) VALUES ($1, clock_timestamp(), $2, true)"
@@ -181,7 +181,10 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *chunkReader) Close() error { r.buf, r.err = nil, errors.New("pgstore: chunk reader closed"); return nil }
+func (r *chunkReader) Close() error {
+	r.buf, r.err = nil, errors.New("pgstore: chunk reader closed")
+	return nil
+}
 
 // Delete removes chunks: parts first, so a crash between the two leaves a
 // head that a later collection deletes again, never parts without a head.
