@@ -94,7 +94,10 @@ func run(args []string, stderr io.Writer) int {
 		location  = fs.String("location", server.DefaultLocation(), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
 		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
-		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
+		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds; or postgres (everything in the PostgreSQL database of --postgres, which several instances may share)")
+		pgURL     = fs.String("postgres", env("POSTGRES_URL", ""), "PostgreSQL connection URL of --engine postgres (postgres://user:password@host:5432/db)")
+		advertise = fs.String("advertiseHost", env("ADVERTISE_HOST", ""), "host that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
+		pgConns   = fs.Int("postgresMaxConns", envInt("POSTGRES_MAX_CONNS", 0), "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
 		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
 		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
 		loose     = fs.Bool("loose", envBool("LOOSE"), "accept unsupported headers and parameters (lazuli always does)")
@@ -120,6 +123,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if (*cert == "") != (*key == "") {
 		log.Error("--cert and --key go together")
+		return 2
+	}
+	if (*engine == server.EnginePostgres) != (*pgURL != "") {
+		log.Error("--engine postgres and --postgres <url> go together")
 		return 2
 	}
 	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
@@ -162,7 +169,14 @@ func run(args []string, stderr io.Writer) int {
 		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
 		CertFile: *cert, KeyFile: *key,
-		HTTPServer: *httpSrv,
+		HTTPServer:  *httpSrv,
+		PostgresURL: *pgURL, PostgresMaxConns: *pgConns,
+	}
+	if *advertise != "" {
+		cfg.Advertise = map[auth.Service]string{
+			auth.Blob: net.JoinHostPort(*advertise, strconv.Itoa(*blobPort)), auth.Queue: net.JoinHostPort(*advertise, strconv.Itoa(*queuePort)),
+			auth.Table: net.JoinHostPort(*advertise, strconv.Itoa(*tablePort)), auth.File: net.JoinHostPort(*advertise, strconv.Itoa(*filePort)),
+		}
 	}
 	// Catch the stop signals before the addresses are announced: a client
 	// that reads them may stop the server at once.
@@ -184,6 +198,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *inMemory {
 		mode = "in-memory"
+	}
+	if *engine == server.EnginePostgres {
+		mode = "engine=postgres"
 	}
 	log.Info("lazuli ready", "storage", mode, "sync", *syncFlag,
 		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))

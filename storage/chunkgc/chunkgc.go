@@ -60,10 +60,13 @@ type Collector struct {
 	unreferencedSince map[storage.ChunkRef]time.Time
 }
 
-// New returns a collector for engine's chunk store. grace must exceed the
-// longest request; markers must together report every chunk any service
-// references.
+// New returns a collector for engine's chunk store. grace (zero:
+// DefaultGrace) must exceed the longest request; markers must together
+// report every chunk any service references.
 func New(engine storage.Engine, markers []storage.ChunkMarker, grace time.Duration) *Collector {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	return &Collector{
 		engine:            engine,
 		markers:           markers,
@@ -145,16 +148,18 @@ func (c *Collector) Collect(ctx context.Context) (removed int, err error) {
 // Run collects every interval until ctx ends, logging failures. Zero grace
 // or interval select DefaultGrace and DefaultInterval.
 func Run(ctx context.Context, engine storage.Engine, markers []storage.ChunkMarker, grace, interval time.Duration, log *slog.Logger) {
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	New(engine, markers, grace).Run(ctx, interval, log)
+}
+
+// Run collects every interval (zero: DefaultInterval) until ctx ends,
+// logging failures.
+func (c *Collector) Run(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := New(engine, markers, grace)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
