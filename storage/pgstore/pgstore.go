@@ -148,11 +148,18 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	deadConnRetries := 0
 	for attempt := 0; ; attempt++ {
 		err, retry := s.updateOnce(ctx, fn)
 		var fe fnError
 		if errors.As(err, &fe) {
 			return fe.err // fn's own error, unchanged
+		}
+		if !retry && deadConnRetries < 2 && pgconn.SafeToRetry(err) {
+			// Nothing reached the server (a connection it had closed,
+			// after a restart): the attempt never began there.
+			deadConnRetries++
+			retry = true
 		}
 		if !retry {
 			return s.mapErr(err)
