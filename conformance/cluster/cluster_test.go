@@ -47,7 +47,7 @@ func ptr[T any](v T) *T { return &v }
 
 // instance is one lazuli on the shared database, reached over TCP.
 type instance struct {
-	emu                 *emulator.Emulator
+	emu                *emulator.Emulator
 	blob, queue, table string
 }
 
