@@ -106,8 +106,13 @@ func (cs *chunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, i
 			return fail(err)
 		}
 	}
-	if _, err := s.pool.Exec(ctx, sqlChunkDone, ref, size); err != nil {
+	tag, err := s.pool.Exec(ctx, sqlChunkDone, ref, size)
+	if err != nil {
 		return fail(err)
+	}
+	if tag.RowsAffected() != 1 {
+		// A collector removed it (an upload stalled past the grace).
+		return fail(errors.New("pgstore: chunk removed by the garbage collector during its upload"))
 	}
 	return storage.ChunkRef(ref), size, nil
 }
