@@ -38,6 +38,12 @@ type Options struct {
 	// writes appended to a log), "sqlite", or "" for the one Dir already
 	// holds ("log" for a new directory).
 	EngineKind string
+	// PostgresURL is the database of EngineKind "postgres" (Dir is then
+	// unused); several emulators on one database serve the same data.
+	PostgresURL string
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the emulator's own (a load balancer's).
+	Advertise map[Service]string
 	// Engine, when set, is used instead of InMemory/Dir (and not closed).
 	Engine storage.Engine
 	// Host to listen on; default 127.0.0.1. Ports are picked freely.
@@ -90,7 +96,8 @@ func Start(o Options) (*Emulator, error) {
 		host = "127.0.0.1"
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
-		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth}
+		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
+		PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

@@ -31,6 +31,11 @@ go test -count=1 -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h
 echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
 (cd conformance && go test -race -count=1 -timeout 15m ./...)
 
+echo "== SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
+# The postgres engine's own code runs under the race detector above
+# (storagetest, the cluster tests); this pass checks the services on it.
+(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/...)
+
 echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
 # These are Go benchmarks that also check correctness (counts, order,
 # every lookup answered); they print p50/p99 latencies and rates.

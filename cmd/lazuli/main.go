@@ -77,6 +77,9 @@ type options struct {
 	inMemory  *bool
 	syncFlag  *bool
 	salvage   *bool
+	pgURL     *string
+	pgConns   *int
+	advertise *string
 	progress  *time.Duration
 	engine    *string
 	silent    *bool
@@ -117,7 +120,10 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
 	o.salvage = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
 	o.progress = fs.Duration("progressTimeout", 60*time.Second, "close a connection whose request body or response makes no progress for this `duration`")
-	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
+	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory) or postgres (everything in the PostgreSQL database of --postgres, which several instances may share); default: the one the directory holds")
+	o.pgURL = fs.String("postgres", "", "PostgreSQL connection `url` of --engine postgres (postgres://user:password@host:5432/db); its environment variable is LAZULI_POSTGRES_URL")
+	o.pgConns = fs.Int("postgresMaxConns", 0, "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
+	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
 	o.silent = fs.Bool("silent", false, "turn the access log off")
 	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
 	o.loose = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
@@ -199,6 +205,10 @@ func run(args []string, stderr io.Writer) int {
 		}
 	}
 	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
+	if (*o.engine == server.EnginePostgres) != (*o.pgURL != "") {
+		log.Error("--engine postgres and --postgres <url> go together")
+		return 2
+	}
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
@@ -227,6 +237,13 @@ func run(args []string, stderr io.Writer) int {
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
 		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
+		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns,
+	}
+	if *o.advertise != "" {
+		cfg.Advertise = map[auth.Service]string{
+			auth.Blob: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.blobPort)), auth.Queue: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.queuePort)),
+			auth.Table: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.tablePort)), auth.File: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.filePort)),
+		}
 	}
 	if debugW != nil {
 		cfg.Debug = debugW
@@ -276,6 +293,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *o.inMemory {
 		mode = "in-memory"
+	}
+	if *o.engine == server.EnginePostgres {
+		mode = "engine=postgres"
 	}
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
 		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))

@@ -31,6 +31,7 @@ import (
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
 	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/storage/pgstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
@@ -83,10 +84,26 @@ type Config struct {
 	// ChunkGCInterval is the time between chunk collections (zero: the
 	// default of package chunkgc). Unreferenced chunks go within two
 	// intervals of the end of the requests in flight when they were
-	// found. ChunkGCGrace plays no part: the server knows its requests.
-	ChunkGCInterval time.Duration
+	// found. ChunkGCGrace plays no part then: the server knows its requests.
+	// With the postgres engine other instances' requests are unknown, and
+	// a chunk goes only once it has been unreferenced for ChunkGCGrace
+	// (zero: chunkgc.DefaultGrace), by the database's clock.
+	ChunkGCGrace, ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
+	// With the postgres engine it is the instance's own clock, which the
+	// engine corrects against the database's (pgstore.Store.Now), so every
+	// instance decides times by one clock.
 	Now func() time.Time
+
+	// PostgresURL is the database of the postgres engine (EngineKind
+	// EnginePostgres); PostgresMaxConns bounds its connection pool (0:
+	// the driver's default).
+	PostgresURL      string
+	PostgresMaxConns int
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the listener's address: the load balancer's, when
+	// several instances serve one database behind it.
+	Advertise map[auth.Service]string
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
@@ -143,6 +160,15 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
+	case cfg.EngineKind == EnginePostgres:
+		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
+			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		s.engine, s.ownsEng = pg, true
+		cfg.Now = pg.Now
+		s.cfg.Now = pg.Now
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -188,6 +214,9 @@ const (
 	// EngineSQLite keeps the keys in a SQLite database in the directory
 	// (sqlitestore): for data larger than memory.
 	EngineSQLite = "sqlite"
+	// EnginePostgres keeps everything in a PostgreSQL database
+	// (pgstore) that several instances may share; no data directory.
+	EnginePostgres = "postgres"
 )
 
 // openEngine opens the engine of the data directory dir.
@@ -238,7 +267,10 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 		if s.tls {
 			scheme = "https"
 		}
-		addr := s.addrs[svc]
+		addr := s.cfg.Advertise[svc]
+		if addr == "" {
+			addr = s.addrs[svc]
+		}
 		if addr == "" {
 			addr = "127.0.0.1"
 		}
@@ -335,8 +367,13 @@ func (s *Server) Start() error {
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
-				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, chunkgc.DefaultGrace)
-				c.Activity = &s.activity
+				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace)
+				if _, shared := s.engine.(*pgstore.Store); shared {
+					// Other instances may be mid-upload: wait out the grace.
+					c.Now = s.cfg.Now // the database's clock, like the chunks' write times
+				} else {
+					c.Activity = &s.activity
+				}
 				c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 				return nil
 			})
