@@ -128,3 +128,23 @@ func TestSmbclientDeltree(t *testing.T) {
 }
 
 var _ = wire.HeaderSize
+
+// impacket runs the share-mode, delete-pending and lock scenarios of
+// testdata/impacket_scenarios.py with Debian's python3-impacket.
+func impacket(t *testing.T, addr, share string) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Fatal("/usr/bin/python3 with python3-impacket is needed")
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("/usr/bin/python3", "testdata/impacket_scenarios.py", host, port, share, testAccount, testKey).CombinedOutput()
+	t.Log(string(out))
+	if err != nil {
+		t.Fatalf("impacket scenarios failed: %v", err)
+	}
+}
+
+func TestImpacketShareModesAndLocks(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	impacket(t, addr, "share1")
+}
