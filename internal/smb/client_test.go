@@ -1,0 +1,75 @@
+package smb
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+func dialTest(t *testing.T, addr string) *smbtest.Client {
+	t.Helper()
+	c, err := smbtest.Dial(addr, testAccount, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.TreeConnect("share1"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestGoClientWrongKey(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	_, err := smbtest.Dial(addr, testAccount, "not-the-key")
+	var se smbtest.StatusError
+	if !errors.As(err, &se) || uint32(se) != statusLogonFailure {
+		t.Fatalf("wrong key: %v", err)
+	}
+}
+
+func TestGoClientReadWriteAndWaitingLockCancelled(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	a, b := dialTest(t, addr), dialTest(t, addr)
+	rw := FileReadData | FileWriteData
+	fa, st := a.Create("f.txt", rw, 3, FileOpenIf, 0)
+	if st != 0 {
+		t.Fatalf("create: %#x", st)
+	}
+	if st := a.Write(fa, 0, []byte("hello world")); st != 0 {
+		t.Fatalf("write: %#x", st)
+	}
+	fb, st := b.Create("F.TXT", rw, 3, FileOpen, 0)
+	if st != 0 {
+		t.Fatalf("open: %#x", st)
+	}
+	if got, st := b.Read(fb, 6, 100); st != 0 || !bytes.Equal(got, []byte("world")) {
+		t.Fatalf("read: %q %#x", got, st)
+	}
+	if st := a.Lock(fa, 0, 5, wire.LockExclusive); st != 0 {
+		t.Fatalf("lock: %#x", st)
+	}
+	// A waiting lock goes async; CANCEL ends it with STATUS_CANCELLED.
+	body := make([]byte, 24)
+	le.PutUint16(body, 48)
+	le.PutUint16(body[2:], 1)
+	le.PutUint64(body[8:], fb.Persistent)
+	le.PutUint64(body[16:], fb.Volatile)
+	body = le.AppendUint64(le.AppendUint64(body, 0), 5)
+	body = le.AppendUint64(le.AppendUint32(body, wire.LockExclusive), 0)[:48]
+	mid, _ := b.Send(wire.Lock, body)
+	h, _, err := b.Recv()
+	if err != nil || h.Status != smbtest.StatusPending || h.Flags&wire.FlagAsync == 0 {
+		t.Fatalf("interim: %#x %v", h.Status, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	b.SendRaw(wire.Cancel, []byte{4, 0, 0, 0}, mid, h.AsyncID)
+	h, _, err = b.Recv()
+	if err != nil || h.Status != smbtest.StatusCancelled || h.MessageID != mid {
+		t.Fatalf("cancelled lock: %#x %v", h.Status, err)
+	}
+}
