@@ -63,6 +63,7 @@ type conn struct {
 	credLo    uint64
 	credHi    uint64
 	used      map[uint64]struct{}
+	sem       chan struct{}
 }
 
 type session struct {
@@ -123,7 +124,7 @@ type asyncOp struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, sessions: map[uint64]*session{}, async: map[uint64]*asyncOp{},
-		used: map[uint64]struct{}{}, credHi: 1}
+		used: map[uint64]struct{}{}, credHi: 1, sem: make(chan struct{}, maxParallel)}
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.ip = a.IP.String()
 	}
@@ -245,6 +246,8 @@ type response struct {
 	sign *session
 	// post runs on the complete unsigned message (pre-auth hash).
 	post func([]byte)
+	// release runs once the response was sent (buffer reuse).
+	release func()
 }
 
 func (c *conn) handleFrame(frame []byte) error {
@@ -257,6 +260,9 @@ func (c *conn) handleFrame(frame []byte) error {
 		if frame, encSess, err = c.decrypt(frame); err != nil {
 			return err
 		}
+	}
+	if c.goParallel(frame, encSess) {
+		return nil
 	}
 	var out []*response
 	var prev *request
@@ -314,7 +320,58 @@ func (c *conn) handleFrame(frame []byte) error {
 	if len(out) == 0 {
 		return nil
 	}
-	return c.send(out, encSess)
+	err := c.send(out, encSess)
+	for _, resp := range out {
+		if resp.release != nil {
+			resp.release()
+		}
+	}
+	return err
+}
+
+// maxParallel bounds the READs and WRITEs of one connection that run at
+// once. Clients keep many of them in flight; running them one after the
+// other would leave the storage idle while the network waits.
+const maxParallel = 16
+
+// goParallel runs a frame holding a single READ or WRITE in its own
+// goroutine and reports whether it did. Everything else runs in order on
+// the read loop.
+func (c *conn) goParallel(frame []byte, encSess *session) bool {
+	if len(frame) < wire.HeaderSize {
+		return false
+	}
+	hdr, err := wire.DecodeHeader(frame)
+	if err != nil || hdr.NextCommand != 0 || hdr.Flags&(wire.FlagServerToRedir|wire.FlagRelated) != 0 ||
+		(hdr.Command != wire.Read && hdr.Command != wire.Write) || !c.negotiated {
+		return false
+	}
+	if !c.useCredits(hdr.MessageID, hdr.CreditCharge) {
+		c.nc.Close()
+		return true
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.ctx.Done():
+		return true
+	}
+	go func() {
+		defer func() { <-c.sem }()
+		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil}
+		resp := c.handle(r, encSess)
+		if resp == nil {
+			c.nc.Close()
+			return
+		}
+		resp.hdr.Credits = c.grant(hdr.Credits, hdr.CreditCharge)
+		if err := c.send([]*response{resp}, encSess); err != nil {
+			c.nc.Close()
+		}
+		if resp.release != nil {
+			resp.release()
+		}
+	}()
+	return true
 }
 
 // handle runs one request and returns its response (nil: disconnect).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -14,6 +15,25 @@ import (
 const time_30s = 30 * time.Second
 
 var volatileIDs atomic.Uint64
+
+// readBufs recycles READ response buffers (up to maxIO each): a
+// streaming copy would otherwise allocate megabytes per request.
+var readBufs sync.Pool
+
+func getBuf(n int) *[]byte {
+	if bp, ok := readBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+		*bp = (*bp)[:n]
+		return bp
+	}
+	b := make([]byte, n, max(n, 1<<20))
+	return &b
+}
+
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxIO+wire.ReadResponseHeaderSize {
+		readBufs.Put(bp)
+	}
+}
 
 // mapAccess turns generic rights into specific ones (MS-SMB2 §3.3.5.9).
 func mapAccess(a uint32) uint32 {
@@ -267,18 +287,23 @@ func (c *conn) read(r *request) *response {
 	if req.Offset > 1<<62 {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	body := make([]byte, wire.ReadResponseHeaderSize, wire.ReadResponseHeaderSize+int(req.Length))
+	bp := getBuf(wire.ReadResponseHeaderSize + int(req.Length))
+	body := *bp
 	ctx, cancel := c.reqCtx()
-	n, err := o.h.ReadAt(ctx, body[wire.ReadResponseHeaderSize:cap(body)], int64(req.Offset))
+	n, err := o.h.ReadAt(ctx, body[wire.ReadResponseHeaderSize:], int64(req.Offset))
 	cancel()
 	if err != nil {
+		putBuf(bp)
 		return c.errorResponse(r, statusOf(err))
 	}
 	if n == 0 && req.Length > 0 || uint32(n) < req.MinimumCount {
+		putBuf(bp)
 		return c.errorResponse(r, statusEndOfFile)
 	}
 	wire.AppendReadResponseHeader(body[:0], uint32(n))
-	return c.ok(r, body[:wire.ReadResponseHeaderSize+n])
+	resp := c.ok(r, body[:wire.ReadResponseHeaderSize+n])
+	resp.release = func() { putBuf(bp) }
+	return resp
 }
 
 func (c *conn) write(r *request) *response {
