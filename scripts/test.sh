@@ -53,4 +53,26 @@ else
   exit 1
 fi
 
+echo "== File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1; then
+  ftmp=$(mktemp -d)
+  trap 'kill "${lzf_pid:-}" 2>/dev/null || true; rm -rf "$ftmp" "${tmp:-}"' EXIT
+  go build -o "$ftmp/lazuli" ./cmd/lazuli
+  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 2>"$ftmp/log" &
+  lzf_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$ftmp/log" && break
+    sleep 0.1
+  done
+  file_addr=$(sed -n 's/^lazuli: blob .* file \([^ ]*\).*/\1/p' "$ftmp/log")
+  [ -n "$file_addr" ] || { echo "lazuli did not start:"; cat "$ftmp/log"; exit 1; }
+  (cd conformance/file/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_FILE_URL="http://$file_addr/devstoreaccount1" node roundtrip.mjs)
+  conformance/file/az/roundtrip.sh "http://$file_addr/devstoreaccount1"
+  kill "$lzf_pid"
+else
+  echo "node, npm and az (Debian's azure-cli) are needed for this step" >&2
+  exit 1
+fi
+
 echo "== all tests passed"

@@ -56,7 +56,7 @@ type req struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
-	canonicalizeHeaders(r)
+	httpx.CanonicalizeHeaders(r)
 	q := r.URL.Query()
 	rq := &req{w: w, r: r, info: info, q: q}
 	path := info.Path
@@ -101,31 +101,6 @@ func engineError(err error) error {
 		return azerr.New("ServerBusy")
 	}
 	return err
-}
-
-// canonicalizeHeaders gives r the header keys a network server would
-// produce, so that in-process callers that build header maps by hand are
-// treated like remote ones. Metadata headers keep the spelling the client
-// sent (httpx restores it), since Azure keeps the case of metadata names.
-func canonicalizeHeaders(r *http.Request) {
-	for k := range r.Header {
-		if http.CanonicalHeaderKey(k) != k && !isMetaHeader(k) {
-			out := make(http.Header, len(r.Header))
-			for k, vs := range r.Header {
-				ck := k
-				if !isMetaHeader(k) {
-					ck = http.CanonicalHeaderKey(k)
-				}
-				out[ck] = append(out[ck], vs...)
-			}
-			r.Header = out
-			return
-		}
-	}
-}
-
-func isMetaHeader(k string) bool {
-	return len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-")
 }
 
 func (h *handler) route(rq *req, hasBlob bool) error {

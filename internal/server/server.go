@@ -20,6 +20,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
+	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -97,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	// Every service that stores chunks reports them to the collector.
-	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks}, cfg.ChunkMarkers...)
+	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
 	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
 	switch {
 	case cfg.Engine != nil:
