@@ -33,6 +33,9 @@ type Options struct {
 	Host string
 	// NoListen builds the handlers without opening ports (use Handler).
 	NoListen bool
+	// SMB also serves the File service's shares over SMB 2/3 on a free
+	// port of Host (see SMBAddr).
+	SMB bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
@@ -73,6 +76,9 @@ func Start(o Options) (*Emulator, error) {
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
+		if o.SMB {
+			cfg.SMBAddr = addr
+		}
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -99,6 +105,9 @@ func (e *Emulator) ConnectionString() string {
 	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
 		Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
 }
+
+// SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
+func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 
 // Engine returns the storage engine.
 func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }

@@ -79,6 +79,14 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// smbAddr is the SMB listen address; a negative port turns SMB off.
+func smbAddr(host string, port int) string {
+	if port < 0 {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -91,6 +99,8 @@ func run(args []string, stderr io.Writer) int {
 		tablePort = fs.Int("tablePort", envInt("TABLE_PORT", 10002), "Table service port")
 		fileHost  = fs.String("fileHost", env("FILE_HOST", "127.0.0.1"), "File service listen address")
 		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
+		smbHost   = fs.String("smbHost", env("SMB_HOST", "127.0.0.1"), "SMB listen address (the File service's shares over SMB 2/3)")
+		smbPort   = fs.Int("smbPort", envInt("SMB_PORT", 10445), "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
 		location  = fs.String("location", server.DefaultLocation(), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
 		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
@@ -159,6 +169,7 @@ func run(args []string, stderr io.Writer) int {
 		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
 		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
 		FileAddr:  net.JoinHostPort(*fileHost, strconv.Itoa(*filePort)),
+		SMBAddr:   smbAddr(*smbHost, *smbPort),
 		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
 		CertFile: *cert, KeyFile: *key,
@@ -186,9 +197,14 @@ func run(args []string, stderr io.Writer) int {
 		mode = "in-memory"
 	}
 	log.Info("lazuli ready", "storage", mode, "sync", *syncFlag,
-		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
-	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
+		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
+		"smb", srv.SMBAddr())
+	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
+	if srv.SMBAddr() != "" {
+		ready += " smb " + srv.SMBAddr()
+	}
+	fmt.Fprintln(stderr, ready)
 
 	<-ctx.Done()
 	log.Info("shutting down")
