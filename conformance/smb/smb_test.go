@@ -16,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
@@ -94,6 +95,8 @@ func code(err error) string {
 	return "ok"
 }
 
+func to[T any](v T) *T { return &v }
+
 func body(b []byte) io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(b)) }
 
 func (e *env) smb(t *testing.T) *smbtest.Client {
@@ -105,7 +108,9 @@ func (e *env) smb(t *testing.T) *smbtest.Client {
 	return c
 }
 
-func (e *env) file(name string) *file.Client { return e.share.NewRootDirectoryClient().NewFileClient(name) }
+func (e *env) file(name string) *file.Client {
+	return e.share.NewRootDirectoryClient().NewFileClient(name)
+}
 
 func (e *env) createFile(t *testing.T, name string, data []byte) *file.Client {
 	t.Helper()
@@ -136,9 +141,9 @@ func restOps(t *testing.T, f *file.Client) map[string]func() error {
 			_, err := f.SetMetadata(ctx(t), &file.SetMetadataOptions{Metadata: map[string]*string{"k": new(string)}})
 			return err
 		},
-		"Delete File": func() error { _, err := f.Delete(ctx(t), nil); return err },
-		"Put Range":   func() error { _, err := f.UploadRange(ctx(t), 0, body([]byte("abcd")), nil); return err },
-		"List Ranges": func() error { _, err := f.GetRangeList(ctx(t), nil); return err },
+		"Delete File":         func() error { _, err := f.Delete(ctx(t), nil); return err },
+		"Put Range":           func() error { _, err := f.UploadRange(ctx(t), 0, body([]byte("abcd")), nil); return err },
+		"List Ranges":         func() error { _, err := f.GetRangeList(ctx(t), nil); return err },
 		"Get File Properties": func() error { _, err := f.GetProperties(ctx(t), nil); return err },
 	}
 }
@@ -298,9 +303,11 @@ func TestListAndForceCloseHandles(t *testing.T) {
 		f1, _ := c.Create("h1.txt", readData, shareR, openOnly, nonDir)
 		f2, _ := c.Create("h2.txt", readData, shareR, openOnly, nonDir)
 		root := e.share.NewRootDirectoryClient()
-		lh, err := root.ListHandles(ctx(t), nil)
+		lh, err := root.ListHandles(ctx(t), &directory.ListHandlesOptions{Recursive: to(true)})
 		must(t, err)
-		_ = lh
+		if len(lh.Handles) != 2 {
+			t.Fatalf("List Handles of the root, recursive: %d handles, want 2", len(lh.Handles))
+		}
 		hs, err := e.file("h1.txt").ListHandles(ctx(t), nil)
 		must(t, err)
 		if len(hs.Handles) != 1 || *hs.Handles[0].Path != "h1.txt" || *hs.Handles[0].ClientIP == "" ||
