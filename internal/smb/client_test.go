@@ -3,6 +3,7 @@ package smb
 import (
 	"bytes"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -72,4 +73,61 @@ func TestGoClientReadWriteAndWaitingLockCancelled(t *testing.T) {
 	if err != nil || h.Status != smbtest.StatusCancelled || h.MessageID != mid {
 		t.Fatalf("cancelled lock: %#x %v", h.Status, err)
 	}
+}
+
+func startLimited(t *testing.T, cfg Config) string {
+	cfg.Backend = newMemFS("share1")
+	cfg.Passwords = func(string) ([]string, bool) { return []string{testKey}, true }
+	s := New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
+}
+
+func TestOpensPerSessionBounded(t *testing.T) {
+	c := dialTest(t, startLimited(t, Config{MaxOpensPerSession: 3}))
+	for i := 0; i < 3; i++ {
+		if _, st := c.Create("f"+string(rune('a'+i)), FileReadData, 7, FileOpenIf, 0); st != 0 {
+			t.Fatalf("open %d: %#x", i, st)
+		}
+	}
+	if _, st := c.Create("g", FileReadData, 7, FileOpenIf, 0); st != statusInsufficientResources {
+		t.Fatalf("open past the bound: %#x, want STATUS_INSUFFICIENT_RESOURCES", st)
+	}
+}
+
+func TestPendingLocksPerConnectionBounded(t *testing.T) {
+	addr := startLimited(t, Config{MaxAsyncPerConn: 2})
+	a, b := dialTest(t, addr), dialTest(t, addr)
+	fa, _ := a.Create("f", FileReadData|FileWriteData, 7, FileOpenIf, 0)
+	fb, _ := b.Create("f", FileReadData|FileWriteData, 7, FileOpenIf, 0)
+	if st := a.Lock(fa, 0, 100, wire.LockExclusive); st != 0 {
+		t.Fatalf("lock: %#x", st)
+	}
+	lockBody := func(off uint64) []byte {
+		body := make([]byte, 24)
+		le.PutUint16(body, 48)
+		le.PutUint16(body[2:], 1)
+		le.PutUint64(body[8:], fb.Persistent)
+		le.PutUint64(body[16:], fb.Volatile)
+		body = le.AppendUint64(le.AppendUint64(body, off), 1)
+		return le.AppendUint32(le.AppendUint32(body, wire.LockExclusive), 0)
+	}
+	for i := 0; i < 2; i++ {
+		b.Send(wire.Lock, lockBody(uint64(i)))
+		if h, _, err := b.Recv(); err != nil || h.Status != smbtest.StatusPending {
+			t.Fatalf("waiting lock %d: %#x %v", i, h.Status, err)
+		}
+	}
+	b.Send(wire.Lock, lockBody(5))
+	if h, _, err := b.Recv(); err != nil || h.Status != statusInsufficientResources {
+		t.Fatalf("third waiting lock: %#x %v", h.Status, err)
+	}
+	// Closing the connection ends the waiting locks (no goroutine leaks:
+	// the server's Close waits for them).
+	b.Close()
 }

@@ -27,11 +27,13 @@ var le = binary.LittleEndian
 const (
 	// maxFrame bounds one transport frame: the largest READ/WRITE
 	// (maxIO) plus headers and a compound's worth of small requests.
-	maxIO        = 8 << 20
-	maxFrame     = maxIO + 64<<10
-	maxCredits   = 8192
-	smb202MaxIO  = 64 << 10
-	creditUnitIO = 64 << 10
+	maxIO      = 8 << 20
+	maxFrame   = maxIO + 64<<10
+	maxCredits = 8192
+	// maxPreAuthFrame bounds frames of connections with no logon yet.
+	maxPreAuthFrame = 256 << 10
+	smb202MaxIO     = 64 << 10
+	creditUnitIO    = 64 << 10
 )
 
 type conn struct {
@@ -64,6 +66,9 @@ type conn struct {
 	credHi    uint64
 	used      map[uint64]struct{}
 	sem       chan struct{}
+	// work counts goroutines of asynchronous and parallel requests;
+	// cleanup waits for them.
+	work sync.WaitGroup
 }
 
 type session struct {
@@ -138,16 +143,18 @@ func (c *conn) serve() {
 	defer c.cleanup()
 	var hdr [4]byte
 	for {
-		timeout := c.s.cfg.IdleTimeout
+		timeout, limit := c.s.cfg.IdleTimeout, maxFrame
 		if !c.authenticated() {
-			timeout = c.s.cfg.AuthTimeout
+			// Before a logon, frames are small (NEGOTIATE and
+			// SESSION_SETUP) and must come quickly.
+			timeout, limit = c.s.cfg.AuthTimeout, maxPreAuthFrame
 		}
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
 		if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
 			return
 		}
 		n := int(hdr[1])<<16 | int(hdr[2])<<8 | int(hdr[3])
-		if hdr[0] != 0 || n < 4 || n > maxFrame {
+		if hdr[0] != 0 || n < 4 || n > limit {
 			return
 		}
 		// Read the frame in pieces so a client announcing a large frame
@@ -204,6 +211,7 @@ func (c *conn) cleanup() {
 		op.cancel()
 	}
 	c.mu.Unlock()
+	c.work.Wait()
 	for _, s := range sessions {
 		c.closeSession(s)
 	}
@@ -355,7 +363,9 @@ func (c *conn) goParallel(frame []byte, encSess *session) bool {
 	case <-c.ctx.Done():
 		return true
 	}
+	c.work.Add(1)
 	go func() {
+		defer c.work.Done()
 		defer func() { <-c.sem }()
 		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil}
 		resp := c.handle(r, encSess)

@@ -406,7 +406,9 @@ func (c *conn) lock(r *request) *response {
 	if op == nil {
 		return interim
 	}
+	c.work.Add(1)
 	go func() {
+		defer c.work.Done()
 		delay := 5 * time.Millisecond
 		for {
 			select {

@@ -109,6 +109,7 @@ func TestMalformedInputClosesConnection(t *testing.T) {
 		"before negotiate":   frame((&wire.Header{Command: wire.SessionSetup}).Append(make([]byte, 0))),
 		"response flag":      frame((&wire.Header{Command: wire.Negotiate, Flags: wire.FlagServerToRedir}).Append(nil)),
 		"message id too far": frame(negotiateMsg(5, wire.Dialect311)),
+		"large before logon": {0, 0x04, 0, 0, 0xfe, 'S', 'M', 'B'},
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
