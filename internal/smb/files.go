@@ -139,6 +139,16 @@ func (c *conn) create(r *request) *response {
 	if n >= c.s.cfg.MaxOpensPerSession {
 		return c.errorResponse(r, statusInsufficientResources)
 	}
+	for _, cc := range req.Contexts {
+		switch cc.Name {
+		case "TWrp":
+			// Opening a share snapshot ("previous versions") is not
+			// served over SMB; answering with the live file would lie.
+			return c.errorResponse(r, statusNotSupported)
+		case "ExtA":
+			return c.errorResponse(r, statusEAsNotSupported)
+		}
+	}
 	o := &open{tree: r.tree, access: access}
 	var st Stat
 	action := FileOpened

@@ -34,6 +34,7 @@ const (
 	fileAttributeTagInformation    = 35
 	fileIDBothDirectoryInformation = 37
 	fileIDFullDirectoryInformation = 38
+	fileIDExtdDirectoryInformation = 60
 	fileNormalizedNameInformation  = 48
 	fileIDInformation              = 59
 	fileDispositionInformationEx   = 64
@@ -119,7 +120,8 @@ func (c *conn) queryDirectory(r *request) *response {
 	}
 	switch req.InfoClass {
 	case fileDirectoryInformation, fileFullDirectoryInformation, fileBothDirectoryInformation,
-		fileNamesInformation, fileIDBothDirectoryInformation, fileIDFullDirectoryInformation:
+		fileNamesInformation, fileIDBothDirectoryInformation, fileIDFullDirectoryInformation,
+		fileIDExtdDirectoryInformation:
 	default:
 		return c.errorResponse(r, statusInvalidInfoClass)
 	}
@@ -229,6 +231,11 @@ func appendDirEntry(b []byte, class uint8, e *Stat, index uint32) []byte {
 		b = append(b, make([]byte, 24)...)
 		b = append(b, 0, 0)
 		b = le.AppendUint64(b, e.FileID)
+	case fileIDExtdDirectoryInformation:
+		b = le.AppendUint32(b, 0) // EaSize
+		b = le.AppendUint32(b, 0) // ReparsePointTag
+		b = le.AppendUint64(b, e.FileID)
+		b = le.AppendUint64(b, 0) // 128-bit FileId, high half
 	}
 	return wire.AppendUTF16(b, e.Name)
 }
