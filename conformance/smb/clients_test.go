@@ -41,15 +41,21 @@ func (e *env) smbclient(t *testing.T, service string, args []string, cmds string
 func TestSmbclientWorksInAShareRESTUses(t *testing.T) {
 	engines(t, func(t *testing.T, e *env) {
 		dir := t.TempDir()
-		data := make([]byte, 5<<20+77)
+		data := make([]byte, 3<<20+77)
 		rand.Read(data)
 		src := filepath.Join(dir, "src.bin")
 		must(t, os.WriteFile(src, data, 0o644))
-		for i, mode := range [][]string{
+		modes := [][]string{
 			{"-m", "SMB2_02"}, {"-m", "SMB2"}, {"-m", "SMB3_00"}, {"-m", "SMB3"},
 			{"-m", "SMB2", "--client-protection=sign"}, {"-m", "SMB3", "--client-protection=sign"},
 			{"-m", "SMB3_00", "--client-protection=encrypt"}, {"-m", "SMB3", "--client-protection=encrypt"},
-		} {
+		}
+		if e.engine != "memory" {
+			// The protocol does not depend on the engine: one signed
+			// SMB 3.1.1 run shows the engine serves SMB.
+			modes = modes[5:6]
+		}
+		for i, mode := range modes {
 			t.Run(strings.Join(mode, " "), func(t *testing.T) {
 				d := "d" + string(rune('a'+i))
 				dst := filepath.Join(dir, d+".out")

@@ -1,8 +1,7 @@
 // Package smb_test checks that SMB and REST see one File service: share
 // modes, delete-pending state, byte-range locks, handles and bytes,
 // driven by the official azfile SDK over REST and lazuli's SMB test
-// client over SMB, against lazuli with SMB on, on the memory and log
-// engines.
+// client over SMB, against lazuli with SMB on, on every engine.
 package smb_test
 
 import (
@@ -42,17 +41,18 @@ const (
 )
 
 type env struct {
-	em    *emulator.Emulator
-	share *share.Client
-	name  string
+	engine string
+	em     *emulator.Emulator
+	share  *share.Client
+	name   string
 }
 
 func engines(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, eng := range []string{"memory", "log"} {
+	for _, eng := range []string{"memory", "log", "sqlite"} {
 		t.Run(eng, func(t *testing.T) {
 			o := emulator.Options{InMemory: true, SMB: true}
-			if eng == "log" {
-				o = emulator.Options{Dir: t.TempDir(), SMB: true}
+			if eng != "memory" {
+				o = emulator.Options{Dir: t.TempDir(), EngineKind: eng, SMB: true}
 			}
 			em, err := emulator.Start(o)
 			if err != nil {
@@ -66,7 +66,7 @@ func engines(t *testing.T, fn func(t *testing.T, e *env)) {
 			name := "share1"
 			_, err = svc.CreateShare(ctx(t), name, nil)
 			must(t, err)
-			fn(t, &env{em: em, share: svc.NewShareClient(name), name: name})
+			fn(t, &env{engine: eng, em: em, share: svc.NewShareClient(name), name: name})
 		})
 	}
 }
