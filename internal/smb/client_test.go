@@ -131,3 +131,46 @@ func TestPendingLocksPerConnectionBounded(t *testing.T) {
 	// the server's Close waits for them).
 	b.Close()
 }
+
+func readBody(fid wire.FileID, off uint64, n uint32) []byte {
+	b := make([]byte, 49)
+	le.PutUint16(b, 49)
+	le.PutUint32(b[4:], n)
+	le.PutUint64(b[8:], off)
+	le.PutUint64(b[16:], fid.Persistent)
+	le.PutUint64(b[24:], fid.Volatile)
+	return b
+}
+
+// TestCreditChargeAndLengthsChecked: a READ whose credit charge does not
+// cover its length, a READ beyond the largest size and a WRITE whose
+// length runs past the message get STATUS_INVALID_PARAMETER; the
+// connection stays usable.
+func TestCreditChargeAndLengthsChecked(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	c := dialTest(t, addr)
+	fid, st := c.Create("f", FileReadData|FileWriteData, 7, FileOpenIf, 0)
+	if st != 0 {
+		t.Fatalf("create: %#x", st)
+	}
+	mid, _ := c.SendCharged(wire.Read, readBody(fid, 0, 1<<20), 1)
+	if h, _, err := c.Wait(mid); err != nil || h.Status != statusInvalidParameter {
+		t.Fatalf("READ of 1 MiB charged 1 credit: %#x %v", h.Status, err)
+	}
+	mid, _ = c.SendCharged(wire.Read, readBody(fid, 0, 1<<30), 32)
+	if h, _, err := c.Wait(mid); err != nil || h.Status != statusInvalidParameter {
+		t.Fatalf("READ of 1 GiB: %#x %v", h.Status, err)
+	}
+	w := make([]byte, 48)
+	le.PutUint16(w, 49)
+	le.PutUint16(w[2:], wire.HeaderSize+48)
+	le.PutUint32(w[4:], 0xFFFFFFF0)
+	le.PutUint64(w[16:], fid.Persistent)
+	le.PutUint64(w[24:], fid.Volatile)
+	if h, _, err := c.Do(wire.Write, append(w, "short"...)); err != nil || h.Status != statusInvalidParameter {
+		t.Fatalf("WRITE announcing 4 GiB: %#x %v", h.Status, err)
+	}
+	if st := c.Write(fid, 0, []byte("still fine")); st != 0 {
+		t.Fatalf("write afterwards: %#x", st)
+	}
+}

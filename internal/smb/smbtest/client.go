@@ -161,6 +161,11 @@ func (c *Client) Do(cmd uint16, body []byte) (wire.Header, []byte, error) {
 	if err != nil {
 		return wire.Header{}, nil, err
 	}
+	return c.Wait(mid)
+}
+
+// Wait reads responses until the final one of message mid.
+func (c *Client) Wait(mid uint64) (wire.Header, []byte, error) {
 	for {
 		h, b, err := c.Recv()
 		if err != nil {
@@ -172,13 +177,23 @@ func (c *Client) Do(cmd uint16, body []byte) (wire.Header, []byte, error) {
 	}
 }
 
-// Send sends a request and returns its message id.
+// Send sends a request and returns its message id; the credit charge
+// covers the bytes a READ asks for or a WRITE carries.
 func (c *Client) Send(cmd uint16, body []byte) (uint64, error) {
-	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: 1}
-	if n := len(body); cmd == wire.Read || cmd == wire.Write {
-		h.CreditCharge = uint16(max(1, (n+65535)/65536))
+	n := 0
+	switch {
+	case cmd == wire.Write:
+		n = len(body) - 48
+	case cmd == wire.Read && len(body) >= 8:
+		n = int(le.Uint32(body[4:]))
 	}
-	c.mid += uint64(h.CreditCharge)
+	return c.SendCharged(cmd, body, uint16(max(1, (n+65535)/65536)))
+}
+
+// SendCharged sends a request with the given credit charge.
+func (c *Client) SendCharged(cmd uint16, body []byte, charge uint16) (uint64, error) {
+	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: charge}
+	c.mid += uint64(max(charge, 1))
 	msg := h.Append(nil)
 	msg = append(msg, body...)
 	n := len(msg)
