@@ -272,6 +272,7 @@ func (c *conn) handleFrame(frame []byte) error {
 	if c.goParallel(frame, encSess) {
 		return nil
 	}
+	c.drain()
 	var out []*response
 	var prev *request
 	prevStatus := statusSuccess
@@ -382,6 +383,21 @@ func (c *conn) goParallel(frame []byte, encSess *session) bool {
 		}
 	}()
 	return true
+}
+
+// drain waits for the parallel READs and WRITEs in flight, so that any
+// other request (a CLOSE or FLUSH after pipelined WRITEs, say) sees their
+// effects, as it would from a server running requests in order.
+func (c *conn) drain() {
+	if len(c.sem) == 0 {
+		return
+	}
+	for i := 0; i < maxParallel; i++ {
+		c.sem <- struct{}{}
+	}
+	for i := 0; i < maxParallel; i++ {
+		<-c.sem
+	}
 }
 
 // handle runs one request and returns its response (nil: disconnect).

@@ -231,7 +231,9 @@ func (c *conn) closeFile(r *request) *response {
 		ctx, cancel := c.reqCtx()
 		err := o.h.Close(ctx)
 		cancel()
-		if err != nil && !errors.Is(err, ErrFileClosed) {
+		if err != nil {
+			// STATUS_FILE_CLOSED when REST's Force Close Handles ended
+			// the open first.
 			return c.errorResponse(r, statusOf(err))
 		}
 	}
