@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
@@ -19,7 +20,58 @@ const (
 	testKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
+// recordingListener notes, for each frame the server writes, whether it
+// was encrypted (transform header) or signed (SMB2 header flag).
+type recordingListener struct {
+	net.Listener
+	mu                sync.Mutex
+	encrypted, signed int
+	plain             int
+}
+
+type recordingConn struct {
+	net.Conn
+	l *recordingListener
+}
+
+func (l *recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{c, l}, nil
+}
+
+func (c *recordingConn) Write(b []byte) (int, error) {
+	c.l.mu.Lock()
+	switch {
+	case len(b) >= 8 && [4]byte(b[4:8]) == wire.TransformID:
+		c.l.encrypted++
+	case len(b) >= 4+wire.HeaderSize && le.Uint32(b[4+16:])&wire.FlagSigned != 0:
+		c.l.signed++
+	default:
+		c.l.plain++
+	}
+	c.l.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+func (l *recordingListener) counts() (enc, signed, plain int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	enc, signed, plain = l.encrypted, l.signed, l.plain
+	l.encrypted, l.signed, l.plain = 0, 0, 0
+	return
+}
+
 func startServer(tb testing.TB, b Backend) (*Server, string) {
+	tb.Helper()
+	s, rl := startRecording(tb, b)
+	_ = rl
+	return s, rl.Addr().String()
+}
+
+func startRecording(tb testing.TB, b Backend) (*Server, *recordingListener) {
 	tb.Helper()
 	s := New(Config{Backend: b, Passwords: func(user string) ([]string, bool) {
 		if user == testAccount {
@@ -31,9 +83,10 @@ func startServer(tb testing.TB, b Backend) (*Server, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	go s.Serve(ln)
+	rl := &recordingListener{Listener: ln}
+	go s.Serve(rl)
 	tb.Cleanup(func() { s.Close() })
-	return s, ln.Addr().String()
+	return s, rl
 }
 
 // smbclient runs smbclient against addr with the given extra arguments
@@ -61,7 +114,8 @@ func smbclient(tb testing.TB, addr, service, user string, args []string, cmds st
 
 func TestSmbclientPutGetLsMkdirRm(t *testing.T) {
 	fs := newMemFS("share1")
-	_, addr := startServer(t, fs)
+	_, rl := startRecording(t, fs)
+	addr := rl.Addr().String()
 	dir := t.TempDir()
 	data := make([]byte, 3<<20+123)
 	rand.Read(data)
@@ -70,7 +124,8 @@ func TestSmbclientPutGetLsMkdirRm(t *testing.T) {
 	for _, mode := range [][]string{
 		{"-m", "SMB2_02"}, {"-m", "SMB2_10"}, {"-m", "SMB3_00"}, {"-m", "SMB3_02"}, {"-m", "SMB3_11"},
 		{"-m", "SMB2", "--client-protection=sign"}, {"-m", "SMB3", "--client-protection=sign"},
-		{"-m", "SMB3_00", "--client-protection=encrypt"}, {"-m", "SMB3", "--client-protection=encrypt"},
+		{"-m", "SMB3_00", "--client-protection=encrypt"}, {"-m", "SMB3_02", "--client-protection=encrypt"},
+		{"-m", "SMB3", "--client-protection=encrypt"},
 	} {
 		t.Run(strings.Join(mode, " "), func(t *testing.T) {
 			dst := filepath.Join(dir, "dst-"+strconv.Itoa(len(mode))+mode[1])
@@ -89,6 +144,19 @@ func TestSmbclientPutGetLsMkdirRm(t *testing.T) {
 			}
 			if strings.Contains(out, "NT_STATUS") {
 				t.Fatalf("unexpected error:\n%s", out)
+			}
+			// Every frame after the logon is protected as asked: the
+			// plain ones are NEGOTIATE and SESSION_SETUP.
+			enc, signed, plain := rl.counts()
+			switch {
+			case strings.HasSuffix(mode[len(mode)-1], "encrypt"):
+				if enc < 10 || plain > 3 {
+					t.Fatalf("encrypt: %d encrypted, %d signed, %d plain frames", enc, signed, plain)
+				}
+			case strings.HasSuffix(mode[len(mode)-1], "sign"):
+				if signed < 10 || plain > 3 || enc > 0 {
+					t.Fatalf("sign: %d encrypted, %d signed, %d plain frames", enc, signed, plain)
+				}
 			}
 		})
 	}
