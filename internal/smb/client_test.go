@@ -174,3 +174,33 @@ func TestCreditChargeAndLengthsChecked(t *testing.T) {
 		t.Fatalf("write afterwards: %#x", st)
 	}
 }
+
+// TestLogoffAndTreeDisconnectCloseOpens: the opens of a tree or session
+// end with it (their share access no longer blocks others), and the
+// session's id is no longer accepted.
+func TestLogoffAndTreeDisconnectCloseOpens(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	a, b := dialTest(t, addr), dialTest(t, addr)
+	if _, st := a.Create("f", FileReadData, 0, FileOpenIf, 0); st != 0 {
+		t.Fatalf("create: %#x", st)
+	}
+	if _, st := b.Create("f", FileReadData, 7, FileOpen, 0); st != statusSharingViolation {
+		t.Fatalf("open against an unshared open: %#x", st)
+	}
+	if h, _, err := a.Do(wire.TreeDisconnect, []byte{4, 0, 0, 0}); err != nil || h.Status != 0 {
+		t.Fatalf("tree disconnect: %#x %v", h.Status, err)
+	}
+	fid, st := b.Create("f", FileReadData, 0, FileOpen, 0)
+	if st != 0 {
+		t.Fatalf("open after the tree disconnect: %#x", st)
+	}
+	if h, _, err := b.Do(wire.Logoff, []byte{4, 0, 0, 0}); err != nil || h.Status != 0 {
+		t.Fatalf("logoff: %#x %v", h.Status, err)
+	}
+	if _, st := b.Read(fid, 0, 1); st != statusUserSessionDeleted {
+		t.Fatalf("request after logoff: %#x", st)
+	}
+	if _, st := dialTest(t, addr).Create("f", FileReadData, 0, FileOpen, 0); st != 0 {
+		t.Fatalf("open after the logoff: %#x", st)
+	}
+}
