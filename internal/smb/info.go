@@ -157,32 +157,26 @@ func (c *conn) queryDirectory(r *request) *response {
 		}
 	}
 	var out []byte
-	prev := -1
+	prev, end := -1, 0
 	max := int(req.OutputLength)
 	for o.dirPos < len(o.dirList) {
 		e := &o.dirList[o.dirPos]
+		out = wire.Pad8(out[:end], 0)
 		start := len(out)
-		if prev >= 0 {
-			out = wire.Pad8(out, 0)
-			start = len(out)
-		}
 		out = appendDirEntry(out, req.InfoClass, e, uint32(o.dirPos))
 		if len(out) > max {
-			out = out[:start]
-			if prev >= 0 {
-				out = out[:prev+dirEntryLen(out[prev:])]
-			}
 			break
 		}
 		if prev >= 0 {
 			le.PutUint32(out[prev:], uint32(start-prev))
 		}
-		prev = start
+		prev, end = start, len(out)
 		o.dirPos++
 		if req.Flags&wire.QDReturnSingleEntry != 0 {
 			break
 		}
 	}
+	out = out[:end]
 	if prev < 0 {
 		if o.dirPos < len(o.dirList) {
 			return c.errorResponse(r, statusInfoLengthMismatch)
@@ -191,11 +185,6 @@ func (c *conn) queryDirectory(r *request) *response {
 	}
 	return c.ok(r, wire.AppendBufferResponse(nil, out))
 }
-
-// dirEntryLen is the length of the last entry starting at b (its name
-// length field read per class is not needed: entries are appended
-// last, so the entry runs to the end of b before padding).
-func dirEntryLen(b []byte) int { return len(b) }
 
 func appendDirEntry(b []byte, class uint8, e *Stat, index uint32) []byte {
 	b = le.AppendUint32(b, 0) // NextEntryOffset

@@ -3,7 +3,11 @@ package smb
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
 )
 
 func TestMatchPattern(t *testing.T) {
@@ -67,4 +71,72 @@ func TestSecurityDescriptorFromSDDL(t *testing.T) {
 func FuzzSecurityDescriptor(f *testing.F) {
 	f.Add("O:BAG:SYD:P(A;OICI;FA;;;WD)(D;;0x1200a9;;;S-1-5-21-1-2-3-500)")
 	f.Fuzz(func(t *testing.T, s string) { securityDescriptor(s, 15) })
+}
+
+// TestQueryDirectoryFitsTheBuffer lists a directory of many entries
+// through small output buffers: every answer fits its buffer, entries
+// are 8-byte aligned and chained, and together they name every file once.
+func TestQueryDirectoryFitsTheBuffer(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	c := dialTest(t, addr)
+	for i := 0; i < 40; i++ {
+		fid, st := c.Create(fmt.Sprintf("file-%02d-%s", i, strings.Repeat("x", i%7)), FileReadData, 7, FileCreate, 0)
+		if st != 0 {
+			t.Fatalf("create: %#x", st)
+		}
+		c.CloseFile(fid)
+	}
+	dir, st := c.Create("", FileReadData, 7, FileOpen, FileDirectoryFile)
+	if st != 0 {
+		t.Fatalf("open root: %#x", st)
+	}
+	seen := map[string]int{}
+	for _, bufLen := range []uint32{300} {
+		for {
+			b := make([]byte, 32)
+			le.PutUint16(b, 33)
+			b[2] = fileIDBothDirectoryInformation
+			le.PutUint64(b[8:], dir.Persistent)
+			le.PutUint64(b[16:], dir.Volatile)
+			le.PutUint16(b[24:], wire.HeaderSize+32)
+			le.PutUint16(b[26:], 2)
+			le.PutUint32(b[28:], bufLen)
+			h, resp, err := c.Do(wire.QueryDirectory, append(b, '*', 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Status == statusNoMoreFiles {
+				break
+			}
+			if h.Status != 0 {
+				t.Fatalf("query: %#x", h.Status)
+			}
+			out := resp[le.Uint16(resp[wire.HeaderSize+2:]):]
+			out = out[:le.Uint32(resp[wire.HeaderSize+4:])]
+			if len(out) > int(bufLen) {
+				t.Fatalf("answer of %d bytes for a buffer of %d", len(out), bufLen)
+			}
+			for off := 0; ; {
+				n := le.Uint32(out[off+60:])
+				name, _ := wire.DecodeUTF16(out[off+104 : off+104+int(n)])
+				seen[name]++
+				next := int(le.Uint32(out[off:]))
+				if next == 0 {
+					break
+				}
+				if next%8 != 0 {
+					t.Fatalf("entry offset %d not aligned", next)
+				}
+				off += next
+			}
+		}
+	}
+	if len(seen) != 42 {
+		t.Fatalf("listed %d names, want 40 files and . and ..", len(seen))
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s listed %d times", name, n)
+		}
+	}
 }
