@@ -216,3 +216,15 @@ func TestImpacketShareModesAndLocks(t *testing.T) {
 	_, addr := startServer(t, newMemFS("share1"))
 	impacket(t, addr, "share1")
 }
+
+// TestSMB1NegotiateUpgradesToSMB2: a client that starts with an SMB1
+// NEGOTIATE offering SMB 2 (as older Windows and clients allowing NT1 do)
+// gets an SMB2 answer and goes on in SMB 2/3.
+func TestSMB1NegotiateUpgradesToSMB2(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	out, err := smbclient(t, addr, "share1", testAccount+"%"+testKey,
+		[]string{"--option=client min protocol=NT1", "--option=client max protocol=SMB3"}, "ls")
+	if err != nil || strings.Contains(out, "NT_STATUS") {
+		t.Fatalf("smbclient: %v\n%s", err, out)
+	}
+}
