@@ -22,6 +22,10 @@ failures = 0
 
 
 def connect():
+    # SMB 3.0: impacket's NTLM logon on 3.1.1 starts the session's
+    # pre-auth hash from zeros instead of the connection's hash (MS-SMB2
+    # 3.2.5.2), so its signing key differs from the one the specification
+    # (and Samba's smbclient, tested on 3.1.1) derives.
     c = SMBConnection(host, host, sess_port=port, preferredDialect=s3.SMB2_DIALECT_30)
     c.login(user, key, "AZURE")
     return c, c.connectTree(share)
