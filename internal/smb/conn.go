@@ -66,6 +66,8 @@ type conn struct {
 	credHi    uint64
 	used      map[uint64]struct{}
 	sem       chan struct{}
+	// preAuth is set until the first logon (counted in Server.unauth).
+	preAuth bool
 	// work counts goroutines of asynchronous and parallel requests;
 	// cleanup waits for them.
 	work sync.WaitGroup
@@ -134,7 +136,19 @@ func newConn(s *Server, nc net.Conn) *conn {
 		c.ip = a.IP.String()
 	}
 	c.ctx, c.end = context.WithCancel(context.Background())
+	s.unauth.Add(1)
+	c.preAuth = true
 	return c
+}
+
+// loggedOn records the connection's first logon.
+func (c *conn) loggedOn() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.preAuth {
+		c.preAuth = false
+		c.s.unauth.Add(-1)
+	}
 }
 
 var errDisconnect = errors.New("smb: connection ended")
@@ -202,6 +216,7 @@ func (c *conn) authenticated() bool {
 // open of every session is closed, which releases their share access,
 // locks and delete-pending state in the Backend.
 func (c *conn) cleanup() {
+	c.loggedOn() // leaves the count of connections without a logon
 	c.end()
 	c.nc.Close()
 	c.mu.Lock()

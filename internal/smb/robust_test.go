@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/ntlm"
+	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
 )
 
@@ -215,3 +216,23 @@ func FuzzConnection(f *testing.F) {
 }
 
 var _ = binary.LittleEndian
+
+// TestConnectionsWithoutLogonBounded: past the bound, new connections are
+// closed at once; a logon frees a place.
+func TestConnectionsWithoutLogonBounded(t *testing.T) {
+	s := New(Config{Backend: newMemFS("share1"), MaxUnauthenticated: 3,
+		Passwords: func(string) ([]string, bool) { return []string{testKey}, true }})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go s.Serve(ln)
+	defer s.Close()
+	addr := ln.Addr().String()
+	if _, err := smbtest.Dial(addr, testAccount, testKey); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		dial(t, addr)
+	}
+	waitConns(t, s, 4)
+	expectClosed(t, dial(t, addr), 3*time.Second)
+	waitConns(t, s, 4)
+}

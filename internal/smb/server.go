@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/ntlm"
@@ -36,6 +37,9 @@ type Config struct {
 	// IdleTimeout closes a connection that sent nothing for this long
 	// before authenticating (default 30 s) or at all (default 15 min).
 	AuthTimeout, IdleTimeout time.Duration
+	// MaxUnauthenticated bounds connections without a logon yet; more
+	// are closed at once (default 512).
+	MaxUnauthenticated int
 }
 
 // Server is an SMB server.
@@ -44,6 +48,9 @@ type Server struct {
 	guid    [16]byte
 	started time.Time
 	auth    ntlm.Server
+
+	// unauth counts connections that have not logged on yet.
+	unauth atomic.Int64
 
 	mu     sync.Mutex
 	lns    map[net.Listener]struct{}
@@ -74,6 +81,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 15 * time.Minute
+	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = 512
 	}
 	s := &Server{cfg: cfg, started: cfg.Now(), lns: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
 	rand.Read(s.guid[:])
@@ -109,6 +119,10 @@ func (s *Server) Serve(ln net.Listener) error {
 				continue
 			}
 			return err
+		}
+		if s.unauth.Load() >= int64(s.cfg.MaxUnauthenticated) {
+			nc.Close()
+			continue
 		}
 		c := newConn(s, nc)
 		s.mu.Lock()

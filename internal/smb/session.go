@@ -230,6 +230,7 @@ func (c *conn) sessionSetup(r *request) *response {
 	c.mu.Lock()
 	s.valid = true
 	c.mu.Unlock()
+	c.loggedOn()
 	out := c.ok(r, wire.AppendSessionSetupResponse(nil, 0, token))
 	out.sign = s
 	return out
