@@ -53,6 +53,9 @@ type Options struct {
 	// default emulator ports (10000 to 10003) on 127.0.0.1, which nothing
 	// needs to listen on.
 	NoListen bool
+	// SMB also serves the File service's shares over SMB 2/3 on a free
+	// port of Host (see SMBAddr).
+	SMB bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
@@ -101,6 +104,9 @@ func Start(o Options) (*Emulator, error) {
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
+		if o.SMB {
+			cfg.SMBAddr = addr
+		}
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -151,6 +157,9 @@ func (e *Emulator) ConnectionString() string {
 	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
 		e.scheme, Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
 }
+
+// SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
+func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 
 // Engine returns the storage engine.
 func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }

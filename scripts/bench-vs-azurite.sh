@@ -160,7 +160,7 @@ az_pid=$!
 "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$lz_base" \
   --queueHost 127.0.0.1 --queuePort "$((lz_base + 1))" \
   --tableHost 127.0.0.1 --tablePort "$((lz_base + 2))" \
-  --fileHost 127.0.0.1 --filePort "$((lz_base + 3))" \
+  --fileHost 127.0.0.1 --filePort "$((lz_base + 3))" --smbPort -1 \
   --location "$scratch/lazuli-data" --silent >"$scratch/lazuli.log" 2>&1 &
 pids+=($!)
 lz_pid=$!

@@ -47,7 +47,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   tmp=$(mktemp -d)
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
   go build -o "$tmp/lazuli" ./cmd/lazuli
-  "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 2>"$tmp/log" &
+  "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 2>"$tmp/log" &
   lz_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$tmp/log" && break
@@ -75,7 +75,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command 
   ftmp=$(mktemp -d)
   trap 'kill "${lzf_pid:-}" 2>/dev/null || true; rm -rf "$ftmp" "${tmp:-}"' EXIT
   go build -o "$ftmp/lazuli" ./cmd/lazuli
-  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 2>"$ftmp/log" &
+  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 2>"$ftmp/log" &
   lzf_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$ftmp/log" && break

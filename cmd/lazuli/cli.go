@@ -92,7 +92,7 @@ var flagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort",
+	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort",
 		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth"}},

@@ -73,6 +73,8 @@ type options struct {
 	tablePort *int
 	fileHost  *string
 	filePort  *int
+	smbHost   *string
+	smbPort   *int
 	location  *string
 	inMemory  *bool
 	syncFlag  *bool
@@ -115,6 +117,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
 	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
 	o.filePort = fs.Int("filePort", 10003, "File service port")
+	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
+	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
 	o.location = fs.String("location", "lazuli-data", "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
 	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
@@ -150,6 +154,14 @@ func newFlags() (*flag.FlagSet, *options) {
 	fs.BoolVar(o.help, "h", false, "shorthand for --help")
 	fs.BoolVar(o.showVer, "v", false, "shorthand for --version")
 	return fs, o
+}
+
+// smbAddr is the SMB listen address; a negative port turns SMB off.
+func smbAddr(host string, port int) string {
+	if port < 0 {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -229,6 +241,7 @@ func run(args []string, stderr io.Writer) int {
 		QueueAddr: net.JoinHostPort(*o.queueHost, strconv.Itoa(*o.queuePort)),
 		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
 		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
+		SMBAddr:   smbAddr(*o.smbHost, *o.smbPort),
 		Accounts:  accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
@@ -298,9 +311,14 @@ func run(args []string, stderr io.Writer) int {
 		mode = "engine=postgres"
 	}
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
-		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
-	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
+		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
+		"smb", srv.SMBAddr())
+	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
+	if srv.SMBAddr() != "" {
+		ready += " smb " + srv.SMBAddr()
+	}
+	fmt.Fprintln(stderr, ready)
 
 	<-ctx.Done()
 	log.Info("shutting down")

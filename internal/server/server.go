@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +23,12 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+	"github.com/lazuli-storage/lazuli/internal/smbfile"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -56,6 +60,9 @@ type Config struct {
 	// Addresses per service as host:port; port 0 picks a free port. An
 	// empty address disables the listener.
 	BlobAddr, QueueAddr, TableAddr, FileAddr string
+	// SMBAddr is the SMB listener of the File service's shares (host:port,
+	// port 0 picks a free port; empty disables it).
+	SMBAddr string
 
 	Accounts      []auth.Account
 	Log           *slog.Logger
@@ -134,7 +141,10 @@ type Server struct {
 	activity    chunkgc.Activity // requests in flight, for the chunk collector
 	// budget bounds the request head bytes all listeners hold before
 	// their handlers run.
-	budget *h1.Budget
+	budget   *h1.Budget
+	smb      *smb.Server
+	smbFiles *file.Service
+	smbAddr  string
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -201,6 +211,21 @@ func New(cfg Config) (*Server, error) {
 		auth.Queue: mk(auth.Queue, queuehttp.New),
 		auth.Table: mk(auth.Table, tablehttp.New),
 		auth.File:  mk(auth.File, filehttp.New),
+	}
+	if cfg.SMBAddr != "" {
+		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles), Log: cfg.Log, Now: cfg.Now,
+			Passwords: func(user string) ([]string, bool) {
+				acc, ok := authn.Account(user)
+				if !ok {
+					return nil, false
+				}
+				keys := make([]string, len(acc.Keys))
+				for i, k := range acc.Keys {
+					keys[i] = base64.StdEncoding.EncodeToString(k)
+				}
+				return keys, true
+			}})
 	}
 	return s, nil
 }
@@ -364,6 +389,12 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
+	if s.smb != nil {
+		if err := s.startSMB(); err != nil {
+			s.Close()
+			return err
+		}
+	}
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
@@ -423,6 +454,35 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
 }
 
+// startSMB releases the handles an earlier process left (no SMB
+// connection survives a restart) and serves SMB.
+func (s *Server) startSMB() error {
+	// With the postgres engine other instances' handles live in the same
+	// database: they are not this process's to release.
+	if _, shared := s.engine.(*pgstore.Store); !shared {
+		if err := s.smbFiles.CloseAllHandles(context.Background()); err != nil {
+			return fmt.Errorf("smb: release old handles: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", s.cfg.SMBAddr)
+	if err != nil {
+		return fmt.Errorf("smb: %w", err)
+	}
+	s.smbAddr = ln.Addr().String()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.smb.Serve(ln); err != nil && !errors.Is(err, smb.ErrServerClosed) {
+			s.cfg.Log.Error("serve", "service", "smb", "err", err)
+		}
+	}()
+	s.cfg.Log.Info("listening", "service", "smb", "address", s.smbAddr)
+	return nil
+}
+
+// SMBAddr returns the address SMB listens on (after Start; "" if off).
+func (s *Server) SMBAddr() string { return s.smbAddr }
+
 // Addr returns the address a service listens on (after Start).
 func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 
@@ -449,6 +509,9 @@ func (s *Server) Close() error {
 		srv.Close()
 	}
 	<-shut
+	if s.smb != nil {
+		s.smb.Close()
+	}
 	s.wg.Wait()
 	if s.stopWorkers != nil {
 		s.stopWorkers()
