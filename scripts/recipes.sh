@@ -36,7 +36,7 @@ if [ "$ports_free" = true ]; then
   port_args=()
 else
   echo "(not in CI or default ports busy: running on free ports; UseDevelopmentStorage=true is not exercised)"
-  port_args=(--blobPort 0 --queuePort 0 --tablePort 0 --filePort 0)
+  port_args=(--blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0)
 fi
 "$tmp/lazuli" --inMemoryPersistence --silent "${port_args[@]}" 2>"$tmp/log" &
 lz_pid=$!

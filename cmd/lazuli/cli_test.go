@@ -201,7 +201,7 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 func TestReferenceEmulatorCommandLineStarts(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--blobHost", "127.0.0.1", "--blobPort", "0", "--queueHost", "127.0.0.1", "--queuePort", "0",
-		"--tableHost", "127.0.0.1", "--tablePort", "0", "--filePort", "0",
+		"--tableHost", "127.0.0.1", "--tablePort", "0", "--filePort", "0", "--smbPort", "0",
 		"--blobKeepAliveTimeout", "5", "--queueKeepAliveTimeout", "5", "--tableKeepAliveTimeout", "5",
 		"-l", dir, "--location", dir, "-L", "--loose", "-s", "--silent", "--skipApiVersionCheck",
 		"--disableProductStyleUrl", "--disableTelemetry", "--extentMemoryLimit", "100", "--inMemoryPersistence",
@@ -269,7 +269,7 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	dir := filepath.Join(t.TempDir(), "new-data")
-	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir)
+	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--location", dir)
 	if !strings.Contains(out, "--queuePort") || !strings.Contains(out, "in use") {
 		t.Errorf("message does not name --queuePort:\n%s", out)
 	}
@@ -283,8 +283,8 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 func TestLockedDirectoryNamesTheProcess(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildLazuli(t)
-	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
-	out := runFail(t, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0")
+	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
+	out := runFail(t, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
 	if want := fmt.Sprintf("in use by process %d", cmd.Process.Pid); !strings.Contains(out, want) || !strings.Contains(out, "--location") {
 		t.Errorf("want %q and --location in:\n%s", want, out)
 	}
@@ -295,7 +295,7 @@ func TestLockedDirectoryNamesTheProcess(t *testing.T) {
 func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildLazuli(t)
-	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
+	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	c := newDevClient(t)
 	for _, name := range []string{"one", "two"} {
 		resp, _, err := c.do("PUT", "http://"+addrs[0]+"/devstoreaccount1/"+name+"?restype=container", nil, nil)
@@ -305,7 +305,7 @@ func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 	}
 	cmd.Process.Signal(sigterm)
 	cmd.Wait()
-	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
+	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	line := regexp.MustCompile(`data directory opened.*`).FindString(log())
 	for _, want := range []string{"accounts_with_data=1", "containers=2", "queues=0", "tables=0", "bytes_on_disk=", "took="} {
 		if !strings.Contains(line, want) {
@@ -347,7 +347,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--cert", path, "--pwd", "s3cret", "--oauth", "basic",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
@@ -360,7 +360,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 	if resp.Header.Get("x-ms-error-code") == "" {
 		t.Errorf("no Azure answer over HTTPS: %d", resp.StatusCode)
 	}
-	out := runFail(t, "--inMemoryPersistence", "--cert", path, "--pwd", "wrong", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0")
+	out := runFail(t, "--inMemoryPersistence", "--cert", path, "--pwd", "wrong", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
 	if !strings.Contains(out, "password") {
 		t.Errorf("wrong password: %s", out)
 	}
@@ -373,7 +373,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 // connection after that many seconds.
 func TestKeepAliveTimeout(t *testing.T) {
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--blobKeepAliveTimeout", "1",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	c, err := net.Dial("tcp", addrs[0])
 	if err != nil {
 		t.Fatal(err)
