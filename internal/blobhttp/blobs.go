@@ -817,7 +817,7 @@ func (h *handler) putBlockList(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = createOnly
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -825,10 +825,14 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	if txMD5 != nil {
-		if sum := md5.Sum(body); !bytes.Equal(sum[:], txMD5) {
+	// The transactional checksums cover the XML body.
+	if sums.md5 != nil {
+		if sum := md5.Sum(body); !bytes.Equal(sum[:], sums.md5) {
 			return azerr.New("Md5Mismatch")
 		}
+	}
+	if err := sums.verify(blob.Ingested{CRC64: blob.CRC64(body)}); err != nil {
+		return err
 	}
 	items, err := parseBlockList(body)
 	if err != nil {
