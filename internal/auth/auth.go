@@ -16,31 +16,23 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/bearer"
+	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 )
 
-// Service names one of the four storage services.
-type Service int
+// Service names one of the four storage services. It is the SAS
+// package's type, whose values are the letters an account SAS's ss
+// parameter uses, so that there is one enumeration of the services.
+type Service = sas.Service
 
+// The services.
 const (
-	Blob Service = iota
-	Queue
-	Table
-	File
+	Blob  = sas.Blob
+	Queue = sas.Queue
+	Table = sas.Table
+	File  = sas.File
 )
-
-func (s Service) String() string {
-	switch s {
-	case Blob:
-		return "blob"
-	case Queue:
-		return "queue"
-	case Table:
-		return "table"
-	case File:
-		return "file"
-	}
-	return "unknown"
-}
 
 // DevAccount and DevKey are the published development account and key.
 const (
@@ -147,6 +139,8 @@ const (
 	SharedKeyLite
 	AccountSAS
 	ServiceSAS
+	// Bearer is an Azure AD token (with Config.OAuth only).
+	Bearer
 )
 
 // Identity is the outcome of Authenticate.
@@ -157,6 +151,8 @@ type Identity struct {
 	// ServiceSAS); its signature is verified by Authorize, which knows the
 	// resource the request addresses.
 	SAS *SASParams
+	// Token holds the claims of a Bearer request.
+	Token *bearer.Claims
 }
 
 // Config configures an Authenticator.
@@ -168,6 +164,9 @@ type Config struct {
 	Debug bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OAuth accepts Azure AD bearer tokens over HTTPS (package bearer
+	// says which) and, with them, user delegation keys and SAS.
+	OAuth bool
 }
 
 // Authenticator verifies requests against the configured accounts.
@@ -176,6 +175,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	debug    bool
 	now      func() time.Time
+	oauth    bool
 	macs     macs // keyed HMAC states of the accounts' keys
 	// lastDate is the request date parsed last (see checkDate).
 	lastDate atomic.Pointer[parsedDate]
@@ -183,7 +183,7 @@ type Authenticator struct {
 
 // New returns an Authenticator. The development account is always present.
 func New(cfg Config) *Authenticator {
-	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now}
+	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now, oauth: cfg.OAuth}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -243,8 +243,12 @@ type Access struct {
 	// Snapshot is the snapshot or version the request addresses, if any.
 	Snapshot string
 	// PartitionKey and RowKey are the entity keys of a Table entity
-	// operation (checked against spk/srk/epk/erk).
+	// operation (checked against spk/srk/epk/erk). Under a SAS with a key
+	// range an entity operation without both keys is refused, unless
+	// KeyRangeApplied says the operation itself confines what it reads to
+	// the range (TableKeyRange), as Query Entities does.
 	PartitionKey, RowKey *string
+	KeyRangeApplied      bool
 
 	// Policy looks up a stored access policy by id in the container,
 	// queue, table or share ACL; it is only called for SAS with si.
@@ -256,6 +260,27 @@ type Access struct {
 	// (Azure hides private resources), any other anonymous request 401
 	// NoAuthenticationInformation.
 	PublicRead func() (bool, error)
+}
+
+// KeyRange is the entity range a Table SAS grants: (PartitionKey, RowKey)
+// pairs from (StartPK, StartRK) to (EndPK, EndRK), both inclusive. An empty
+// StartPK or EndPK leaves that side open; an empty row key bound covers the
+// whole boundary partition.
+type KeyRange struct {
+	StartPK, StartRK, EndPK, EndRK string
+}
+
+// IsZero reports whether r grants every entity.
+func (r KeyRange) IsZero() bool { return r == KeyRange{} }
+
+// TableKeyRange returns the key range a Table service SAS confines id to;
+// the zero KeyRange for every other caller.
+func TableKeyRange(id *Identity) KeyRange {
+	if id == nil || id.Kind != ServiceSAS || id.SAS == nil || id.SAS.Values == nil {
+		return KeyRange{}
+	}
+	v := id.SAS.Values
+	return KeyRange{StartPK: v.StartPK, StartRK: v.StartRK, EndPK: v.EndPK, EndRK: v.EndRK}
 }
 
 // Policy is a stored access policy (one signed identifier).

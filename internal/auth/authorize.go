@@ -33,7 +33,7 @@ func (a *Authenticator) Authorize(id *Identity, r *http.Request, need Access) er
 		id = &Identity{Kind: Anonymous}
 	}
 	switch id.Kind {
-	case SharedKey, SharedKeyLite:
+	case SharedKey, SharedKeyLite, Bearer:
 		return nil
 	case AccountSAS:
 		if id.SAS == nil || id.SAS.Values == nil {
@@ -75,7 +75,7 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 	if err := checkNetwork(v, r); err != nil {
 		return err
 	}
-	if !strings.ContainsRune(v.Services, rune(serviceLetter(need.Service))) {
+	if !strings.ContainsRune(v.Services, rune(need.Service)) {
 		return azerr.New("AuthorizationServiceMismatch")
 	}
 	res := need.Resource
@@ -96,7 +96,7 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 }
 
 func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.Request, need Access) error {
-	svc := sasService(need.Service)
+	svc := need.Service
 	// What a service SAS can never reach: requests that name no container
 	// and the operations that create, delete, list or configure
 	// containers, queues, tables and shares. A service-level operation
@@ -151,8 +151,11 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		}
 	}
 	canonical := sas.CanonicalizedResource(svc, v.Version, acc.Name, container, object)
-	candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp)
-	if !a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
+	if v.UserDelegation {
+		if err := a.checkUserDelegation(acc, v, r, need.Service, canonical, timestamp); err != nil {
+			return err
+		}
+	} else if candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp); !a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
 		a.logSAS(r, acc.Name, "service", candidates[0])
 		return sigMismatch(candidates[0])
 	}
@@ -188,7 +191,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	if !sas.HasPermission(perms, need.Perms) {
 		return azerr.New("AuthorizationPermissionMismatch")
 	}
-	if need.Service == Table && !keysInRange(v, need.PartitionKey, need.RowKey) {
+	if need.Service == Table && !keysInRange(v, need) {
 		return azerr.New("AuthorizationFailure")
 	}
 	return nil
@@ -262,26 +265,22 @@ func checkNetwork(v *sas.Values, r *http.Request) error {
 
 // keysInRange checks an entity's keys against spk/srk (lower bound) and
 // epk/erk (upper bound), both inclusive, compared as (PartitionKey, RowKey)
-// pairs. Unknown keys (nil) are not checked.
-func keysInRange(v *sas.Values, pk, rk *string) bool {
-	if pk == nil {
+// pairs. Under a range, an operation that names no entity passes only when
+// it applies the range to what it reads itself (KeyRangeApplied): a missing
+// key never skips the check.
+func keysInRange(v *sas.Values, need Access) bool {
+	if v.StartPK == "" && v.StartRK == "" && v.EndPK == "" && v.EndRK == "" {
 		return true
 	}
-	if v.StartPK != "" {
-		if *pk < v.StartPK {
-			return false
-		}
-		if *pk == v.StartPK && v.StartRK != "" && rk != nil && *rk < v.StartRK {
-			return false
-		}
+	pk, rk := need.PartitionKey, need.RowKey
+	if pk == nil || rk == nil {
+		return need.KeyRangeApplied && pk == nil && rk == nil
 	}
-	if v.EndPK != "" {
-		if *pk > v.EndPK {
-			return false
-		}
-		if *pk == v.EndPK && v.EndRK != "" && rk != nil && *rk > v.EndRK {
-			return false
-		}
+	if v.StartPK != "" && (*pk < v.StartPK || (*pk == v.StartPK && *rk < v.StartRK)) {
+		return false
+	}
+	if v.EndPK != "" && (*pk > v.EndPK || (*pk == v.EndPK && v.EndRK != "" && *rk > v.EndRK)) {
+		return false
 	}
 	return true
 }
@@ -295,18 +294,47 @@ func directoryPrefix(name string, depth int) string {
 	return strings.Join(segs, "/")
 }
 
-func serviceLetter(s Service) byte {
-	return byte(sasService(s))
-}
-
-func sasService(s Service) sas.Service {
-	switch s {
-	case Queue:
-		return sas.Queue
-	case Table:
-		return sas.Table
-	case File:
-		return sas.File
+// checkUserDelegation verifies the signature of a user delegation SAS: the
+// key it was signed with is derived again (sas.UserDelegationKey) from the
+// account's keys and the skoid, sktid, skt, ske, sks and skv it carries,
+// and must be valid now. Such a SAS exists for Blob only and never names a
+// stored access policy.
+func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.Request, svc Service, canonical, timestamp string) error {
+	if svc != Blob {
+		return authFailed("A user delegation SAS is only accepted by the Blob service.")
 	}
-	return sas.Blob
+	if v.Identifier != "" {
+		return authFailed("A user delegation SAS cannot use a stored access policy (si).")
+	}
+	if v.RequestHeaders != "" || v.RequestQuery != "" {
+		return authFailed("Signed request headers and query parameters (srh, srq) are not supported.")
+	}
+	for _, f := range []struct{ name, value string }{{"sktid", v.KeyTID}, {"skt", v.KeyStart}, {"ske", v.KeyExpiry}, {"sks", v.KeyService}, {"skv", v.KeyVersion}} {
+		if f.value == "" {
+			return authFailed(f.name + " is mandatory for a user delegation SAS. Cannot be empty")
+		}
+	}
+	if v.KeyService != "b" {
+		return authFailed(fmt.Sprintf("sks '%s' is not the Blob service (b).", v.KeyService))
+	}
+	start, err1 := sas.ParseTime(v.KeyStart)
+	expiry, err2 := sas.ParseTime(v.KeyExpiry)
+	if err1 != nil || err2 != nil {
+		return authFailed("skt and ske must be ISO 8601 UTC times.")
+	}
+	if now := a.now(); now.Before(start) || now.After(expiry) {
+		return authFailed(fmt.Sprintf("The user delegation key is not valid in the specified time frame: Start [%s] - Expiry [%s] - Current [%s]",
+			httpTime(start), httpTime(expiry), httpTime(now)))
+	}
+	candidates := sas.UserDelegationStringsToSign(canonical, v, timestamp, "", "")
+	for _, key := range acc.Keys {
+		udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion)
+		for _, sts := range candidates {
+			if sas.SignatureMatches(udk, sts, v.Signature) {
+				return nil
+			}
+		}
+	}
+	a.logSAS(r, acc.Name, "user delegation", candidates[0])
+	return sigMismatch(candidates[0])
 }

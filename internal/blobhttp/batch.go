@@ -14,6 +14,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
@@ -139,7 +140,7 @@ type subResult struct {
 // writeBatch sends the 202 multipart/mixed answer of a batch, one
 // application/http part per sub-request.
 func (h *handler) writeBatch(rq *req, results []subResult) error {
-	boundary := "batchresponse_" + httpx.NewUUID()
+	boundary := "batchresponse_" + guid.NewString()
 	var out bytes.Buffer
 	mw := multipart.NewWriter(&out)
 	mw.SetBoundary(boundary)

@@ -1,5 +1,11 @@
 // Package blobhttp is the HTTP surface of the Blob service: it decodes
 // requests, runs the operation and encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package blob, which holds every Blob rule and runs it inside storage
+// transactions; this package only translates between the two. The server
+// builds it with New from httpx.Deps.
 package blobhttp
 
 import (
@@ -18,6 +24,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -39,7 +46,7 @@ func New(d httpx.Deps) http.Handler {
 		now = time.Now
 	}
 	d.Now = now
-	h := &handler{d: d, svc: blob.New(d.Engine, now, httpx.NewUUID)}
+	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }
@@ -57,7 +64,7 @@ type req struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
-	canonicalizeHeaders(r)
+	httpx.CanonicalizeHeaders(r)
 	q := r.URL.Query()
 	rq := &req{w: w, r: r, info: info, q: q}
 	path := info.Path
@@ -83,6 +90,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, r, azerr.InvalidQuery("snapshot", rq.snapshot, ""))
 		return
 	}
+	// A version id is a timestamp of the same form.
+	if v, ok := q["versionid"]; ok && (len(v) != 1 || !blob.ValidSnapshot(v[0])) {
+		httpx.WriteError(w, r, azerr.InvalidQuery("versionid", q.Get("versionid"), ""))
+		return
+	}
 	if r.Method == http.MethodOptions {
 		if err := h.preflight(rq); err != nil {
 			httpx.WriteError(w, r, err)
@@ -106,31 +118,6 @@ func engineError(err error) error {
 	return err
 }
 
-// canonicalizeHeaders gives r the header keys a network server would
-// produce, so that in-process callers that build header maps by hand are
-// treated like remote ones. Metadata headers keep the spelling the client
-// sent (httpx restores it), since Azure keeps the case of metadata names.
-func canonicalizeHeaders(r *http.Request) {
-	for k := range r.Header {
-		if http.CanonicalHeaderKey(k) != k && !isMetaHeader(k) {
-			out := make(http.Header, len(r.Header))
-			for k, vs := range r.Header {
-				ck := k
-				if !isMetaHeader(k) {
-					ck = http.CanonicalHeaderKey(k)
-				}
-				out[ck] = append(out[ck], vs...)
-			}
-			r.Header = out
-			return
-		}
-	}
-}
-
-func isMetaHeader(k string) bool {
-	return len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-")
-}
-
 func (h *handler) route(rq *req, hasBlob bool) error {
 	m := rq.r.Method
 	comp := rq.q.Get("comp")
@@ -151,6 +138,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.findBlobs(rq, "")
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return h.serviceStats(rq)
+		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
+			return h.getUserDelegationKey(rq)
 		case comp == "batch" && m == http.MethodPost:
 			return h.batch(rq)
 		}

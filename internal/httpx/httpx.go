@@ -6,8 +6,6 @@ package httpx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/redact"
 )
 
 // DefaultVersion is the x-ms-version answered when a request sends none.
@@ -74,6 +74,9 @@ type Options struct {
 	Loose bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, whatever the host name.
+	PathStyleOnly bool
 }
 
 var debugMu sync.Mutex
@@ -100,7 +103,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			rw   recorder
 		}{}
 		info, rw := &st.info, &st.rw
-		*info = Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
+		*info = Info{Service: svc, RequestID: guid.NewString(), Start: o.Now(), log: o.Log}
 		*rw = recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()
 		// Keys in canonical form, assigned directly.
@@ -116,12 +119,19 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "panic", fmt.Sprint(p))
+				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
 					WriteError(rw, r, azerr.New("InternalError"))
 				}
 			}
 			if !o.Silent {
+				if info.Operation == "" {
+					path := info.Path
+					if info.Account == "" {
+						_, path, _ = splitAccount(r, o.PathStyleOnly)
+					}
+					info.Operation = RequestShape(r, path)
+				}
 				o.Log.Info("request",
 					"service", svc.String(), "op", info.Operation, "method", r.Method,
 					"account", info.Account, "path", info.Path, "status", rw.status,
@@ -156,7 +166,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			return
 		}
 
-		account, path, ok := splitAccount(r)
+		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
 			WriteError(rw, r, azerr.New("InvalidUri"))
 			return
@@ -232,8 +242,9 @@ func KnownVersion(v string) bool {
 
 // splitAccount finds the account: the first path segment for path-style
 // URLs (IP hosts, localhost and other non-account hosts), else the first
-// DNS label of the host. The "-secondary" suffix is stripped.
-func splitAccount(r *http.Request) (account, rest string, ok bool) {
+// DNS label of the host (unless pathOnly). The "-secondary" suffix is
+// stripped.
+func splitAccount(r *http.Request, pathOnly bool) (account, rest string, ok bool) {
 	p := r.URL.EscapedPath()
 	p = strings.TrimPrefix(p, "/")
 	host := r.Host
@@ -242,7 +253,7 @@ func splitAccount(r *http.Request) (account, rest string, ok bool) {
 	}
 	host = strings.Trim(host, "[]")
 	// "localhost" is path-style; "devstoreaccount1.blob.localhost" is host-style.
-	pathStyle := host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
+	pathStyle := pathOnly || host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
 		host == "host.docker.internal"
 	if pathStyle {
 		seg, after, _ := strings.Cut(p, "/")
@@ -293,19 +304,16 @@ func (r *recorder) Flush() {
 
 func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.RequestURI())
+	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, redact.String(r.URL.RequestURI()))
 	for k, vs := range r.Header {
 		for _, v := range vs {
-			if strings.EqualFold(k, "Authorization") {
-				v = redactAuth(v)
-			}
-			fmt.Fprintf(&b, "> %s: %s\n", k, v)
+			fmt.Fprintf(&b, "> %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	fmt.Fprintf(&b, "< %d\n", rw.status)
 	for k, vs := range rw.Header() {
 		for _, v := range vs {
-			fmt.Fprintf(&b, "< %s: %s\n", k, v)
+			fmt.Fprintf(&b, "< %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	b.WriteString("\n")
@@ -313,36 +321,6 @@ func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 	io.WriteString(w, b.String())
 	debugMu.Unlock()
 }
-
-// redactAuth keeps the scheme and account of an Authorization header and
-// hides the signature.
-func redactAuth(v string) string {
-	if i := strings.LastIndexByte(v, ':'); i >= 0 {
-		return v[:i+1] + "<redacted>"
-	}
-	return "<redacted>"
-}
-
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
-}
-
-// NewUUID returns a random (version 4) UUID string.
-func NewUUID() string { return newUUID() }
 
 // repeatedHeader finds an x-ms-* header sent more than once, other than
 // metadata (whose repeated values are joined) and the client request id.
@@ -358,4 +336,26 @@ func repeatedHeader(h http.Header) (string, bool) {
 		return k, true
 	}
 	return "", false
+}
+
+// RequestShape names a request that no operation claimed (refused before
+// routing, or matching no operation) for the access log: the method, how
+// deep the path goes and the comp or restype parameter, e.g.
+// "PUT object?comp=block" or "GET service?comp=properties".
+func RequestShape(r *http.Request, path string) string {
+	level := "service"
+	if path = strings.Trim(path, "/"); path != "" {
+		level = "container"
+		if strings.Contains(path, "/") {
+			level = "object"
+		}
+	}
+	out := r.Method + " " + level
+	q := r.URL.Query()
+	if c := q.Get("comp"); c != "" {
+		out += "?comp=" + c
+	} else if rt := q.Get("restype"); rt != "" {
+		out += "?restype=" + rt
+	}
+	return out
 }

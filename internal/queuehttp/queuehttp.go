@@ -41,8 +41,9 @@ func New(d httpx.Deps) http.Handler {
 		d.Now = time.Now
 	}
 	svc := queue.New(d.Engine, d.Now)
-	// Finish purging queues that an earlier run deleted or cleared.
-	svc.Resume()
+	// Purges deleted and cleared queues, including those an earlier
+	// process left.
+	d.StartWorker(svc.Run)
 	return &handler{d: d, svc: svc}
 }
 
@@ -268,6 +269,10 @@ func writeEmpty(w http.ResponseWriter, status int) {
 func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
+	}
+	// A declared length over the bound is answered before the body comes.
+	if r.ContentLength > maxBodySize {
+		return nil, tooLarge()
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -85,7 +86,7 @@ func BenchmarkTable1M(b *testing.B) {
 				case "mem":
 					return memstore.New()
 				case "log":
-					e, err = memstore.Open(memstore.Options{Dir: dir})
+					e, err = logstore.Open(logstore.Options{Dir: dir})
 				default:
 					e, err = sqlitestore.Open(sqlitestore.Options{Dir: dir})
 				}
@@ -198,7 +199,6 @@ func BenchmarkApplyWrites(b *testing.B) {
 	}
 	defer eng.Close()
 	s := New(eng, Options{})
-	defer s.WaitPurges()
 	ctx := context.Background()
 	if _, err := s.CreateTable(ctx, acct, "bench"); err != nil {
 		b.Fatal(err)

@@ -16,7 +16,9 @@ import (
 	"time"
 )
 
-// Service is a storage service as named by the ss letters of an account SAS.
+// Service is a storage service, as named by the ss letters of an account
+// SAS. It is lazuli's one enumeration of the services (auth.Service is
+// this type).
 type Service byte
 
 const (
@@ -51,9 +53,16 @@ type Values struct {
 	CacheControl, ContentDisposition, ContentEncoding, ContentLanguage, ContentType string // rscc rscd rsce rscl rsct
 
 	// UserDelegation is set when the SAS carries a user delegation key
-	// (skoid and friends); such signatures need Azure AD and cannot be
-	// verified with an account key.
+	// (skoid); it is signed with that key, not the account key.
 	UserDelegation bool
+	// The user delegation key the SAS was signed with and the identities
+	// it names (user delegation SAS only).
+	KeyOID, KeyTID, KeyStart, KeyExpiry, KeyService, KeyVersion string // skoid sktid skt ske sks skv
+	AuthorizedOID, UnauthorizedOID, CorrelationID               string // saoid suoid scid
+	DelegatedUserTID, DelegatedUserOID                          string // skdutid sduoid
+	// RequestHeaders and RequestQuery are the names of request headers
+	// and query parameters the SAS binds (srh, srq).
+	RequestHeaders, RequestQuery string
 
 	// StartTime and ExpiryTime are Start and Expiry parsed; zero when
 	// absent.
@@ -115,6 +124,19 @@ func Parse(q url.Values) (*Values, error) {
 		ContentLanguage:    get("rscl"),
 		ContentType:        get("rsct"),
 		UserDelegation:     get("skoid") != "",
+		KeyOID:             get("skoid"),
+		KeyTID:             get("sktid"),
+		KeyStart:           get("skt"),
+		KeyExpiry:          get("ske"),
+		KeyService:         get("sks"),
+		KeyVersion:         get("skv"),
+		AuthorizedOID:      get("saoid"),
+		UnauthorizedOID:    get("suoid"),
+		CorrelationID:      get("scid"),
+		DelegatedUserTID:   get("skdutid"),
+		DelegatedUserOID:   get("sduoid"),
+		RequestHeaders:     get("srh"),
+		RequestQuery:       get("srq"),
 	}
 	// A SAS parameter given twice is ambiguous: which one was signed?
 	if dup != "" {
@@ -131,6 +153,13 @@ func Parse(q url.Values) (*Values, error) {
 	}
 	if !validVersion(v.Version) {
 		return nil, errorf("The value for sv '%s' is not in the correct format.", v.Version)
+	}
+	// A row key bound means nothing without the partition it is in.
+	if v.StartRK != "" && v.StartPK == "" {
+		return nil, errorf("srk requires spk.")
+	}
+	if v.EndRK != "" && v.EndPK == "" {
+		return nil, errorf("erk requires epk.")
 	}
 	var err error
 	if v.Start != "" {
@@ -294,7 +323,7 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	var b strings.Builder
 	if version >= "2015-02-21" {
 		b.WriteByte('/')
-		b.WriteString(svc.name())
+		b.WriteString(svc.String())
 	}
 	b.WriteByte('/')
 	b.WriteString(account)
@@ -314,7 +343,8 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	return b.String()
 }
 
-func (s Service) name() string {
+// String returns the service's lowercase name ("blob").
+func (s Service) String() string {
 	switch s {
 	case Blob:
 		return "blob"
@@ -399,7 +429,11 @@ func (v *Values) Encode() string {
 		{"si", v.Identifier}, {"ses", v.EncryptionScope}, {"sdd", v.DirectoryDepth},
 		{"tn", v.TableName}, {"spk", v.StartPK}, {"srk", v.StartRK}, {"epk", v.EndPK}, {"erk", v.EndRK},
 		{"rscc", v.CacheControl}, {"rscd", v.ContentDisposition}, {"rsce", v.ContentEncoding},
-		{"rscl", v.ContentLanguage}, {"rsct", v.ContentType}, {"sig", v.Signature},
+		{"rscl", v.ContentLanguage}, {"rsct", v.ContentType},
+		{"skoid", v.KeyOID}, {"sktid", v.KeyTID}, {"skt", v.KeyStart}, {"ske", v.KeyExpiry}, {"sks", v.KeyService},
+		{"skv", v.KeyVersion}, {"saoid", v.AuthorizedOID}, {"suoid", v.UnauthorizedOID}, {"scid", v.CorrelationID},
+		{"skdutid", v.DelegatedUserTID}, {"sduoid", v.DelegatedUserOID}, {"srh", v.RequestHeaders}, {"srq", v.RequestQuery},
+		{"sig", v.Signature},
 	} {
 		if f.value != "" {
 			q.Set(f.name, f.value)
