@@ -42,7 +42,6 @@ type smReader struct {
 	seg     int
 	left    int64 // content bytes left in the current segment
 	got     int64
-	read    int64 // encoded bytes consumed
 	segCRC  hash.Hash64
 	msgCRC  hash.Hash64
 	started bool
@@ -66,7 +65,6 @@ func (m *smReader) full(n int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	m.read += int64(n)
 	return buf, nil
 }
 
@@ -143,7 +141,6 @@ func (m *smReader) Read(p []byte) (int, error) {
 	m.msgCRC.Write(p[:n])
 	m.left -= int64(n)
 	m.got += int64(n)
-	m.read += int64(n)
 	if err == io.EOF {
 		if m.left > 0 {
 			return n, smInvalid("it ends early")
