@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/auth/bearer"
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 )
 
@@ -46,9 +47,15 @@ type Account struct {
 }
 
 // ParseAccounts parses the AZURITE_ACCOUNTS form
-// "name1:key1[:key2];name2:key1" (keys base64).
-func ParseAccounts(s string) ([]Account, error) {
+// "name1:key1[:key2];name2:key1" (keys base64) and returns one warning
+// per key that is not strict base64. Such keys are decoded the way
+// Node.js decodes base64, as the reference emulator does, because its
+// users' scripts carry keys like that: the standard and URL-safe
+// alphabets both count, any other character is skipped, the first "="
+// ends the key, and left-over bits are dropped.
+func ParseAccounts(s string) ([]Account, []string, error) {
 	var out []Account
+	var warnings []string
 	for _, part := range strings.Split(s, ";") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -56,19 +63,58 @@ func ParseAccounts(s string) ([]Account, error) {
 		}
 		fields := strings.Split(part, ":")
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
-			return nil, fmt.Errorf("accounts: %q is not name:key[:key2]", part)
+			return nil, nil, fmt.Errorf("accounts: %q is not name:key[:key2]", part)
 		}
 		acc := Account{Name: fields[0]}
 		for _, k := range fields[1:] {
 			b, err := base64.StdEncoding.DecodeString(k)
-			if err != nil || len(b) == 0 {
-				return nil, fmt.Errorf("accounts: key of %q is not base64", fields[0])
+			if err != nil {
+				b = lenientBase64(k)
+				warnings = append(warnings, fmt.Sprintf("accounts: a key of %q is not strict base64; it is read as the reference emulator reads it (%d bytes)", fields[0], len(b)))
+			}
+			if len(b) == 0 {
+				return nil, nil, fmt.Errorf("accounts: key of %q is empty once decoded", fields[0])
 			}
 			acc.Keys = append(acc.Keys, b)
 		}
 		out = append(out, acc)
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// lenientBase64 decodes s as Node.js's Buffer.from(s, "base64") does.
+func lenientBase64(s string) []byte {
+	var out []byte
+	var acc uint32
+	bits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var v uint32
+		switch {
+		case c == '=':
+			return out
+		case c >= 'A' && c <= 'Z':
+			v = uint32(c - 'A')
+		case c >= 'a' && c <= 'z':
+			v = uint32(c-'a') + 26
+		case c >= '0' && c <= '9':
+			v = uint32(c-'0') + 52
+		case c == '+' || c == '-':
+			v = 62
+		case c == '/' || c == '_':
+			v = 63
+		default:
+			continue
+		}
+		acc = acc<<6 | v
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			out = append(out, byte(acc>>bits))
+			acc &= 1<<bits - 1
+		}
+	}
+	return out
 }
 
 // DevelopmentAccount returns devstoreaccount1 with its published key.
@@ -86,6 +132,8 @@ const (
 	SharedKeyLite
 	AccountSAS
 	ServiceSAS
+	// Bearer is an Azure AD token (with Config.OAuth only).
+	Bearer
 )
 
 // Identity is the outcome of Authenticate.
@@ -96,6 +144,8 @@ type Identity struct {
 	// ServiceSAS); its signature is verified by Authorize, which knows the
 	// resource the request addresses.
 	SAS *SASParams
+	// Token holds the claims of a Bearer request.
+	Token *bearer.Claims
 }
 
 // Config configures an Authenticator.
@@ -107,6 +157,9 @@ type Config struct {
 	Debug bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OAuth accepts Azure AD bearer tokens over HTTPS (package bearer
+	// says which) and, with them, user delegation keys and SAS.
+	OAuth bool
 }
 
 // Authenticator verifies requests against the configured accounts.
@@ -115,6 +168,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	debug    bool
 	now      func() time.Time
+	oauth    bool
 	macs     macs // keyed HMAC states of the accounts' keys
 	// lastDate is the request date parsed last (see checkDate).
 	lastDate atomic.Pointer[parsedDate]
@@ -122,7 +176,7 @@ type Authenticator struct {
 
 // New returns an Authenticator. The development account is always present.
 func New(cfg Config) *Authenticator {
-	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now}
+	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now, oauth: cfg.OAuth}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,6 +223,10 @@ type Access struct {
 	// (create/delete/list containers, queues or tables; container metadata;
 	// clear queue; container lease).
 	ServiceSASDenied bool
+	// AccountSASDenied is set for operations only the account owner may
+	// run, which an account SAS cannot reach either (Get and Set Queue
+	// ACL): AuthorizationFailure.
+	AccountSASDenied bool
 
 	// Scope of the request for service SAS checks and the canonicalized
 	// resource: Container is the container, queue, table or share name;

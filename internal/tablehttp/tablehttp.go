@@ -802,6 +802,11 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 	op := &table.Op{PartitionKey: res.pk, RowKey: res.rk}
 	if len(ifMatch) == 1 {
 		op.IfMatch = strings.TrimSpace(ifMatch[0])
+		// A value that is not an entity ETag is malformed input (400),
+		// not a condition that fails (412).
+		if op.IfMatch != "" && !table.ValidETag(op.IfMatch) {
+			return nil, azerr.Newf("InvalidInput", "The If-Match value %q is not a valid ETag.", op.IfMatch)
+		}
 	}
 	hasIfMatch := op.IfMatch != ""
 	switch method {
