@@ -253,7 +253,7 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 		if ranged && start >= n.Size && !(start == 0 && n.Size == 0) {
 			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+itoa(n.Size))
 		}
-		if count < 0 || start+count > n.Size {
+		if count < 0 || count > n.Size-start {
 			count = n.Size - start
 		}
 		count = max(count, 0)
