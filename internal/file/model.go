@@ -236,6 +236,7 @@ type ServiceProps struct {
 //	file u <sid>                          bytes used (sum of file sizes)
 //	file q <sid>                          quota in GiB (read by writes that grow files)
 //	file n <account> <share> <snapshot>   share id (the share record's id, read by file operations)
+//	file x <account> <share> <version>    soft-deleted share (with its snapshots) kept for restore
 //	file t <sid>                          tombstone: keys of sid await purging
 //	file v <account>                      service properties
 //
@@ -247,17 +248,18 @@ type ServiceProps struct {
 // keep their case in the record. The root directory is the node with id
 // rootID under the parent rootParent and the empty name.
 const (
-	tagShare  = 's'
-	tagNode   = 'e'
-	tagIndex  = 'i'
-	tagExtent = 'r'
-	tagHandle = 'h'
-	tagPerm   = 'p'
-	tagUsage  = 'u'
-	tagTomb   = 't'
-	tagProps  = 'v'
-	tagQuota  = 'q'
-	tagShID   = 'n'
+	tagShare   = 's'
+	tagNode    = 'e'
+	tagIndex   = 'i'
+	tagExtent  = 'r'
+	tagHandle  = 'h'
+	tagPerm    = 'p'
+	tagUsage   = 'u'
+	tagTomb    = 't'
+	tagProps   = 'v'
+	tagQuota   = 'q'
+	tagShID    = 'n'
+	tagDeleted = 'x'
 )
 
 const (

@@ -22,6 +22,9 @@ func (s *Service) Run(ctx context.Context) error {
 // PurgeDeleted removes every key of every deleted share, a batch per
 // transaction, then the tombstones.
 func (s *Service) PurgeDeleted(ctx context.Context) error {
+	if err := s.expireDeleted(ctx); err != nil {
+		return err
+	}
 	tp := root(tagTomb, 0)
 	for {
 		var sids []uint64

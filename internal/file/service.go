@@ -270,6 +270,13 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 				return azerr.New("DeleteShareWhenSnapshotLeased")
 			}
 		}
+		days, err := retentionDays(tx, ref.Account)
+		if err != nil {
+			return err
+		}
+		if days > 0 {
+			return softDelete(tx, ref.Account, sh, snaps, days, now)
+		}
 		for _, sn := range append(snaps, sh) {
 			if err := dropShare(tx, ref.Account, sn); err != nil {
 				return err

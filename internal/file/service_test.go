@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // countKeys counts the File service's keys with tag.
@@ -62,4 +64,41 @@ func TestDeleteSharePurges(t *testing.T) {
 	// The name is usable again.
 	_, err = svc.CreateShare(ctx, CreateShareRequest{Ref: ShareRef{Account: "a", Name: "s"}})
 	mustNil(t, err)
+}
+
+// TestSoftDeleteExpires: a soft-deleted share past its retention days is
+// no longer listed or restorable, and the purge removes its keys.
+func TestSoftDeleteExpires(t *testing.T) {
+	eng := memstore.New()
+	defer eng.Close()
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	svc := New(eng, func() time.Time { return now }, func() string { return "id" })
+	ctx := context.Background()
+	mustNil(t, svc.SetServiceProps(ctx, "a", ServiceProps{XML: []byte(`<StorageServiceProperties><ShareDeleteRetentionPolicy><Enabled>true</Enabled><Days>1</Days></ShareDeleteRetentionPolicy></StorageServiceProperties>`)}))
+	setup(t, svc, ctx)
+	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", false))
+	ls, _, err := svc.ListSharesWithDeleted(ctx, ListSharesRequest{Account: "a", Max: 10})
+	mustNil(t, err)
+	if len(ls) != 1 || ls[0].Deleted == nil || ls[0].Deleted.RemainingDays(now) != 1 {
+		t.Fatalf("listed %+v", ls)
+	}
+	version := ls[0].Deleted.Version
+	mustNil(t, svc.PurgeDeleted(ctx))
+	if countKeys(t, svc, tagNode) == 0 {
+		t.Fatal("retained share purged")
+	}
+	now = now.Add(25 * time.Hour)
+	ls, _, err = svc.ListSharesWithDeleted(ctx, ListSharesRequest{Account: "a", Max: 10})
+	mustNil(t, err)
+	if len(ls) != 0 {
+		t.Fatal("expired share listed")
+	}
+	_, err = svc.RestoreShare(ctx, "a", "s", version)
+	wantCode(t, "restore expired", err, "ShareNotFound")
+	mustNil(t, svc.PurgeDeleted(ctx))
+	for _, tag := range append(purgeTags, tagTomb, tagDeleted) {
+		if n := countKeys(t, svc, tag); n != 0 {
+			t.Errorf("tag %c: %d keys left", tag, n)
+		}
+	}
 }

@@ -158,7 +158,7 @@ func (h *handler) route(rq *req) error {
 		case comp == "filepermission" && get:
 			return h.getPermission(rq)
 		case comp == "undelete" && put:
-			return azerr.New("NotImplemented")
+			return h.restoreShare(rq)
 		}
 		return badRoute(m, comp)
 	}

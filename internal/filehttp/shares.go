@@ -139,8 +139,20 @@ func (h *handler) listShares(rq *req) error {
 			include[s] = true
 		}
 	}
-	shares, next, err := h.svc.ListShares(rq.ctx(), file.ListSharesRequest{Account: rq.info.Account,
-		Prefix: rq.q.Get("prefix"), Marker: rq.q.Get("marker"), Max: int(max), Snapshots: include["snapshots"]})
+	lreq := file.ListSharesRequest{Account: rq.info.Account, Prefix: rq.q.Get("prefix"), Marker: rq.q.Get("marker"),
+		Max: int(max), Snapshots: include["snapshots"]}
+	var shares []file.ListedShare
+	var next string
+	var err error
+	if include["deleted"] {
+		shares, next, err = h.svc.ListSharesWithDeleted(rq.ctx(), lreq)
+	} else {
+		var live []*file.Share
+		live, next, err = h.svc.ListShares(rq.ctx(), lreq)
+		for _, sh := range live {
+			shares = append(shares, file.ListedShare{Share: sh})
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -152,10 +164,14 @@ func (h *handler) listShares(rq *req) error {
 		b.WriteString("<MaxResults>" + strconv.FormatInt(max, 10) + "</MaxResults>")
 	}
 	b.WriteString("<Shares>")
-	for _, sh := range shares {
+	for _, ls := range shares {
+		sh := ls.Share
 		b.WriteString("<Share><Name>" + esc(sh.Name) + "</Name>")
 		if sh.Snapshot != "" {
 			b.WriteString("<Snapshot>" + sh.Snapshot + "</Snapshot>")
+		}
+		if d := ls.Deleted; d != nil {
+			b.WriteString("<Deleted>true</Deleted><Version>" + esc(d.Version) + "</Version>")
 		}
 		b.WriteString("<Properties>")
 		b.WriteString("<Last-Modified>" + httpx.FormatHTTPTime(sh.Modified) + "</Last-Modified>")
@@ -163,7 +179,10 @@ func (h *handler) listShares(rq *req) error {
 		b.WriteString("<Quota>" + strconv.Itoa(sh.Quota) + "</Quota>")
 		b.WriteString("<AccessTier>" + esc(sh.AccessTier) + "</AccessTier>")
 		b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(sh.TierChanged) + "</AccessTierChangeTime>")
-		if sh.Snapshot == "" {
+		if d := ls.Deleted; d != nil {
+			b.WriteString("<DeletedTime>" + httpx.FormatHTTPTime(d.Deleted) + "</DeletedTime>")
+			b.WriteString("<RemainingRetentionDays>" + strconv.Itoa(d.RemainingDays(sh.AsOf)) + "</RemainingRetentionDays>")
+		} else if sh.Snapshot == "" {
 			lv := shareLease(sh)
 			b.WriteString("<LeaseStatus>" + lv.status + "</LeaseStatus><LeaseState>" + lv.state + "</LeaseState>")
 			if lv.duration != "" {
@@ -224,6 +243,32 @@ func parseTier(v string) (*string, error) {
 		return nil, azerr.InvalidHeader("x-ms-access-tier", v)
 	}
 	return &t, nil
+}
+
+// restoreShare is Restore Share (undelete a soft-deleted share).
+func (h *handler) restoreShare(rq *req) error {
+	rq.info.Operation = "RestoreShare"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	name, version := hd.Get("X-Ms-Deleted-Share-Name"), hd.Get("X-Ms-Deleted-Share-Version")
+	if name == "" {
+		return azerr.MissingHeader("x-ms-deleted-share-name")
+	}
+	if version == "" {
+		return azerr.MissingHeader("x-ms-deleted-share-version")
+	}
+	if name != rq.share {
+		return azerr.InvalidHeader("x-ms-deleted-share-name", name)
+	}
+	sh, err := h.svc.RestoreShare(rq.ctx(), rq.info.Account, name, version)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), sh.ETag, sh.Modified)
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
 }
 
 // createShare is Create Share.
