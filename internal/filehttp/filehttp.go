@@ -443,6 +443,20 @@ func parentID(n *file.Node) uint64 {
 	return n.Parent
 }
 
+// maxResults reads the maxresults of a listing: 1 or more, at most
+// MaxListResults (larger values are cut to it).
+func (rq *req) maxResults() (int64, error) {
+	v := rq.q.Get("maxresults")
+	if v == "" {
+		return file.MaxListResults, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 1 {
+		return 0, azerr.InvalidQuery("maxresults", v, "")
+	}
+	return min(n, file.MaxListResults), nil
+}
+
 // set stores v as the only value of the canonical header key k (without
 // http.Header.Set's canonicalization; every key given here is canonical).
 func set(h http.Header, k, v string) { h[k] = []string{v} }

@@ -355,13 +355,9 @@ func (h *handler) list(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
 		return err
 	}
-	max := int64(file.MaxListResults)
-	if v := rq.q.Get("maxresults"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return azerr.InvalidQuery("maxresults", v, "")
-		}
-		max = min(n, file.MaxListResults)
+	max, err := rq.maxResults()
+	if err != nil {
+		return err
 	}
 	inc := map[string]bool{}
 	for _, s := range strings.Split(rq.q.Get("include"), ",") {
@@ -680,13 +676,9 @@ func (h *handler) listHandles(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
 		return err
 	}
-	max := int64(file.MaxListResults)
-	if v := rq.q.Get("maxresults"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return azerr.InvalidQuery("maxresults", v, "")
-		}
-		max = min(n, file.MaxListResults)
+	max, err := rq.maxResults()
+	if err != nil {
+		return err
 	}
 	var marker uint64
 	if v := rq.q.Get("marker"); v != "" {

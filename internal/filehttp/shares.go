@@ -125,13 +125,9 @@ func (h *handler) listShares(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "l", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	max := int64(file.MaxListResults)
-	if v := rq.q.Get("maxresults"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return azerr.InvalidQuery("maxresults", v, "")
-		}
-		max = min(n, file.MaxListResults)
+	max, err := rq.maxResults()
+	if err != nil {
+		return err
 	}
 	include := map[string]bool{}
 	for _, s := range strings.Split(rq.q.Get("include"), ",") {
@@ -143,7 +139,6 @@ func (h *handler) listShares(rq *req) error {
 		Max: int(max), Snapshots: include["snapshots"]}
 	var shares []file.ListedShare
 	var next string
-	var err error
 	if include["deleted"] {
 		shares, next, err = h.svc.ListSharesWithDeleted(rq.ctx(), lreq)
 	} else {
