@@ -297,3 +297,17 @@ RequestId:2</Message></Error>`)
 		}
 	}
 }
+
+// TestNoFileEndpoint: a target whose connection string lists endpoints
+// without a File one (the reference emulator) gets no guessed File URL,
+// and the file workloads fail their setup saying so.
+func TestNoFileEndpoint(t *testing.T) {
+	a, err := parseConnectionString("AccountName=a;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:1/a;QueueEndpoint=http://127.0.0.1:2/a;TableEndpoint=http://127.0.0.1:3/a")
+	if err != nil || a.File != nil {
+		t.Fatalf("file endpoint %v, %v", a.File, err)
+	}
+	a, err = parseConnectionString("UseDevelopmentStorage=true")
+	if err != nil || a.File == nil || a.File.Port() != "10003" {
+		t.Fatalf("development storage file endpoint %v, %v", a.File, err)
+	}
+}

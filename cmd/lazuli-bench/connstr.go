@@ -106,6 +106,12 @@ func parseConnectionString(s string) (*account, error) {
 		dst  **url.URL
 	}{{"blob", &a.Blob}, {"queue", &a.Queue}, {"table", &a.Table}, {"file", &a.File}} {
 		raw := kv[svc.name+"endpoint"]
+		if svc.name == "file" && raw == "" && kv["blobendpoint"] != "" {
+			// Endpoints given one by one without a File endpoint: the
+			// target has no File service (the reference emulator), so
+			// the file workloads report that instead of guessing a URL.
+			continue
+		}
 		if first, rest, ok := strings.Cut(raw, ","); ok {
 			// Several instances: the first names the endpoint (Host
 			// header, path); connections go to each in turn.

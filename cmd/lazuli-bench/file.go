@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 )
 
 // createShare creates a share named name and returns its cleanup.
 func createShare(e *env, name string) (func(), error) {
+	if e.t.acct.File == nil {
+		err := errors.New("the connection string names no FileEndpoint")
+		e.noteSetupFailure(err)
+		return nil, err
+	}
 	_, err := e.t.do(&call{op: "Create Share", method: "PUT", base: e.t.acct.File,
 		path: "/" + name, query: "restype=share", want: 201}, nil)
 	if err != nil {
