@@ -191,6 +191,9 @@ func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]blob.Segm
 	if sn.Dir {
 		return nil, azerr.New("CannotVerifyCopySource").WithStatus(404)
 	}
+	if err := s.checkREST(tx, sh.ID, sn, accessRead, uint64(off), uint64(n)); err != nil {
+		return nil, err
+	}
 	if off+n > sn.Size {
 		return nil, azerr.New("InvalidRange")
 	}
