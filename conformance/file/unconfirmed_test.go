@@ -110,3 +110,20 @@ func TestUnconfirmedConditionHeadersNotSupported(t *testing.T) {
 		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{"If-Match": `"0x1"`}, nil), 412, "ConditionNotMet")
 	})
 }
+
+// TestUnconfirmedChangeTimeAcceptedInAllVersions: x-ms-file-change-time on
+// a set is honoured whatever the request's version.
+func TestUnconfirmedChangeTimeAcceptedInAllVersions(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/f", map[string]string{"x-ms-type": "file", "x-ms-content-length": "1"}, nil), 201, "")
+		for _, v := range []string{"2021-06-08", "2025-11-05"} {
+			when := "2020-02-0" + v[3:4] + "T01:02:03.0000000Z"
+			resp := raw(t, tg, http.MethodPut, e.name+"/f?comp=properties", map[string]string{"x-ms-version": v, "x-ms-file-change-time": when}, nil)
+			wantRaw(t, resp, 200, "")
+			if got := resp.Header.Get("x-ms-file-change-time"); got != when {
+				t.Errorf("version %s: change time %s, want %s", v, got, when)
+			}
+		}
+	})
+}

@@ -157,9 +157,11 @@ func TestRESTDeleteWithAnyHandle(t *testing.T) {
 	wantCode(t, "GetFile", err, "")
 }
 
-// TestRESTDeletePending: every REST operation on a file an SMB client
-// marked for deletion is 409 SMBDeletePending, and listings omit it.
-func TestRESTDeletePending(t *testing.T) {
+// TestUnconfirmedDeletePendingIsSMBDeletePending: every REST operation on
+// a file an SMB client marked for deletion is 409 SMBDeletePending (the
+// code the concurrency article names; the error table calls it
+// DeletePending), and listings omit the file.
+func TestUnconfirmedDeletePendingIsSMBDeletePending(t *testing.T) {
 	svc, ctx := newSvc(t)
 	ref := setup(t, svc, ctx)
 	insertHandle(t, svc, ctx, ref, Handle{Access: Delete, ShareAccess: 7}, true)
