@@ -95,3 +95,34 @@ func TestParseAttr(t *testing.T) {
 		t.Fatal("unknown attribute accepted")
 	}
 }
+
+// FuzzParseAttr: accepted attribute lists render to a string that parses
+// back to the same set.
+func FuzzParseAttr(f *testing.F) {
+	for _, s := range []string{"None", "ReadOnly|Hidden", " Archive | System ", "Directory", "", "|", "Bogus"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, dir bool) {
+		a, ok := ParseAttr(s, dir)
+		if !ok {
+			return
+		}
+		b, ok := ParseAttr(a.String(), true)
+		if !ok || a != b {
+			t.Fatalf("%q -> %v -> %q -> %v", s, a, a.String(), b)
+		}
+	})
+}
+
+// FuzzValidateSDDL: the checker never panics and refuses anything with
+// unbalanced parentheses.
+func FuzzValidateSDDL(f *testing.F) {
+	for _, s := range []string{DefaultSDDL, "O:BA", "D:(A;;FA;;;BA", "((", "", "X:Y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ValidateSDDL(s) == nil && strings.Count(s, "(") != strings.Count(s, ")") {
+			t.Fatalf("unbalanced %q accepted", s)
+		}
+	})
+}
