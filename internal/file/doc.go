@@ -12,10 +12,13 @@
 // created, so "A.txt" and "a.TXT" are one file and a file and a directory
 // cannot share a name. Files are sparse: a file is a size plus the extents
 // written (chunk references or small inline bytes); unwritten bytes read as
-// zeros. A share snapshot copies the share's node, extent and permission
-// keys under a new share id in one transaction (chunks are shared), so it
-// is consistent and immutable. Every check (leases, handles, quota) runs
-// inside the Update that writes.
+// zeros; extents are stored like the pages of a page blob (package blob's
+// page store). A share snapshot copies the share's node, extent and
+// permission keys under a new share id in one transaction (chunks are
+// shared), so it is consistent and immutable. A deleted share's keys are
+// purged by Run in the background (or kept for Restore Share while the
+// service's share delete retention lasts). Every check (leases, handles,
+// quota) runs inside the Update that writes.
 //
 // # REST and open handles
 //
