@@ -852,7 +852,17 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		if err := s.checkREST(tx, sh.ID, n, accessDelete, 0, 0); err != nil {
 			return err
 		}
-		if !n.Dir {
+		if n.Dir {
+			// A directory moves with everything in it: no handle may be
+			// open below it either.
+			open := false
+			if err := walkHandles(tx, sh.ID, n, true, func(*Handle, string) bool { open = true; return false }); err != nil {
+				return err
+			}
+			if open {
+				return azerr.New("SharingViolation")
+			}
+		} else {
 			if _, code := lease.Enforce(n.Lease, req.SourceLeaseID, true, n.AsOf, lease.FileTarget); code != "" {
 				return azerr.New(code)
 			}

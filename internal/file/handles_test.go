@@ -309,3 +309,13 @@ func TestSMBLifecycle(t *testing.T) {
 	}
 	mustNil(t, svc.Delete(ctx, Ref{Account: "a", Share: "s", Path: "d/f"}, false, ""))
 }
+
+// TestRESTRenameDirectoryWithOpenHandleBelow: a directory with a handle
+// open anywhere below it cannot be renamed over REST.
+func TestRESTRenameDirectoryWithOpenHandleBelow(t *testing.T) {
+	svc, ctx := newSvc(t)
+	ref := setup(t, svc, ctx)
+	insertHandle(t, svc, ctx, ref, Handle{Access: FileReadData, ShareAccess: 7}, false)
+	_, err := svc.Rename(ctx, RenameRequest{Source: Ref{Account: "a", Share: "s", Path: "d"}, Dest: Ref{Account: "a", Share: "s", Path: "e"}, Dir: true})
+	wantCode(t, "rename", err, "SharingViolation")
+}
