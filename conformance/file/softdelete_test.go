@@ -60,3 +60,20 @@ func TestShareSoftDelete(t *testing.T) {
 		mustCode(t, err, 404, "ShareNotFound")
 	})
 }
+
+// TestDeleteShareWithLeasedSnapshot: x-ms-delete-snapshots: include stops
+// at a leased snapshot (409 DeleteShareWhenSnapshotLeased); include-leased
+// deletes it too.
+func TestDeleteShareWithLeasedSnapshot(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		snap, err := e.sc.CreateSnapshot(ctx, nil)
+		must(t, err)
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"?restype=share&comp=lease&sharesnapshot="+*snap.Snapshot,
+			map[string]string{"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, nil), 201, "")
+		wantRaw(t, raw(t, tg, http.MethodDelete, e.name+"?restype=share", map[string]string{"x-ms-delete-snapshots": "include"}, nil), 409, "DeleteShareWhenSnapshotLeased")
+		wantRaw(t, raw(t, tg, http.MethodDelete, e.name+"?restype=share", map[string]string{"x-ms-delete-snapshots": "include-leased"}, nil), 202, "")
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"?restype=share&sharesnapshot="+*snap.Snapshot, nil, nil), 404, "ShareNotFound")
+	})
+}

@@ -232,11 +232,24 @@ func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*S
 	return out, err
 }
 
-// DeleteShare is Delete Share: of a snapshot, or of the share (with
-// includeSnapshots, its snapshots too; without, a share with snapshots is
-// 409 ShareHasSnapshots). Readers see the share gone at once; its files
+// DeleteSnapshots is x-ms-delete-snapshots of Delete Share.
+type DeleteSnapshots int
+
+// Delete Share's treatment of snapshots.
+const (
+	// KeepSnapshots: a share with snapshots is 409 ShareHasSnapshots.
+	KeepSnapshots DeleteSnapshots = iota
+	// IncludeSnapshots ("include"): snapshots go too, unless one is leased
+	// (409 DeleteShareWhenSnapshotLeased).
+	IncludeSnapshots
+	// IncludeLeased ("include-leased"): snapshots go too, leased or not.
+	IncludeLeased
+)
+
+// DeleteShare is Delete Share: of a snapshot, or of the share and (as ds
+// says) its snapshots. Readers see the share gone at once; its files
 // are purged in the background.
-func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string, includeSnapshots bool) error {
+func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string, ds DeleteSnapshots) error {
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
 		if ref.Snapshot != "" {
@@ -262,11 +275,11 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 		if err != nil {
 			return err
 		}
-		if len(snaps) > 0 && !includeSnapshots {
+		if len(snaps) > 0 && ds == KeepSnapshots {
 			return azerr.New("ShareHasSnapshots")
 		}
 		for _, sn := range snaps {
-			if sn.Lease.Active(now) {
+			if sn.Lease.Active(now) && ds != IncludeLeased {
 				return azerr.New("DeleteShareWhenSnapshotLeased")
 			}
 		}

@@ -46,8 +46,8 @@ func TestDeleteSharePurges(t *testing.T) {
 	if marked != 2 {
 		t.Fatalf("marked %d chunks, want the one chunk in the share and its snapshot", marked)
 	}
-	wantCode(t, "delete with snapshots", svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", false), "ShareHasSnapshots")
-	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", true))
+	wantCode(t, "delete with snapshots", svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", KeepSnapshots), "ShareHasSnapshots")
+	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", IncludeSnapshots))
 	_, err = svc.Get(ctx, ref, false, "")
 	wantCode(t, "get after delete", err, "ShareNotFound")
 	mustNil(t, svc.PurgeDeleted(ctx))
@@ -76,7 +76,7 @@ func TestSoftDeleteExpires(t *testing.T) {
 	ctx := context.Background()
 	mustNil(t, svc.SetServiceProps(ctx, "a", ServiceProps{XML: []byte(`<StorageServiceProperties><ShareDeleteRetentionPolicy><Enabled>true</Enabled><Days>1</Days></ShareDeleteRetentionPolicy></StorageServiceProperties>`)}))
 	setup(t, svc, ctx)
-	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", false))
+	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", KeepSnapshots))
 	ls, _, err := svc.ListSharesWithDeleted(ctx, ListSharesRequest{Account: "a", Max: 10})
 	mustNil(t, err)
 	if len(ls) != 1 || ls[0].Deleted == nil || ls[0].Deleted.RemainingDays(now) != 1 {

@@ -387,11 +387,17 @@ func (h *handler) deleteShare(rq *req) error {
 	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "d", ServiceSASDenied: true}); err != nil {
 		return err
 	}
-	ds := rq.r.Header.Get("X-Ms-Delete-Snapshots")
-	if ds != "" && ds != "include" && ds != "include-leased" {
-		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	var ds file.DeleteSnapshots
+	switch v := rq.r.Header.Get("X-Ms-Delete-Snapshots"); v {
+	case "":
+	case "include":
+		ds = file.IncludeSnapshots
+	case "include-leased":
+		ds = file.IncludeLeased
+	default:
+		return azerr.InvalidHeader("x-ms-delete-snapshots", v)
 	}
-	if err := h.svc.DeleteShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"), ds != ""); err != nil {
+	if err := h.svc.DeleteShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"), ds); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusAccepted)
