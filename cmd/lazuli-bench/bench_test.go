@@ -53,7 +53,7 @@ func TestWorkloadsAgainstLazuli(t *testing.T) {
 // on yields a clear failure, not a crash.
 func TestUnreachableTargetReportsFailure(t *testing.T) {
 	a, err := parseConnectionString("AccountName=devstoreaccount1;AccountKey=" + devKey +
-		";BlobEndpoint=http://127.0.0.1:1/devstoreaccount1;QueueEndpoint=http://127.0.0.1:1/devstoreaccount1;TableEndpoint=http://127.0.0.1:1/devstoreaccount1")
+		";BlobEndpoint=http://127.0.0.1:1/devstoreaccount1;QueueEndpoint=http://127.0.0.1:1/devstoreaccount1;TableEndpoint=http://127.0.0.1:1/devstoreaccount1;FileEndpoint=http://127.0.0.1:1/devstoreaccount1")
 	if err != nil {
 		t.Fatal(err)
 	}
