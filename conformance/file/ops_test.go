@@ -476,3 +476,37 @@ func TestNamesAndLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestSASResponseOverrides: a file SAS's rscc, rscd, rsce, rscl and rsct
+// replace the response headers of Get File.
+func TestSASResponseOverrides(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		f := e.sc.NewRootDirectoryClient().NewFileClient("o.txt")
+		_, err := f.Create(ctx, 2, &file.CreateOptions{HTTPHeaders: &file.HTTPHeaders{ContentType: ptr("text/plain"), ContentLanguage: ptr("en")}})
+		must(t, err)
+		cred, err := file.NewSharedKeyCredential(tg.Account, tg.Key)
+		must(t, err)
+		qp, err := sas.SignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour), Permissions: (&sas.FilePermissions{Read: true}).String(),
+			ShareName: e.name, FilePath: "o.txt", CacheControl: "no-cache", ContentDisposition: "attachment", ContentEncoding: "deflate",
+			ContentLanguage: "de", ContentType: "application/x-test"}.SignWithSharedKey(cred)
+		must(t, err)
+		fc, err := file.NewClientWithNoCredential(f.URL()+"?"+qp.Encode(), &file.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		dl, err := fc.DownloadStream(ctx, nil)
+		must(t, err)
+		dl.Body.Close()
+		if *dl.CacheControl != "no-cache" || *dl.ContentDisposition != "attachment" || *dl.ContentEncoding != "deflate" ||
+			*dl.ContentLanguage != "de" || *dl.ContentType != "application/x-test" {
+			t.Fatalf("overrides: %v %v %v %v %v", *dl.CacheControl, *dl.ContentDisposition, *dl.ContentEncoding, *dl.ContentLanguage, *dl.ContentType)
+		}
+		// Without the SAS the stored values come back.
+		dl, err = f.DownloadStream(ctx, nil)
+		must(t, err)
+		dl.Body.Close()
+		if *dl.ContentType != "text/plain" || *dl.ContentLanguage != "en" || dl.CacheControl != nil {
+			t.Fatalf("stored: %v %v", *dl.ContentType, *dl.ContentLanguage)
+		}
+	})
+}
