@@ -332,6 +332,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			if err := putNode(tx, sh.ID, n); err != nil {
 				return err
 			}
+		} else if err := putIndex(tx, sh.ID, n); err != nil {
+			// A snapshot's node is found by id through its handle too.
+			return err
 		}
 		if err := tx.Set(handleKey(sh.ID, n.ID, hid), encode(h)); err != nil {
 			return err

@@ -23,13 +23,26 @@ func (r Ref) share() ShareRef {
 	return ShareRef{Account: r.Account, Name: r.Share, Snapshot: r.Snapshot}
 }
 
-// putNode stores n and its id index entry.
+// putNode stores n, new or moved, with its id index entry. Only nodes
+// that are looked up by id need one: directories (parents and ancestors)
+// and files with open handles; a file gets its entry when its first handle
+// opens (Open stores it through here), which saves every create a write.
+// A file's entry left from closed handles may be stale after a rename,
+// but is only read while a handle is open, and then it is current.
 func putNode(tx storage.Tx, sid uint64, n *Node) error {
 	f := Fold(n.Name)
 	if err := tx.Set(nodeKey(sid, n.Parent, f), encodeNode(n)); err != nil {
 		return err
 	}
-	idx := keyenc.AppendString(binary.BigEndian.AppendUint64(nil, n.Parent), f)
+	if !n.Dir && n.Handles == 0 {
+		return nil
+	}
+	return putIndex(tx, sid, n)
+}
+
+// putIndex stores n's id index entry.
+func putIndex(tx storage.Tx, sid uint64, n *Node) error {
+	idx := keyenc.AppendString(binary.BigEndian.AppendUint64(nil, n.Parent), Fold(n.Name))
 	return tx.Set(indexKey(sid, n.ID), idx)
 }
 
