@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	blobsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
@@ -508,5 +509,41 @@ func TestSASResponseOverrides(t *testing.T) {
 		if *dl.ContentType != "text/plain" || *dl.ContentLanguage != "en" || dl.CacheControl != nil {
 			t.Fatalf("stored: %v %v", *dl.ContentType, *dl.ContentLanguage)
 		}
+	})
+}
+
+// TestCopyFileFromBlob: Copy File takes a blob of the same server as its
+// source, with Shared Key for the same account or a Blob SAS in the URL.
+func TestCopyFileFromBlob(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		bc := tg.Blob(t)
+		cn := harness.UniqueName("src")
+		_, err := bc.CreateContainer(ctx, cn, nil)
+		must(t, err)
+		content := bytes.Repeat([]byte("blob->file "), 10000)
+		_, err = bc.UploadBuffer(ctx, cn, "b.bin", content, nil)
+		must(t, err)
+		blobClient := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("b.bin")
+		dst := e.sc.NewRootDirectoryClient().NewFileClient("fromblob")
+		cr, err := dst.StartCopyFromURL(ctx, blobClient.URL(), nil)
+		must(t, err)
+		if *cr.CopyStatus != file.CopyStatusTypeSuccess {
+			t.Fatalf("status %v", *cr.CopyStatus)
+		}
+		dl, err := dst.DownloadStream(ctx, nil)
+		must(t, err)
+		if !bytes.Equal(readAll(t, dl.Body), content) {
+			t.Fatal("copied content differs")
+		}
+		// Through a Blob SAS the copy is checked against the SAS.
+		sasURL, err := blobClient.GetSASURL(blobsas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		_, err = e.sc.NewRootDirectoryClient().NewFileClient("viasas").StartCopyFromURL(ctx, sasURL, nil)
+		must(t, err)
+		missing := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("nope").URL()
+		_, err = e.sc.NewRootDirectoryClient().NewFileClient("x").StartCopyFromURL(ctx, missing, nil)
+		mustCode(t, err, 404, "CannotVerifyCopySource")
 	})
 }

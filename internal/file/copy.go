@@ -17,7 +17,11 @@ type CopySMB struct {
 
 // CopyRequest is Copy File.
 type CopyRequest struct {
-	Source    Ref
+	Source Ref
+	// FromBlob, when set, is the source instead of Source: a blob of this
+	// server, read by the caller (its segments stay readable for the
+	// chunk collector's grace period).
+	FromBlob  *blob.Blob
 	SourceURL string
 	Dest      Ref
 	// Meta replaces the source's metadata when set.
@@ -43,19 +47,29 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 	copyID := s.newID()
 	var out *Node
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
-		ssh, src, err := s.resolve(tx, req.Source, false)
-		if err != nil {
-			return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(404)
-		}
-		if src.Dir {
-			return azerr.New("CannotVerifyCopySource").WithStatus(404)
-		}
-		if err := s.checkREST(tx, ssh.ID, src, accessRead, 0, 0); err != nil {
-			return err
-		}
-		segs, err := segments(tx, ssh.ID, src, 0, src.Size)
-		if err != nil {
-			return err
+		var ssh *Share
+		var src *Node
+		var segs []blob.Segment
+		if b := req.FromBlob; b != nil {
+			// A blob source reads as a file with its content headers and
+			// metadata; it has no SMB properties of its own.
+			ssh, src = &Share{}, &Node{Size: b.Size, Props: b.Props, Meta: b.Meta}
+			segs = blob.Segments(b, 0, b.Size)
+		} else {
+			var err error
+			ssh, src, err = s.resolve(tx, req.Source, false)
+			if err != nil {
+				return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(404)
+			}
+			if src.Dir {
+				return azerr.New("CannotVerifyCopySource").WithStatus(404)
+			}
+			if err := s.checkREST(tx, ssh.ID, src, accessRead, 0, 0); err != nil {
+				return err
+			}
+			if segs, err = segments(tx, ssh.ID, src, 0, src.Size); err != nil {
+				return err
+			}
 		}
 		sh, err := writableShareID(tx, req.Dest.share())
 		if err != nil {
@@ -116,7 +130,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		if err != nil {
 			return err
 		}
-		if req.CopySMB.Permission && smb.Perm == (Permission{}) && ssh.ID == sh.ID {
+		if req.CopySMB.Permission && smb.Perm == (Permission{}) && req.FromBlob == nil && ssh.ID == sh.ID {
 			defPerm = src.PermKey
 		}
 		if err := applySMB(tx, sh.ID, n, smb, now, true, defPerm); err != nil {

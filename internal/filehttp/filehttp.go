@@ -26,6 +26,8 @@ import (
 type handler struct {
 	d   httpx.Deps
 	svc *file.Service
+	// blobs reads the blobs Copy File takes as sources.
+	blobs *blob.Service
 }
 
 // New returns the File service handler.
@@ -33,7 +35,7 @@ func New(d httpx.Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString)}
+	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString), blobs: blob.New(d.Engine, d.Now, guid.NewString)}
 	d.StartWorker(h.svc.Run)
 	return h
 }
@@ -293,18 +295,24 @@ func (h *handler) policyLookup(ctx context.Context, acct, share string) func(str
 		}
 		for _, si := range sh.ACL {
 			if si.ID == id {
-				p := &auth.Policy{Permission: si.Permission}
-				if si.Start != "" {
-					p.Start, _ = acl.ParseTime(si.Start)
-				}
-				if si.Expiry != "" {
-					p.Expiry, _ = acl.ParseTime(si.Expiry)
-				}
-				return p, nil
+				return storedPolicy(si.Start, si.Expiry, si.Permission), nil
 			}
 		}
 		return nil, nil
 	}
+}
+
+// storedPolicy is a stored access policy's window and permissions as the
+// authorizer takes them.
+func storedPolicy(start, expiry, perm string) *auth.Policy {
+	p := &auth.Policy{Permission: perm}
+	if start != "" {
+		p.Start, _ = acl.ParseTime(start)
+	}
+	if expiry != "" {
+		p.Expiry, _ = acl.ParseTime(expiry)
+	}
+	return p
 }
 
 // ---- request decoding ----

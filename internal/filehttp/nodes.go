@@ -1,10 +1,12 @@
 package filehttp
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/xml"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -802,8 +804,14 @@ func (h *handler) copyFile(rq *req) error {
 	}
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
-	src, err := h.copySource(rq, srcURL)
-	if err != nil {
+	var src file.Ref
+	var fromBlob *blob.Blob
+	if u, err := url.Parse(srcURL); err == nil && u.Scheme != "" && otherEndpoint(u, rq.r.Host) {
+		// Not this File endpoint: a blob of this server's Blob endpoint.
+		if fromBlob, err = h.blobSource(rq, srcURL, u); err != nil {
+			return err
+		}
+	} else if src, err = h.copySource(rq, srcURL); err != nil {
 		return err
 	}
 	var meta *[]blob.KV
@@ -818,7 +826,7 @@ func (h *handler) copyFile(rq *req) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.svc.CopyFile(rq.ctx(), file.CopyRequest{Source: src, SourceURL: srcURL, Dest: rq.ref(), Meta: meta, SMB: smb,
+	n, err := h.svc.CopyFile(rq.ctx(), file.CopyRequest{Source: src, FromBlob: fromBlob, SourceURL: srcURL, Dest: rq.ref(), Meta: meta, SMB: smb,
 		LeaseID: hd.Get("X-Ms-Lease-Id"), CopySMB: copyModes(hd)})
 	if err != nil {
 		return err
@@ -829,6 +837,85 @@ func (h *handler) copyFile(rq *req) error {
 	set(out, "X-Ms-Copy-Status", n.Copy.Status)
 	rq.w.WriteHeader(http.StatusAccepted)
 	return nil
+}
+
+// otherEndpoint reports whether u names another endpoint than host (the
+// Host of this request): another port, or without ports another host
+// (host-style names such as account.blob... and account.file...).
+func otherEndpoint(u *url.URL, host string) bool {
+	_, port, err := net.SplitHostPort(host)
+	if err != nil {
+		port = ""
+	}
+	if u.Port() != "" || port != "" {
+		return u.Port() != port
+	}
+	return !strings.EqualFold(u.Host, host)
+}
+
+// blobSource reads the blob a Copy File names, after checking the caller
+// may read it: a Shared Key request covers its own account; otherwise the
+// URL needs a Blob SAS (CannotVerifyCopySource when it does not allow it).
+func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, error) {
+	fail := func(status int, err error) error {
+		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(status)
+	}
+	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
+	if len(parts) < 3 {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
+	}
+	ref := blob.Ref{Account: parts[0], Snapshot: u.Query().Get("snapshot")}
+	var err error
+	if ref.Container, err = url.PathUnescape(parts[1]); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
+	}
+	if ref.Name, err = url.PathUnescape(parts[2]); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
+	}
+	ctx := rq.ctx()
+	if id := rq.info.Identity; id == nil || ref.Account != rq.info.Account || (id.Kind != auth.SharedKey && id.Kind != auth.SharedKeyLite) {
+		sr, err := http.NewRequestWithContext(ctx, http.MethodGet, srcURL, nil)
+		if err != nil {
+			return nil, fail(http.StatusForbidden, err)
+		}
+		sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
+		sr.Header.Set("X-Ms-Version", rq.info.Version)
+		sid, err := h.d.Auth.Authenticate(sr, auth.Blob, ref.Account)
+		if err == nil && sid == nil {
+			err = azerr.New("NoAuthenticationInformation")
+		}
+		if err == nil {
+			err = h.d.Auth.Authorize(sid, sr, auth.Access{Service: auth.Blob, Resource: auth.ResObject, Perms: "r",
+				Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)})
+		}
+		if err != nil {
+			return nil, fail(http.StatusForbidden, err)
+		}
+	}
+	b, err := h.blobs.GetBlob(ctx, ref, blob.Cond{}, "")
+	if err != nil {
+		if e, ok := azerr.As(err); ok && e.Status == http.StatusNotFound {
+			return nil, fail(http.StatusNotFound, err)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// containerPolicy finds stored access policies in a blob container's ACL.
+func (h *handler) containerPolicy(ctx context.Context, acct, container string) func(string) (*auth.Policy, error) {
+	return func(id string) (*auth.Policy, error) {
+		c, err := h.blobs.ContainerExists(ctx, acct, container)
+		if err != nil || c == nil {
+			return nil, err
+		}
+		for _, si := range c.ACL {
+			if si.ID == id {
+				return storedPolicy(si.Start, si.Expiry, si.Permission), nil
+			}
+		}
+		return nil, nil
+	}
 }
 
 // copyModes reads which SMB properties a copy takes from its source.
