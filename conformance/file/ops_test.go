@@ -547,3 +547,31 @@ func TestCopyFileFromBlob(t *testing.T) {
 		mustCode(t, err, 404, "CannotVerifyCopySource")
 	})
 }
+
+// TestPutRangeFromBlob: Put Range From URL takes its bytes from a blob of
+// the same server.
+func TestPutRangeFromBlob(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		bc := tg.Blob(t)
+		cn := harness.UniqueName("src")
+		_, err := bc.CreateContainer(ctx, cn, nil)
+		must(t, err)
+		_, err = bc.UploadBuffer(ctx, cn, "b", []byte("0123456789"), nil)
+		must(t, err)
+		src := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("b").URL()
+		f := e.sc.NewRootDirectoryClient().NewFileClient("part")
+		_, err = f.Create(ctx, 6, nil)
+		must(t, err)
+		_, err = f.UploadRangeFromURL(ctx, src, 3, 1, 4, nil)
+		must(t, err)
+		dl, err := f.DownloadStream(ctx, nil)
+		must(t, err)
+		if got := readAll(t, dl.Body); !bytes.Equal(got, []byte("\x003456\x00")) {
+			t.Fatalf("got %q", got)
+		}
+		_, err = f.UploadRangeFromURL(ctx, src, 8, 0, 4, nil)
+		mustCode(t, err, 416, "InvalidRange")
+	})
+}

@@ -473,14 +473,28 @@ func (h *handler) putRange(rq *req) error {
 		if n > file.MaxRangeWrite {
 			return azerr.InvalidHeader("x-ms-range", rv)
 		}
-		src, err := h.copySource(rq, hd.Get("X-Ms-Copy-Source"))
-		if err != nil {
-			return err
-		}
 		sv := hd.Get("X-Ms-Source-Range")
 		ss, se, ok := parseRange(sv, false)
 		if !ok || se-ss+1 != n {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
+		}
+		srcURL := hd.Get("X-Ms-Copy-Source")
+		if u, err := url.Parse(srcURL); err == nil && u.Scheme != "" && otherEndpoint(u, rq.r.Host) {
+			// A blob of this server: its bytes, read now (chunks are
+			// immutable), become the range.
+			b, err := h.blobSource(rq, srcURL, u)
+			if err != nil {
+				return err
+			}
+			if se >= b.Size {
+				return azerr.New("InvalidRange")
+			}
+			req.Data = blob.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
+			break
+		}
+		src, err := h.copySource(rq, srcURL)
+		if err != nil {
+			return err
 		}
 		req.Source, req.SourceOff = &src, ss
 	default:
