@@ -542,6 +542,19 @@ func TestCopyFileFromBlob(t *testing.T) {
 		must(t, err)
 		_, err = e.sc.NewRootDirectoryClient().NewFileClient("viasas").StartCopyFromURL(ctx, sasURL, nil)
 		must(t, err)
+		// A caller holding only a SAS cannot copy a blob the URL gives no
+		// access to.
+		fcred, err := file.NewSharedKeyCredential(tg.Account, tg.Key)
+		must(t, err)
+		qp, err := sas.SignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
+			Permissions: (&sas.FilePermissions{Create: true, Write: true}).String(), ShareName: e.name, FilePath: "bysas"}.SignWithSharedKey(fcred)
+		must(t, err)
+		viaSAS, err := file.NewClientWithNoCredential(e.sc.NewRootDirectoryClient().NewFileClient("bysas").URL()+"?"+qp.Encode(), &file.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		_, err = viaSAS.StartCopyFromURL(ctx, blobClient.URL(), nil)
+		mustCode(t, err, 403, "CannotVerifyCopySource")
+		_, err = viaSAS.StartCopyFromURL(ctx, sasURL, nil)
+		must(t, err)
 		missing := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("nope").URL()
 		_, err = e.sc.NewRootDirectoryClient().NewFileClient("x").StartCopyFromURL(ctx, missing, nil)
 		mustCode(t, err, 404, "CannotVerifyCopySource")

@@ -780,31 +780,35 @@ func (h *handler) copySource(rq *req, src string) (file.Ref, error) {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
 	}
 	ref.Snapshot = u.Query().Get("sharesnapshot")
-	if id := rq.info.Identity; id != nil && ref.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) {
-		return ref, nil
+	err = h.authorizeSource(rq, src, ref.Account, auth.Access{Service: auth.File, Resource: auth.ResObject, Perms: "r",
+		Container: ref.Share, Object: ref.Path, Snapshot: ref.Snapshot, Policy: h.policyLookup(rq.ctx(), ref.Account, ref.Share)})
+	return ref, err
+}
+
+// authorizeSource checks that the caller may read a copy source on this
+// server: a Shared Key request covers sources in its own account; any
+// other source needs a SAS in its URL that allows a as a read would.
+// Failure is 403 CannotVerifyCopySource.
+func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access) error {
+	if id := rq.info.Identity; id != nil && account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) {
+		return nil
 	}
-	fail := func(err error) error {
+	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, srcURL, nil)
+	if err == nil {
+		sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
+		sr.Header.Set("X-Ms-Version", rq.info.Version)
+		var sid *auth.Identity
+		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && sid == nil {
+			err = azerr.New("NoAuthenticationInformation")
+		}
+		if err == nil {
+			err = h.d.Auth.Authorize(sid, sr, a)
+		}
+	}
+	if err != nil {
 		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
 	}
-	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, src, nil)
-	if err != nil {
-		return file.Ref{}, fail(err)
-	}
-	sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
-	sr.Header.Set("X-Ms-Version", rq.info.Version)
-	sid, err := h.d.Auth.Authenticate(sr, auth.File, ref.Account)
-	if err != nil {
-		return file.Ref{}, fail(err)
-	}
-	if sid == nil {
-		return file.Ref{}, fail(azerr.New("NoAuthenticationInformation"))
-	}
-	err = h.d.Auth.Authorize(sid, sr, auth.Access{Service: auth.File, Resource: auth.ResObject, Perms: "r",
-		Container: ref.Share, Object: ref.Path, Snapshot: ref.Snapshot, Policy: h.policyLookup(rq.ctx(), ref.Account, ref.Share)})
-	if err != nil {
-		return file.Ref{}, fail(err)
-	}
-	return ref, nil
+	return nil
 }
 
 // copyFile is Copy File (completed synchronously).
@@ -871,9 +875,6 @@ func otherEndpoint(u *url.URL, host string) bool {
 // may read it: a Shared Key request covers its own account; otherwise the
 // URL needs a Blob SAS (CannotVerifyCopySource when it does not allow it).
 func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, error) {
-	fail := func(status int, err error) error {
-		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(status)
-	}
 	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
 	if len(parts) < 3 {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
@@ -887,29 +888,15 @@ func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, er
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
 	}
 	ctx := rq.ctx()
-	if id := rq.info.Identity; id == nil || ref.Account != rq.info.Account || (id.Kind != auth.SharedKey && id.Kind != auth.SharedKeyLite) {
-		sr, err := http.NewRequestWithContext(ctx, http.MethodGet, srcURL, nil)
-		if err != nil {
-			return nil, fail(http.StatusForbidden, err)
-		}
-		sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
-		sr.Header.Set("X-Ms-Version", rq.info.Version)
-		sid, err := h.d.Auth.Authenticate(sr, auth.Blob, ref.Account)
-		if err == nil && sid == nil {
-			err = azerr.New("NoAuthenticationInformation")
-		}
-		if err == nil {
-			err = h.d.Auth.Authorize(sid, sr, auth.Access{Service: auth.Blob, Resource: auth.ResObject, Perms: "r",
-				Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)})
-		}
-		if err != nil {
-			return nil, fail(http.StatusForbidden, err)
-		}
+	err = h.authorizeSource(rq, srcURL, ref.Account, auth.Access{Service: auth.Blob, Resource: auth.ResObject, Perms: "r",
+		Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)})
+	if err != nil {
+		return nil, err
 	}
 	b, err := h.blobs.GetBlob(ctx, ref, blob.Cond{}, "")
 	if err != nil {
 		if e, ok := azerr.As(err); ok && e.Status == http.StatusNotFound {
-			return nil, fail(http.StatusNotFound, err)
+			return nil, azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusNotFound)
 		}
 		return nil, err
 	}
