@@ -1,8 +1,19 @@
-// Package emulator starts lazuli inside a Go program, for users' tests:
+// Package emulator starts lazuli inside a Go program, for users' tests. It
+// is the public face of the composition root (internal/server): the same
+// services, engines and authentication as the lazuli command, without
+// flags or environment.
+//
+// Over real sockets:
 //
 //	emu, err := emulator.Start(emulator.Options{InMemory: true})
 //	defer emu.Close()
 //	client, _ := azblob.NewClientFromConnectionString(emu.ConnectionString(), nil)
+//
+// Or without any (Options.NoListen), through the in-process Transport:
+//
+//	emu, err := emulator.Start(emulator.Options{InMemory: true, NoListen: true})
+//	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: emu.Transport()}}
+//	client, _ := azblob.NewClientFromConnectionString(emu.ConnectionString(), opts)
 package emulator
 
 import (
@@ -31,7 +42,10 @@ type Options struct {
 	Engine storage.Engine
 	// Host to listen on; default 127.0.0.1. Ports are picked freely.
 	Host string
-	// NoListen builds the handlers without opening ports (use Handler).
+	// NoListen builds the handlers without opening ports: requests reach
+	// them through Transport (or Handler), and Endpoint names Azure's
+	// default emulator ports (10000 to 10003) on 127.0.0.1, which nothing
+	// needs to listen on.
 	NoListen bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
@@ -102,7 +116,24 @@ func (e *Emulator) Handler(s Service) http.Handler { return e.srv.Handler(s) }
 // Endpoint returns the service URL including the account path segment,
 // e.g. "http://127.0.0.1:41234/devstoreaccount1".
 func (e *Emulator) Endpoint(s Service) string {
-	return fmt.Sprintf("%s://%s/%s", e.scheme, e.srv.Addr(s), Account)
+	return fmt.Sprintf("%s://%s/%s", e.scheme, e.host(s), Account)
+}
+
+// host is the host:port of a service's Endpoint: where it listens, or
+// else Azure's emulator port for it.
+func (e *Emulator) host(s Service) string {
+	if a := e.srv.Addr(s); a != "" {
+		return a
+	}
+	switch s {
+	case Queue:
+		return "127.0.0.1:10001"
+	case Table:
+		return "127.0.0.1:10002"
+	case File:
+		return "127.0.0.1:10003"
+	}
+	return "127.0.0.1:10000"
 }
 
 // Addr returns the host:port a service listens on.

@@ -126,22 +126,9 @@ type ChunkStore interface {
 	Walk(ctx context.Context, fn func(ref ChunkRef, written time.Time) error) error
 }
 
-// Update and View helpers for the common case of a single read.
-
-// SingleGetter is implemented by engines that read a single key more
-// cheaply than through a View. GetOne MUST behave exactly like a View doing
-// one Get: it sees every Update that returned nil before it was called.
-// The returned slice belongs to the caller.
-type SingleGetter interface {
-	GetOne(ctx context.Context, key []byte) ([]byte, error)
-}
-
-// GetValue reads one key in its own View (or the engine's cheaper
-// equivalent). The returned slice belongs to the caller.
+// GetValue reads one key in its own View. The returned slice belongs to
+// the caller.
 func GetValue(ctx context.Context, e Engine, key []byte) ([]byte, error) {
-	if g, ok := e.(SingleGetter); ok {
-		return g.GetOne(ctx, key)
-	}
 	var out []byte
 	err := e.View(ctx, func(tx Tx) error {
 		v, err := tx.Get(key)
@@ -158,57 +145,3 @@ func GetValue(ctx context.Context, e Engine, key []byte) ([]byte, error) {
 // garbage collector calls each registered marker and removes chunks that no
 // marker reported and that are older than its grace period.
 type ChunkMarker func(ctx context.Context, e Engine, mark func(ChunkRef)) error
-
-// ViewMostlyOne runs fn like View, for functions that usually read a single
-// key. On an engine with a SingleGetter it first runs fn against a Tx that
-// serves one Get that way; if fn reads a second time, that attempt is
-// dropped and fn runs again in a real View. fn may therefore run twice and
-// must have no effect other than its result.
-func ViewMostlyOne(ctx context.Context, e Engine, fn func(Tx) error) error {
-	if g, ok := e.(SingleGetter); ok {
-		t := &oneGetTx{ctx: ctx, g: g}
-		err := fn(t)
-		t.done = true
-		if !t.again {
-			return err
-		}
-	}
-	return e.View(ctx, fn)
-}
-
-// oneGetTx is the Tx of ViewMostlyOne's first attempt.
-type oneGetTx struct {
-	ctx         context.Context
-	g           SingleGetter
-	used, again bool
-	done        bool
-}
-
-// errSecondRead stops the first attempt of ViewMostlyOne.
-var errSecondRead = errors.New("storage: a second read needs a View")
-
-func (t *oneGetTx) Get(key []byte) ([]byte, error) {
-	if t.used || t.done {
-		t.again = true
-		return nil, errSecondRead
-	}
-	t.used = true
-	return t.g.GetOne(t.ctx, key)
-}
-
-func (t *oneGetTx) Set(key, value []byte) error { return ErrReadOnly }
-func (t *oneGetTx) Delete(key []byte) error     { return ErrReadOnly }
-
-func (t *oneGetTx) Scan(lower, upper []byte, reverse bool) Iterator {
-	t.again = true
-	return errIterator{errSecondRead}
-}
-
-// errIterator is an Iterator that yields nothing but its error.
-type errIterator struct{ err error }
-
-func (it errIterator) Next() bool    { return false }
-func (it errIterator) Key() []byte   { return nil }
-func (it errIterator) Value() []byte { return nil }
-func (it errIterator) Err() error    { return it.err }
-func (it errIterator) Close() error  { return nil }

@@ -175,7 +175,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		}
 		o.targets = append(o.targets, newTarget(name, a, *version, *concurrency, *timeout))
 	}
-	o.settings = runSettings{duration: *duration, warmup: *warmup, concurrency: *concurrency,
+	o.settings = runSettings{settle: true, duration: *duration, warmup: *warmup, concurrency: *concurrency,
 		preload: *preload, prefix: runPrefix()}
 	for _, v := range preloadFor {
 		name, n, ok := strings.Cut(v, "=")

@@ -130,6 +130,10 @@ type runSettings struct {
 	preload     int
 	preloadFor  map[string]int // per-target preload overrides
 	prefix      string
+	// settle lets the disk and CPUs go quiet before each measurement
+	// (see settle); the command sets it, unit tests leave it off, since
+	// it takes seconds per workload.
+	settle bool
 }
 
 // clientStats is what one client collects; each client owns its own so the
@@ -167,7 +171,9 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 			// workloads and this one's setup wrote reach the disk, and
 			// background work they started finish, so that neither
 			// lands in this measurement.
-			settle()
+			if s.settle {
+				settle()
+			}
 			if s.warmup > 0 {
 				runClients(ctx, ops, s.warmup, false)
 			}

@@ -298,11 +298,19 @@ func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 			t.Fatalf("create container: %v %v", err, resp)
 		}
 	}
+	resp, _, err := c.do("PUT", "http://"+addrs[3]+"/devstoreaccount1/share1?restype=share", nil, nil)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create share: %v %v", err, resp)
+	}
+	resp, _, err = c.do("PUT", "http://"+addrs[3]+"/devstoreaccount1/share1?restype=share&comp=snapshot", nil, nil)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("snapshot share: %v %v", err, resp)
+	}
 	cmd.Process.Signal(sigterm)
 	cmd.Wait()
 	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
 	line := regexp.MustCompile(`data directory opened.*`).FindString(log())
-	for _, want := range []string{"accounts_with_data=1", "containers=2", "queues=0", "tables=0", "bytes_on_disk=", "took="} {
+	for _, want := range []string{"accounts=1", "accounts_with_data=1", "containers=2", "queues=0", "tables=0", "shares=1", "bytes_on_disk=", "took="} {
 		if !strings.Contains(line, want) {
 			t.Errorf("startup summary %q lacks %s", line, want)
 		}

@@ -110,7 +110,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
 	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
 	o.filePort = fs.Int("filePort", 10003, "File service port")
-	o.location = fs.String("location", "lazuli-data", "data directory")
+	o.location = fs.String("location", server.DefaultLocation, "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
 	o.syncFlag = fs.Bool("sync", false, "fsync every write before acknowledging it (power-loss safety)")
 	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")

@@ -1,7 +1,6 @@
 package blob_test
 
 import (
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +37,7 @@ func TestLeaseTimeDriven(t *testing.T) {
 	emu, err := emulator.Start(emulator.Options{InMemory: true, NoListen: true, Now: clk.Now})
 	must(t, err)
 	t.Cleanup(func() { emu.Close() })
-	tr := &harness.InProcess{Handlers: map[string]http.Handler{"127.0.0.1:10000": emu.Handler(emulator.Blob)}}
+	tr := emu.Transport()
 	cred, err := azblob.NewSharedKeyCredential(emulator.Account, emulator.Key)
 	must(t, err)
 	c, err := azblob.NewClientWithSharedKeyCredential("http://127.0.0.1:10000/"+emulator.Account+"/", cred,

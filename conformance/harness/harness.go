@@ -117,20 +117,12 @@ func Start(t testing.TB, name string) *Target {
 		tg.HTTP = &http.Client{Timeout: 60 * time.Second}
 		return tg
 	}
-	// In-process: fixed fake hosts, one per service, routed to handlers.
-	hosts := map[string]http.Handler{
-		"127.0.0.1:10000": emu.Handler(emulator.Blob),
-		"127.0.0.1:10001": emu.Handler(emulator.Queue),
-		"127.0.0.1:10002": emu.Handler(emulator.Table),
-		"127.0.0.1:10003": emu.Handler(emulator.File),
-	}
-	tr := &InProcess{Handlers: hosts}
+	// In-process: the emulator's own transport, no socket.
+	tr := emu.Transport()
 	tg.Transport = tr
 	tg.HTTP = &http.Client{Transport: tr}
-	tg.BlobURL = "http://127.0.0.1:10000/" + emulator.Account
-	tg.QueueURL = "http://127.0.0.1:10001/" + emulator.Account
-	tg.TableURL = "http://127.0.0.1:10002/" + emulator.Account
-	tg.FileURL = "http://127.0.0.1:10003/" + emulator.Account
+	tg.BlobURL, tg.QueueURL = emu.Endpoint(emulator.Blob), emu.Endpoint(emulator.Queue)
+	tg.TableURL, tg.FileURL = emu.Endpoint(emulator.Table), emu.Endpoint(emulator.File)
 	return tg
 }
 

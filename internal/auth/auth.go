@@ -18,31 +18,21 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth/bearer"
+	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 )
 
-// Service names one of the four storage services.
-type Service int
+// Service names one of the four storage services. It is the SAS
+// package's type, whose values are the letters an account SAS's ss
+// parameter uses, so that there is one enumeration of the services.
+type Service = sas.Service
 
+// The services.
 const (
-	Blob Service = iota
-	Queue
-	Table
-	File
+	Blob  = sas.Blob
+	Queue = sas.Queue
+	Table = sas.Table
+	File  = sas.File
 )
-
-func (s Service) String() string {
-	switch s {
-	case Blob:
-		return "blob"
-	case Queue:
-		return "queue"
-	case Table:
-		return "table"
-	case File:
-		return "file"
-	}
-	return "unknown"
-}
 
 // DevAccount and DevKey are the published development account and key.
 const (

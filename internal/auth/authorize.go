@@ -72,7 +72,7 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 	if err := checkNetwork(v, r); err != nil {
 		return err
 	}
-	if !strings.ContainsRune(v.Services, rune(serviceLetter(need.Service))) {
+	if !strings.ContainsRune(v.Services, rune(need.Service)) {
 		return azerr.New("AuthorizationServiceMismatch")
 	}
 	res := need.Resource
@@ -93,7 +93,7 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 }
 
 func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.Request, need Access) error {
-	svc := sasService(need.Service)
+	svc := need.Service
 	// What a service SAS can never reach: requests that name no container
 	// and the operations that create, delete, list or configure
 	// containers, queues, tables and shares. A service-level operation
@@ -293,22 +293,6 @@ func directoryPrefix(name string, depth int) string {
 		segs = segs[:depth]
 	}
 	return strings.Join(segs, "/")
-}
-
-func serviceLetter(s Service) byte {
-	return byte(sasService(s))
-}
-
-func sasService(s Service) sas.Service {
-	switch s {
-	case Queue:
-		return sas.Queue
-	case Table:
-		return sas.Table
-	case File:
-		return sas.File
-	}
-	return sas.Blob
 }
 
 // checkUserDelegation verifies the signature of a user delegation SAS: the

@@ -422,11 +422,11 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got.Blocks[0].Segs[0].Data) != "abc" || string(got.Blocks[1].Segs[1].Data) != "xyz" || got.Blocks[1].Segs[0].Ref != "r1" ||
-		got.Blocks[1].Segs[0].Data != nil || string(got.Pages[0].Seg.Data) != "pq" || got.Blocks[0].Segs[0].In {
+		got.Blocks[1].Segs[0].Data != nil || string(got.Pages[0].Seg.Data) != "pq" {
 		t.Fatalf("round trip %+v", got)
 	}
 	// The original is untouched.
-	if b.Blocks[0].Segs[0].Data == nil || b.Blocks[0].Segs[0].In {
+	if b.Blocks[0].Segs[0].Data == nil {
 		t.Fatal("encode mutated its input")
 	}
 	bl, err := decodeBlock(encodeBlock(&b.Blocks[1]))
@@ -436,7 +436,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	// Corrupt records are errors, not panics: bad tag, bad length, raw
 	// bytes shorter than the inline segments.
 	short := encodeBlob(b)
-	for _, bad := range [][]byte{nil, {'{'}, {blobRecordTag, 200}, short[:len(short)-1]} {
+	for _, bad := range [][]byte{nil, {'{'}, {0x01, 200}, {blobBinaryTag, 200}, short[:len(short)-1]} {
 		if _, err := decodeBlob(bad); err == nil {
 			t.Errorf("decoded %q", bad)
 		}

@@ -232,8 +232,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 // applying the read conditions and the lease id if one is given.
 func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
-	// Most reads need the blob's record alone.
-	err := storage.ViewMostlyOne(ctx, s.eng, func(tx storage.Tx) error {
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		b, err := s.readChecked(tx, ref, cond, version, s.now(), true)
 		out = b
 		return err
@@ -246,7 +245,7 @@ func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version strin
 // blocks or pages live outside the record.
 func (s *Service) GetBlobProperties(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
-	err := storage.ViewMostlyOne(ctx, s.eng, func(tx storage.Tx) error {
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		b, err := s.readChecked(tx, ref, cond, version, s.now(), false)
 		out = b
 		return err

@@ -14,9 +14,9 @@ import (
 // encodeBlob: every field of Blob in declaration order, strings and byte
 // slices as uvarint length and bytes, integers as varints, times as
 // described at appendTime, slices as uvarint count and elements, inline
-// segment bytes in place. Decoding JSON took a third of the writer
-// goroutine's time in Put Blob and Lease Blob; records written with
-// blobRecordTag (JSON) are still read.
+// segment bytes in place. Blob records are binary, not JSON like the
+// other records, because decoding JSON took a third of the writer
+// goroutine's time in Put Blob and Lease Blob.
 const blobBinaryTag = 0x02
 
 var errCorruptBlob = errors.New("blob: corrupt blob record")
@@ -93,7 +93,8 @@ func appendSeg(dst []byte, sg *Segment) []byte {
 }
 
 // appendStr writes s. Invalid UTF-8 is replaced byte by byte with U+FFFD,
-// as the JSON layout stored it.
+// as encoding/json does in the JSON records (containers, staging), so every
+// record reads back the same strings.
 func appendStr(dst []byte, s string) []byte {
 	if !utf8.ValidString(s) {
 		s = validUTF8(s)
@@ -133,8 +134,8 @@ func appendKVs(dst []byte, kvs []KV) []byte {
 }
 
 // appendTime writes the zero time as a single 0; any other time as 1,
-// Unix seconds, nanoseconds and the zone offset in seconds, which is all
-// the JSON layout kept of it.
+// Unix seconds, nanoseconds and the zone offset in seconds (no zone name,
+// no monotonic reading, as an RFC 3339 text in a JSON record).
 func appendTime(dst []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(dst, 0)
@@ -214,16 +215,6 @@ func (r *reader) strOf(known ...string) string {
 	return string(v)
 }
 
-// bytes returns a copy of the next length-prefixed bytes, nil when empty
-// (as the JSON layout, which omitted empty byte slices, decoded them).
-func (r *reader) bytes() []byte {
-	v := r.raw()
-	if len(v) == 0 {
-		return nil
-	}
-	return append([]byte(nil), v...)
-}
-
 // count reads a slice length, bounded by the bytes left (every element
 // takes at least one byte).
 func (r *reader) count() int {
@@ -247,7 +238,7 @@ func (r *reader) kvs() []KV {
 	return out
 }
 
-// time reverses appendTime. Like the JSON layout's RFC 3339 text, a zero
+// time reverses appendTime. As for an RFC 3339 text, a zero
 // offset reads back as UTC, the local zone's offset as Local, and any
 // other offset as a fixed zone.
 func (r *reader) time() time.Time {
@@ -300,12 +291,9 @@ func (r *reader) shared() []byte {
 	return v[:len(v):len(v)]
 }
 
-// decodeBlobBinary decodes a record written by encodeBlobBinary (tag
-// included).
-func decodeBlobBinary(v []byte) (*Blob, error) { return decodeBlobBinaryAt(v, "", "") }
-
-// decodeBlobBinaryAt is decodeBlobBinary for a record read under the key
-// of name and snap, whose strings it shares instead of copying.
+// decodeBlobBinaryAt decodes a record written by encodeBlobBinary (tag
+// included) read under the key of name and snap, whose strings it shares
+// instead of copying.
 func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	r := &reader{b: v[1:]}
 	b := &Blob{}

@@ -34,9 +34,10 @@ func sampleBlob() *Blob {
 	}
 }
 
-// TestBlobRecordBinaryMatchesJSON checks that the binary layout reads back
-// exactly what the JSON layout did, for every field.
-func TestBlobRecordBinaryMatchesJSON(t *testing.T) {
+// TestBlobRecordRoundTrip checks that a record reads back every field it
+// was written with: times without their zone name or monotonic reading,
+// empty slices as nil, invalid UTF-8 replaced by U+FFFD byte by byte.
+func TestBlobRecordRoundTrip(t *testing.T) {
 	full := sampleBlob()
 	v := reflect.ValueOf(*full)
 	for i := 0; i < v.NumField(); i++ {
@@ -45,27 +46,30 @@ func TestBlobRecordBinaryMatchesJSON(t *testing.T) {
 			t.Fatalf("sampleBlob leaves %s zero: the codec test must cover every field", f.Name)
 		}
 	}
-	for name, b := range map[string]*Blob{
-		"full":  full,
-		"empty": {},
-		"small": {Name: "b", Type: BlockBlob, Created: time.Now(), Modified: time.Now().UTC(),
-			Blocks: []Block{{Size: 1024, Segs: []Segment{{Len: 1024, Data: make([]byte, 1024)}}}}},
-		"emptySlices": {Meta: []KV{}, Blocks: []Block{}, Pages: []Page{}, Tags: []KV{}, Props: Props{ContentMD5: []byte{}}},
+	t0 := time.Date(2026, 11, 22, 2, 40, 1, 5, time.UTC)
+	small := &Blob{Name: "b", Type: BlockBlob, Created: t0, Modified: t0,
+		Blocks: []Block{{Size: 1024, Segs: []Segment{{Len: 1024, Data: make([]byte, 1024)}}}}}
+	wantFull := sampleBlob()
+	wantFull.Meta[1][1] = "\uFFFD\uFFFDx"
+	wantFull.Blocks[1].Segs[1].Data = nil
+	for name, c := range map[string]struct{ in, want *Blob }{
+		"full":  {full, wantFull},
+		"empty": {&Blob{}, &Blob{}},
+		"small": {small, small},
+		"emptySlices": {
+			&Blob{Meta: []KV{}, Blocks: []Block{}, Pages: []Page{}, Tags: []KV{}, Props: Props{ContentMD5: []byte{}}},
+			&Blob{}},
 	} {
-		want, err := decodeBlob(encodeBlobJSON(b))
-		if err != nil {
-			t.Fatalf("%s: JSON layout: %v", name, err)
-		}
-		rec := encodeBlob(b)
+		rec := encodeBlob(c.in)
 		if rec[0] != blobBinaryTag {
 			t.Fatalf("%s: record tag %#x", name, rec[0])
 		}
 		got, err := decodeBlob(rec)
 		if err != nil {
-			t.Fatalf("%s: binary layout: %v", name, err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: binary layout reads back\n%#v\nJSON layout reads back\n%#v", name, got, want)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: reads back\n%#v\nwant\n%#v", name, got, c.want)
 		}
 	}
 }

@@ -11,11 +11,9 @@
 package blob
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -106,11 +104,8 @@ type Segment struct {
 	Ref storage.ChunkRef `json:"r,omitempty"`
 	Off int64            `json:"o,omitempty"`
 	Len int64            `json:"n"`
-	// Data holds inline bytes. In a stored blob record they follow the
-	// JSON as raw bytes (In marks such segments), which keeps small blobs
-	// cheap to decode.
+	// Data holds inline bytes, which keeps small blobs in their record.
 	Data []byte `json:"-"`
-	In   bool   `json:"i,omitempty"`
 }
 
 // Block is a committed or staged block (append blobs record each append
@@ -421,10 +416,6 @@ func decodePage(v []byte) (Page, error) {
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }
 
-// blobRecordTag starts a blob record in the JSON layout (see
-// encodeBlobJSON), which lazuli wrote before the binary one.
-const blobRecordTag = 0x01
-
 // encodeBlob stores b in the binary layout (see blobBinaryTag).
 func encodeBlob(b *Blob) []byte {
 	return encodeBlobBinary(make([]byte, 0, blobRecordSize(b)), b)
@@ -443,88 +434,16 @@ func blobRecordSize(b *Blob) int {
 	return n + len(b.Pages)*64
 }
 
-// encodeBlobJSON is the earlier layout, kept to check that old records
-// still read: tag, uvarint JSON length, JSON, then the inline bytes of
-// every segment marked In, in walk order.
-func encodeBlobJSON(b *Blob) []byte {
-	c := *b
-	var raw [][]byte
-	strip := func(segs []Segment) []Segment {
-		out := make([]Segment, len(segs))
-		for i, sg := range segs {
-			if sg.Data != nil {
-				raw = append(raw, sg.Data)
-				sg.Data, sg.In = nil, true
-			}
-			out[i] = sg
-		}
-		return out
-	}
-	c.Blocks = make([]Block, len(b.Blocks))
-	for i, bl := range b.Blocks {
-		bl.Segs = strip(bl.Segs)
-		c.Blocks[i] = bl
-	}
-	c.Pages = make([]Page, len(b.Pages))
-	for i, p := range b.Pages {
-		p.Seg = strip([]Segment{p.Seg})[0]
-		c.Pages[i] = p
-	}
-	js := encode(&c)
-	out := binary.AppendUvarint([]byte{blobRecordTag}, uint64(len(js)))
-	out = append(out, js...)
-	for _, r := range raw {
-		out = append(out, r...)
-	}
-	return out
-}
-
-// decodeBlob reverses encodeBlob; it also reads the JSON layout.
+// decodeBlob reverses encodeBlob.
 func decodeBlob(v []byte) (*Blob, error) { return decodeBlobAt(v, "", "") }
 
 // decodeBlobAt is decodeBlob for the record stored under the key of name
-// and snap.
+// and snap, whose strings it shares instead of copying.
 func decodeBlobAt(v []byte, name, snap string) (*Blob, error) {
-	if len(v) > 0 && v[0] == blobBinaryTag {
-		return decodeBlobBinaryAt(v, name, snap)
+	if len(v) == 0 || v[0] != blobBinaryTag {
+		return nil, errCorruptBlob
 	}
-	if len(v) == 0 || v[0] != blobRecordTag {
-		return nil, fmt.Errorf("blob: corrupt blob record")
-	}
-	n, w := binary.Uvarint(v[1:])
-	if w <= 0 || uint64(len(v)-1-w) < n {
-		return nil, fmt.Errorf("blob: corrupt blob record")
-	}
-	b, err := decode[Blob](v[1+w : 1+w+int(n)])
-	if err != nil {
-		return nil, err
-	}
-	raw := v[1+w+int(n):]
-	fill := func(sg *Segment) error {
-		if !sg.In {
-			return nil
-		}
-		if sg.Len < 0 || int64(len(raw)) < sg.Len {
-			return fmt.Errorf("blob: corrupt blob record")
-		}
-		sg.Data = append([]byte(nil), raw[:sg.Len]...)
-		sg.In = false
-		raw = raw[sg.Len:]
-		return nil
-	}
-	for i := range b.Blocks {
-		for j := range b.Blocks[i].Segs {
-			if err := fill(&b.Blocks[i].Segs[j]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for i := range b.Pages {
-		if err := fill(&b.Pages[i].Seg); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
+	return decodeBlobBinaryAt(v, name, snap)
 }
 
 // encodeBlock stores a staged block like a blob record holding just that
@@ -557,14 +476,4 @@ func decode[T any](b []byte) (*T, error) {
 		return nil, fmt.Errorf("blob: corrupt record: %w", err)
 	}
 	return v, nil
-}
-
-// metaGet finds a metadata or tag value case-insensitively.
-func metaGet(m []KV, name string) (string, bool) {
-	for _, kv := range m {
-		if strings.EqualFold(kv[0], name) {
-			return kv[1], true
-		}
-	}
-	return "", false
 }

@@ -502,22 +502,8 @@ func unindexContainer(tx storage.Tx, acct, c string) error {
 }
 
 func deleteRange(tx storage.Tx, prefix []byte) error {
-	var keys [][]byte
-	it := tx.Scan(prefix, keyenc.PrefixEnd(prefix), false)
-	for it.Next() {
-		keys = append(keys, append([]byte(nil), it.Key()...))
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := storage.DeleteRange(tx, prefix, keyenc.PrefixEnd(prefix), 0)
+	return err
 }
 
 // GetContainer is Get Container Properties / Metadata / ACL: a read that

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 )
 
 // MaxBatchRequests is the most sub-requests one Blob Batch may carry.
@@ -103,7 +103,7 @@ func (h *handler) batch(rq *req) error {
 	if len(subs) == 0 {
 		return azerr.Newf("InvalidInput", "The batch request has no sub-requests.")
 	}
-	boundary := "batchresponse_" + httpx.NewUUID()
+	boundary := "batchresponse_" + guid.NewString()
 	var out bytes.Buffer
 	mw := multipart.NewWriter(&out)
 	mw.SetBoundary(boundary)

@@ -1,5 +1,11 @@
 // Package blobhttp is the HTTP surface of the Blob service: it decodes
 // requests, runs the operation and encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package blob, which holds every Blob rule and runs it inside storage
+// transactions; this package only translates between the two. The server
+// builds it with New from httpx.Deps.
 package blobhttp
 
 import (
@@ -17,6 +23,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -38,7 +45,7 @@ func New(d httpx.Deps) http.Handler {
 		now = time.Now
 	}
 	d.Now = now
-	h := &handler{d: d, svc: blob.New(d.Engine, now, httpx.NewUUID)}
+	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }

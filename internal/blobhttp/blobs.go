@@ -16,7 +16,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 )
 
 // bodyReader turns a failure to read the request body (a client that sent
@@ -1127,7 +1127,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 			cr.Props = &p
 		}
 	}
-	copyID := httpx.NewUUID()
+	copyID := guid.NewString()
 	b, err := h.svc.CopyBlob(rq.ctx(), cr, copyID)
 	if err != nil {
 		return err

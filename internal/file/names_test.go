@@ -10,12 +10,12 @@ import (
 
 func TestSplitPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"":          "",
-		"/":         "",
-		"a":         "a",
-		"a/b/c":     "a|b|c",
-		`a\b`:       "a|b",
-		"/a/b/":     "a|b",
+		"":        "",
+		"/":       "",
+		"a":       "a",
+		"a/b/c":   "a|b|c",
+		`a\b`:     "a|b",
+		"/a/b/":   "a|b",
 		"Über/日本": "Über|日本",
 	} {
 		parts, err := SplitPath(in)

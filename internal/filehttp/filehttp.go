@@ -18,6 +18,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -33,7 +34,7 @@ func New(d httpx.Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	h := &handler{d: d, svc: file.New(d.Engine, d.Now, httpx.NewUUID)}
+	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString)}
 	h.svc.Resume()
 	return h
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
@@ -498,7 +499,7 @@ func leaseAction(rq *req, share bool) (lease.Action, error) {
 			return a, azerr.MissingHeader("x-ms-lease-duration")
 		}
 		a.Duration = int(d)
-		a.NewID = httpx.NewUUID()
+		a.NewID = guid.NewString()
 	case lease.Renew, lease.Release:
 		if a.LeaseID == "" {
 			return a, azerr.MissingHeader("x-ms-lease-id")

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -20,4 +21,18 @@ type Deps struct {
 	// it, e.g. "http://127.0.0.1:10000/devstoreaccount1" (used in
 	// ServiceEndpoint attributes and odata.metadata).
 	BaseURL func(account string) string
+	// Workers receives the service's background workers (purges): the
+	// server runs each until it shuts down. Nil (a handler built by a
+	// test) runs them for the life of the process.
+	Workers func(run func(ctx context.Context) error)
+}
+
+// StartWorker hands run to d.Workers, or runs it in the background for
+// the life of the process when there is no owner.
+func (d Deps) StartWorker(run func(ctx context.Context) error) {
+	if d.Workers != nil {
+		d.Workers(run)
+		return
+	}
+	go run(context.Background())
 }

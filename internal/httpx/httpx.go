@@ -6,8 +6,6 @@ package httpx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 )
 
 // DefaultVersion is the x-ms-version answered when a request sends none.
@@ -103,7 +102,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			rw   recorder
 		}{}
 		info, rw := &st.info, &st.rw
-		*info = Info{Service: svc, RequestID: newUUID(), Start: o.Now(), log: o.Log}
+		*info = Info{Service: svc, RequestID: guid.NewString(), Start: o.Now(), log: o.Log}
 		*rw = recorder{ResponseWriter: w, status: http.StatusOK}
 		hdr := rw.Header()
 		// Keys in canonical form, assigned directly.
@@ -333,27 +332,6 @@ func redactAuth(v string) string {
 	}
 	return "<redacted>"
 }
-
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
-}
-
-// NewUUID returns a random (version 4) UUID string.
-func NewUUID() string { return newUUID() }
 
 // repeatedHeader finds an x-ms-* header sent more than once, other than
 // metadata (whose repeated values are joined) and the client request id.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/worker"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -14,18 +15,11 @@ import (
 const purgeBatch = 512
 
 // purger removes the messages of deleted and cleared queues, and expired
-// messages of live queues, in the background. It runs one goroutine at a
-// time, only while there is work: kick and reap start it (or ask the
-// running one for another pass) and it exits when no work is left or the
-// engine is closed. Tombstones are stored,
-// so work left by a stopped process is picked up by the first kick after a
-// restart (Resume, called when the service is built).
+// messages of live queues, in passes of Run. Tombstones are stored, so
+// work left by a stopped process is done by Run's first pass.
 type purger struct {
-	svc     *Service
-	mu      sync.Mutex
-	running bool
-	again   bool
-	done    chan struct{} // closed when the current run ends
+	loop worker.Loop
+	mu   sync.Mutex
 	// expired holds queue ids whose expired messages should be reaped.
 	expired map[uint64]bool
 }
@@ -38,74 +32,45 @@ func (p *purger) reap(qid uint64) {
 	}
 	p.expired[qid] = true
 	p.mu.Unlock()
-	p.kick()
+	p.loop.Kick()
 }
 
-func (p *purger) kick() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.running {
-		p.again = true
+// kick asks for a pass over the tombstoned queue ids.
+func (p *purger) kick() { p.loop.Kick() }
+
+// Run is the service's background worker: until ctx ends, it deletes the
+// messages of deleted and cleared queues and the expired messages of live
+// ones whenever requests leave such work, and once at start for work a
+// previous process left. The server runs it; nothing is purged without it.
+func (s *Service) Run(ctx context.Context) error {
+	return s.purge.loop.Run(ctx, s.purgePass)
+}
+
+// purgePass empties every tombstoned queue id, then reaps the queues
+// asked for; it stops at the first error (the engine closed, say).
+func (s *Service) purgePass(ctx context.Context) {
+	if s.PurgeAll(ctx) != nil {
 		return
 	}
-	p.running = true
-	p.done = make(chan struct{})
-	go p.run(p.done)
-}
-
-func (p *purger) run(done chan struct{}) {
-	defer close(done)
-	for {
-		err := p.svc.PurgeAll(context.Background())
-		for err == nil {
-			p.mu.Lock()
-			var qid uint64
-			found := false
-			for id := range p.expired {
-				qid, found = id, true
-				delete(p.expired, id)
-				break
-			}
-			p.mu.Unlock()
-			if !found {
-				break
-			}
-			err = p.svc.ReapExpired(context.Background(), qid)
-		}
-		p.mu.Lock()
-		if p.again && err == nil {
-			p.again = false
-			p.mu.Unlock()
-			continue
-		}
-		p.running = false
-		p.again = false
-		p.mu.Unlock()
-		return
-	}
-}
-
-// Resume starts purging whatever deleted or cleared queues a previous run
-// left behind.
-func (s *Service) Resume() { s.purge.kick() }
-
-// WaitPurged blocks until the background purge is idle (tests use it to
-// observe the store after a delete).
-func (s *Service) WaitPurged(ctx context.Context) error {
 	for {
 		s.purge.mu.Lock()
-		running, done := s.purge.running, s.purge.done
-		s.purge.mu.Unlock()
-		if !running {
-			return nil
+		var qid uint64
+		found := false
+		for id := range s.purge.expired {
+			qid, found = id, true
+			delete(s.purge.expired, id)
+			break
 		}
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
+		s.purge.mu.Unlock()
+		if !found || s.ReapExpired(ctx, qid) != nil {
+			return
 		}
 	}
 }
+
+// WaitPurged blocks until the purges asked for before the call are done
+// (tests use it to observe the store after a delete); it needs Run.
+func (s *Service) WaitPurged(ctx context.Context) error { return s.purge.loop.Wait(ctx) }
 
 // PurgeAll deletes the messages of every tombstoned queue id, in batches of
 // purgeBatch keys per transaction, and then the tombstones. It is safe to
@@ -165,24 +130,9 @@ func (s *Service) purgeQueue(ctx context.Context, qid uint64) error {
 func (s *Service) deleteSome(ctx context.Context, prefix []byte) (int, error) {
 	var n int
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
-		n = 0
-		var keys [][]byte
-		it := tx.Scan(prefix, keyenc.PrefixEnd(prefix), false)
-		for len(keys) < purgeBatch && it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		err := it.Err()
-		it.Close()
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := tx.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(keys)
-		return nil
+		var err error
+		n, err = storage.DeleteRange(tx, prefix, keyenc.PrefixEnd(prefix), purgeBatch)
+		return err
 	})
 	return n, err
 }

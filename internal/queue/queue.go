@@ -150,9 +150,7 @@ func New(e storage.Engine, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{engine: e, now: now}
-	s.purge.svc = s
-	return s
+	return &Service{engine: e, now: now}
 }
 
 // NormalizeMetadata lowercases names and sorts the pairs so that two

@@ -54,6 +54,23 @@ func engines(t *testing.T, fn func(t *testing.T, e storage.Engine)) {
 
 const acct = "devstoreaccount1"
 
+// startService returns a Service on e with its background worker running
+// until the test ends, as the server runs it.
+func startService(tb testing.TB, e storage.Engine, now func() time.Time) *Service {
+	s := New(e, now)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx)
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return s
+}
+
 func MustCreate(tb testing.TB, s *Service, name string) {
 	tb.Helper()
 	if _, err := s.CreateQueue(context.Background(), acct, name, nil); err != nil {
@@ -71,7 +88,7 @@ func wantCode(t *testing.T, err error, code string) {
 
 func TestCreateQueueIdempotence(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(t, e, nil)
 		ctx := context.Background()
 		md := []MetadataItem{{"B", "2"}, {"a", "1"}}
 		created, err := s.CreateQueue(ctx, acct, "q1", md)
@@ -96,7 +113,7 @@ func TestCreateQueueIdempotence(t *testing.T) {
 func TestMessageLifecycle(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
 		c := newClock()
-		s := New(e, c.Now)
+		s := startService(t, e, c.Now)
 		ctx := context.Background()
 		MustCreate(t, s, "q")
 		var put []Message
@@ -196,7 +213,7 @@ func TestMessageLifecycle(t *testing.T) {
 func TestExpiryAndDelayedVisibility(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
 		c := newClock()
-		s := New(e, c.Now)
+		s := startService(t, e, c.Now)
 		ctx := context.Background()
 		MustCreate(t, s, "q")
 		short, _ := s.PutMessage(ctx, acct, "q", NewMessage{Text: "short", TTL: 5 * time.Second})
@@ -254,7 +271,7 @@ func countKeys(t *testing.T, e storage.Engine) int {
 
 func TestDeleteAndClearPurgeInBackground(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(t, e, nil)
 		ctx := context.Background()
 		MustCreate(t, s, "big")
 		batch := make([]NewMessage, 1000)
@@ -298,7 +315,7 @@ func TestDeleteAndClearPurgeInBackground(t *testing.T) {
 // goes to exactly one of them in a visibility window and none is lost.
 func TestCompetingConsumers(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(t, e, nil)
 		ctx := context.Background()
 		MustCreate(t, s, "race")
 		const total = 600
@@ -362,7 +379,7 @@ func TestCompetingConsumers(t *testing.T) {
 // update; exactly one wins, the rest get MessageNotFound.
 func TestReceiptRace(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(t, e, nil)
 		ctx := context.Background()
 		MustCreate(t, s, "r")
 		s.PutMessage(ctx, acct, "r", NewMessage{Text: "x"})
@@ -424,7 +441,7 @@ func TestReceiptRace(t *testing.T) {
 
 func TestListQueues(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(t, e, nil)
 		ctx := context.Background()
 		for _, n := range []string{"alpha", "beta1", "beta2", "beta3", "gamma"} {
 			MustCreate(t, s, n)
@@ -467,7 +484,7 @@ func TestMessageIDRoundTrip(t *testing.T) {
 func TestReaperRemovesExpired(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
 		c := newClock()
-		s := New(e, c.Now)
+		s := startService(t, e, c.Now)
 		ctx := context.Background()
 		MustCreate(t, s, "exp")
 		batch := make([]NewMessage, 1500)
@@ -511,7 +528,7 @@ func TestReaperRemovesExpired(t *testing.T) {
 func TestPurgeResumesAfterRestart(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
 		ctx := context.Background()
-		first := New(e, nil)
+		first := startService(t, e, nil)
 		MustCreate(t, first, "left")
 		batch := make([]NewMessage, 1200)
 		for i := range batch {
@@ -538,8 +555,7 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 		if n := countKeys(t, e); n != 3*1200+1 {
 			t.Fatalf("%d keys before restart", n)
 		}
-		second := New(e, nil)
-		second.Resume()
+		second := startService(t, e, nil)
 		if err := second.WaitPurged(ctx); err != nil {
 			t.Fatal(err)
 		}

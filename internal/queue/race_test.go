@@ -31,7 +31,7 @@ func (g *gate) open() { g.ready.Wait(); close(g.start) }
 func TestRaceGetMessagesWhileExpiring(t *testing.T) {
 	engines(t, func(t *testing.T, e storage.Engine) {
 		clk := newClock()
-		s := New(e, clk.Now)
+		s := startService(t, e, clk.Now)
 		ctx := context.Background()
 		MustCreate(t, s, "expiring")
 		const total = 300

@@ -4,11 +4,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/guid"
 )
 
 // errCorrupt marks a stored value that does not decode; it surfaces as a
@@ -16,41 +17,10 @@ import (
 var errCorrupt = errors.New("queue: corrupt stored record")
 
 // MessageID is a message's identifier; it is rendered as a GUID.
-type MessageID [16]byte
-
-// String renders the id as a lowercase GUID.
-func (id MessageID) String() string {
-	var b [36]byte
-	return string(id.AppendTo(b[:0]))
-}
-
-// AppendTo appends the id as String renders it.
-func (id MessageID) AppendTo(dst []byte) []byte {
-	var b [36]byte
-	hex.Encode(b[0:8], id[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], id[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], id[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], id[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:36], id[10:16])
-	return append(dst, b[:]...)
-}
+type MessageID = guid.GUID
 
 // ParseMessageID parses a GUID (either case, with dashes).
-func ParseMessageID(s string) (MessageID, bool) {
-	var id MessageID
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return id, false
-	}
-	compact := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
-	if _, err := hex.Decode(id[:], []byte(compact)); err != nil {
-		return id, false
-	}
-	return id, true
-}
+func ParseMessageID(s string) (MessageID, bool) { return guid.Parse(s) }
 
 // newMessageID returns a version-4-shaped GUID whose first 48 bits are the
 // message's sequence number in its queue and whose other bits are random.
@@ -71,9 +41,7 @@ func messageIDFrom(seq uint64, rnd *[10]byte) MessageID {
 	var s [8]byte
 	binary.BigEndian.PutUint64(s[:], seq)
 	copy(id[0:6], s[2:8])
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
+	return id.V4()
 }
 
 // Pop receipts are 18 bytes: a format byte and 17 random bytes, rendered

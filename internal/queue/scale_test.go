@@ -41,7 +41,7 @@ func fill(tb testing.TB, s *Service, name string, n int) {
 func TestLargeQueue(t *testing.T) {
 	e := memstore.New()
 	defer e.Close()
-	s := New(e, newClock().Now)
+	s := startService(t, e, newClock().Now)
 	ctx := context.Background()
 	MustCreate(t, s, "huge")
 	fill(t, s, "huge", 100_000)
@@ -105,7 +105,7 @@ func checkLargeQueue(tb testing.TB, s *Service, name string, n int) {
 // first one client in a loop, then 8 competing clients (2,000 cycles).
 func BenchmarkMillionMessageQueue(b *testing.B) {
 	run := func(b *testing.B, e storage.Engine) {
-		s := New(e, nil)
+		s := startService(b, e, nil)
 		ctx := context.Background()
 		MustCreate(b, s, "huge")
 		fill(b, s, "huge", million)

@@ -41,8 +41,9 @@ func New(d httpx.Deps) http.Handler {
 		d.Now = time.Now
 	}
 	svc := queue.New(d.Engine, d.Now)
-	// Finish purging queues that an earlier run deleted or cleared.
-	svc.Resume()
+	// Purges deleted and cleared queues, including those an earlier
+	// process left.
+	d.StartWorker(svc.Run)
 	return &handler{d: d, svc: svc}
 }
 

@@ -7,20 +7,19 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queue"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 )
 
-// rfc1123 is the HTTP date format Azure uses in queue bodies and headers.
-const rfc1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
-
-func fmtTime(t time.Time) string { return t.UTC().Format(rfc1123) }
+// fmtTime renders t as the HTTP date Azure uses in queue bodies and
+// headers (httpx.FormatHTTPTime, which caches recent seconds).
+func fmtTime(t time.Time) string { return httpx.FormatHTTPTime(t) }
 
 // esc escapes element text so that it reads back byte for byte. Text of
 // printable ASCII without markup characters (ids, times, receipts, most
@@ -204,27 +203,8 @@ func appendMessages(dst []byte, ms []queue.Message, peek, put bool) []byte {
 	return append(dst, "</QueueMessagesList>"...)
 }
 
-// appendTime appends t as fmtTime renders it. Rendered seconds are kept
-// in a small direct-mapped cache: the times of messages put or received
-// together fall in the same seconds.
-func appendTime(dst []byte, t time.Time) []byte {
-	sec := t.Unix()
-	slot := &renderedTimes[uint64(sec)%uint64(len(renderedTimes))]
-	if e := slot.Load(); e != nil && e.sec == sec {
-		return append(dst, e.text...)
-	}
-	var buf [len(rfc1123)]byte
-	text := string(t.UTC().AppendFormat(buf[:0], rfc1123))
-	slot.Store(&renderedTime{sec: sec, text: text})
-	return append(dst, text...)
-}
-
-type renderedTime struct {
-	sec  int64
-	text string
-}
-
-var renderedTimes [256]atomic.Pointer[renderedTime]
+// appendTime appends t as fmtTime renders it.
+func appendTime(dst []byte, t time.Time) []byte { return append(dst, httpx.FormatHTTPTime(t)...) }
 
 // appendElem is elem for byte slices.
 func appendElem(dst []byte, name, text string) []byte {

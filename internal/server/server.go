@@ -98,8 +98,11 @@ type Server struct {
 	listeners map[auth.Service]net.Listener
 	recovered Recovered
 	wg        sync.WaitGroup
-	stopGC    context.CancelFunc
-	gcDone    chan struct{}
+	// workers are the background workers of the services (purges) and
+	// the chunk collector: Start runs them, Close stops them.
+	workers     []func(context.Context) error
+	stopWorkers context.CancelFunc
+	workersDone sync.WaitGroup
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -130,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	default:
 		dir := cfg.Location
 		if dir == "" {
-			dir = DefaultLocation()
+			dir = DefaultLocation
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			s.closeListeners()
@@ -148,7 +151,8 @@ func New(cfg Config) (*Server, error) {
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc)}
+		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
+			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return httpx.Wrap(svc, newHandler(d), opts)
 	}
 	s.handlers = map[auth.Service]http.Handler{
@@ -200,14 +204,8 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 	return nil, fmt.Errorf("unknown engine %q (want %s or %s)", kind, EngineLog, EngineSQLite)
 }
 
-// DefaultLocation is the data directory used when none is given:
-// $LAZULI_LOCATION, else ./lazuli-data.
-func DefaultLocation() string {
-	if v := os.Getenv("LAZULI_LOCATION"); v != "" {
-		return v
-	}
-	return "lazuli-data"
-}
+// DefaultLocation is the data directory used when none is given.
+const DefaultLocation = "lazuli-data"
 
 // Engine returns the storage engine.
 func (s *Server) Engine() storage.Engine { return s.engine }
@@ -311,13 +309,18 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
-	if len(s.cfg.ChunkMarkers) > 0 && s.stopGC == nil {
+	if s.stopWorkers == nil {
+		if len(s.cfg.ChunkMarkers) > 0 {
+			s.workers = append(s.workers, func(ctx context.Context) error {
+				chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+				return nil
+			})
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.stopGC, s.gcDone = cancel, make(chan struct{})
-		go func() {
-			defer close(s.gcDone)
-			chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
-		}()
+		s.stopWorkers = cancel
+		for _, run := range s.workers {
+			s.workersDone.Go(func() { run(ctx) })
+		}
 	}
 	return nil
 }
@@ -381,9 +384,9 @@ func (s *Server) Close() error {
 	}
 	<-shut
 	s.wg.Wait()
-	if s.stopGC != nil {
-		s.stopGC()
-		<-s.gcDone
+	if s.stopWorkers != nil {
+		s.stopWorkers()
+		s.workersDone.Wait()
 	}
 	if s.ownsEng {
 		return s.engine.Close()

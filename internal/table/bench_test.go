@@ -198,7 +198,6 @@ func BenchmarkApplyWrites(b *testing.B) {
 	}
 	defer eng.Close()
 	s := New(eng, Options{})
-	defer s.WaitPurges()
 	ctx := context.Background()
 	if _, err := s.CreateTable(ctx, acct, "bench"); err != nil {
 		b.Fatal(err)

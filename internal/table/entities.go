@@ -155,7 +155,10 @@ func prepareOp(op *Op) preparedOp {
 	return p
 }
 
-// ifMatches is etagMatchesTicks(op.IfMatch, ticks) from the parsed value.
+// ifMatches reports whether the op's If-Match value selects the entity
+// whose Timestamp is ticks: "*", or an ETag naming that Timestamp in any
+// spelling the service accepts. It is the one If-Match check of entity
+// writes, batches included; the value is parsed once, in prepareOp.
 func (p *preparedOp) ifMatches(ticks int64) bool {
 	if p.ifAny || (p.ifOK && p.ifTicks == ticks) {
 		return true
@@ -242,13 +245,6 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		return nil, err
 	}
 	return out, nil
-}
-
-// applyOp runs one write inside tx; the If-Match check and the write are in
-// the same transaction.
-func applyOp(tx storage.Tx, uid string, op *Op, now int64) (*Entity, error) {
-	p := prepareOp(op)
-	return applyPrepared(tx, []byte(uid), &p, now)
 }
 
 // applyPrepared runs a prepared write inside tx. The current record is
@@ -584,15 +580,4 @@ func keyStringBytes(b []byte) ([]byte, []byte, error) {
 	}
 	s, rest, err := keyenc.ReadString(b)
 	return []byte(s), rest, err
-}
-
-// readKeyString decodes one string element of a key. Entity keys never
-// hold U+0000 (control characters are refused), so the terminator is the
-// first 0x00 and the element needs no unescaping; anything else falls back
-// to the general decoder.
-func readKeyString(b []byte) (string, []byte, error) {
-	if i := bytes.IndexByte(b, 0x00); i >= 0 && i+1 < len(b) && b[i+1] == 0x01 {
-		return string(b[:i]), b[i+2:], nil
-	}
-	return keyenc.ReadString(b)
 }

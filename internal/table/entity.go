@@ -156,22 +156,6 @@ func parseETagGeneral(s string) (int64, bool) {
 	return t, true
 }
 
-// etagMatches reports whether an If-Match value selects the entity.
-func etagMatches(ifMatch string, e *Entity) bool { return etagMatchesTicks(ifMatch, e.Timestamp) }
-
-// etagMatchesTicks reports whether an If-Match value selects the entity
-// whose Timestamp is ticks.
-func etagMatchesTicks(ifMatch string, ticks int64) bool {
-	if strings.TrimSpace(ifMatch) == "*" {
-		return true
-	}
-	if ifMatch == ETagFor(ticks) {
-		return true
-	}
-	t, ok := parseETag(ifMatch)
-	return ok && t == ticks
-}
-
 // ValidateKey checks a PartitionKey or RowKey value.
 func ValidateKey(name, k string) error {
 	if !utf8.ValidString(k) {
@@ -214,18 +198,9 @@ func validPropertyName(n string) error {
 	return nil
 }
 
-// isASCII reports whether s is all ASCII, eight bytes at a time.
+// isASCII reports whether s is all ASCII.
 func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		if x&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
@@ -338,23 +313,9 @@ func (e *Entity) Validate() error {
 //	payload: String, Guid, Binary: uvarint len | bytes; Int32: 4 bytes;
 //	Int64, DateTime: 8 bytes; Double: 8 bytes IEEE; Boolean: 1 byte.
 //
-// The type byte of a String may carry plainFlag: the text needs no JSON
-// escaping, so a response copies it as it is. Records written before the
-// flag existed simply lack it.
+// The record says what a value is, never how a wire format spells it: the
+// HTTP side decides, for instance, whether a string needs JSON escaping.
 const encVersion = 1
-
-// plainFlag marks a String value that needs no escaping in JSON.
-const plainFlag = 0x80
-
-// readType reads a stored type byte: the type and whether the value is
-// a String flagged plain. Flagged bytes of any other type are not a type
-// (ok false).
-func readType(c byte) (t odata.Type, plain, ok bool) {
-	if c&plainFlag != 0 {
-		return odata.String, true, c == byte(odata.String)|plainFlag
-	}
-	return odata.Type(c), false, true
-}
 
 var errCorrupt = errors.New("table: corrupt entity record")
 
@@ -371,11 +332,7 @@ func encodeEntity(e *Entity) []byte {
 		b = binary.AppendUvarint(b, uint64(len(p.Name)))
 		b = append(b, p.Name...)
 		v := p.Value
-		if v.Type == odata.String && odata.IsJSONPlain(v.Str) {
-			b = append(b, byte(v.Type)|plainFlag)
-		} else {
-			b = append(b, byte(v.Type))
-		}
+		b = append(b, byte(v.Type))
 		switch v.Type {
 		case odata.String, odata.Guid:
 			b = binary.AppendUvarint(b, uint64(len(v.Str)))
@@ -452,10 +409,7 @@ func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Pr
 			return slab, errCorrupt
 		}
 		nameStr := str(name)
-		t, _, ok := readType(b[0])
-		if !ok {
-			return slab, errCorrupt
-		}
+		t := odata.Type(b[0])
 		b = b[1:]
 		v := odata.Value{Type: t}
 		switch t {
@@ -548,10 +502,7 @@ func (r *rawEntity) Lookup(name string) (odata.Value, bool) {
 		if !ok || len(b) < 1 {
 			return odata.Value{}, false
 		}
-		t, _, ok := readType(b[0])
-		if !ok {
-			return odata.Value{}, false
-		}
+		t := odata.Type(b[0])
 		b = b[1:]
 		match := string(pname) == name
 		v := odata.Value{Type: t}

@@ -86,11 +86,8 @@ func (r Row) Lookup(name string, p *RawProp) bool {
 //	Double:       Float
 //	Boolean:      Bool
 type RawProp struct {
-	Name []byte
-	Type odata.Type
-	// Plain is set when Data is known to need no escaping in JSON
-	// (odata.IsJSONPlain); when it is not set, Data may still be plain.
-	Plain bool
+	Name  []byte
+	Type  odata.Type
 	Data  []byte
 	Int   int64
 	Float float64
@@ -115,7 +112,7 @@ func (it *PropIter) Next(p *RawProp) bool {
 	l, n := uvarint(b)
 	p.Name = b[n : n+int(l)]
 	b = b[n+int(l):]
-	p.Type, p.Plain, _ = readType(b[0])
+	p.Type = odata.Type(b[0])
 	b = b[1:]
 	switch p.Type {
 	case odata.String, odata.Guid, odata.Binary:
@@ -172,10 +169,7 @@ func checkRecord(b []byte) bool {
 		if !skip() || len(b) < 1 {
 			return false
 		}
-		t, _, ok := readType(b[0])
-		if !ok {
-			return false
-		}
+		t := odata.Type(b[0])
 		b = b[1:]
 		w := 0
 		switch t {

@@ -3,7 +3,6 @@ package table
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // keyAlphabet holds keys with shared prefixes, non-ASCII and quotes, so
@@ -234,157 +232,6 @@ func TestEntityKeyOf(t *testing.T) {
 			t.Errorf("%q: %x, want %x", c, got, want)
 		}
 	}
-}
-
-// TestPreparedIfMatch: the If-Match check on the parsed value agrees with
-// etagMatchesTicks.
-func TestPreparedIfMatch(t *testing.T) {
-	ticks := []int64{637000000000000000, 637000000000000001, 638000000123456789}
-	for _, tk := range ticks {
-		for _, v := range []string{"", "*", " * ", ETagFor(tk), ETagFor(tk + 1), " " + ETagFor(tk) + " ", `"datetime'2021-10-15T16:13:06.0167921Z'"`,
-			strings.ReplaceAll(ETagFor(tk), "%3A", "%3a"), strings.ReplaceAll(ETagFor(tk), "%3A", ":"), "W/\"x\"", "garbage"} {
-			p := prepareOp(&Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: v})
-			for _, cur := range ticks {
-				if got, want := p.ifMatches(cur), etagMatchesTicks(v, cur); got != want {
-					t.Errorf("If-Match %q on %d: %v, want %v", v, cur, got, want)
-				}
-			}
-		}
-	}
-}
-
-// encodeEntityUnflagged is the record encoding before String values
-// carried plainFlag, to check such records are still read.
-func encodeEntityUnflagged(e *Entity) []byte {
-	b := []byte{encVersion}
-	b = binary.BigEndian.AppendUint64(b, uint64(e.Timestamp))
-	b = binary.AppendUvarint(b, uint64(len(e.Props)))
-	for _, p := range e.Props {
-		b = binary.AppendUvarint(b, uint64(len(p.Name)))
-		b = append(b, p.Name...)
-		b = append(b, byte(p.Value.Type))
-		v := p.Value
-		switch v.Type {
-		case odata.String, odata.Guid:
-			b = binary.AppendUvarint(b, uint64(len(v.Str)))
-			b = append(b, v.Str...)
-		case odata.Binary:
-			b = binary.AppendUvarint(b, uint64(len(v.Bytes)))
-			b = append(b, v.Bytes...)
-		case odata.Int32:
-			b = binary.BigEndian.AppendUint32(b, uint32(int32(v.Int)))
-		case odata.Int64, odata.DateTime:
-			b = binary.BigEndian.AppendUint64(b, uint64(v.Int))
-		case odata.Double:
-			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Float))
-		case odata.Boolean:
-			if v.Bool {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		}
-	}
-	return b
-}
-
-// TestPlainFlag: String values are flagged exactly when they need no JSON
-// escaping; records without flags (written before them) read the same,
-// through every reader; a flag on another type is corruption.
-func TestPlainFlag(t *testing.T) {
-	e := &Entity{PartitionKey: "p", RowKey: "r", Timestamp: 637000000000000123, Props: []Property{
-		prop("Plain", odata.Value{Type: odata.String, Str: "plain text 123"}),
-		prop("Empty", odata.Value{Type: odata.String, Str: ""}),
-		prop("Quote", odata.Value{Type: odata.String, Str: `say "hi"`}),
-		prop("Uni", odata.Value{Type: odata.String, Str: "ünï"}),
-		prop("G", odata.Value{Type: odata.Guid, Str: "4185404a-5818-48c3-b9be-f217df0dba6f"}),
-		prop("I", i32(7)),
-	}}
-	flagged, old := encodeEntity(e), encodeEntityUnflagged(e)
-	if bytes.Equal(flagged, old) {
-		t.Fatal("no value was flagged")
-	}
-	for _, rec := range [][]byte{flagged, old} {
-		got, err := decodeEntity("p", "r", rec)
-		if err != nil || !reflect.DeepEqual(got, e) {
-			t.Fatalf("decode: %+v, %v", got, err)
-		}
-		if !checkRecord(rec) {
-			t.Fatal("checkRecord refused a record")
-		}
-		raw := &rawEntity{pk: "p", rk: []byte("r"), b: rec}
-		for _, p := range e.Props {
-			if v, ok := raw.Lookup(p.Name); !ok || !reflect.DeepEqual(v, p.Value) {
-				t.Fatalf("Lookup %s: %+v", p.Name, v)
-			}
-		}
-		var page RowPage
-		page.add([]byte("p"), []byte("r"), rec)
-		it := page.Row(0).Props()
-		var rp RawProp
-		for i := 0; it.Next(&rp); i++ {
-			p := e.Props[i]
-			wantPlain := p.Value.Type == odata.String && odata.IsJSONPlain(p.Value.Str) && bytes.Equal(rec, flagged)
-			if string(rp.Name) != p.Name || rp.Type != p.Value.Type || rp.Plain != wantPlain {
-				t.Fatalf("prop %d: %+v (plain want %v)", i, rp, wantPlain)
-			}
-		}
-	}
-	// The flag on a type other than String is not a type.
-	bad := encodeEntity(&Entity{Props: []Property{prop("I", i32(7))}})
-	bad[len(bad)-5] |= plainFlag
-	if _, err := decodeEntity("p", "r", bad); err == nil || checkRecord(bad) {
-		t.Fatal("a flagged Int32 was read")
-	}
-	if _, ok := (&rawEntity{b: bad}).Lookup("I"); ok {
-		t.Fatal("rawEntity read a flagged Int32")
-	}
-}
-
-// TestUnflaggedRecordsQueried: rows stored in the old encoding answer
-// queries, filters and point reads exactly like rows written now.
-func TestUnflaggedRecordsQueried(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, s *Service) {
-		ctx := context.Background()
-		mustTable(t, s, "old")
-		props := []Property{prop("S", odata.Value{Type: odata.String, Str: "abc"}), prop("N", i32(1))}
-		if _, err := s.Apply(ctx, acct, "old", Op{Kind: OpInsert, PartitionKey: "p", RowKey: "new", Props: props}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.eng.Update(ctx, func(tx storage.Tx) error {
-			uid, err := tableUID(tx, acct, "old")
-			if err != nil {
-				return err
-			}
-			return tx.Set(entityKey(uid, "p", "old"), encodeEntityUnflagged(&Entity{Timestamp: 637000000000000000, Props: props}))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		f, _ := odata.Parse("S eq 'abc' and PartitionKey eq 'p'")
-		page, err := s.QueryEntities(ctx, acct, "old", Query{Filter: f})
-		if err != nil || len(page.Entities) != 2 {
-			t.Fatalf("%v %v", page, err)
-		}
-		for _, e := range page.Entities {
-			if !reflect.DeepEqual(e.Props, props) {
-				t.Fatalf("%s: %+v", e.RowKey, e.Props)
-			}
-		}
-		var rp RowPage
-		if err := s.QueryRows(ctx, acct, "old", Query{Filter: f}, &rp); err != nil || rp.Len() != 2 {
-			t.Fatalf("%d %v", rp.Len(), err)
-		}
-		if e, err := s.GetEntity(ctx, acct, "old", "p", "old"); err != nil || !reflect.DeepEqual(e.Props, props) {
-			t.Fatalf("%+v %v", e, err)
-		}
-		// A merge rewrites the old record in the current encoding.
-		if _, err := s.Apply(ctx, acct, "old", Op{Kind: OpMerge, PartitionKey: "p", RowKey: "old", IfMatch: "*", Props: []Property{prop("T", odata.Value{Type: odata.String, Str: "x"})}}); err != nil {
-			t.Fatal(err)
-		}
-		if e, err := s.GetEntity(ctx, acct, "old", "p", "old"); err != nil || len(e.Props) != 3 || e.Props[0].Value.Str != "abc" {
-			t.Fatalf("%+v %v", e, err)
-		}
-	})
 }
 
 func TestIsASCII(t *testing.T) {

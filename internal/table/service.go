@@ -29,13 +29,13 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
+	"github.com/lazuli-storage/lazuli/internal/worker"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -54,8 +54,8 @@ type Service struct {
 	eng     storage.Engine
 	now     func() time.Time
 	maxScan int
-	// purges tracks background removal of deleted tables' rows.
-	purges sync.WaitGroup
+	// purges runs the removal of deleted tables' rows (see Run).
+	purges worker.Loop
 	// clock is the last Timestamp handed out, in ticks: writes get
 	// strictly increasing Timestamps even within one clock tick, so an
 	// entity deleted and inserted again never repeats an old ETag.
@@ -82,20 +82,19 @@ func New(eng storage.Engine, o Options) *Service {
 	if o.MaxScan <= 0 {
 		o.MaxScan = 10_000
 	}
-	s := &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
-	// Finish purges a previous run left behind (a crash or shutdown in
-	// the middle of removing a deleted table's rows).
-	s.purges.Add(1)
-	go func() {
-		defer s.purges.Done()
-		s.resumePurges(context.Background())
-	}()
-	return s
+	return &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
 }
 
-// WaitPurges blocks until every background purge of deleted tables has
-// finished (or stopped because the engine closed).
-func (s *Service) WaitPurges() { s.purges.Wait() }
+// Run is the service's background worker: until ctx ends, it removes the
+// rows of deleted tables, after each Delete Table and once at start for
+// purges a previous process left unfinished (a crash or shutdown in the
+// middle of removing a deleted table's rows). The server runs it; no rows
+// are purged without it.
+func (s *Service) Run(ctx context.Context) error { return s.purges.Run(ctx, s.resumePurges) }
+
+// WaitPurges blocks until the purges of the tables deleted before the
+// call have finished (or stopped because the engine closed); it needs Run.
+func (s *Service) WaitPurges() { s.purges.Wait(context.Background()) }
 
 // nsPrefix is the key namespace of the Table service.
 func nsPrefix() []byte { return keyenc.AppendString(nil, "tbl") }
@@ -305,15 +304,11 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	if err != nil {
 		return err
 	}
-	s.purges.Add(1)
-	go func() {
-		defer s.purges.Done()
-		s.purge(context.Background(), uid)
-	}()
+	s.purges.Kick()
 	return nil
 }
 
-// resumePurges finishes every purge recorded by a marker.
+// resumePurges finishes every purge recorded by a marker: a pass of Run.
 func (s *Service) resumePurges(ctx context.Context) {
 	var uids []string
 	lo := purgeKey("")
@@ -345,23 +340,10 @@ func (s *Service) purge(ctx context.Context, uid string) error {
 	for {
 		n := 0
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
-			n = 0
-			it := tx.Scan(lo, hi, false)
-			var keys [][]byte
-			for it.Next() && len(keys) < 1000 {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			var err error
+			if n, err = storage.DeleteRange(tx, lo, hi, 1000); err != nil {
 				return err
 			}
-			for _, k := range keys {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
-			n = len(keys)
 			if n < 1000 {
 				return tx.Delete(purgeKey(uid))
 			}

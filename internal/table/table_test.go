@@ -40,9 +40,26 @@ func engines(tb testing.TB) map[string]func(tb testing.TB) storage.Engine {
 func forEachEngine(t *testing.T, fn func(t *testing.T, s *Service)) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
-			fn(t, New(mk(t), Options{MaxScan: 50}))
+			fn(t, startService(t, mk(t), Options{MaxScan: 50}))
 		})
 	}
+}
+
+// startService returns a Service on eng with its background worker
+// running until the test ends, as the server runs it.
+func startService(tb testing.TB, eng storage.Engine, o Options) *Service {
+	s := New(eng, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx)
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return s
 }
 
 func wantCode(t *testing.T, err error, code string) {
@@ -260,7 +277,7 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 		}
 		return tx.Set(purgeKey("olduid"), []byte{})
 	})
-	s := New(eng, Options{})
+	s := startService(t, eng, Options{})
 	s.WaitPurges()
 	n := 0
 	eng.View(ctx, func(tx storage.Tx) error {
@@ -484,15 +501,22 @@ func TestReinsertGetsNewETag(t *testing.T) {
 	}
 }
 
+// TestETagParsing: an If-Match value selects an entity when it is "*" or
+// names the entity's Timestamp in any spelling the service accepts.
 func TestETagParsing(t *testing.T) {
 	e := &Entity{Timestamp: odata.TimeToTicks(time.Date(2021, 10, 15, 16, 13, 6, 16792100, time.UTC))}
-	for _, v := range []string{e.ETag(), "*", ` * `, `W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'"`, `"datetime'2021-10-15T16:13:06.0167921Z'"`} {
-		if !etagMatches(v, e) {
+	matches := func(v string) bool {
+		p := prepareOp(&Op{Kind: OpDelete, PartitionKey: "p", RowKey: "r", IfMatch: v})
+		return p.ifMatches(e.Timestamp)
+	}
+	for _, v := range []string{e.ETag(), "*", ` * `, " " + e.ETag() + " ", `W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'"`,
+		`W/"datetime'2021-10-15T16%3a13%3a06.0167921Z'"`, `"datetime'2021-10-15T16:13:06.0167921Z'"`} {
+		if !matches(v) {
 			t.Errorf("%q does not match", v)
 		}
 	}
-	for _, v := range []string{`W/"datetime'2021-10-15T16%3A13%3A06.0167922Z'"`, "garbage", `W/""`, ""} {
-		if etagMatches(v, e) {
+	for _, v := range []string{`W/"datetime'2021-10-15T16%3A13%3A06.0167922Z'"`, ETagFor(e.Timestamp + 1), "garbage", `W/"x"`, `W/""`, ""} {
+		if matches(v) {
 			t.Errorf("%q matches", v)
 		}
 	}

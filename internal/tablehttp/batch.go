@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/table"
 )
@@ -224,8 +225,8 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 			failure = be
 		}
 	}
-	batchBoundary := "batchresponse_" + httpx.NewUUID()
-	csBoundary := "changesetresponse_" + httpx.NewUUID()
+	batchBoundary := "batchresponse_" + guid.NewString()
+	csBoundary := "changesetresponse_" + guid.NewString()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchBoundary, csBoundary)
 	base := h.d.BaseURL(info.Account)
@@ -359,7 +360,7 @@ func (h *handler) batchQuery(w http.ResponseWriter, r *http.Request, info *httpx
 	if err != nil {
 		return err
 	}
-	batchBoundary := "batchresponse_" + httpx.NewUUID()
+	batchBoundary := "batchresponse_" + guid.NewString()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", batchBoundary)
 	var e *table.Entity

@@ -2,7 +2,6 @@ package tablehttp
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 )
 
@@ -113,32 +112,44 @@ func scanPlainString(b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	n := bytes.IndexByte(b[i+1:], '"')
-	if n < 0 || !noEscapeOrControl(b[i+1:i+1+n]) {
+	if n < 0 || !jsonPlain(b[i+1:i+1+n], false) {
 		return 0, false
 	}
 	return i + 1 + n + 1, true
 }
 
-// noEscapeOrControl reports whether s holds no backslash and no byte
-// below 0x20, eight bytes at a time.
-func noEscapeOrControl(s []byte) bool {
+// jsonPlain reports whether s can stand inside a JSON string as it is:
+// no '"', no '\\' and no byte below 0x20; with ascii set, also no byte at
+// or above 0x7F (the renderer escapes those, as Azure does). It is the one
+// byte scanner of the Table JSON code, and tests eight bytes at a time:
+// each term below sets a byte's high bit when that byte (or, only when some
+// byte really matches, a byte above it) is below 0x20, has its high bit set
+// or equals 0x7F, '"' or '\\' (a zero byte after the XOR), so the test as a
+// whole is exact.
+func jsonPlain[T string | []byte](s T, ascii bool) bool {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		// A byte below 0x20, or a zero byte after the XOR with '\\',
-		// sets a high bit (as a whole, the test is exact).
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		below := (x - 0x20*ones) &^ x
-		bs := x ^ ('\\' * ones)
-		if (below|((bs-ones)&^bs))&highs != 0 {
+		quote := x ^ ('"' * ones)
+		bslash := x ^ ('\\' * ones)
+		bad := below | ((quote - ones) &^ quote) | ((bslash - ones) &^ bslash)
+		if ascii {
+			del := x ^ (0x7F * ones)
+			bad |= x | ((del - ones) &^ del)
+		}
+		if bad&highs != 0 {
 			return false
 		}
 	}
 	for ; i < len(s); i++ {
-		if c := s[i]; c == '\\' || c < 0x20 {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || ascii && c >= 0x7F {
 			return false
 		}
 	}
@@ -196,31 +207,16 @@ func scanLiteral(b []byte, i int, lit string) (int, bool) {
 }
 
 // isPlainString reports whether raw is a JSON string value that needs no
-// unescaping (no backslash).
+// unescaping.
 func isPlainString(raw []byte) bool {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return false
-	}
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return false
-		}
-	}
-	return true
+	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && jsonPlain(raw[1:len(raw)-1], false)
 }
 
 // plainString returns the text of a JSON string value that needs no
-// unescaping (no backslash), as scanObject produces; ok is false for any
-// other value.
+// unescaping, as scanObject produces; ok is false for any other value.
 func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	if !isPlainString(raw) {
 		return "", false
 	}
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return "", false
-		}
-	}
-	return string(inner), true
+	return string(raw[1 : len(raw)-1]), true
 }

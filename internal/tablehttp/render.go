@@ -13,7 +13,7 @@ import (
 
 // jsonString appends s as a JSON string.
 func jsonString[T string | []byte](b []byte, s T) []byte {
-	if odata.IsJSONPlain(s) {
+	if jsonPlain(s, true) {
 		b = append(b, '"')
 		b = append(b, s...)
 		return append(b, '"')
@@ -92,7 +92,7 @@ func appendAnnotationMember[T string | []byte](b []byte, name T) []byte {
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
-	if odata.IsJSONPlain(name) {
+	if jsonPlain(name, true) {
 		b = append(b, '"')
 		b = append(b, name...)
 		b = append(b, `@odata.type":`...)
@@ -145,11 +145,6 @@ func rawNeedsAnnotation(p *table.RawProp) bool {
 func appendRawValue(b []byte, p *table.RawProp) []byte {
 	switch p.Type {
 	case odata.String, odata.Guid:
-		if p.Plain {
-			b = append(b, '"')
-			b = append(b, p.Data...)
-			return append(b, '"')
-		}
 		return jsonString(b, p.Data)
 	case odata.Int32:
 		return strconv.AppendInt(b, p.Int, 10)

@@ -19,7 +19,6 @@ func TestAppendRowMatchesAppendEntity(t *testing.T) {
 	eng := memstore.New()
 	defer eng.Close()
 	svc := table.New(eng, table.Options{})
-	defer svc.WaitPurges()
 	ctx := context.Background()
 	if _, err := svc.CreateTable(ctx, "acct", "render"); err != nil {
 		t.Fatal(err)
@@ -124,12 +123,18 @@ func TestAppendQuotedKey(t *testing.T) {
 	}
 }
 
-// TestIsJSONPlain: the word-at-a-time test agrees with a byte by byte test on
-// every byte value at every position, and on random text.
-func TestIsJSONPlain(t *testing.T) {
+// TestJSONPlain: the word-at-a-time test agrees with a byte by byte test on
+// every byte value at every position, and on random text, in both modes.
+func TestJSONPlain(t *testing.T) {
+	for _, ascii := range []bool{false, true} {
+		testJSONPlain(t, ascii)
+	}
+}
+
+func testJSONPlain(t *testing.T, ascii bool) {
 	slow := func(s []byte) bool {
 		for _, c := range s {
-			if !odata.IsJSONPlain([]byte{c}) {
+			if c < 0x20 || c == '"' || c == '\\' || ascii && c >= 0x7F {
 				return false
 			}
 		}
@@ -143,10 +148,10 @@ func TestIsJSONPlain(t *testing.T) {
 					b[i] = 'a' + byte(i%26)
 				}
 				b[pos] = byte(c)
-				if got, want := odata.IsJSONPlain(b), slow(b); got != want {
+				if got, want := jsonPlain(b, ascii), slow(b); got != want {
 					t.Fatalf("len %d byte %#x at %d: %v, want %v", n, c, pos, got, want)
 				}
-				if got := odata.IsJSONPlain(string(b)); got != slow(b) {
+				if got := jsonPlain(string(b), ascii); got != slow(b) {
 					t.Fatalf("string len %d byte %#x at %d: %v", n, c, pos, got)
 				}
 			}
@@ -162,7 +167,7 @@ func TestIsJSONPlain(t *testing.T) {
 				b[j] = byte(0x20 + rng.IntN(0x5F))
 			}
 		}
-		if got, want := odata.IsJSONPlain(b), slow(b); got != want {
+		if got, want := jsonPlain(b, ascii), slow(b); got != want {
 			t.Fatalf("%q: %v, want %v", b, got, want)
 		}
 	}

@@ -1,5 +1,13 @@
 // Package tablehttp is the HTTP surface of the Table service: it decodes
 // requests, runs the operation and encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package table, which holds every Table rule and runs it inside storage
+// transactions. All of the Table service's JSON lives here (the OData
+// body reader, the renderers and their byte scanner), since the stored
+// records know nothing of wire formats. The server builds it with New from
+// httpx.Deps and runs the table purge worker it registers.
 package tablehttp
 
 import (
@@ -52,7 +60,10 @@ func New(d httpx.Deps) http.Handler {
 
 // NewWithOptions returns the Table service handler with tuning options.
 func NewWithOptions(d httpx.Deps, o Options) http.Handler {
-	return &handler{d: d, svc: table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})}
+	svc := table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})
+	// Purges deleted tables' rows, including those an earlier process left.
+	d.StartWorker(svc.Run)
+	return &handler{d: d, svc: svc}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -96,13 +96,7 @@ func BenchmarkUpdateSerial(b *testing.B) {
 }
 
 // BenchmarkView reads one key per View from parallel goroutines.
-func BenchmarkView(b *testing.B) { benchRead(b, false) }
-
-// BenchmarkGetOne is the same read through storage.GetValue, which this
-// engine serves without an explicit transaction.
-func BenchmarkGetOne(b *testing.B) { benchRead(b, true) }
-
-func benchRead(b *testing.B, single bool) {
+func BenchmarkView(b *testing.B) {
 	s := openStore(b, b.TempDir(), false)
 	defer s.Close()
 	ctx := context.Background()
@@ -123,16 +117,7 @@ func benchRead(b *testing.B, single bool) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			key := fmt.Appendf(nil, "k%04d", ctr.Add(1)%1000)
-			var err error
-			if single {
-				_, err = storage.GetValue(ctx, s, key)
-			} else {
-				err = s.View(ctx, func(tx storage.Tx) error {
-					_, err := tx.Get(key)
-					return err
-				})
-			}
-			if err != nil {
+			if _, err := storage.GetValue(ctx, s, key); err != nil {
 				b.Error(err)
 				return
 			}

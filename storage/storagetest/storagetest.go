@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScanOrder", testScanOrder},
 		{"ScanInsideUpdate", testScanInsideUpdate},
 		{"ScanInterleavedWithGets", testScanInterleavedWithGets},
+		{"DeleteRange", testDeleteRange},
 		{"LargeValues", testLargeValues},
 		{"ManyKeys", testManyKeys},
 		{"RandomAgainstModel", testRandomAgainstModel},
@@ -64,7 +65,6 @@ func Run(t *testing.T, open Opener) {
 		{"SnapshotPairs", testSnapshotPairs},
 		{"SnapshotRepeatableRead", testSnapshotRepeatableRead},
 		{"ViewSeesCommitted", testViewSeesCommitted},
-		{"ViewMostlyOne", testViewMostlyOne},
 		{"NestedViews", testNestedViews},
 		{"Chunks", testChunks},
 		{"ChunkWalk", testChunkWalk},
@@ -1143,61 +1143,34 @@ func testViewSeesCommitted(t *testing.T, e storage.Engine) {
 	}
 }
 
-// testViewMostlyOne: a function reading one key gets the committed value;
-// one reading more (even if it ignores the error of its second read) ends
-// up run in a real View, whose reads agree with each other.
-func testViewMostlyOne(t *testing.T, e storage.Engine) {
-	ctx := context.Background()
-	MustSet(t, e, "a", "1")
-	MustSet(t, e, "b", "1")
-	for i := range 50 {
-		v := strconv.Itoa(i + 2)
-		MustUpdate(t, e, func(tx storage.Tx) error {
-			tx.Set([]byte("a"), []byte(v))
-			return tx.Set([]byte("b"), []byte(v))
-		})
-		var one string
-		err := storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			got, err := tx.Get([]byte("a"))
-			one = string(got)
-			return err
-		})
-		if err != nil || one != v {
-			t.Fatalf("one read = %q, %v; want %q", one, err, v)
-		}
-		var a, b string
-		runs := 0
-		err = storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			runs++
-			x, err := tx.Get([]byte("a"))
-			if err != nil {
-				return err
-			}
-			a = string(x)
-			y, _ := tx.Get([]byte("b")) // error ignored on purpose
-			b = string(y)
-			return nil
-		})
-		if err != nil || a != v || b != v {
-			t.Fatalf("two reads = %q, %q, %v after %d runs; want %q twice", a, b, err, runs, v)
-		}
-		keys := 0
-		err = storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error {
-			keys = 0
-			it := tx.Scan(nil, nil, false)
-			defer it.Close()
-			for it.Next() {
-				keys++
-			}
-			return it.Err()
-		})
-		if err != nil || keys != 2 {
-			t.Fatalf("scan saw %d keys, %v; want 2", keys, err)
-		}
+// testDeleteRange: storage.DeleteRange removes the keys of its range in
+// order, no more than its limit, and nothing outside the range.
+func testDeleteRange(t *testing.T, e storage.Engine) {
+	for _, k := range []string{"a", "b1", "b2", "b3", "b4", "c"} {
+		MustSet(t, e, k, "v")
 	}
-	if err := storage.ViewMostlyOne(ctx, e, func(tx storage.Tx) error { return tx.Set([]byte("a"), nil) }); !errors.Is(err, storage.ErrReadOnly) {
-		t.Fatalf("Set in ViewMostlyOne: %v, want ErrReadOnly", err)
+	var n int
+	MustUpdate(t, e, func(tx storage.Tx) (err error) {
+		n, err = storage.DeleteRange(tx, []byte("b"), []byte("c"), 3)
+		return err
+	})
+	if n != 3 {
+		t.Fatalf("limited DeleteRange deleted %d keys, want 3", n)
 	}
+	for _, k := range []string{"b1", "b2", "b3"} {
+		wantAbsent(t, e, k)
+	}
+	wantValue(t, e, "b4", "v")
+	MustUpdate(t, e, func(tx storage.Tx) (err error) {
+		n, err = storage.DeleteRange(tx, []byte("b"), nil, 0)
+		return err
+	})
+	if n != 2 {
+		t.Fatalf("unbounded DeleteRange deleted %d keys, want 2", n)
+	}
+	wantValue(t, e, "a", "v")
+	wantAbsent(t, e, "b4")
+	wantAbsent(t, e, "c")
 }
 
 func putChunk(tb testing.TB, cs storage.ChunkStore, b []byte) storage.ChunkRef {

@@ -16,7 +16,9 @@ import (
 	"time"
 )
 
-// Service is a storage service as named by the ss letters of an account SAS.
+// Service is a storage service, as named by the ss letters of an account
+// SAS. It is lazuli's one enumeration of the services (auth.Service is
+// this type).
 type Service byte
 
 const (
@@ -305,7 +307,7 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	var b strings.Builder
 	if version >= "2015-02-21" {
 		b.WriteByte('/')
-		b.WriteString(svc.name())
+		b.WriteString(svc.String())
 	}
 	b.WriteByte('/')
 	b.WriteString(account)
@@ -325,7 +327,8 @@ func CanonicalizedResource(svc Service, version, account, container, object stri
 	return b.String()
 }
 
-func (s Service) name() string {
+// String returns the service's lowercase name ("blob").
+func (s Service) String() string {
 	switch s {
 	case Blob:
 		return "blob"

@@ -200,77 +200,13 @@ func Candidates(r *http.Request, account string, f Form) []string {
 				t(&v)
 			}
 		}
-		s := build(r, account, f, v)
+		s := string(appendStringToSign(nil, r, account, f, v))
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-func build(r *http.Request, account string, f Form, v variant) string {
-	h := r.Header
-	resource := canonicalizedResource(r.URL, account, f, v.stripAccount)
-	xmsDate := h.Get("X-Ms-Date")
-	switch {
-	case f.Table && f.Lite:
-		return tableDate(h, v) + "\n" + resource
-	case f.Table:
-		return strings.Join([]string{
-			strings.ToUpper(r.Method),
-			h.Get("Content-Md5"),
-			h.Get("Content-Type"),
-			tableDate(h, v),
-			resource,
-		}, "\n")
-	}
-	date := h.Get("Date")
-	if xmsDate != "" && !v.keepDate {
-		date = ""
-	}
-	headers := canonicalizedHeaders(h, v.cultureOrder, v.rawValues)
-	if f.Lite {
-		return strings.Join([]string{
-			strings.ToUpper(r.Method),
-			h.Get("Content-Md5"),
-			h.Get("Content-Type"),
-			date,
-			headers + resource,
-		}, "\n")
-	}
-	length := h.Get("Content-Length")
-	zeroIsEmpty := h.Get("X-Ms-Version") == "" || h.Get("X-Ms-Version") >= "2015-02-21"
-	if v.flipZeroLength {
-		zeroIsEmpty = !zeroIsEmpty
-	}
-	if length == "0" && zeroIsEmpty {
-		length = ""
-	}
-	return strings.Join([]string{
-		strings.ToUpper(r.Method),
-		h.Get("Content-Encoding"),
-		h.Get("Content-Language"),
-		length,
-		h.Get("Content-Md5"),
-		h.Get("Content-Type"),
-		date,
-		h.Get("If-Modified-Since"),
-		h.Get("If-Match"),
-		h.Get("If-None-Match"),
-		h.Get("If-Unmodified-Since"),
-		h.Get("Range"),
-		headers + resource,
-	}, "\n")
-}
-
-// tableDate is the Date line of the Table layouts: x-ms-date when present,
-// else Date.
-func tableDate(h http.Header, v variant) string {
-	if d := h.Get("X-Ms-Date"); d != "" && !v.keepDate {
-		return d
-	}
-	return h.Get("Date")
 }
 
 // CanonicalizedHeaders returns the CanonicalizedHeaders element: every
@@ -533,10 +469,19 @@ func parseQuery(raw string) map[string][]string {
 
 // AppendStringToSign appends the canonical string-to-sign of r (the one
 // StringToSign returns) to dst. It is the server's hot path, so it
-// allocates nothing for the usual request; requests it does not handle
-// directly (many query parameters or x-ms-* headers, names outside ASCII,
-// a comp parameter spelled twice) take the general route.
+// allocates nothing for the usual request.
 func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []byte {
+	return appendStringToSign(dst, r, account, f, variant{})
+}
+
+// appendStringToSign appends the string-to-sign of r in layout f, spelled
+// as v asks (the zero variant is the documented form). It is the one
+// builder of the layouts. The x-ms-* headers and the resource of the
+// documented form are built without allocating (appendXMSHeaders,
+// appendResource); what those do not handle (many query parameters or
+// x-ms-* headers, names outside ASCII, a comp parameter spelled twice)
+// and the variants take the general canonicalizers.
+func appendStringToSign(dst []byte, r *http.Request, account string, f Form, v variant) []byte {
 	h := r.Header
 	method := r.Method
 	for i := 0; i < len(method); i++ {
@@ -545,10 +490,10 @@ func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []b
 			break
 		}
 	}
-	start := len(dst)
 	if f.Table {
+		// The Date line is x-ms-date when present, else Date.
 		date := first(h, "X-Ms-Date")
-		if date == "" {
+		if date == "" || v.keepDate {
 			date = first(h, "Date")
 		}
 		if !f.Lite {
@@ -561,14 +506,10 @@ func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []b
 		}
 		dst = append(dst, date...)
 		dst = append(dst, '\n')
-		out, ok := appendResource(dst, r.URL, account, true)
-		if !ok {
-			return append(dst[:start], build(r, account, f, variant{})...)
-		}
-		return out
+		return appendResourceOf(dst, r, account, f, v)
 	}
 	date := first(h, "Date")
-	if first(h, "X-Ms-Date") != "" {
+	if first(h, "X-Ms-Date") != "" && !v.keepDate {
 		date = ""
 	}
 	dst = append(dst, method...)
@@ -579,7 +520,12 @@ func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []b
 		dst = append(dst, first(h, "Content-Language")...)
 		dst = append(dst, '\n')
 		length := first(h, "Content-Length")
-		if v := first(h, "X-Ms-Version"); length == "0" && (v == "" || v >= "2015-02-21") {
+		ver := first(h, "X-Ms-Version")
+		zeroIsEmpty := ver == "" || ver >= "2015-02-21"
+		if v.flipZeroLength {
+			zeroIsEmpty = !zeroIsEmpty
+		}
+		if length == "0" && zeroIsEmpty {
 			length = ""
 		}
 		dst = append(dst, length...)
@@ -597,14 +543,26 @@ func AppendStringToSign(dst []byte, r *http.Request, account string, f Form) []b
 			dst = append(dst, '\n')
 		}
 	}
-	dst, ok := appendXMSHeaders(dst, h)
-	if ok {
-		dst, ok = appendResource(dst, r.URL, account, f.Lite)
+	mark := len(dst)
+	ok := false
+	if !v.cultureOrder && !v.rawValues {
+		dst, ok = appendXMSHeaders(dst, h)
 	}
 	if !ok {
-		return append(dst[:start], build(r, account, f, variant{})...)
+		dst = append(dst[:mark], canonicalizedHeaders(h, v.cultureOrder, v.rawValues)...)
 	}
-	return dst
+	return appendResourceOf(dst, r, account, f, v)
+}
+
+// appendResourceOf appends the CanonicalizedResource of r for layout f and
+// variant v.
+func appendResourceOf(dst []byte, r *http.Request, account string, f Form, v variant) []byte {
+	if !v.stripAccount {
+		if out, ok := appendResource(dst, r.URL, account, f.Lite || f.Table); ok {
+			return out
+		}
+	}
+	return append(dst, canonicalizedResource(r.URL, account, f, v.stripAccount)...)
 }
 
 // first is h.Get for a key already in canonical form.
