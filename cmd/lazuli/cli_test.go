@@ -264,12 +264,16 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	dir := filepath.Join(t.TempDir(), "new-data")
-	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir)
+	debugFile := filepath.Join(filepath.Dir(dir), "debug.log")
+	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir,
+		"--debug", debugFile, "--cpuprofile", debugFile+".prof")
 	if !strings.Contains(out, "--queuePort") || !strings.Contains(out, "in use") {
 		t.Errorf("message does not name --queuePort:\n%s", out)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("the data directory was created: %v", err)
+	for _, p := range []string{dir, debugFile, debugFile + ".prof"} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was created: %v", p, err)
+		}
 	}
 }
 
