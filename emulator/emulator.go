@@ -38,6 +38,12 @@ type Options struct {
 	// writes appended to a log), "sqlite", or "" for the one Dir already
 	// holds ("log" for a new directory).
 	EngineKind string
+	// PostgresURL is the database of EngineKind "postgres" (Dir is then
+	// unused); several emulators on one database serve the same data.
+	PostgresURL string
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the emulator's own (a load balancer's).
+	Advertise map[Service]string
 	// Engine, when set, is used instead of InMemory/Dir (and not closed).
 	Engine storage.Engine
 	// Host to listen on; default 127.0.0.1. Ports are picked freely.
@@ -47,6 +53,9 @@ type Options struct {
 	// default emulator ports (10000 to 10003) on 127.0.0.1, which nothing
 	// needs to listen on.
 	NoListen bool
+	// SMB also serves the File service's shares over SMB 2/3 on a free
+	// port of Host (see SMBAddr).
+	SMB bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
@@ -90,10 +99,14 @@ func Start(o Options) (*Emulator, error) {
 		host = "127.0.0.1"
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
-		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth}
+		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
+		PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
+		if o.SMB {
+			cfg.SMBAddr = addr
+		}
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -144,6 +157,9 @@ func (e *Emulator) ConnectionString() string {
 	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
 		e.scheme, Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
 }
+
+// SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
+func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 
 // Engine returns the storage engine.
 func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }

@@ -60,6 +60,9 @@ func versionString() string {
 // LAZULI_BLOB_PORT, skipApiVersionCheck -> LAZULI_SKIP_API_VERSION_CHECK).
 // It is derived, not listed, so that every flag has one.
 func envName(flagName string) string {
+	if flagName == "postgres" {
+		return "LAZULI_POSTGRES_URL" // the name deployments expect for a URL
+	}
 	var b strings.Builder
 	b.WriteString("LAZULI_")
 	rs := []rune(flagName)
@@ -89,9 +92,9 @@ var flagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort",
-		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl"}},
-	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "extentMemoryLimit"}},
+	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort",
+		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
+	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "debug"}},

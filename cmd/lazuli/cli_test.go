@@ -64,6 +64,8 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 			value = "true"
 		case f.Value.Set("4321") == nil:
 			value = "4321"
+		case f.Value.Set("1m30s") == nil:
+			value = "1m30s"
 		}
 		env := map[string]string{envName(name): value}
 		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
@@ -79,6 +81,9 @@ func TestEveryFlagHasItsEnvironmentVariable(t *testing.T) {
 		// The command line wins.
 		fs2, _ := newFlags()
 		arg := "--" + name + "=" + map[bool]string{true: "false", false: "1234"}[isBool(f)]
+		if fs2.Lookup(name).Value.Set("1234") != nil && !isBool(f) {
+			arg = "--" + name + "=2m0s"
+		}
 		if err := fs2.Parse([]string{arg}); err != nil {
 			t.Fatal(err)
 		}
@@ -194,6 +199,7 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 // TestReferenceEmulatorCommandLineStarts starts the binary with every flag
 // of the reference emulator at once, as a script written for it would.
 func TestReferenceEmulatorCommandLineStarts(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	args := []string{"--blobHost", "127.0.0.1", "--blobPort", "0", "--queueHost", "127.0.0.1", "--queuePort", "0",
 		"--tableHost", "127.0.0.1", "--tablePort", "0", "--filePort", "0",
@@ -237,7 +243,9 @@ func startLazuliLog(t *testing.T, bin string, args ...string) func() string {
 	select {
 	case <-ready:
 	case <-time.After(20 * time.Second):
-		t.Fatal("lazuli did not start")
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		t.Fatalf("lazuli did not start:\n%s", buf.String())
 	}
 	return func() string { mu <- struct{}{}; defer func() { <-mu }(); return buf.String() }
 }
@@ -257,6 +265,7 @@ func runFail(t *testing.T, args ...string) string {
 // TestPortInUseNamesTheFlagAndCreatesNothing: a port in use stops startup
 // with the flag to change, before the data directory is created.
 func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
+	freeSMBPort(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +289,7 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 // TestLockedDirectoryNamesTheProcess: a second lazuli on the same data
 // directory names the process that holds it.
 func TestLockedDirectoryNamesTheProcess(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
 	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
@@ -292,6 +302,7 @@ func TestLockedDirectoryNamesTheProcess(t *testing.T) {
 // TestStartupLogSaysWhatWasRecovered restarts on a directory holding a
 // container and checks the summary line.
 func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
 	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
@@ -344,6 +355,7 @@ func selfSigned(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
 // PFX file, as --cert x.pfx --pwd secret does for the reference emulator,
 // and refuses a wrong password with a message saying so.
 func TestPFXCertificateWithPassword(t *testing.T) {
+	freeSMBPort(t)
 	cert, key := selfSigned(t)
 	pfx, err := pkcs12.Modern.Encode(key, cert, nil, "s3cret")
 	if err != nil {
@@ -379,6 +391,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 // TestKeepAliveTimeout: --blobKeepAliveTimeout closes an idle kept-alive
 // connection after that many seconds.
 func TestKeepAliveTimeout(t *testing.T) {
+	freeSMBPort(t)
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--blobKeepAliveTimeout", "1",
 		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent")
 	c, err := net.Dial("tcp", addrs[0])
@@ -446,3 +459,8 @@ func allFlagNames(fs *flag.FlagSet) []string {
 	sort.Strings(out)
 	return out
 }
+
+// freeSMBPort makes the servers a test starts take a free SMB port
+// through LAZULI_SMB_PORT, keeping their command lines those of the
+// reference emulator (whose flags have no SMB port).
+func freeSMBPort(t *testing.T) { t.Setenv(envName("smbPort"), "0") }

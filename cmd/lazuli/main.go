@@ -73,9 +73,16 @@ type options struct {
 	tablePort *int
 	fileHost  *string
 	filePort  *int
+	smbHost   *string
+	smbPort   *int
 	location  *string
 	inMemory  *bool
 	syncFlag  *bool
+	salvage   *bool
+	pgURL     *string
+	pgConns   *int
+	advertise *string
+	progress  *time.Duration
 	engine    *string
 	silent    *bool
 	debug     *string
@@ -110,10 +117,17 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
 	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
 	o.filePort = fs.Int("filePort", 10003, "File service port")
+	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
+	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
 	o.location = fs.String("location", server.DefaultLocation, "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
-	o.syncFlag = fs.Bool("sync", false, "fsync every write before acknowledging it (power-loss safety)")
-	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
+	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
+	o.salvage = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
+	o.progress = fs.Duration("progressTimeout", 60*time.Second, "close a connection whose request body or response makes no progress for this `duration`")
+	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory) or postgres (everything in the PostgreSQL database of --postgres, which several instances may share); default: the one the directory holds")
+	o.pgURL = fs.String("postgres", "", "PostgreSQL connection `url` of --engine postgres (postgres://user:password@host:5432/db); its environment variable is LAZULI_POSTGRES_URL")
+	o.pgConns = fs.Int("postgresMaxConns", 0, "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
+	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
 	o.silent = fs.Bool("silent", false, "turn the access log off")
 	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
 	o.loose = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
@@ -140,6 +154,14 @@ func newFlags() (*flag.FlagSet, *options) {
 	fs.BoolVar(o.help, "h", false, "shorthand for --help")
 	fs.BoolVar(o.showVer, "v", false, "shorthand for --version")
 	return fs, o
+}
+
+// smbAddr is the SMB listen address; a negative port turns SMB off.
+func smbAddr(host string, port int) string {
+	if port < 0 {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -194,10 +216,17 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 	}
-	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
+	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
+	if (*o.engine == server.EnginePostgres) != (*o.pgURL != "") {
+		log.Error("--engine postgres and --postgres <url> go together")
+		return 2
+	}
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
+	}
+	for _, w := range warnings {
+		log.Warn("AZURITE_ACCOUNTS", "warning", w)
 	}
 	// The debug file is opened once the listeners are bound (nothing is
 	// created on disk before); until then nothing can be written to it.
@@ -207,11 +236,12 @@ func run(args []string, stderr io.Writer) int {
 	}
 	_ = o.skipVer // accepting any well-formed version is already the default
 	cfg := server.Config{
-		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, EngineKind: *o.engine,
+		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, Salvage: *o.salvage, EngineKind: *o.engine,
 		BlobAddr:  net.JoinHostPort(*o.blobHost, strconv.Itoa(*o.blobPort)),
 		QueueAddr: net.JoinHostPort(*o.queueHost, strconv.Itoa(*o.queuePort)),
 		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
 		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
+		SMBAddr:   smbAddr(*o.smbHost, *o.smbPort),
 		Accounts:  accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
@@ -219,7 +249,14 @@ func run(args []string, stderr io.Writer) int {
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
-		HTTPServer: *o.httpSrv,
+		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
+		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns,
+	}
+	if *o.advertise != "" {
+		cfg.Advertise = map[auth.Service]string{
+			auth.Blob: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.blobPort)), auth.Queue: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.queuePort)),
+			auth.Table: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.tablePort)), auth.File: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.filePort)),
+		}
 	}
 	if debugW != nil {
 		cfg.Debug = debugW
@@ -270,10 +307,18 @@ func run(args []string, stderr io.Writer) int {
 	if *o.inMemory {
 		mode = "in-memory"
 	}
+	if *o.engine == server.EnginePostgres {
+		mode = "engine=postgres"
+	}
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
-		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
-	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
+		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
+		"smb", srv.SMBAddr())
+	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
+	if srv.SMBAddr() != "" {
+		ready += " smb " + srv.SMBAddr()
+	}
+	fmt.Fprintln(stderr, ready)
 
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -63,6 +63,9 @@ var catalog = map[string]def{
 	// Blob.
 	"AppendPositionConditionNotMet":         {412, "The append position condition specified was not met."},
 	"BlobAlreadyExists":                     {409, "The specified blob already exists."},
+	"BlobArchived":                          {409, "This operation is not permitted on an archived blob."},
+	"BlobIsSealed":                          {409, "The specified blob is sealed, and its contents can't be modified unless the blob is re-created after a delete."},
+	"Crc64Mismatch":                         {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	"BlobNotFound":                          {404, "The specified blob does not exist."},
 	"BlobOverwritten":                       {409, "The blob has been recreated since the previous snapshot was taken."},
 	"BlobTierInadequateForContentLength":    {409, "The specified blob tier size limit cannot be less than content length."},

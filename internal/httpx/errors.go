@@ -9,6 +9,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/redact"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // WriteError renders err as the Azure error of the request's service: XML
@@ -22,12 +24,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			// The client went away; nobody reads this response.
 			e = azerr.New("OperationTimedOut")
+		} else if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrConflict) {
+			// The database is out of reach for now, or contention
+			// outlasted the engine's retries: the client may retry.
+			e = azerr.New("ServerBusy")
 		} else {
 			log := info.log
 			if log == nil {
 				log = slog.Default()
 			}
-			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "err", err)
+			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "err", redact.String(err.Error()))
 			e = azerr.New("InternalError")
 		}
 	}

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -22,14 +23,19 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+	"github.com/lazuli-storage/lazuli/internal/smbfile"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/storage/pgstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
@@ -39,8 +45,13 @@ type Config struct {
 	Location string
 	// InMemory keeps all data in memory.
 	InMemory bool
-	// Sync makes writes fsync before they are acknowledged.
+	// Sync makes writes fsync before they are acknowledged (the CLI's
+	// default): they survive the machine losing power, not only the
+	// process being killed.
 	Sync bool
+	// Salvage lets the log engine start past damage other than a torn
+	// tail, moving the damaged files aside (logstore.Options.Salvage).
+	Salvage bool
 	// EngineKind chooses the engine of a data directory: EngineLog,
 	// EngineSQLite, or "" for the one the directory already holds
 	// (EngineLog for a new directory).
@@ -49,6 +60,9 @@ type Config struct {
 	// Addresses per service as host:port; port 0 picks a free port. An
 	// empty address disables the listener.
 	BlobAddr, QueueAddr, TableAddr, FileAddr string
+	// SMBAddr is the SMB listener of the File service's shares (host:port,
+	// port 0 picks a free port; empty disables it).
+	SMBAddr string
 
 	Accounts      []auth.Account
 	Log           *slog.Logger
@@ -74,14 +88,35 @@ type Config struct {
 	// ChunkMarkers report chunks referenced outside the built-in services
 	// (whose markers are always included).
 	ChunkMarkers []storage.ChunkMarker
-	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
-	// of package chunkgc).
+	// ChunkGCInterval is the time between chunk collections (zero: the
+	// default of package chunkgc). Unreferenced chunks go within two
+	// intervals of the end of the requests in flight when they were
+	// found. ChunkGCGrace plays no part then: the server knows its requests.
+	// With the postgres engine other instances' requests are unknown, and
+	// a chunk goes only once it has been unreferenced for ChunkGCGrace
+	// (zero: chunkgc.DefaultGrace), by the database's clock.
 	ChunkGCGrace, ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
+	// With the postgres engine it is the instance's own clock, which the
+	// engine corrects against the database's (pgstore.Store.Now), so every
+	// instance decides times by one clock.
 	Now func() time.Time
+
+	// PostgresURL is the database of the postgres engine (EngineKind
+	// EnginePostgres); PostgresMaxConns bounds its connection pool (0:
+	// the driver's default).
+	PostgresURL      string
+	PostgresMaxConns int
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the listener's address: the load balancer's, when
+	// several instances serve one database behind it.
+	Advertise map[auth.Service]string
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
+	// ProgressTimeout closes a connection whose request body or response
+	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
+	ProgressTimeout time.Duration
 }
 
 // Server is a running lazuli.
@@ -103,6 +138,13 @@ type Server struct {
 	workers     []func(context.Context) error
 	stopWorkers context.CancelFunc
 	workersDone sync.WaitGroup
+	activity    chunkgc.Activity // requests in flight, for the chunk collector
+	// budget bounds the request head bytes all listeners hold before
+	// their handlers run.
+	budget   *h1.Budget
+	smb      *smb.Server
+	smbFiles *file.Service
+	smbAddr  string
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -115,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Every service that stores chunks reports them to the collector.
 	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
-	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
+	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != "", budget: h1.NewBudget(h1.DefaultHeaderBudget)}
 	if cfg.OAuth && !s.tls {
 		return nil, errors.New("OAuth needs HTTPS: give a certificate")
 	}
@@ -128,6 +170,15 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
+	case cfg.EngineKind == EnginePostgres:
+		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
+			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		s.engine, s.ownsEng = pg, true
+		cfg.Now = pg.Now
+		s.cfg.Now = pg.Now
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -153,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
-		return httpx.Wrap(svc, newHandler(d), opts)
+		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
 		auth.Blob:  mk(auth.Blob, blobhttp.New),
@@ -161,18 +212,36 @@ func New(cfg Config) (*Server, error) {
 		auth.Table: mk(auth.Table, tablehttp.New),
 		auth.File:  mk(auth.File, filehttp.New),
 	}
+	if cfg.SMBAddr != "" {
+		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles), Log: cfg.Log, Now: cfg.Now,
+			Passwords: func(user string) ([]string, bool) {
+				acc, ok := authn.Account(user)
+				if !ok {
+					return nil, false
+				}
+				keys := make([]string, len(acc.Keys))
+				for i, k := range acc.Keys {
+					keys[i] = base64.StdEncoding.EncodeToString(k)
+				}
+				return keys, true
+			}})
+	}
 	return s, nil
 }
 
 // Engines of a data directory (Config.EngineKind).
 const (
 	// EngineLog keeps every key in memory and appends each write to a
-	// log in the directory (memstore.Open): the fastest, for data that
+	// log in the directory (logstore): the fastest, for data that
 	// fits in memory.
 	EngineLog = "log"
 	// EngineSQLite keeps the keys in a SQLite database in the directory
 	// (sqlitestore): for data larger than memory.
 	EngineSQLite = "sqlite"
+	// EnginePostgres keeps everything in a PostgreSQL database
+	// (pgstore) that several instances may share; no data directory.
+	EnginePostgres = "postgres"
 )
 
 // openEngine opens the engine of the data directory dir.
@@ -194,10 +263,14 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 		if hasDB {
 			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
 		}
-		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
+		eng, err := logstore.Open(logstore.Options{Dir: dir, Sync: cfg.Sync, Salvage: cfg.Salvage, Log: cfg.Log})
+		if derr := (*logstore.DamageError)(nil); errors.As(err, &derr) {
+			return nil, fmt.Errorf("%w. To start anyway, run once with --salvage", err)
+		}
+		return eng, err
 	case EngineSQLite:
-		if exists(memstore.LogDir) {
-			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
+		if exists(logstore.LogDir) {
+			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", logstore.LogDir, EngineLog)
 		}
 		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})
 	}
@@ -219,7 +292,10 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 		if s.tls {
 			scheme = "https"
 		}
-		addr := s.addrs[svc]
+		addr := s.cfg.Advertise[svc]
+		if addr == "" {
+			addr = s.addrs[svc]
+		}
 		if addr == "" {
 			addr = "127.0.0.1"
 		}
@@ -266,8 +342,12 @@ func (s *Server) bind() error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		// Record raw header names (Azure keeps metadata names' case).
-		ln = httpx.RawListener{Listener: ln}
+		if s.cfg.HTTPServer == "std" {
+			// Bound unauthenticated head bytes, and record raw header
+			// names (Azure keeps metadata names' case; h1 keeps them
+			// itself).
+			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
+		}
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
 	}
@@ -309,10 +389,23 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
+	if s.smb != nil {
+		if err := s.startSMB(); err != nil {
+			s.Close()
+			return err
+		}
+	}
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
-				chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace)
+				if _, shared := s.engine.(*pgstore.Store); shared {
+					// Other instances may be mid-upload: wait out the grace.
+					c.Now = s.cfg.Now // the database's clock, like the chunks' write times
+				} else {
+					c.Activity = &s.activity
+				}
+				c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 				return nil
 			})
 		}
@@ -323,6 +416,16 @@ func (s *Server) Start() error {
 		}
 	}
 	return nil
+}
+
+// track reports every request to the chunk collector's Activity, so that
+// chunks go once no request that could still use them is in flight.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := s.activity.Begin()
+		defer s.activity.End(g)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // httpServer is what Start and Close need of an HTTP server.
@@ -340,22 +443,45 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext, Unwrap: unwrapConn}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext}, nil
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes, IdleTimeout: idle,
+			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
+				budgetState(c, st)
+				s.conns.track(c, st)
+			}}, nil
 	}
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
 }
 
-// unwrapConn reaches the connection beneath the raw-header recorder, so
-// the server can see TLS state and half-close TCP.
-func unwrapConn(c net.Conn) net.Conn {
-	if rc, ok := c.(*httpx.RawConn); ok {
-		return rc.Conn
+// startSMB releases the handles an earlier process left (no SMB
+// connection survives a restart) and serves SMB.
+func (s *Server) startSMB() error {
+	// With the postgres engine other instances' handles live in the same
+	// database: they are not this process's to release.
+	if _, shared := s.engine.(*pgstore.Store); !shared {
+		if err := s.smbFiles.CloseAllHandles(context.Background()); err != nil {
+			return fmt.Errorf("smb: release old handles: %w", err)
+		}
 	}
-	return c
+	ln, err := net.Listen("tcp", s.cfg.SMBAddr)
+	if err != nil {
+		return fmt.Errorf("smb: %w", err)
+	}
+	s.smbAddr = ln.Addr().String()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.smb.Serve(ln); err != nil && !errors.Is(err, smb.ErrServerClosed) {
+			s.cfg.Log.Error("serve", "service", "smb", "err", err)
+		}
+	}()
+	s.cfg.Log.Info("listening", "service", "smb", "address", s.smbAddr)
+	return nil
 }
+
+// SMBAddr returns the address SMB listens on (after Start; "" if off).
+func (s *Server) SMBAddr() string { return s.smbAddr }
 
 // Addr returns the address a service listens on (after Start).
 func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
@@ -383,15 +509,26 @@ func (s *Server) Close() error {
 		srv.Close()
 	}
 	<-shut
+	if s.smb != nil {
+		s.smb.Close()
+	}
 	s.wg.Wait()
 	if s.stopWorkers != nil {
 		s.stopWorkers()
 		s.workersDone.Wait()
 	}
-	if s.ownsEng {
-		return s.engine.Close()
+	if !s.ownsEng {
+		return nil
 	}
-	return nil
+	err := s.engine.Close()
+	if ls, ok := s.engine.(*logstore.Store); ok {
+		if st := ls.SyncStats(); st.Fsyncs > 0 {
+			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
+				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
+				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+		}
+	}
+	return err
 }
 
 // connTracker counts connections with a request in flight, for Close.
