@@ -284,6 +284,14 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 			t.Errorf("%s was created: %v", p, err)
 		}
 	}
+	// The SMB port is bound with the others, before the data directory.
+	out = runFail(t, "--smbPort", port, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir)
+	if !strings.Contains(out, "--smbPort") || !strings.Contains(out, "in use") {
+		t.Errorf("message does not name --smbPort:\n%s", out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data directory was created: %v", err)
+	}
 }
 
 // TestLockedDirectoryNamesTheProcess: a second lazuli on the same data

@@ -351,7 +351,7 @@ func (l *lateFile) Write(p []byte) (int, error) {
 }
 
 // listenFlags names the flags that set each service's port.
-var listenFlags = map[auth.Service]string{auth.Blob: "blobPort", auth.Queue: "queuePort", auth.Table: "tablePort", auth.File: "filePort"}
+var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort"}
 
 // startAdvice turns a startup error into a message that says what to do.
 func startAdvice(err error) string {

@@ -145,6 +145,8 @@ type Server struct {
 	smb      *smb.Server
 	smbFiles *file.Service
 	smbAddr  string
+	// smbListener is bound by New with the others and served by Start.
+	smbListener net.Listener
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -174,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
 			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
 		if err != nil {
+			s.closeListeners()
 			return nil, fmt.Errorf("open PostgreSQL: %w", err)
 		}
 		s.engine, s.ownsEng = pg, true
@@ -305,7 +308,8 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 
 // ListenError is a service address that could not be bound.
 type ListenError struct {
-	Service auth.Service
+	// Service is "blob", "queue", "table", "file" or "smb".
+	Service string
 	Addr    string
 	Err     error
 }
@@ -337,7 +341,7 @@ func (s *Server) bind() error {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
 			s.closeListeners()
-			return &ListenError{Service: l.svc, Addr: l.addr, Err: err}
+			return &ListenError{Service: l.svc.String(), Addr: l.addr, Err: err}
 		}
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
@@ -351,6 +355,14 @@ func (s *Server) bind() error {
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
 	}
+	if s.cfg.SMBAddr != "" {
+		ln, err := net.Listen("tcp", s.cfg.SMBAddr)
+		if err != nil {
+			s.closeListeners()
+			return &ListenError{Service: "smb", Addr: s.cfg.SMBAddr, Err: err}
+		}
+		s.smbListener = ln
+	}
 	return nil
 }
 
@@ -359,6 +371,10 @@ func (s *Server) closeListeners() {
 	for svc, ln := range s.listeners {
 		ln.Close()
 		delete(s.listeners, svc)
+	}
+	if s.smbListener != nil {
+		s.smbListener.Close()
+		s.smbListener = nil
 	}
 }
 
@@ -464,10 +480,11 @@ func (s *Server) startSMB() error {
 			return fmt.Errorf("smb: release old handles: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", s.cfg.SMBAddr)
-	if err != nil {
-		return fmt.Errorf("smb: %w", err)
+	ln := s.smbListener
+	if ln == nil {
+		return errors.New("smb: no listener (the server was closed)")
 	}
+	s.smbListener = nil
 	s.smbAddr = ln.Addr().String()
 	s.wg.Add(1)
 	go func() {
