@@ -21,7 +21,8 @@ type Recovered struct {
 	// container, queue or table.
 	Accounts                           int
 	Containers, Queues, Tables, Shares int
-	// Bytes is the size of the files in the data directory.
+	// Bytes is the size of the files in the data directory (zero for an
+	// engine without one).
 	Bytes int64
 	// Took is how long opening the engine (its recovery) took.
 	Took time.Duration
@@ -60,6 +61,9 @@ func countRecovered(ctx context.Context, eng storage.Engine, accounts []string, 
 	if err != nil {
 		return r, err
 	}
+	if dir == "" {
+		return r, nil
+	}
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
@@ -85,8 +89,8 @@ func countKeys(tx storage.Tx, prefix []byte, keep func([]byte) bool) (int, error
 	return n, it.Err()
 }
 
-// logRecovered logs what the data directory dir held once the engine was
-// open, and how long opening it took.
+// logRecovered logs what the data directory dir (or, with dir "", the
+// database) held once the engine was open, and how long opening it took.
 func (s *Server) logRecovered(dir string, took time.Duration) {
 	names := []string{auth.DevAccount}
 	for _, a := range s.cfg.Accounts {
@@ -101,7 +105,11 @@ func (s *Server) logRecovered(dir string, took time.Duration) {
 	}
 	r.Took = took
 	s.recovered = r
-	s.cfg.Log.Info("data directory opened", "location", dir, "accounts", len(names), "accounts_with_data", r.Accounts,
+	where := dir
+	if where == "" {
+		where = "database"
+	}
+	s.cfg.Log.Info("data directory opened", "location", where, "accounts", len(names), "accounts_with_data", r.Accounts,
 		"containers", r.Containers, "queues", r.Queues, "tables", r.Tables, "shares", r.Shares,
 		"bytes_on_disk", r.Bytes, "took", r.Took.Round(time.Millisecond).String())
 }

@@ -182,6 +182,7 @@ func New(cfg Config) (*Server, error) {
 		s.engine, s.ownsEng = pg, true
 		cfg.Now = pg.Now
 		s.cfg.Now = pg.Now
+		s.logRecovered("", time.Since(started))
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
