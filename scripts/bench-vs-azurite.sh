@@ -4,17 +4,31 @@
 #
 # It installs azurite with npm into a scratch directory, starts it on
 # loopback on non-default ports in its default disk mode with a temporary
-# location, builds lazuli and starts it (default SQLite engine, temporary
-# --location) on other loopback ports, runs lazuli-bench against both —
-# each workload on lazuli, then on azurite — prints the side-by-side table
-# with a lazuli/azurite ops/s ratio, and stops both servers.
+# location, builds lazuli and starts it (its defaults: the log engine,
+# durable with --sync; temporary --location) on other loopback ports, runs
+# lazuli-bench against them — each workload on lazuli, then on the others —
+# prints the side-by-side table with lazuli/other ops/s ratios, and stops
+# the servers.
 #
 #   scripts/bench-vs-azurite.sh                                  # every workload, 10 s each
 #   scripts/bench-vs-azurite.sh --duration 5s --warmup 1s        # shorter run
 #   scripts/bench-vs-azurite.sh --workloads blob-put-1k,queue-put --concurrency 32
 #   scripts/bench-vs-azurite.sh --json > results.json
+#   scripts/bench-vs-azurite.sh --fazure /path/to/fazure --nosync   # also the peer and lazuli --sync=false
 #
-# Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
+# Options of the script itself:
+#   --fazure PATH  also run the Go peer emulator fazure (github.com/fgrzl/fazure,
+#                  built by you from that repository) and measure it as target
+#                  "fazure". It listens on the fixed ports 10000-10002, which must
+#                  be free; its data goes to a temporary DATA_DIR. It checks no
+#                  credentials, so the same signed requests serve.
+#   --nosync       also run a second lazuli with --sync=false (target
+#                  "lazuli-nosync"), to see what durability costs in the same run.
+# lazuli itself runs in its default mode (durable: --sync). When it stops, the
+# script prints its group-commit figures (fsyncs, Updates per fsync, fsync
+# latency) from its log.
+#
+# Every other argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
 # Unless one is given, --preload-for lazuli=200000 is added: lazuli receives
 # and deletes thousands of messages a second, so it needs a deeper queue than
 # the --preload minimum (30,000) to stay that deep until the run ends, while
@@ -29,6 +43,23 @@
 # the load average the table header reports when reading the numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fazure=""
+nosync=0
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fazure) fazure=$2; shift 2 ;;
+    --fazure=*) fazure=${1#--fazure=}; shift ;;
+    --nosync) nosync=1; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+set -- "${args[@]+"${args[@]}"}"
+if [ -n "$fazure" ] && [ ! -x "$fazure" ]; then
+  echo "--fazure: $fazure is not an executable" >&2
+  exit 2
+fi
 
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 
@@ -134,12 +165,41 @@ az_pid=$!
 pids+=($!)
 lz_pid=$!
 
+targets=(--target "lazuli=$(conn "$lz_base")")
+if [ "$nosync" = 1 ]; then
+  ns_base=$(free_ports $((lz_base + 10)) 4)
+  "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$ns_base" \
+    --queueHost 127.0.0.1 --queuePort "$((ns_base + 1))" \
+    --tableHost 127.0.0.1 --tablePort "$((ns_base + 2))" \
+    --fileHost 127.0.0.1 --filePort "$((ns_base + 3))" \
+    --location "$scratch/lazuli-nosync-data" --sync=false --silent >"$scratch/lazuli-nosync.log" 2>&1 &
+  pids+=($!)
+  ns_pid=$!
+  targets+=(--target "lazuli-nosync=$(conn "$ns_base")")
+fi
+if [ -n "$fazure" ]; then
+  for p in 10000 10001 10002; do
+    if port_busy "$p"; then
+      echo "port $p is in use; fazure needs 10000-10002" >&2
+      exit 1
+    fi
+  done
+  mkdir -p "$scratch/fazure-data"
+  DATA_DIR="$scratch/fazure-data" LOG_LEVEL=error "$fazure" >"$scratch/fazure.log" 2>&1 &
+  pids+=($!)
+  fz_pid=$!
+  targets+=(--target "fazure=$(conn 10000)")
+fi
+targets+=(--target "azurite=$(conn "$az_base")")
+
 for i in 0 1 2; do
   wait_port 127.0.0.1 "$((az_base + i))" "$az_pid" azurite
   wait_port 127.0.0.1 "$((lz_base + i))" "$lz_pid" lazuli
+  if [ "$nosync" = 1 ]; then wait_port 127.0.0.1 "$((ns_base + i))" "$ns_pid" lazuli-nosync; fi
+  if [ -n "$fazure" ]; then wait_port 127.0.0.1 "$((10000 + i))" "$fz_pid" fazure; fi
 done
 sleep 0.5
-for p in "$az_pid" "$lz_pid"; do
+for p in "${pids[@]}"; do
   if ! kill -0 "$p" 2>/dev/null; then
     echo "a server exited right after starting; logs:" >&2
     cat "$scratch"/*.log >&2 || true
@@ -150,7 +210,14 @@ echo "== azurite on 127.0.0.1:$az_base-$((az_base + 2)), lazuli on 127.0.0.1:$lz
 
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >&2
 extra=(--preload-for lazuli=200000)
+if [ "$nosync" = 1 ]; then extra+=(--preload-for lazuli-nosync=200000); fi
+if [ -n "$fazure" ]; then extra+=(--preload-for fazure=100000); fi
 for a in "$@"; do
   case "$a" in --preload-for|--preload-for=*) extra=() ;; esac
 done
-"$scratch/lazuli-bench" --target "lazuli=$(conn "$lz_base")" --target "azurite=$(conn "$az_base")" "${extra[@]}" "$@"
+"$scratch/lazuli-bench" "${targets[@]}" "${extra[@]+"${extra[@]}"}" "$@"
+
+# lazuli logs its group commit's figures when it stops.
+kill -TERM "$lz_pid" 2>/dev/null || true
+wait "$lz_pid" 2>/dev/null || true
+grep -h "group commit" "$scratch/lazuli.log" >&2 || true

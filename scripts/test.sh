@@ -23,6 +23,11 @@ go vet ./...
 echo "== main module (race detector on)"
 go test -race -count=1 -timeout 15m ./...
 
+echo "== h1 against net/http: differential fuzzing (20 s)"
+# h1 and net/http must agree on every request boundary, method, target,
+# header field and body, or both refuse; see internal/h1/diff_test.go.
+go test -count=1 -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h1/
+
 echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
 (cd conformance && go test -race -count=1 -timeout 15m ./...)
 
@@ -32,7 +37,7 @@ echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities,
 go test -count=1 -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
 go test -count=1 -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
 
-echo "== JavaScript SDK (@azure/data-tables): every Edm type round-trips"
+echo "== JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   tmp=$(mktemp -d)
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -45,11 +50,40 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   done
   table_addr=$(sed -n 's/^lazuli: blob .* table \([^ ]*\) file .*/\1/p' "$tmp/log")
   [ -n "$table_addr" ] || { echo "lazuli did not start:"; cat "$tmp/log"; exit 1; }
+  blob_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$tmp/log")
+  queue_addr=$(sed -n 's/^lazuli: blob .* queue \([^ ]*\) table .*/\1/p' "$tmp/log")
   (cd conformance/table/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_TABLE_URL="http://$table_addr/devstoreaccount1" node roundtrip.mjs)
+  # Blob: batch framing, append-blob seal, CRC-64 uploads, round trips.
+  (cd conformance/blob/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" node blob.mjs)
+  (cd conformance/queue/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_QUEUE_URL="http://$queue_addr/devstoreaccount1" node queue.mjs)
   kill "$lz_pid"
 else
   echo "node and npm are needed for this step" >&2
+  exit 1
+fi
+
+echo "== File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1; then
+  ftmp=$(mktemp -d)
+  trap 'kill "${lzf_pid:-}" 2>/dev/null || true; rm -rf "$ftmp" "${tmp:-}"' EXIT
+  go build -o "$ftmp/lazuli" ./cmd/lazuli
+  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 2>"$ftmp/log" &
+  lzf_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$ftmp/log" && break
+    sleep 0.1
+  done
+  file_addr=$(sed -n 's/^lazuli: blob .* file \([^ ]*\).*/\1/p' "$ftmp/log")
+  [ -n "$file_addr" ] || { echo "lazuli did not start:"; cat "$ftmp/log"; exit 1; }
+  (cd conformance/file/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_FILE_URL="http://$file_addr/devstoreaccount1" node roundtrip.mjs)
+  conformance/file/az/roundtrip.sh "http://$file_addr/devstoreaccount1"
+  kill "$lzf_pid"
+else
+  echo "node, npm and az (Debian's azure-cli) are needed for this step" >&2
   exit 1
 fi
 

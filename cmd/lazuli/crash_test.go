@@ -92,8 +92,8 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 			bin := buildLazuli(t)
 			dir := t.TempDir()
 			args := []string{"--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--silent"}
-			if syncOn {
-				args = append(args, "--sync")
+			if !syncOn {
+				args = append(args, "--sync=false")
 			}
 			c := newDevClient(t)
 			cmd, addrs := startLazuli(t, bin, args...)

@@ -67,9 +67,22 @@ func env(name, def string) string {
 	return def
 }
 
-func envBool(name string) bool {
-	b, _ := strconv.ParseBool(env(name, "false"))
-	return b
+func envBool(name string) bool { return envBoolOr(name, false) }
+
+// envBoolOr reads a boolean variable, def when it is unset or not a boolean.
+func envBoolOr(name string, def bool) bool {
+	if b, err := strconv.ParseBool(env(name, "")); err == nil {
+		return b
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	d, err := time.ParseDuration(env(name, def.String()))
+	if err != nil {
+		return def
+	}
+	return d
 }
 
 func envInt(name string, def int) int {
@@ -93,7 +106,8 @@ func run(args []string, stderr io.Writer) int {
 		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
 		location  = fs.String("location", env("LOCATION", server.DefaultLocation), "data directory")
 		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
-		syncFlag  = fs.Bool("sync", envBool("SYNC"), "fsync every write before acknowledging it (power-loss safety)")
+		syncFlag  = fs.Bool("sync", envBoolOr("SYNC", true), "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
+		salvage   = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
 		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
 		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
 		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
@@ -105,6 +119,7 @@ func run(args []string, stderr io.Writer) int {
 		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
 		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
 		httpSrv   = fs.String("httpServer", env("HTTP_SERVER", "h1"), "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+		progress  = fs.Duration("progressTimeout", envDuration("PROGRESS_TIMEOUT", 60*time.Second), "close a connection whose request body or response makes no progress for this long")
 	)
 	fs.StringVar(location, "l", *location, "shorthand for --location")
 	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
@@ -122,10 +137,13 @@ func run(args []string, stderr io.Writer) int {
 		log.Error("--cert and --key go together")
 		return 2
 	}
-	accounts, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
+	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
+	}
+	for _, w := range warnings {
+		log.Warn("AZURITE_ACCOUNTS", "warning", w)
 	}
 	var debugW io.Writer
 	if *debug != "" {
@@ -154,7 +172,7 @@ func run(args []string, stderr io.Writer) int {
 		}()
 	}
 	cfg := server.Config{
-		Location: *location, InMemory: *inMemory, Sync: *syncFlag, EngineKind: *engine,
+		Location: *location, InMemory: *inMemory, Sync: *syncFlag, Salvage: *salvage, EngineKind: *engine,
 		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
 		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
 		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
@@ -162,7 +180,7 @@ func run(args []string, stderr io.Writer) int {
 		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
 		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
 		CertFile: *cert, KeyFile: *key,
-		HTTPServer: *httpSrv,
+		HTTPServer: *httpSrv, ProgressTimeout: *progress,
 	}
 	// Catch the stop signals before the addresses are announced: a client
 	// that reads them may stop the server at once.

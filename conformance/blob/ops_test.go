@@ -233,9 +233,9 @@ func TestPageBlobs(t *testing.T) {
 		}
 		_, err = pb.UploadPages(ctx, body(page[:512]), blob.HTTPRange{Offset: 3072, Count: 512}, nil)
 		must(t, err)
-		// Unaligned and out-of-range writes.
+		// Unaligned writes are malformed (400); out-of-range ones 416.
 		_, err = pb.UploadPages(ctx, body(page[:100]), blob.HTTPRange{Offset: 0, Count: 100}, nil)
-		mustCode(t, err, 416, "InvalidPageRange")
+		mustCode(t, err, 400, "InvalidHeaderValue")
 		_, err = pb.UploadPages(ctx, body(page[:512]), blob.HTTPRange{Offset: 4096, Count: 512}, nil)
 		mustCode(t, err, 416, "InvalidPageRange")
 		ranges := func(o *pageblob.GetPageRangesOptions) string {
@@ -253,6 +253,9 @@ func TestPageBlobs(t *testing.T) {
 		if got := ranges(nil); got != "512-1535,3072-3583" {
 			t.Fatalf("ranges %s", got)
 		}
+		// A range starting past the end is 416.
+		_, err = pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Range: blob.HTTPRange{Offset: 4096, Count: 512}}).NextPage(ctx)
+		mustCode(t, err, 416, "InvalidRange")
 		snap, err := pb.CreateSnapshot(ctx, nil)
 		must(t, err)
 		_, err = pb.ClearPages(ctx, blob.HTTPRange{Offset: 1024, Count: 512}, nil)
@@ -623,12 +626,12 @@ func TestContainerACLAndServiceProperties(t *testing.T) {
 		// Service properties with CORS.
 		svc := e.c.ServiceClient()
 		_, err = svc.SetProperties(ctx, &service.SetPropertiesOptions{CORS: []*service.CORSRule{{
-			AllowedOrigins: ptr("http://example.com"), AllowedMethods: ptr("GET,PUT"), AllowedHeaders: ptr("x-ms-meta-*,content-type"),
+			AllowedOrigins: ptr("http://example.com,http://*.contoso.com"), AllowedMethods: ptr("GET,PUT"), AllowedHeaders: ptr("x-ms-meta-*,content-type"),
 			ExposedHeaders: ptr("x-ms-request-id"), MaxAgeInSeconds: ptr(int32(60))}}})
 		must(t, err)
 		props, err := svc.GetProperties(ctx, nil)
 		must(t, err)
-		if len(props.CORS) != 1 || *props.CORS[0].AllowedOrigins != "http://example.com" || *props.CORS[0].MaxAgeInSeconds != 60 {
+		if len(props.CORS) != 1 || *props.CORS[0].AllowedOrigins != "http://example.com,http://*.contoso.com" || *props.CORS[0].MaxAgeInSeconds != 60 {
 			t.Fatalf("cors %+v", props.CORS)
 		}
 		pre, err := http.NewRequest(http.MethodOptions, tg.BlobURL+"/"+e.name+"/pub", nil)
@@ -641,6 +644,23 @@ func TestContainerACLAndServiceProperties(t *testing.T) {
 		pr.Body.Close()
 		if pr.StatusCode != 200 || pr.Header.Get("Access-Control-Allow-Origin") != "http://example.com" || pr.Header.Get("Access-Control-Max-Age") != "60" {
 			t.Fatalf("preflight %d %v", pr.StatusCode, pr.Header)
+		}
+		// A wildcard subdomain origin matches any depth, without case.
+		for _, origin := range []string{"http://www.contoso.com", "http://A.b.Contoso.COM"} {
+			pre.Header.Set("Origin", origin)
+			pr, err = tg.HTTP.Do(pre)
+			must(t, err)
+			pr.Body.Close()
+			if pr.StatusCode != 200 || pr.Header.Get("Access-Control-Allow-Origin") != origin {
+				t.Fatalf("preflight from %s: %d %v", origin, pr.StatusCode, pr.Header)
+			}
+		}
+		pre.Header.Set("Origin", "http://contoso.com.evil.com")
+		pr, err = tg.HTTP.Do(pre)
+		must(t, err)
+		pr.Body.Close()
+		if pr.StatusCode != 403 {
+			t.Fatalf("preflight from a look-alike origin %d", pr.StatusCode)
 		}
 		pre.Header.Set("Origin", "http://evil.com")
 		pr, err = tg.HTTP.Do(pre)

@@ -120,6 +120,13 @@ func TestAccountSASResourceTypes(t *testing.T) {
 		_, err = objectsOnly.NewQueueClient(name).EnqueueMessage(ctx, "y", nil)
 		MustNoErr(t, err)
 
+		// Queue ACLs are the account owner's: an account SAS with every
+		// permission cannot read or set them.
+		_, err = full.NewQueueClient(name).GetAccessPolicy(ctx, nil)
+		MustCode(t, err, 403, "AuthorizationFailure")
+		_, err = full.NewQueueClient(name).SetAccessPolicy(ctx, nil)
+		MustCode(t, err, 403, "AuthorizationFailure")
+
 		readOnly := client(all, sas.AccountPermissions{Read: true})
 		_, err = readOnly.NewQueueClient(name).EnqueueMessage(ctx, "z", nil)
 		MustCode(t, err, 403, "AuthorizationPermissionMismatch")

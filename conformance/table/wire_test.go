@@ -128,7 +128,7 @@ func TestWireEntityErrors(t *testing.T) {
 			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.DateTime","A":"1500-01-01T00:00:00Z"}`,
 			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Guid","A":"not-a-guid"}`,
 			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Binary","A":"***"}`,
-			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Boolean","A":"true"}`,
+			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Boolean","A":"maybe"}`,
 			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Decimal","A":"1"}`,
 			`{"PartitionKey":"p","RowKey":"x","A@odata.type":"Edm.Double","A":"abc"}`,
 			`{"PartitionKey":"p","RowKey":"x","A":1,"A":2}`,

@@ -46,9 +46,22 @@ type Account struct {
 }
 
 // ParseAccounts parses the AZURITE_ACCOUNTS form
-// "name1:key1[:key2];name2:key1" (keys base64).
+// "name1:key1[:key2];name2:key1" (keys base64, read as leniently as the
+// reference emulator reads them; see ParseAccountsWarn).
 func ParseAccounts(s string) ([]Account, error) {
+	accs, _, err := ParseAccountsWarn(s)
+	return accs, err
+}
+
+// ParseAccountsWarn is ParseAccounts that also returns one warning per
+// key that is not strict base64. Such keys are decoded the way Node.js
+// decodes base64, as the reference emulator does, because its users'
+// scripts carry keys like that: the standard and URL-safe alphabets both
+// count, any other character is skipped, the first "=" ends the key, and
+// left-over bits are dropped.
+func ParseAccountsWarn(s string) ([]Account, []string, error) {
 	var out []Account
+	var warnings []string
 	for _, part := range strings.Split(s, ";") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -56,19 +69,58 @@ func ParseAccounts(s string) ([]Account, error) {
 		}
 		fields := strings.Split(part, ":")
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
-			return nil, fmt.Errorf("accounts: %q is not name:key[:key2]", part)
+			return nil, nil, fmt.Errorf("accounts: %q is not name:key[:key2]", part)
 		}
 		acc := Account{Name: fields[0]}
 		for _, k := range fields[1:] {
 			b, err := base64.StdEncoding.DecodeString(k)
-			if err != nil || len(b) == 0 {
-				return nil, fmt.Errorf("accounts: key of %q is not base64", fields[0])
+			if err != nil {
+				b = lenientBase64(k)
+				warnings = append(warnings, fmt.Sprintf("accounts: a key of %q is not strict base64; it is read as the reference emulator reads it (%d bytes)", fields[0], len(b)))
+			}
+			if len(b) == 0 {
+				return nil, nil, fmt.Errorf("accounts: key of %q is empty once decoded", fields[0])
 			}
 			acc.Keys = append(acc.Keys, b)
 		}
 		out = append(out, acc)
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// lenientBase64 decodes s as Node.js's Buffer.from(s, "base64") does.
+func lenientBase64(s string) []byte {
+	var out []byte
+	var acc uint32
+	bits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var v uint32
+		switch {
+		case c == '=':
+			return out
+		case c >= 'A' && c <= 'Z':
+			v = uint32(c - 'A')
+		case c >= 'a' && c <= 'z':
+			v = uint32(c-'a') + 26
+		case c >= '0' && c <= '9':
+			v = uint32(c-'0') + 52
+		case c == '+' || c == '-':
+			v = 62
+		case c == '/' || c == '_':
+			v = 63
+		default:
+			continue
+		}
+		acc = acc<<6 | v
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			out = append(out, byte(acc>>bits))
+			acc &= 1<<bits - 1
+		}
+	}
+	return out
 }
 
 // DevelopmentAccount returns devstoreaccount1 with its published key.
@@ -169,6 +221,10 @@ type Access struct {
 	// (create/delete/list containers, queues or tables; container metadata;
 	// clear queue; container lease).
 	ServiceSASDenied bool
+	// AccountSASDenied is set for operations only the account owner may
+	// run, which an account SAS cannot reach either (Get and Set Queue
+	// ACL): AuthorizationFailure.
+	AccountSASDenied bool
 
 	// Scope of the request for service SAS checks and the canonicalized
 	// resource: Container is the container, queue, table or share name;
@@ -178,8 +234,12 @@ type Access struct {
 	// Snapshot is the snapshot or version the request addresses, if any.
 	Snapshot string
 	// PartitionKey and RowKey are the entity keys of a Table entity
-	// operation (checked against spk/srk/epk/erk).
+	// operation (checked against spk/srk/epk/erk). Under a SAS with a key
+	// range an entity operation without both keys is refused, unless
+	// KeyRangeApplied says the operation itself confines what it reads to
+	// the range (TableKeyRange), as Query Entities does.
 	PartitionKey, RowKey *string
+	KeyRangeApplied      bool
 
 	// Policy looks up a stored access policy by id in the container,
 	// queue, table or share ACL; it is only called for SAS with si.
@@ -191,6 +251,27 @@ type Access struct {
 	// (Azure hides private resources), any other anonymous request 401
 	// NoAuthenticationInformation.
 	PublicRead func() (bool, error)
+}
+
+// KeyRange is the entity range a Table SAS grants: (PartitionKey, RowKey)
+// pairs from (StartPK, StartRK) to (EndPK, EndRK), both inclusive. An empty
+// StartPK or EndPK leaves that side open; an empty row key bound covers the
+// whole boundary partition.
+type KeyRange struct {
+	StartPK, StartRK, EndPK, EndRK string
+}
+
+// IsZero reports whether r grants every entity.
+func (r KeyRange) IsZero() bool { return r == KeyRange{} }
+
+// TableKeyRange returns the key range a Table service SAS confines id to;
+// the zero KeyRange for every other caller.
+func TableKeyRange(id *Identity) KeyRange {
+	if id == nil || id.Kind != ServiceSAS || id.SAS == nil || id.SAS.Values == nil {
+		return KeyRange{}
+	}
+	v := id.SAS.Values
+	return KeyRange{StartPK: v.StartPK, StartRK: v.StartRK, EndPK: v.EndPK, EndRK: v.EndRK}
 }
 
 // Policy is a stored access policy (one signed identifier).

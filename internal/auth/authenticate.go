@@ -11,6 +11,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/redact"
 )
 
 // MaxClockSkew is how far the date of a Shared Key request may be from the
@@ -129,8 +130,8 @@ func (a *Authenticator) sharedKey(r *http.Request, svc Service, account string, 
 	}
 	if a.debug {
 		a.log.Info("shared key signature mismatch",
-			"account", account, "scheme", scheme, "method", r.Method, "url", r.URL.RequestURI(),
-			"string_to_sign", candidates[0], "variants_tried", len(candidates))
+			"account", account, "scheme", scheme, "method", r.Method, "url", redact.String(r.URL.RequestURI()),
+			"string_to_sign", redact.String(candidates[0]), "variants_tried", len(candidates))
 	}
 	return nil, authFailed(fmt.Sprintf("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0]))
 }
@@ -215,7 +216,7 @@ func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*I
 func (a *Authenticator) logSAS(r *http.Request, account, kind, sts string) {
 	if a.debug {
 		a.log.Info("sas signature mismatch", "account", account, "sas", kind,
-			"method", r.Method, "path", r.URL.EscapedPath(), "string_to_sign", sts)
+			"method", r.Method, "path", r.URL.EscapedPath(), "string_to_sign", redact.String(sts))
 	}
 }
 

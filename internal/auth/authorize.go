@@ -69,6 +69,9 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 	if err := a.checkWindow(v.StartTime, v.ExpiryTime); err != nil {
 		return err
 	}
+	if need.AccountSASDenied {
+		return azerr.New("AuthorizationFailure")
+	}
 	if err := checkNetwork(v, r); err != nil {
 		return err
 	}
@@ -185,7 +188,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	if !sas.HasPermission(perms, need.Perms) {
 		return azerr.New("AuthorizationPermissionMismatch")
 	}
-	if need.Service == Table && !keysInRange(v, need.PartitionKey, need.RowKey) {
+	if need.Service == Table && !keysInRange(v, need) {
 		return azerr.New("AuthorizationFailure")
 	}
 	return nil
@@ -259,26 +262,22 @@ func checkNetwork(v *sas.Values, r *http.Request) error {
 
 // keysInRange checks an entity's keys against spk/srk (lower bound) and
 // epk/erk (upper bound), both inclusive, compared as (PartitionKey, RowKey)
-// pairs. Unknown keys (nil) are not checked.
-func keysInRange(v *sas.Values, pk, rk *string) bool {
-	if pk == nil {
+// pairs. Under a range, an operation that names no entity passes only when
+// it applies the range to what it reads itself (KeyRangeApplied): a missing
+// key never skips the check.
+func keysInRange(v *sas.Values, need Access) bool {
+	if v.StartPK == "" && v.StartRK == "" && v.EndPK == "" && v.EndRK == "" {
 		return true
 	}
-	if v.StartPK != "" {
-		if *pk < v.StartPK {
-			return false
-		}
-		if *pk == v.StartPK && v.StartRK != "" && rk != nil && *rk < v.StartRK {
-			return false
-		}
+	pk, rk := need.PartitionKey, need.RowKey
+	if pk == nil || rk == nil {
+		return need.KeyRangeApplied && pk == nil && rk == nil
 	}
-	if v.EndPK != "" {
-		if *pk > v.EndPK {
-			return false
-		}
-		if *pk == v.EndPK && v.EndRK != "" && rk != nil && *rk > v.EndRK {
-			return false
-		}
+	if v.StartPK != "" && (*pk < v.StartPK || (*pk == v.StartPK && *rk < v.StartRK)) {
+		return false
+	}
+	if v.EndPK != "" && (*pk > v.EndPK || (*pk == v.EndPK && v.EndRK != "" && *rk > v.EndRK)) {
+		return false
 	}
 	return true
 }

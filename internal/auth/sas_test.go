@@ -205,7 +205,9 @@ func TestServiceSASFileQueueTable(t *testing.T) {
 		{"table SAS upper bound inclusive", Table, tableSAS, entity("mytable", "d", "5"), ""},
 		{"table SAS above upper row", Table, tableSAS, entity("mytable", "d", "6"), "AuthorizationFailure"},
 		{"table SAS above upper partition", Table, tableSAS, entity("mytable", "e", "0"), "AuthorizationFailure"},
-		{"table SAS query without keys", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable"}, ""},
+		{"table SAS entity operation without keys", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable"}, "AuthorizationFailure"},
+		{"table SAS entity operation without row key", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", PartitionKey: pk("c")}, "AuthorizationFailure"},
+		{"table SAS query confined to the range", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", KeyRangeApplied: true}, ""},
 		{"table SAS on another table", Table, tableSAS, entity("other", "c", "0"), "AuthorizationFailure"},
 		{"table SAS create table", Table, tableSAS, Access{Resource: ResContainer, Perms: "a", Container: "mytable", ServiceSASDenied: true}, "AuthorizationFailure"},
 	}

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -316,4 +317,38 @@ func detailOf(err error) string {
 		return detail(e)
 	}
 	return ""
+}
+
+// TestParseAccountsLenient pins the reading of keys that are not strict
+// base64 against what Node.js's Buffer.from(key, "base64") gives (the
+// reference emulator's reading), each with a warning.
+func TestParseAccountsLenient(t *testing.T) {
+	for key, want := range map[string]string{
+		"YWJjZA":               "61626364",
+		"YWJj ZA==":            "61626364",
+		"YW-_ZA==":             "616fbf64",
+		"YWJj$ZA==":            "61626364",
+		"YWJjZA==YWJj":         "61626364",
+		"YWJjZA=":              "61626364",
+		"abc":                  "69b7",
+		"key-that-isnt-base64": "91ecbeb616adfa2b27b7e6dab1eeb8",
+		"password123":          "a5ab2cc28addd76d",
+	} {
+		accs, warns, err := ParseAccountsWarn("acct:" + key)
+		if err != nil {
+			t.Fatalf("%q: %v", key, err)
+		}
+		if got := hex.EncodeToString(accs[0].Keys[0]); got != want {
+			t.Errorf("%q: key %s, want %s", key, got, want)
+		}
+		if len(warns) != 1 {
+			t.Errorf("%q: %d warnings", key, len(warns))
+		}
+	}
+	if _, warns, err := ParseAccountsWarn("acct:YWJjZA=="); err != nil || len(warns) != 0 {
+		t.Fatalf("strict key: %v %v", warns, err)
+	}
+	if _, _, err := ParseAccountsWarn("acct:!!!!"); err == nil {
+		t.Fatal("a key with no bytes was accepted")
+	}
 }

@@ -38,6 +38,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	if b == nil && o.mustExist {
 		return nil, lease.State{}, azerr.New("BlobNotFound")
 	}
+	if b != nil && cond.CreateOnly {
+		return nil, lease.State{}, azerr.New("AuthorizationPermissionMismatch")
+	}
 	failCode := o.failCode
 	if failCode == "" {
 		failCode = "ConditionNotMet"
@@ -131,6 +134,10 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 		}
 	}
 	if content {
+		if b.AccessTier == "Archive" {
+			// An archived blob's content is offline until rehydrated.
+			return nil, azerr.New("BlobArchived")
+		}
 		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
 			return nil, err
 		}
@@ -501,18 +508,24 @@ func itoa(n int64) string {
 	return string(b[i:])
 }
 
-// SetTier is Set Blob Tier for block blobs (stored and reported; no
-// rehydration delays). It changes neither ETag nor Last-Modified.
-func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
+// SetTier is Set Blob Tier for block blobs. Leaving the archive tier
+// rehydrates at once (rehydrated reports it, Azure answers such a request
+// 202); there are no rehydration delays. It changes neither ETag nor
+// Last-Modified.
+func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) (rehydrated bool, err error) {
 	if ref.Snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return false, azerr.New("InvalidOperation")
 	}
-	_, err := s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New("InvalidBlobType")
+		}
+		rehydrated = b.AccessTier == "Archive" && tier != "Archive"
+		if b.AccessTier != tier {
+			b.TierChanged = now
 		}
 		b.AccessTier = tier
 		return false, nil
 	})
-	return err
+	return rehydrated, err
 }

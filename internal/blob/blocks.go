@@ -333,6 +333,9 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 		if b.Type != AppendBlob {
 			return false, azerr.New("InvalidBlobType")
 		}
+		if b.Sealed {
+			return false, azerr.New("BlobIsSealed")
+		}
 		if req.Source != nil {
 			segs, n, err := s.sourceRange(tx, *req.Source, req.SourceOff, req.SourceLen, req.SrcCond, now)
 			if err != nil {
@@ -362,4 +365,20 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 		return true, nil
 	})
 	return b, off, err
+}
+
+// SealBlob is Append Blob Seal: the append blob takes no more appends.
+// Sealing a sealed blob succeeds; neither ETag nor Last-Modified change.
+// appendPos, when set, must equal the blob's length.
+func (s *Service) SealBlob(ctx context.Context, ref Ref, appendPos *int64, cond Cond) (*Blob, error) {
+	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+		if b.Type != AppendBlob {
+			return false, azerr.New("InvalidBlobType")
+		}
+		if appendPos != nil && b.Size != *appendPos {
+			return false, azerr.New("AppendPositionConditionNotMet")
+		}
+		b.Sealed = true
+		return false, nil
+	})
 }

@@ -74,11 +74,22 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	dst = appendStr(dst, b.AccessTier)
 	dst = binary.AppendVarint(dst, int64(b.BlockIDLen))
 	dst = binary.AppendVarint(dst, int64(b.AppendCount))
+	dst = appendTime(dst, b.TierChanged)
+	var flags byte
 	if b.ExtBlocks {
-		return append(dst, 1)
+		flags |= flagExtBlocks
 	}
-	return append(dst, 0)
+	if b.Sealed {
+		flags |= flagSealed
+	}
+	return append(dst, flags)
 }
+
+// Bits of the flags byte that ends a binary blob record.
+const (
+	flagExtBlocks = 1 << iota
+	flagSealed
+)
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
 func appendSeg(dst []byte, sg *Segment) []byte {
@@ -350,13 +361,13 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AccessTier = r.strOf("", "Hot", "Cool", "Cold", "Archive")
 	b.BlockIDLen = int(r.varint())
 	b.AppendCount = int(r.varint())
-	switch r.byte() {
-	case 0:
-	case 1:
-		b.ExtBlocks = true
-	default:
+	b.TierChanged = r.time()
+	flags := r.byte()
+	if flags&^(flagExtBlocks|flagSealed) != 0 {
 		r.fail()
 	}
+	b.ExtBlocks = flags&flagExtBlocks != 0
+	b.Sealed = flags&flagSealed != 0
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()
 	}

@@ -30,7 +30,7 @@ func sampleBlob() *Blob {
 		Seq:        -1,
 		Tags:       []KV{{"k", "v"}},
 		Copy:       &CopyInfo{ID: "cid", Source: "http://x/y", Status: "success", Progress: "1/1", Completion: t0, Description: "d"},
-		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true,
+		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true, Sealed: true, TierChanged: time.Unix(1700000000, 5).UTC(),
 	}
 }
 

@@ -27,6 +27,9 @@ type CopyRequest struct {
 	Props    *Props
 	FailCode string // destination 412 code
 	Tier     string
+	// Seal is x-ms-seal-blob for an append blob destination: nil keeps
+	// the source's sealed state.
+	Seal *bool
 }
 
 // sourceCheck loads and checks a copy source inside tx.
@@ -57,6 +60,9 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 		if !ok {
 			return nil, azerr.New("SourceConditionNotMet")
 		}
+	}
+	if b.AccessTier == "Archive" {
+		return nil, azerr.New("BlobArchived")
 	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
 		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
@@ -109,12 +115,15 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
-			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier}
+			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, Sealed: src.Sealed}
+		if req.Seal != nil && b.Type == AppendBlob {
+			b.Sealed = *req.Seal
+		}
 		if req.FromURL {
 			b.Type = BlockBlob
 			if src.Type != BlockBlob {
 				b.Blocks = []Block{{Size: src.Size, Segs: allSegs(src)}}
-				b.Pages, b.Seq, b.AppendCount = nil, 0, 0
+				b.Pages, b.Seq, b.AppendCount, b.Sealed = nil, 0, 0, false
 			}
 			if req.Props != nil {
 				md5 := src.Props.ContentMD5

@@ -17,12 +17,28 @@ type Ingested struct {
 	Segs []Segment
 	Size int64
 	MD5  []byte
+	// CRC64 is Azure Storage's CRC-64 of the bytes.
+	CRC64 uint64
+}
+
+// sums computes the MD5 and the CRC-64 of a body as it is read.
+type sums struct {
+	md5 hash.Hash
+	crc hash.Hash64
+}
+
+func newSums() sums { return sums{md5: md5.New(), crc: NewCRC64()} }
+
+func (s sums) Write(p []byte) (int, error) {
+	s.md5.Write(p)
+	s.crc.Write(p)
+	return len(p), nil
 }
 
 // Ingest reads body to the end, writing it to the chunk store in pieces of
 // ChunkPiece bytes before any metadata transaction; bodies of at most
 // InlineMax bytes stay in memory when inline is set. The MD5 of the bytes
-// is computed on the way; when wantMD5 is non-empty and differs the result
+// and CRC-64 are computed on the way; when wantMD5 is non-empty and differs the result
 // is 400 Md5Mismatch (the chunks written are left to the garbage
 // collector).
 func (s *Service) Ingest(ctx context.Context, body io.Reader, inline bool, wantMD5 []byte) (Ingested, error) {
@@ -34,7 +50,7 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, inline bool, wantM
 // buffer of exactly their size.
 func (s *Service) IngestSize(ctx context.Context, body io.Reader, size int64, inline bool, wantMD5 []byte) (Ingested, error) {
 	var out Ingested
-	h := md5.New()
+	h := newSums()
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
@@ -93,7 +109,7 @@ func readUpTo(r io.Reader, n int) ([]byte, error) {
 	}
 }
 
-func (s *Service) ingestChunks(ctx context.Context, r io.Reader, h hash.Hash, wantMD5 []byte) (Ingested, error) {
+func (s *Service) ingestChunks(ctx context.Context, r io.Reader, h sums, wantMD5 []byte) (Ingested, error) {
 	var out Ingested
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -112,8 +128,9 @@ func (s *Service) ingestChunks(ctx context.Context, r io.Reader, h hash.Hash, wa
 	return finish(out, h, wantMD5)
 }
 
-func finish(out Ingested, h hash.Hash, wantMD5 []byte) (Ingested, error) {
-	out.MD5 = h.Sum(nil)
+func finish(out Ingested, h sums, wantMD5 []byte) (Ingested, error) {
+	out.MD5 = h.md5.Sum(nil)
+	out.CRC64 = h.crc.Sum64()
 	if len(wantMD5) > 0 && !bytes.Equal(wantMD5, out.MD5) {
 		return out, azerr.New("Md5Mismatch")
 	}

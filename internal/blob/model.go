@@ -162,6 +162,10 @@ type Blob struct {
 	AccessTier  string      `json:"at,omitempty"`
 	BlockIDLen  int         `json:"bl,omitempty"` // encoded length of committed block ids
 	AppendCount int         `json:"ac,omitempty"`
+	// Sealed marks an append blob that takes no more appends.
+	Sealed bool `json:"sl,omitempty"`
+	// TierChanged is when Set Blob Tier last changed AccessTier.
+	TierChanged time.Time `json:"tc,omitempty"`
 	// ExtBlocks is set when the committed block list is stored under
 	// blockListKey rather than in the record.
 	ExtBlocks bool `json:"xb,omitempty"`

@@ -191,6 +191,10 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 			return err
 		}
 		out.Blob = b
+		if from >= b.Size && (from > 0 || to >= 0) {
+			// A range that starts past the end of the blob.
+			return azerr.New("InvalidRange")
+		}
 		if to < 0 || to >= b.Size {
 			to = b.Size - 1
 		}

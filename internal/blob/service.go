@@ -58,6 +58,10 @@ type Cond struct {
 	conditional.Conditions
 	LeaseID string
 	IfTags  string
+	// CreateOnly is set for a write authorized by a SAS with create but
+	// not write permission: it may create the blob, not overwrite it
+	// (403 AuthorizationPermissionMismatch).
+	CreateOnly bool
 }
 
 // ValidateContainerName checks the container naming rules.

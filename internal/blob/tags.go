@@ -2,7 +2,6 @@ package blob
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"strings"
 
@@ -58,10 +57,12 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
+		// A write for the lease rules: a leased blob needs its lease id.
+		b, ls, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, s.now())
 		if err != nil {
 			return err
 		}
+		b.Lease = ls
 		b.Tags = tags
 		return putBlob(tx, ref.Account, ref.Container, b)
 	})
@@ -76,9 +77,10 @@ type FoundBlob struct {
 // FindBlobs is Find Blobs by Tags over the account (or one container when
 // container is set). marker is the "container\x00name" of the next result.
 func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker string, max int) ([]FoundBlob, string, error) {
-	q, err := parseTagExpr(expr)
+	q, err := parseTags(expr, true)
 	if err != nil {
-		return nil, "", azerr.InvalidQuery("where", expr, err.Error())
+		return nil, "", azerr.Newf("InvalidQueryParameterValue", "%s", err.Error()).
+			WithDetail("QueryParameterName", "where").WithDetail("QueryParameterValue", expr)
 	}
 	var out []FoundBlob
 	next := ""
@@ -281,40 +283,65 @@ func (e *tagExpr) names() map[string]bool {
 	return m
 }
 
-type tagParser struct {
-	toks []string
+// tagToken is one token of a tag expression and its 1-based position.
+type tagToken struct {
+	text string
 	pos  int
-	ops  int
 }
 
-var errTagExpr = errors.New("the tag expression is not valid")
+type tagParser struct {
+	toks []tagToken
+	pos  int
+	// find is set for Find Blobs by Tags, which knows neither OR nor <>
+	// (x-ms-if-tags allows both).
+	find  bool
+	names map[string]bool
+	end   int // position just past the expression, for errors at its end
+}
 
-func tokenizeTags(s string) ([]string, error) {
-	var toks []string
+// tagSyntaxError is a tag expression Azure refuses; Error gives the
+// message Azure's Find Blobs by Tags answers with.
+type tagSyntaxError struct {
+	pos int // 0: not tied to a position
+	msg string
+}
+
+func (e *tagSyntaxError) Error() string {
+	if e.pos == 0 {
+		return "Error parsing query: " + e.msg
+	}
+	return "Error parsing query at or near character position " + itoa(int64(e.pos)) + ": " + e.msg
+}
+
+// maxTagsInQuery is how many distinct tags an expression may name.
+const maxTagsInQuery = 10
+
+func tokenizeTags(s string) ([]tagToken, error) {
+	var toks []tagToken
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t':
 			i++
 		case c == '(' || c == ')':
-			toks = append(toks, string(c))
+			toks = append(toks, tagToken{string(c), i + 1})
 			i++
 		case c == '\'' || c == '"':
 			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 {
-				return nil, errTagExpr
+				return nil, &tagSyntaxError{i + 1, "unterminated string"}
 			}
-			toks = append(toks, s[i:i+j+2])
+			toks = append(toks, tagToken{s[i : i+j+2], i + 1})
 			i += j + 2
 		case c == '=':
-			toks = append(toks, "=")
+			toks = append(toks, tagToken{"=", i + 1})
 			i++
 		case c == '<' || c == '>':
 			if i+1 < len(s) && (s[i+1] == '=' || (c == '<' && s[i+1] == '>')) {
-				toks = append(toks, s[i:i+2])
+				toks = append(toks, tagToken{s[i : i+2], i + 1})
 				i += 2
 			} else {
-				toks = append(toks, string(c))
+				toks = append(toks, tagToken{string(c), i + 1})
 				i++
 			}
 		default:
@@ -322,34 +349,53 @@ func tokenizeTags(s string) ([]string, error) {
 			for j < len(s) && !strings.ContainsRune(" \t()'\"=<>", rune(s[j])) {
 				j++
 			}
-			toks = append(toks, s[i:j])
+			toks = append(toks, tagToken{s[i:j], i + 1})
 			i = j
 		}
 	}
 	return toks, nil
 }
 
-func parseTagExpr(s string) (*tagExpr, error) {
+// parseTagExpr parses an x-ms-if-tags expression.
+func parseTagExpr(s string) (*tagExpr, error) { return parseTags(s, false) }
+
+// parseTags parses a tag expression: comparisons of a tag (a bare or
+// double-quoted name, 1 to 128 characters) with a single-quoted value (0
+// to 256 characters), both from the tag character set, joined by AND (and
+// OR) with parentheses, naming at most 10 distinct tags.
+func parseTags(s string, find bool) (*tagExpr, error) {
 	toks, err := tokenizeTags(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &tagParser{toks: toks}
+	p := &tagParser{toks: toks, find: find, names: map[string]bool{}, end: len(s) + 1}
 	e, err := p.or()
 	if err != nil {
 		return nil, err
 	}
-	if p.pos != len(p.toks) || p.ops > 10 {
-		return nil, errTagExpr
+	if p.pos != len(p.toks) {
+		return nil, p.fail("unexpected " + p.toks[p.pos].text)
+	}
+	if len(p.names) > maxTagsInQuery {
+		return nil, &tagSyntaxError{0, "there can be at most 10 unique tags in a query"}
 	}
 	return e, nil
 }
 
 func (p *tagParser) peek() string {
 	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
+		return p.toks[p.pos].text
 	}
 	return ""
+}
+
+// fail is a syntax error at the current token.
+func (p *tagParser) fail(msg string) error {
+	pos := p.end
+	if p.pos < len(p.toks) {
+		pos = p.toks[p.pos].pos
+	}
+	return &tagSyntaxError{pos, msg}
 }
 
 func (p *tagParser) or() (*tagExpr, error) {
@@ -358,8 +404,10 @@ func (p *tagParser) or() (*tagExpr, error) {
 		return nil, err
 	}
 	for strings.EqualFold(p.peek(), "OR") {
+		if p.find {
+			return nil, p.fail("unsupported operator OR")
+		}
 		p.pos++
-		p.ops++
 		r, err := p.and()
 		if err != nil {
 			return nil, err
@@ -376,7 +424,6 @@ func (p *tagParser) and() (*tagExpr, error) {
 	}
 	for strings.EqualFold(p.peek(), "AND") {
 		p.pos++
-		p.ops++
 		r, err := p.primary()
 		if err != nil {
 			return nil, err
@@ -384,6 +431,16 @@ func (p *tagParser) and() (*tagExpr, error) {
 		l = &tagExpr{op: "AND", left: l, right: r}
 	}
 	return l, nil
+}
+
+// validTagText reports whether every character of s is a tag character.
+func validTagText(s string) bool {
+	for _, r := range s {
+		if !validTagChar(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *tagParser) primary() (*tagExpr, error) {
@@ -395,35 +452,53 @@ func (p *tagParser) primary() (*tagExpr, error) {
 			return nil, err
 		}
 		if p.peek() != ")" {
-			return nil, errTagExpr
+			return nil, p.fail("expected )")
 		}
 		p.pos++
 		return e, nil
 	}
 	if t == "" || t == ")" || t[0] == '\'' {
-		return nil, errTagExpr
+		return nil, p.fail("expected a tag name")
 	}
 	name := t
 	if name[0] == '"' {
 		name = name[1 : len(name)-1]
 	}
-	if name == "" {
-		return nil, errTagExpr
+	switch {
+	case name == "@container":
+	case len(name) < 1 || len(name) > 128:
+		return nil, p.fail("tag must be between 1 and 128 characters in length")
+	case !validTagText(name):
+		return nil, p.fail("character not permitted in tag name or value")
 	}
 	p.pos++
 	op := p.peek()
 	switch op {
-	case "=", "<>", ">", ">=", "<", "<=":
+	case "=", ">", ">=", "<", "<=":
+	case "<>":
+		if p.find {
+			return nil, p.fail("unsupported operator <>")
+		}
 	default:
-		return nil, errTagExpr
+		return nil, p.fail("expected an operator")
 	}
 	p.pos++
 	v := p.peek()
 	if len(v) < 2 || v[0] != '\'' {
-		return nil, errTagExpr
+		return nil, p.fail("expected a single-quoted value")
+	}
+	value := v[1 : len(v)-1]
+	switch {
+	case len(value) > 256:
+		return nil, p.fail("tag value must be between 0 and 256 characters in length")
+	case !validTagText(value):
+		return nil, p.fail("character not permitted in tag name or value")
 	}
 	p.pos++
-	return &tagExpr{op: op, name: name, value: v[1 : len(v)-1]}, nil
+	if name != "@container" {
+		p.names[name] = true
+	}
+	return &tagExpr{op: op, name: name, value: value}, nil
 }
 
 // SortTags orders tags by key (the order Get Blob Tags returns).

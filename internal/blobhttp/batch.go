@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -16,6 +15,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
 // MaxBatchRequests is the most sub-requests one Blob Batch may carry.
@@ -55,21 +55,31 @@ func (h *handler) batch(rq *req) error {
 		return err
 	}
 	ct := rq.r.Header.Get("Content-Type")
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || !strings.EqualFold(mt, "multipart/mixed") || params["boundary"] == "" {
+	boundary, mixed := batchBoundary(ct)
+	if !mixed {
 		return azerr.InvalidHeader("Content-Type", ct)
+	}
+	if boundary == "" {
+		// Azure accepts the request and answers its one part with the
+		// error, as it does for a sub-request it cannot run.
+		_, err := readBody(rq, 4<<20)
+		if err != nil {
+			return err
+		}
+		rec := &subRecorder{header: http.Header{}}
+		httpx.WriteError(rec, rq.r, azerr.InvalidHeader("Content-Type", ct))
+		return h.writeBatch(rq, []subResult{{rec: rec}})
 	}
 	raw, err := readBody(rq, 4<<20)
 	if err != nil {
 		return err
 	}
-	mr := multipart.NewReader(bytes.NewReader(raw), params["boundary"])
+	mr := multipart.NewReader(bytes.NewReader(raw), boundary)
 	type sub struct {
 		id  string
 		req *http.Request
 	}
 	var subs []sub
-	kind := ""
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -78,23 +88,26 @@ func (h *handler) batch(rq *req) error {
 		if err != nil {
 			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
 		}
-		sr, err := http.ReadRequest(bufio.NewReader(part))
+		text, err := io.ReadAll(part)
+		if err != nil {
+			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
+		}
+		// A sub-request without a body may end right after its last
+		// header line (the JavaScript SDK's framing): the CRLF that
+		// would end the header block belongs to the next boundary.
+		if !bytes.Contains(text, []byte("\r\n\r\n")) && !bytes.Contains(text, []byte("\n\n")) {
+			text = append(text, "\r\n"...)
+		}
+		sr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(text)))
 		if err != nil {
 			return azerr.Newf("InvalidInput", "A batch sub-request is not a valid HTTP request.")
 		}
-		k := ""
-		switch {
-		case sr.Method == http.MethodDelete:
-			k = "delete"
-		case sr.Method == http.MethodPut && sr.URL.Query().Get("comp") == "tier":
-			k = "tier"
-		default:
+		// Delete Blob and Set Blob Tier only; the two may be mixed (the
+		// SDKs build one kind per batch, the service runs each part on
+		// its own).
+		if sr.Method != http.MethodDelete && !(sr.Method == http.MethodPut && sr.URL.Query().Get("comp") == "tier") {
 			return azerr.Newf("InvalidInput", "Batch sub-requests may only be Delete Blob or Set Blob Tier.")
 		}
-		if kind != "" && k != kind {
-			return azerr.Newf("InvalidInput", "All batch sub-requests must be the same operation.")
-		}
-		kind = k
 		subs = append(subs, sub{id: part.Header.Get("Content-Id"), req: sr})
 		if len(subs) > MaxBatchRequests {
 			return azerr.Newf("InvalidInput", "A batch may carry at most %d sub-requests.", MaxBatchRequests)
@@ -103,10 +116,7 @@ func (h *handler) batch(rq *req) error {
 	if len(subs) == 0 {
 		return azerr.Newf("InvalidInput", "The batch request has no sub-requests.")
 	}
-	boundary := "batchresponse_" + guid.NewString()
-	var out bytes.Buffer
-	mw := multipart.NewWriter(&out)
-	mw.SetBoundary(boundary)
+	results := make([]subResult, 0, len(subs))
 	for _, s := range subs {
 		sr := s.req
 		u := &url.URL{Scheme: "http", Host: rq.r.Host, Path: sr.URL.Path, RawPath: sr.URL.RawPath, RawQuery: sr.URL.RawQuery}
@@ -116,12 +126,34 @@ func (h *handler) batch(rq *req) error {
 		sr = sr.WithContext(rq.ctx())
 		rec := &subRecorder{header: http.Header{}}
 		h.sub.ServeHTTP(rec, sr)
+		results = append(results, subResult{id: s.id, rec: rec})
+	}
+	return h.writeBatch(rq, results)
+}
+
+// subResult is the answer to one sub-request and its Content-Id.
+type subResult struct {
+	id  string
+	rec *subRecorder
+}
+
+// writeBatch sends the 202 multipart/mixed answer of a batch, one
+// application/http part per sub-request.
+func (h *handler) writeBatch(rq *req, results []subResult) error {
+	boundary := "batchresponse_" + guid.NewString()
+	var out bytes.Buffer
+	mw := multipart.NewWriter(&out)
+	mw.SetBoundary(boundary)
+	for _, s := range results {
+		rec := s.rec
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		// Spelled as Azure spells them: clients match "Content-ID" and
+		// "x-ms-error-code" exactly (the JavaScript SDK does).
 		ph := textproto.MIMEHeader{"Content-Type": {"application/http"}}
 		if s.id != "" {
-			ph.Set("Content-Id", s.id)
+			ph["Content-ID"] = []string{s.id}
 		}
 		pw, err := mw.CreatePart(ph)
 		if err != nil {
@@ -134,8 +166,12 @@ func (h *handler) batch(rq *req) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			name := k
+			if len(k) > 5 && strings.EqualFold(k[:5], "x-ms-") {
+				name = strings.ToLower(k)
+			}
 			for _, v := range rec.header[k] {
-				fmt.Fprintf(pw, "%s: %s\r\n", k, v)
+				fmt.Fprintf(pw, "%s: %s\r\n", name, v)
 			}
 		}
 		io.WriteString(pw, "\r\n")
@@ -147,4 +183,37 @@ func (h *handler) batch(rq *req) error {
 	rq.status(http.StatusAccepted)
 	rq.w.Write(out.Bytes())
 	return nil
+}
+
+// batchBoundary finds the boundary of a batch's multipart/mixed
+// Content-Type the way Azure reads it: parameter names in any case,
+// whitespace around names, "=" and values, and values quoted or bare (a
+// bare value may itself contain "=", as Python's generated boundaries
+// do). mixed reports whether ct is multipart/mixed at all; boundary is
+// empty when it is missing, empty or given twice.
+func batchBoundary(ct string) (boundary string, mixed bool) {
+	parts := strings.Split(ct, ";")
+	if !strings.EqualFold(strings.TrimSpace(parts[0]), "multipart/mixed") {
+		return "", false
+	}
+	found := false
+	for _, p := range parts[1:] {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "boundary") {
+			continue
+		}
+		if found {
+			return "", true
+		}
+		found = true
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			val = val[1 : len(val)-1]
+		}
+		boundary = val
+	}
+	if len(boundary) > 70 {
+		return "", true
+	}
+	return boundary, true
 }

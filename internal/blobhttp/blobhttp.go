@@ -9,6 +9,7 @@
 package blobhttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -63,7 +64,7 @@ type req struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
-	canonicalizeHeaders(r)
+	httpx.CanonicalizeHeaders(r)
 	q := r.URL.Query()
 	rq := &req{w: w, r: r, info: info, q: q}
 	path := info.Path
@@ -78,6 +79,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpx.WriteError(w, r, azerr.New("InvalidUri"))
 			return
 		}
+		// Azure reads a backslash in a blob name as a slash.
+		rq.blob = strings.ReplaceAll(rq.blob, `\`, "/")
 	}
 	if hasBlob && rq.blob == "" {
 		hasBlob = false
@@ -85,6 +88,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq.snapshot = q.Get("snapshot")
 	if rq.snapshot != "" && !blob.ValidSnapshot(rq.snapshot) {
 		httpx.WriteError(w, r, azerr.InvalidQuery("snapshot", rq.snapshot, ""))
+		return
+	}
+	// A version id is a timestamp of the same form.
+	if v, ok := q["versionid"]; ok && (len(v) != 1 || !blob.ValidSnapshot(v[0])) {
+		httpx.WriteError(w, r, azerr.InvalidQuery("versionid", q.Get("versionid"), ""))
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -108,31 +116,6 @@ func engineError(err error) error {
 		return azerr.New("ServerBusy")
 	}
 	return err
-}
-
-// canonicalizeHeaders gives r the header keys a network server would
-// produce, so that in-process callers that build header maps by hand are
-// treated like remote ones. Metadata headers keep the spelling the client
-// sent (httpx restores it), since Azure keeps the case of metadata names.
-func canonicalizeHeaders(r *http.Request) {
-	for k := range r.Header {
-		if http.CanonicalHeaderKey(k) != k && !isMetaHeader(k) {
-			out := make(http.Header, len(r.Header))
-			for k, vs := range r.Header {
-				ck := k
-				if !isMetaHeader(k) {
-					ck = http.CanonicalHeaderKey(k)
-				}
-				out[ck] = append(out[ck], vs...)
-			}
-			r.Header = out
-			return
-		}
-	}
-}
-
-func isMetaHeader(k string) bool {
-	return len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-")
 }
 
 func (h *handler) route(rq *req, hasBlob bool) error {
@@ -226,6 +209,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.getPageRanges(rq)
 		case comp == "appendblock" && m == http.MethodPut:
 			return h.appendBlock(rq)
+		case comp == "seal" && m == http.MethodPut:
+			return h.sealBlob(rq)
 		case comp == "copy" && m == http.MethodPut:
 			return h.abortCopy(rq)
 		case comp == "tags" && m == http.MethodGet:
@@ -256,6 +241,20 @@ func (h *handler) authorize(rq *req, a auth.Access) error {
 		a.Policy = h.policyLookup(rq.r.Context(), rq.info.Account, rq.container)
 	}
 	return h.d.Auth.Authorize(rq.info.Identity, rq.r, a)
+}
+
+// authorizeCreate authorizes a write that creates or replaces a blob
+// (Put Blob, Put Block List, Copy Blob): write permission allows both,
+// create permission alone allows only a blob that does not exist yet,
+// which the returned flag asks the domain to check in its transaction.
+func (h *handler) authorizeCreate(rq *req) (createOnly bool, err error) {
+	err = h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"})
+	if e, ok := azerr.As(err); ok && e.Code == "AuthorizationPermissionMismatch" {
+		if err2 := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "c"}); err2 == nil {
+			return true, nil
+		}
+	}
+	return false, err
 }
 
 // policyLookup finds stored access policies in a container's ACL.
@@ -460,6 +459,54 @@ func decodeMD5(name, v string) ([]byte, error) {
 		return nil, azerr.New("InvalidMd5").WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
 	}
 	return b, nil
+}
+
+// txSums are the transactional checksums an upload may carry: Content-MD5
+// or x-ms-content-crc64, never both.
+type txSums struct {
+	md5 []byte
+	crc []byte
+}
+
+// txChecksums reads Content-MD5 and x-ms-content-crc64. A CRC-64 that is
+// not 8 bytes of base64, or both headers at once, is 400
+// InvalidHeaderValue.
+func (rq *req) txChecksums() (txSums, error) {
+	var t txSums
+	var err error
+	if t.md5, err = decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5")); err != nil {
+		return t, err
+	}
+	if v := rq.r.Header.Get("X-Ms-Content-Crc64"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(b) != 8 {
+			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
+		}
+		if t.md5 != nil {
+			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
+		}
+		t.crc = b
+	}
+	return t, nil
+}
+
+// verify checks the body's CRC-64 against the one sent (the MD5 is
+// checked while the body is read): 400 Crc64Mismatch.
+func (t txSums) verify(d blob.Ingested) error {
+	if t.crc != nil && !bytes.Equal(t.crc, blob.CRC64Bytes(d.CRC64)) {
+		return azerr.New("Crc64Mismatch")
+	}
+	return nil
+}
+
+// respond sets the checksum headers of an upload's answer: the CRC-64
+// always, Content-MD5 only when the request sent one (as Azure answers
+// Put Block, Append Block and Put Page).
+func (t txSums) respond(h http.Header, d blob.Ingested) {
+	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(d.CRC64)))
+	if t.md5 != nil {
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(d.MD5))
+	}
 }
 
 func parseInt(name, v string, min, max int64) (int64, error) {

@@ -144,3 +144,15 @@ func TestIsGUID(t *testing.T) {
 		}
 	}
 }
+
+func FuzzBatchBoundary(f *testing.F) {
+	for _, s := range []string{"multipart/mixed; boundary=batch_1", `multipart/mixed; BOUNDARY = "a=b"`, "multipart/mixed; boundary===x==", "multipart/mixed; boundary=a; boundary=b", "text/plain"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ct string) {
+		b, mixed := batchBoundary(ct)
+		if b != "" && (!mixed || len(b) > 70) {
+			t.Fatalf("%q: boundary %q mixed %v", ct, b, mixed)
+		}
+	})
+}

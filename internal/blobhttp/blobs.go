@@ -36,7 +36,11 @@ func (rq *req) body() io.Reader { return bodyReader{rq.r.Body} }
 
 // props reads the x-ms-blob-content-* properties of a write. useStandard
 // also takes the standard Content-* headers (Put Blob).
-func (rq *req) props(useStandard bool) (blob.Props, error) {
+func (rq *req) props(useStandard bool) (blob.Props, error) { return rq.propsWith(useStandard, false) }
+
+// propsWith is props; anyMD5 takes an x-ms-blob-content-md5 of any length
+// (Set Blob Properties), where other writes require 16 bytes.
+func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 	hd := rq.r.Header
 	get := func(xms, std string) string {
 		if v := hd.Get(xms); v != "" || !useStandard {
@@ -54,7 +58,13 @@ func (rq *req) props(useStandard bool) (blob.Props, error) {
 		ContentDisposition: get("x-ms-blob-content-disposition", ""),
 		CacheControl:       get("x-ms-blob-cache-control", "Cache-Control"),
 	}
-	md, err := decodeMD5("x-ms-blob-content-md5", hd.Get("X-Ms-Blob-Content-Md5"))
+	v := hd.Get("X-Ms-Blob-Content-Md5")
+	md, err := decodeMD5("x-ms-blob-content-md5", v)
+	if err != nil && anyMD5 {
+		if md, err = base64.StdEncoding.DecodeString(v); err != nil {
+			err = azerr.New("InvalidMd5").WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
+		}
+	}
 	if err != nil {
 		return p, err
 	}
@@ -135,6 +145,10 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 	if nv.props, err = rq.props(useStandard); err != nil {
 		return nv, err
 	}
+	if nv.props.ContentType == "" {
+		// A new blob's default; Set Blob Properties may clear it later.
+		nv.props.ContentType = "application/octet-stream"
+	}
 	if nv.tags, err = rq.tagsHeader(); err != nil {
 		return nv, err
 	}
@@ -145,7 +159,8 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
 	rq.info.Operation = "PutBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -164,7 +179,8 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
+	nv.cond.CreateOnly = createOnly
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -195,8 +211,18 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		data, err := h.svc.IngestSize(rq.ctx(), rq.body(), n, true, txMD5)
+		body, size, structured, err := rq.upload()
 		if err != nil {
+			return err
+		}
+		data, err := h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5)
+		if err != nil {
+			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
+		}
+		if err := sums.verify(data); err != nil {
 			return err
 		}
 		pr.Data = data
@@ -213,6 +239,7 @@ func (h *handler) putBlob(rq *req) error {
 	hs.setETag(out, b.ETag, b.Modified)
 	if bt == blob.BlockBlob {
 		hs.set(out, "Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
+		hs.set(out, "X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(pr.Data.CRC64)))
 	}
 	hs.set(out, "X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
@@ -229,11 +256,13 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
 	hs.set(hd, "X-Ms-Blob-Type", b.Type)
 	p := b.Props
-	ct := p.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
+	if p.ContentType != "" {
+		hs.set(hd, "Content-Type", p.ContentType)
+	} else {
+		// Cleared by Set Blob Properties: no Content-Type at all (the
+		// nil entry keeps the server from guessing one).
+		hd["Content-Type"] = nil
 	}
-	hs.set(hd, "Content-Type", ct)
 	if p.ContentEncoding != "" {
 		hs.set(hd, "Content-Encoding", p.ContentEncoding)
 	}
@@ -276,10 +305,16 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 		hs.set(hd, "X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
 	case blob.AppendBlob:
 		hs.set(hd, "X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
+		if b.Sealed {
+			hs.set(hd, "X-Ms-Blob-Sealed", "true")
+		}
 	case blob.BlockBlob:
 		hs.set(hd, "X-Ms-Access-Tier", tierOf(b))
 		if b.AccessTier == "" {
 			hs.set(hd, "X-Ms-Access-Tier-Inferred", "true")
+		}
+		if !b.TierChanged.IsZero() {
+			hs.set(hd, "X-Ms-Access-Tier-Change-Time", hs.time(b.TierChanged))
 		}
 	}
 	if len(b.Tags) > 0 {
@@ -288,6 +323,26 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.set(hd, "Accept-Ranges", "bytes")
 	hs.set(hd, "X-Ms-Server-Encrypted", "true")
 	return hs
+}
+
+// overrideHeaders applies the response-header overrides a service SAS
+// signed (rscc, rscd, rsce, rscl, rsct) to a Get Blob or Get Blob
+// Properties answer.
+func overrideHeaders(rq *req, hd http.Header) {
+	id := rq.info.Identity
+	if id == nil || id.Kind != auth.ServiceSAS || id.SAS == nil || id.SAS.Values == nil {
+		return
+	}
+	v := id.SAS.Values
+	for _, o := range [...]struct{ key, val string }{
+		{"Cache-Control", v.CacheControl}, {"Content-Disposition", v.ContentDisposition},
+		{"Content-Encoding", v.ContentEncoding}, {"Content-Language", v.ContentLanguage},
+		{"Content-Type", v.ContentType},
+	} {
+		if o.val != "" {
+			hd[o.key] = []string{o.val}
+		}
+	}
 }
 
 // parseRange parses "bytes=start-[end]"; end is -1 when open.
@@ -353,6 +408,10 @@ func (h *handler) getBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
+	structured, err := rq.wantsStructured()
+	if err != nil {
+		return err
+	}
 	get := h.svc.GetBlob
 	if head {
 		get = h.svc.GetBlobProperties
@@ -363,6 +422,10 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	// Range errors are decided before any blob header is written.
 	wantMD5 := strings.EqualFold(rq.r.Header.Get("X-Ms-Range-Get-Content-Md5"), "true")
+	wantCRC := strings.EqualFold(rq.r.Header.Get("X-Ms-Range-Get-Content-Crc64"), "true")
+	if wantMD5 && wantCRC {
+		return azerr.InvalidHeader("x-ms-range-get-content-crc64", "true")
+	}
 	if !head && hasRange {
 		if start >= b.Size {
 			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
@@ -370,12 +433,13 @@ func (h *handler) getBlob(rq *req) error {
 		if end < 0 || end >= b.Size {
 			end = b.Size - 1
 		}
-		if wantMD5 && end-start+1 > 4<<20 {
+		if (wantMD5 || wantCRC) && end-start+1 > 4<<20 {
 			return azerr.New("OutOfRangeInput")
 		}
 	}
 	hs := h.blobHeaders(rq, b)
 	hd := rq.w.Header()
+	overrideHeaders(rq, hd)
 	if head {
 		hs.set(hd, "Content-Length", strconv.FormatInt(b.Size, 10))
 		rq.status(http.StatusOK)
@@ -383,6 +447,9 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	if !hasRange {
 		hs.set(hd, "Content-Length", strconv.FormatInt(b.Size, 10))
+		if structured {
+			return h.streamStructured(rq, b, 0, b.Size, http.StatusOK)
+		}
 		rq.status(http.StatusOK)
 		return h.stream(rq, b, 0, b.Size, nil)
 	}
@@ -392,20 +459,43 @@ func (h *handler) getBlob(rq *req) error {
 		hd.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 	}
 	var buf []byte
-	if wantMD5 {
+	if wantMD5 || wantCRC {
 		rc := h.svc.Open(rq.ctx(), b, start, n)
 		buf, err = io.ReadAll(rc)
 		rc.Close()
 		if err != nil {
 			return err
 		}
-		sum := md5.Sum(buf)
-		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+		if wantMD5 {
+			sum := md5.Sum(buf)
+			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+		} else {
+			hd.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(blob.CRC64(buf))))
+		}
 	}
 	hd.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(b.Size, 10))
 	hd.Set("Content-Length", strconv.FormatInt(n, 10))
+	if structured {
+		return h.streamStructured(rq, b, start, n, http.StatusPartialContent)
+	}
 	rq.status(http.StatusPartialContent)
 	return h.stream(rq, b, start, n, buf)
+}
+
+// streamStructured answers a read that asked for a structured message
+// body: the n bytes at off, framed with CRC-64 checksums.
+func (h *handler) streamStructured(rq *req, b *blob.Blob, off, n int64, status int) error {
+	hd := rq.w.Header()
+	hd.Set("Content-Length", strconv.FormatInt(structuredLen(n), 10))
+	hd.Set("X-Ms-Structured-Body", structuredValue)
+	hd.Set("X-Ms-Structured-Content-Length", strconv.FormatInt(n, 10))
+	rq.status(status)
+	open := func(o, l int64) io.ReadCloser { return h.svc.Open(rq.ctx(), b, o, l) }
+	if err := writeStructured(rq.w, open, off, n); err != nil && rq.ctx().Err() == nil {
+		h.d.Log.Error("blob stream", "request_id", rq.info.RequestID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }
 
 // stream writes the body after the status line; a failure now can only
@@ -488,7 +578,9 @@ func (h *handler) setBlobProperties(rq *req) error {
 	}
 	if sp.NewSize == nil && act == "" {
 		// Content properties are replaced; an omitted one is cleared.
-		if sp.Props, err = rq.props(false); err != nil {
+		// Azure keeps an x-ms-blob-content-md5 of any length here, as
+		// given (it is the client's property, not a checked hash).
+		if sp.Props, err = rq.propsWith(false, true); err != nil {
 			return err
 		}
 		sp.ReplaceProps = true
@@ -623,7 +715,7 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -633,15 +725,25 @@ func (h *handler) putBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	data, err := h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5)
+	body, _, structured, err := rq.upload()
 	if err != nil {
+		return err
+	}
+	data, err := h.svc.Ingest(rq.ctx(), body, false, sums.md5)
+	if err != nil {
+		return err
+	}
+	if structured {
+		rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
+	}
+	if err := sums.verify(data); err != nil {
 		return err
 	}
 	if err := h.svc.PutBlock(rq.ctx(), rq.ref(), id, data, cond); err != nil {
 		return err
 	}
 	out := rq.w.Header()
-	out.Set("Content-Md5", base64.StdEncoding.EncodeToString(data.MD5))
+	sums.respond(out, data)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -703,7 +805,8 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 // putBlockList is Put Block List.
 func (h *handler) putBlockList(rq *req) error {
 	rq.info.Operation = "PutBlockList"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -713,6 +816,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
+	nv.cond.CreateOnly = createOnly
 	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
 	if err != nil {
 		return err
@@ -819,7 +923,9 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	if start%512 != 0 || (end+1)%512 != 0 {
-		return azerr.New("InvalidPageRange")
+		// Misaligned is a malformed header; 416 InvalidPageRange is for a
+		// range beyond the blob's size.
+		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
 	if pr.Seq.LE, err = optInt(hd, "x-ms-if-sequence-number-le", 0, 1<<63-1); err != nil {
@@ -834,7 +940,8 @@ func (h *handler) putPage(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	var sum []byte
+	var sums txSums
+	uploaded := false
 	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" && !pr.Clear {
 		// Put Page From URL.
 		rq.info.Operation = "PutPageFromURL"
@@ -859,24 +966,39 @@ func (h *handler) putPage(rq *req) error {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 		}
 	} else {
-		n, err := rq.contentLength(blob.MaxPageWrite)
+		body, n, structured, err := rq.upload()
 		if err != nil {
 			return err
+		}
+		limit := int64(blob.MaxPageWrite)
+		if structured {
+			limit = structuredLen(limit)
+		}
+		if _, err := rq.contentLength(limit); err != nil {
+			return err
+		}
+		if n > blob.MaxPageWrite {
+			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
 		}
 		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
-		txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
-		if err != nil {
+		if sums, err = rq.txChecksums(); err != nil {
 			return err
 		}
-		if pr.Data, err = h.svc.Ingest(rq.ctx(), rq.body(), false, txMD5); err != nil {
+		if pr.Data, err = h.svc.Ingest(rq.ctx(), body, false, sums.md5); err != nil {
 			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 		}
 		if pr.Data.Size != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
 		}
-		sum = pr.Data.MD5
+		if err := sums.verify(pr.Data); err != nil {
+			return err
+		}
+		uploaded = true
 	}
 	b, err := h.svc.PutPage(rq.ctx(), rq.ref(), pr)
 	if err != nil {
@@ -885,8 +1007,8 @@ func (h *handler) putPage(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
-	if sum != nil {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+	if uploaded {
+		sums.respond(out, pr.Data)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	rq.status(http.StatusCreated)
@@ -971,12 +1093,20 @@ func (h *handler) appendBlock(rq *req) error {
 	if _, err := rq.contentLength(limit); err != nil {
 		return err
 	}
-	txMD5, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
+	}
+	body, size, structured, err := rq.upload()
+	if err != nil {
+		return err
+	}
+	if hd.Get("X-Ms-Copy-Source") == "" && size == 0 {
+		// An append of nothing is refused.
+		return azerr.InvalidHeader("Content-Length", "0")
 	}
 	// The block comes from a source blob (Append Block From URL) or from the
 	// body; small bodies (log lines) stay inline in their append key.
@@ -1004,8 +1134,16 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else if ar.Data, err = h.svc.IngestSize(rq.ctx(), rq.body(), rq.r.ContentLength, true, txMD5); err != nil {
-		return err
+	} else {
+		if ar.Data, err = h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5); err != nil {
+			return err
+		}
+		if structured {
+			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
+		}
+		if err := sums.verify(ar.Data); err != nil {
+			return err
+		}
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
 	if err != nil {
@@ -1016,10 +1154,38 @@ func (h *handler) appendBlock(rq *req) error {
 	out.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(off, 10))
 	out.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 	if ar.Source == nil {
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(ar.Data.MD5))
+		sums.respond(out, ar.Data)
 	}
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
+	return nil
+}
+
+// sealBlob is Append Blob Seal.
+func (h *handler) sealBlob(rq *req) error {
+	rq.info.Operation = "AppendBlobSeal"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	cond, err := rq.cond()
+	if err != nil {
+		return err
+	}
+	pos, err := optInt(rq.r.Header, "x-ms-blob-condition-appendpos", 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("InvalidOperation")
+	}
+	b, err := h.svc.SealBlob(rq.ctx(), rq.ref(), pos, cond)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, b.ETag, b.Modified)
+	out.Set("X-Ms-Blob-Sealed", "true")
+	rq.status(http.StatusOK)
 	return nil
 }
 
@@ -1047,6 +1213,7 @@ func sourceRef(raw string) (blob.Ref, error) {
 	if err1 != nil || err2 != nil {
 		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
+	b = strings.ReplaceAll(b, `\`, "/")
 	snap := u.Query().Get("snapshot")
 	if snap != "" && !blob.ValidSnapshot(snap) {
 		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
@@ -1061,16 +1228,17 @@ func (h *handler) copyBlob(rq *req) error {
 	if strings.EqualFold(rq.r.Header.Get("X-Ms-Requires-Sync"), "true") {
 		rq.info.Operation = "CopyBlobFromURL"
 	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	return h.doCopy(rq, false)
+	return h.doCopy(rq, false, createOnly)
 }
 
-func (h *handler) doCopy(rq *req, fromURL bool) error {
+func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
@@ -1084,6 +1252,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	if err != nil {
 		return err
 	}
+	cond.CreateOnly = createOnly
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err
@@ -1103,8 +1272,25 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
-		CopyTags: strings.EqualFold(hd.Get("X-Ms-Copy-Source-Tag-Option"), "COPY")}
+	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier}
+	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
+	case opt == "" || strings.EqualFold(opt, "REPLACE"):
+	case strings.EqualFold(opt, "COPY"):
+		// The source's tags, or the request's: not both.
+		if hd.Get("X-Ms-Tags") != "" {
+			return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+		}
+		cr.CopyTags = true
+	default:
+		return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
+	if v := hd.Get("X-Ms-Seal-Blob"); v != "" {
+		seal, err := strconv.ParseBool(v)
+		if err != nil {
+			return azerr.InvalidHeader("x-ms-seal-blob", v)
+		}
+		cr.Seal = &seal
+	}
 	if len(meta) > 0 || fromURL {
 		cr.Meta = meta
 	}
@@ -1144,6 +1330,10 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	}
 	out.Set("X-Ms-Copy-Id", copyID)
 	out.Set("X-Ms-Copy-Status", "success")
+	if strings.EqualFold(hd.Get("X-Ms-Requires-Sync"), "true") && len(b.Props.ContentMD5) > 0 {
+		// Copy Blob From URL answers with the content's MD5.
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	}
 	rq.status(http.StatusAccepted)
 	return nil
 }
@@ -1151,7 +1341,8 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 // putBlobFromURL is Put Blob From URL for a source on this server.
 func (h *handler) putBlobFromURL(rq *req) error {
 	rq.info.Operation = "PutBlobFromURL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+	createOnly, err := h.authorizeCreate(rq)
+	if err != nil {
 		return err
 	}
 	if err := rq.validName(); err != nil {
@@ -1163,7 +1354,7 @@ func (h *handler) putBlobFromURL(rq *req) error {
 	if n, err := rq.contentLength(0); err != nil || n != 0 {
 		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 	}
-	return h.doCopy(rq, true)
+	return h.doCopy(rq, true, createOnly)
 }
 
 // putBlockFromURL is Put Block From URL for a source on this server.
@@ -1309,9 +1500,21 @@ func (h *handler) setTier(rq *req) error {
 	if tier == "" {
 		return azerr.MissingHeader("x-ms-access-tier")
 	}
+	switch p := rq.r.Header.Get("X-Ms-Rehydrate-Priority"); {
+	case p == "" || strings.EqualFold(p, "Standard") || strings.EqualFold(p, "High"):
+	default:
+		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
-	if err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond); err != nil {
+	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond)
+	if err != nil {
 		return err
+	}
+	if rehydrated {
+		// Leaving the archive tier is a rehydration: Azure accepts it
+		// with 202; here it completes at once.
+		rq.status(http.StatusAccepted)
+		return nil
 	}
 	rq.status(http.StatusOK)
 	return nil

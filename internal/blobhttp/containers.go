@@ -27,7 +27,7 @@ func publicAccess(v string) (string, error) {
 // createContainer is Create Container.
 func (h *handler) createContainer(rq *req) error {
 	rq.info.Operation = "CreateContainer"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "c", ServiceSASDenied: true}); err != nil {
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "cw", ServiceSASDenied: true}); err != nil {
 		return err
 	}
 	meta, err := rq.metadata()
@@ -108,10 +108,11 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 // getContainerProps is Get Container Properties / Get Container Metadata.
 func (h *handler) getContainerProps(rq *req, comp string) error {
 	rq.info.Operation = "GetContainerProperties"
-	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r"}
+	// Container properties and metadata are out of a service SAS's reach
+	// (its read permission covers the blobs in the container).
+	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}
 	if comp == "metadata" {
 		rq.info.Operation = "GetContainerMetadata"
-		a.ServiceSASDenied = true
 	} else {
 		a.PublicRead = h.publicRead(rq, true)
 	}
@@ -518,13 +519,9 @@ func (h *handler) listBlobs(rq *req) error {
 			continue
 		}
 		b.WriteString("<Creation-Time>" + httpx.FormatHTTPTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpx.FormatHTTPTime(bl.Modified) +
-			"</Last-Modified><Etag>" + blob.ETagString(bl.ETag) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
+			"</Last-Modified><Etag>" + strings.Trim(blob.ETagString(bl.ETag), `"`) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
 		p := bl.Props
-		ct := p.ContentType
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		b.WriteString("<Content-Type>" + azerr.EscapeXML(ct) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
+		b.WriteString("<Content-Type>" + azerr.EscapeXML(p.ContentType) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
 			"</Content-Encoding><Content-Language>" + azerr.EscapeXML(p.ContentLanguage) + "</Content-Language>")
 		b.WriteString("<Content-MD5>")
 		if len(p.ContentMD5) > 0 {
@@ -551,7 +548,16 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
 		if bl.Type == blob.BlockBlob {
-			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier><AccessTierInferred>" + strconv.FormatBool(bl.AccessTier == "") + "</AccessTierInferred>")
+			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier>")
+			if bl.AccessTier == "" {
+				b.WriteString("<AccessTierInferred>true</AccessTierInferred>")
+			}
+			if !bl.TierChanged.IsZero() {
+				b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(bl.TierChanged) + "</AccessTierChangeTime>")
+			}
+		}
+		if bl.Sealed {
+			b.WriteString("<Sealed>true</Sealed>")
 		}
 		if len(bl.Tags) > 0 {
 			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")

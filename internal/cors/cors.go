@@ -155,14 +155,32 @@ func (r *Rule) allowsAnyOrigin() bool {
 	return slices.Contains(List(r.AllowedOrigins), "*")
 }
 
-// originAllowed: "*" or the origin itself, compared without case.
+// originAllowed: "*", the origin itself, or a wildcard subdomain origin
+// ("http://*.contoso.com", which matches any depth of subdomain of
+// contoso.com with that scheme), all compared without case.
 func (r *Rule) originAllowed(origin string) bool {
 	for _, o := range List(r.AllowedOrigins) {
-		if o == "*" || strings.EqualFold(o, origin) {
+		if o == "*" || strings.EqualFold(o, origin) || wildcardOrigin(o, origin) {
 			return true
 		}
 	}
 	return false
+}
+
+// wildcardOrigin reports whether origin is a subdomain, at any depth, of
+// the pattern "scheme://*.domain[:port]".
+func wildcardOrigin(pattern, origin string) bool {
+	scheme, rest, ok := strings.Cut(pattern, "://*.")
+	if !ok || rest == "" {
+		return false
+	}
+	prefix := scheme + "://"
+	if len(origin) <= len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
+		return false
+	}
+	host := origin[len(prefix):]
+	suffix := "." + rest
+	return len(host) > len(suffix) && strings.EqualFold(host[len(host)-len(suffix):], suffix)
 }
 
 func (r *Rule) methodAllowed(method string) bool {

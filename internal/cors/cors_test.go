@@ -215,3 +215,24 @@ func TestAnswer(t *testing.T) {
 		t.Fatalf("no match: %v", err)
 	}
 }
+
+// TestWildcardSubdomainOrigin pins Azure's wildcard subdomain origins:
+// "http://*.contoso.com" matches a subdomain at any depth, without case,
+// and neither the bare domain nor another scheme or domain.
+func TestWildcardSubdomainOrigin(t *testing.T) {
+	rules := []Rule{{AllowedOrigins: "http://*.contoso.com", AllowedMethods: "GET"}}
+	for origin, want := range map[string]bool{
+		"http://www.contoso.com":      true,
+		"http://a.b.c.contoso.com":    true,
+		"HTTP://WWW.Contoso.COM":      true,
+		"http://contoso.com":          false,
+		"https://www.contoso.com":     false,
+		"http://www.notcontoso.com":   false,
+		"http://www.contoso.com.evil": false,
+		"http://.contoso.com":         false,
+	} {
+		if got := Match(rules, origin, "GET", "") != nil; got != want {
+			t.Errorf("%s: matched %v, want %v", origin, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 )
 
 // body is a request body read from the connection: either a known length
@@ -57,6 +58,7 @@ func (b *body) read(p []byte) (int, error) {
 	if err != nil {
 		if err == io.EOF {
 			b.sawEOF = true
+			b.c.watch.bodyDone.Store(true)
 		} else {
 			// The connection is out of step with the client.
 			b.w.closeAfter = true
@@ -169,7 +171,8 @@ func eofUnexpected(err error) error {
 	return err
 }
 
-// chunkLine reads one CRLF-terminated line of chunk framing (at most 4 KiB).
+// chunkLine reads one CRLF-terminated line of chunk framing (at most 4 KiB),
+// with no CR before its end (RFC 9112, and net/http).
 func (b *body) chunkLine() ([]byte, error) {
 	line, err := b.c.br.ReadSlice('\n')
 	if err != nil {
@@ -181,50 +184,58 @@ func (b *body) chunkLine() ([]byte, error) {
 		}
 		return nil, err
 	}
-	if len(line) > 4096 || len(line) < 2 || line[len(line)-2] != '\r' {
+	if len(line) < 2 || len(line) > 4096 || indexByte(line, '\r') != len(line)-2 {
 		return nil, errMalformedChunk
 	}
 	return line[:len(line)-2], nil
 }
 
-// chunkSize reads a chunk-size line: hex digits, optional whitespace and
-// an optional extension after ';' (ignored).
+// chunkSize reads a chunk-size line: hex digits and an optional extension
+// after ';' (ignored), read as net/http reads it: trailing whitespace of
+// the line is dropped, then the extension, and what is left must be 1 to
+// 16 hex digits.
 func (b *body) chunkSize() (int64, error) {
 	line, err := b.chunkLine()
 	if err != nil {
 		return 0, err
 	}
 	b.overhead += int64(len(line)) + 4
-	var size int64
-	i := 0
-	for ; i < len(line); i++ {
-		d := unhex(line[i])
+	line = trimRight(line)
+	if i := indexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	if len(line) == 0 || len(line) > 16 {
+		return 0, errMalformedChunk
+	}
+	var size uint64
+	for _, c := range line {
+		d := unhex(c)
 		if d < 0 {
-			break
-		}
-		if i >= 15 {
 			return 0, errMalformedChunk
 		}
-		size = size<<4 | int64(d)
+		size = size<<4 | uint64(d)
 	}
-	if i == 0 {
-		return 0, errMalformedChunk
-	}
-	for ; i < len(line) && (line[i] == ' ' || line[i] == '\t'); i++ {
-	}
-	if i < len(line) && line[i] != ';' {
-		return 0, errMalformedChunk
-	}
+	// A size past what int64 holds is more than any client will send:
+	// read until the connection ends, as net/http does.
+	n := int64(min(size, 1<<63-1))
 	// Bound the framing a client can make the server parse per byte of
 	// data: chunk extensions are ignored, but not free.
-	b.overhead -= 16 + 2*size
+	b.overhead -= 16 + 2*min(n, 1<<40)
 	if b.overhead < 0 {
 		b.overhead = 0
 	}
 	if b.overhead > 16<<10 {
 		return 0, errTooMuchOverhead
 	}
-	return size, nil
+	return n, nil
+}
+
+// trimRight drops trailing spaces, tabs, CRs and LFs.
+func trimRight(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func unhex(c byte) int {
@@ -239,22 +250,37 @@ func unhex(c byte) int {
 	return -1
 }
 
-// skipTrailer reads the trailer section up to its empty line and drops it.
+// skipTrailer reads the trailer section up to its empty line and drops it,
+// accepting what net/http accepts: the section must end within the read
+// buffer (4 KiB) and parse as a MIME header.
 func (b *body) skipTrailer() error {
-	total := 0
-	for {
-		line, err := b.chunkLine()
+	br := b.c.br
+	p, err := br.Peek(2)
+	if len(p) == 2 && p[0] == '\r' && p[1] == '\n' {
+		br.Discard(2)
+		return nil
+	}
+	if len(p) < 2 {
+		return errBodyCut
+	}
+	if err != nil {
+		return err
+	}
+	end := false
+	for n := 4; !end; n++ {
+		p, err := br.Peek(n)
+		end = len(p) >= 4 && string(p[len(p)-4:]) == "\r\n\r\n"
 		if err != nil {
-			return err
-		}
-		if len(line) == 0 {
-			return nil
-		}
-		total += len(line)
-		if total > 64<<10 || indexByte(line, ':') <= 0 {
-			return errMalformedChunk
+			break
 		}
 	}
+	if !end {
+		return errMalformedChunk
+	}
+	if _, err := textproto.NewReader(br).ReadMIMEHeader(); err != nil {
+		return eofUnexpected(err)
+	}
+	return nil
 }
 
 // Close stops the handler's use of the body. What is left of it is read

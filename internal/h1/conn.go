@@ -30,8 +30,6 @@ const (
 	// pendingMax is how much of a response body is held back so that a
 	// handler that returns early gets a Content-Length instead of chunks.
 	pendingMax = 16 << 10
-	// maxHeaderBytes bounds a request's line and header block.
-	maxHeaderBytes = 1<<20 + 4096
 	// maxDiscard is how much unread request body is read and dropped after
 	// a handler so the connection can carry the next request.
 	maxDiscard = 256 << 10
@@ -68,6 +66,9 @@ type conn struct {
 	rerr       error // sticky read error of the connection
 	werr       error // sticky write error of the connection
 	line       []byte
+	reserved   int  // head bytes reserved from the server's budget
+	inBody     bool // reads are of a request body: each one must progress
+	watch      watch
 }
 
 // connReader feeds the request reader. Before it blocks on the network it
@@ -83,11 +84,33 @@ func (r connReader) Read(p []byte) (int, error) {
 	if c.out != nil && c.out.bw.Buffered() > 0 {
 		c.flush()
 	}
+	if c.watch.peeked && len(p) > 0 {
+		// The watcher read the first byte of the next request.
+		c.watch.peeked = false
+		p[0] = c.watch.peek[0]
+		return 1, nil
+	}
+	if c.inBody {
+		c.rwc.SetReadDeadline(time.Now().Add(c.srv.progressTimeout()))
+	}
 	n, err := c.rwc.Read(p)
 	if err != nil {
 		c.rerr = err
+		if c.inBody {
+			// The client went away in the middle of a body (or stalled).
+			c.cancel()
+		}
 	}
 	return n, err
+}
+
+// connWriter sends responses: each write to the network must be taken by
+// the client within the progress timeout.
+type connWriter struct{ c *conn }
+
+func (w connWriter) Write(p []byte) (int, error) {
+	w.c.rwc.SetWriteDeadline(time.Now().Add(w.c.srv.progressTimeout()))
+	return w.c.rwc.Write(p)
 }
 
 func (s *Server) newConn(rwc net.Conn) *conn {
@@ -124,7 +147,7 @@ func (c *conn) activate() bool {
 func (c *conn) getOut() *outBuf {
 	if c.out == nil {
 		c.out = outPool.Get().(*outBuf)
-		c.out.bw.Reset(c.rwc)
+		c.out.bw.Reset(connWriter{c})
 	}
 	return c.out
 }
@@ -175,7 +198,9 @@ func (c *conn) serve() {
 			c.replyError(err)
 			return
 		}
-		if !c.handle(ex) {
+		ok := c.handle(ex)
+		c.releaseHead()
+		if !ok {
 			return
 		}
 		if ex.w.closeAfter || s.shutdown.Load() {
@@ -192,6 +217,7 @@ func (c *conn) serve() {
 // (or, on a new connection, header) timeout, and sets the header deadline.
 func (c *conn) awaitRequest(first bool) bool {
 	s := c.srv
+	c.inBody = false
 	if c.br.Buffered() == 0 {
 		c.flush()
 		if c.werr != nil {
@@ -259,7 +285,11 @@ func (c *conn) handle(ex *exchange) (ok bool) {
 	} else if r.RequestURI == "*" && r.Method == http.MethodOptions {
 		w.Header().Set("Content-Length", "0")
 	} else {
-		c.srv.Handler.ServeHTTP(w, r)
+		c.startWatch(ex)
+		func() {
+			defer c.stopWatch()
+			c.srv.Handler.ServeHTTP(w, r)
+		}()
 	}
 	w.finish()
 	return c.werr == nil
@@ -280,7 +310,7 @@ func (c *conn) linger() {
 	}
 	deadline := time.Now().Add(lingerTime)
 	c.rwc.SetReadDeadline(deadline)
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 4<<10)
 	for time.Now().Before(deadline) {
 		if _, err := c.rwc.Read(buf); err != nil {
 			return
@@ -289,6 +319,7 @@ func (c *conn) linger() {
 }
 
 func (c *conn) finish() {
+	c.releaseHead()
 	c.state.Store(stateClosing)
 	c.flush()
 	c.rwc.Close()
@@ -337,7 +368,6 @@ type protoError struct {
 func (e *protoError) Error() string { return e.text + ": " + e.detail }
 
 var (
-	errTooLarge       = &protoError{text: "431 Request Header Fields Too Large"}
 	errVersion        = &protoError{text: "505 HTTP Version Not Supported"}
 	errUnsupportedTE  = &protoError{text: "501 Not Implemented"}
 	errMalformedChunk = errors.New("h1: malformed chunked encoding")

@@ -167,8 +167,9 @@ func TestChunked(t *testing.T) {
 
 func TestExpectContinue(t *testing.T) {
 	_, addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Expect") != "" {
-			t.Errorf("Expect header left in the request")
+		// Kept in the request, as net/http keeps it.
+		if r.Header.Get("Expect") != "100-continue" {
+			t.Errorf("Expect header %q", r.Header.Get("Expect"))
 		}
 		if r.URL.Path == "/read" {
 			b, _ := io.ReadAll(r.Body)
@@ -328,7 +329,11 @@ func TestMalformedRequests(t *testing.T) {
 		{"GET / HTTP/1.1\r\nHost: h\r\n: v\r\n\r\n", 400},
 		{"GET / HTTP/1.1\r\nHost: h\r\nX: a\x00b\r\n\r\n", 400},
 		{"GET / HTTP/1.1\r\n Host: h\r\n\r\n", 400},
-		{"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", 2<<20) + "\r\n\r\n", 431},
+		{"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", 2<<20) + "\r\n\r\n", 400},
+		{"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", MaxFieldBytes) + "\r\n\r\n", 400},
+		{"GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("X-Many: "+strings.Repeat("m", 1000)+"\r\n", 70) + "\r\n", 400},
+		{"GET /" + strings.Repeat("u", MaxURIBytes) + " HTTP/1.1\r\nHost: h\r\n\r\n", 414},
+		{"GET /" + strings.Repeat("u", 2<<20) + " HTTP/1.1\r\nHost: h\r\n\r\n", 414},
 		{"PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},
 		{"PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
 		{"PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: ten\r\n\r\n", 400},
@@ -384,7 +389,8 @@ func TestRequestFields(t *testing.T) {
 	if sn.key != ln.Addr().String() || r.RemoteAddr != c.LocalAddr().String() || r.TLS != nil || r.Body != http.NoBody {
 		t.Errorf("context %v remote %q tls %v body %T", sn.key, r.RemoteAddr, r.TLS, r.Body)
 	}
-	want := http.Header{"X-Ms-Meta-Abc": {"v1", "v2"}, "Folded": {"a b"}, "Pragma": {"no-cache"}, "Cache-Control": {"no-cache"}, "Accept": {""}}
+	// Metadata names keep the case the client sent (the first spelling).
+	want := http.Header{"x-ms-meta-Abc": {"v1", "v2"}, "Folded": {"a b"}, "Pragma": {"no-cache"}, "Cache-Control": {"no-cache"}, "Accept": {""}}
 	if fmt.Sprint(r.Header) != fmt.Sprint(want) {
 		t.Errorf("header %v, want %v", r.Header, want)
 	}
@@ -826,4 +832,132 @@ func skipResponse(br *bufio.Reader) error {
 	}
 	_, err := br.Discard(cl)
 	return err
+}
+
+// Heads at the limits are served: a target of MaxURIBytes, a field of
+// MaxFieldBytes and a head just under MaxHeaderBytes.
+func TestHeadLimitsAllowAzureSizes(t *testing.T) {
+	_, addr := start(t, echo)
+	for _, req := range []string{
+		"GET /" + strings.Repeat("u", MaxURIBytes-1) + " HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", MaxFieldBytes-len("X-Big: ")) + "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("X-Ms-Meta-A: "+strings.Repeat("m", 1000)+"\r\n", 60) + "\r\n",
+	} {
+		c, br := dial(t, addr)
+		io.WriteString(c, req)
+		if resp, _ := readResp(t, br, "GET"); resp.StatusCode != 200 {
+			t.Errorf("%.40q: %d", req, resp.StatusCode)
+		}
+	}
+}
+
+// When the heads being read use up the server's budget, the connection
+// that would go over it is answered 503 and closed; the budget is whole
+// again once the requests are over.
+func TestHeaderBudget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := NewBudget(64 << 10)
+	s := &Server{Handler: echo, ErrorLog: log.New(io.Discard, "", 0), HeaderBudget: budget}
+	go s.Serve(ln)
+	defer s.Close()
+	addr := ln.Addr().String()
+	// Two slow clients each hold a 40 KiB head without finishing it.
+	part := "GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("p", 1000)+"\r\n", 40)
+	c1, _ := dial(t, addr)
+	io.WriteString(c1, part)
+	waitFor(t, func() bool { return budget.Used() >= 32<<10 })
+	c2, br2 := dial(t, addr)
+	io.WriteString(c2, part)
+	resp, err := http.ReadResponse(br2, nil)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+	}
+	if err != nil || resp.StatusCode != 503 || !closed(c2, br2) {
+		t.Fatalf("head over budget: %v %v", resp, err)
+	}
+	c2.Close()
+	io.WriteString(c1, "\r\n")
+	waitFor(t, func() bool { return budget.Used() == 0 })
+	c3, br3 := dial(t, addr)
+	io.WriteString(c3, part+"\r\n")
+	if resp, _ := readResp(t, br3, "GET"); resp.StatusCode != 200 {
+		t.Fatalf("after the budget came back: %d", resp.StatusCode)
+	}
+	c1.Close()
+	c3.Close()
+	waitFor(t, func() bool { return budget.Used() == 0 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A request's context is cancelled when its client goes away while the
+// handler runs, with or without a body; a pipelined request that arrives
+// while a slow handler runs is served as usual.
+func TestContextCancelledWhenClientGoesAway(t *testing.T) {
+	cancelled := make(chan string, 4)
+	_, addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wait":
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+				cancelled <- r.Method
+			case <-time.After(5 * time.Second):
+				cancelled <- "not cancelled"
+			}
+		case "/slow":
+			time.Sleep(3 * watchDelay)
+			if r.Context().Err() != nil {
+				t.Errorf("context of a live client cancelled")
+			}
+			io.WriteString(w, "slow")
+		case "/upload":
+			_, err := io.Copy(io.Discard, r.Body)
+			if err == nil {
+				t.Errorf("cut body read without error")
+			}
+			select {
+			case <-r.Context().Done():
+				cancelled <- "upload"
+			case <-time.After(5 * time.Second):
+				cancelled <- "not cancelled"
+			}
+		default:
+			io.WriteString(w, "next")
+		}
+	}))
+	for _, req := range []string{
+		"GET /wait HTTP/1.1\r\nHost: h\r\n\r\n",
+		"PUT /wait HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc",
+		"PUT /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc",
+	} {
+		c, _ := dial(t, addr)
+		io.WriteString(c, req)
+		time.Sleep(2 * watchDelay)
+		c.Close()
+		if got := <-cancelled; got == "not cancelled" {
+			t.Errorf("%q: context not cancelled when the client went away", req)
+		}
+	}
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(2 * watchDelay)
+	io.WriteString(c, "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "slow" {
+		t.Fatalf("first response %q", body)
+	}
+	if _, body := readResp(t, br, "GET"); body != "next" {
+		t.Fatalf("pipelined response %q", body)
+	}
 }

@@ -22,14 +22,23 @@ type exchange struct {
 }
 
 // readLine returns the next line without its line ending (LF or CRLF). The
-// slice is valid until the next read. n counts the bytes of the head so far.
-func (c *conn) readLine(n *int) ([]byte, error) {
+// slice is valid until the next read. n counts the bytes of the head so far;
+// a line longer than limit fails with tooLong, a head longer than
+// MaxHeaderBytes with errHeadTooLarge, and a head the server's budget
+// cannot hold with errOverBudget.
+func (c *conn) readLine(n *int, limit int, tooLong error) ([]byte, error) {
 	line, err := c.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		c.line = append(c.line[:0], line...)
 		for err == bufio.ErrBufferFull {
-			if *n+len(c.line) > maxHeaderBytes {
-				return nil, errTooLarge
+			if len(c.line) > limit {
+				return nil, tooLong
+			}
+			if *n+len(c.line) > MaxHeaderBytes {
+				return nil, errHeadTooLarge
+			}
+			if err := c.chargeHead(*n + len(c.line)); err != nil {
+				return nil, err
 			}
 			line, err = c.br.ReadSlice('\n')
 			c.line = append(c.line, line...)
@@ -37,8 +46,14 @@ func (c *conn) readLine(n *int) ([]byte, error) {
 		line = c.line
 	}
 	*n += len(line)
-	if *n > maxHeaderBytes {
-		return nil, errTooLarge
+	if len(line) > limit+2 {
+		return nil, tooLong
+	}
+	if *n > MaxHeaderBytes {
+		return nil, errHeadTooLarge
+	}
+	if err := c.chargeHead(*n); err != nil {
+		return nil, err
 	}
 	if err != nil {
 		return nil, readErr(err)
@@ -54,7 +69,9 @@ func (c *conn) readLine(n *int) ([]byte, error) {
 // request, its body and its response writer.
 func (c *conn) readRequest() (*exchange, error) {
 	n := 0
-	line, err := c.readLine(&n)
+	// The request line: the target and up to 17 bytes of method and
+	// version around it.
+	line, err := c.readLine(&n, MaxURIBytes+32, errURITooLong)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +86,9 @@ func (c *conn) readRequest() (*exchange, error) {
 	}
 	sp2 += sp1 + 1
 	mb, ub, pb := line[:sp1], line[sp1+1:sp2], line[sp2+1:]
+	if len(ub) > MaxURIBytes {
+		return nil, errURITooLong
+	}
 	major, minor, ok := parseVersion(pb)
 	if !ok {
 		return nil, badRequest("malformed HTTP version")
@@ -203,8 +223,10 @@ func (c *conn) readRequest() (*exchange, error) {
 	if chunked || length > 0 {
 		ex.body = &ex.bodyStore
 		tmp.Body = ex.body
-		// Body reads have no deadline (uploads stream).
-		c.rwc.SetReadDeadline(time.Time{})
+		// Body reads have no overall deadline (uploads stream), only the
+		// progress timeout of each read.
+		c.inBody = true
+		c.rwc.SetReadDeadline(time.Now().Add(c.srv.progressTimeout()))
 	}
 
 	if exp, ok := hdr["Expect"]; ok && len(exp) > 0 && exp[0] != "" {
@@ -212,7 +234,6 @@ func (c *conn) readRequest() (*exchange, error) {
 			if minor >= 1 && ex.body != nil {
 				ex.body.expect = true
 			}
-			delete(hdr, "Expect")
 		} else {
 			ex.expectFailed = true
 		}
@@ -239,7 +260,7 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 	var lastKey string
 	firstLine := true
 	for {
-		line, err := c.readLine(n)
+		line, err := c.readLine(n, MaxFieldBytes, errFieldTooLong)
 		if err != nil {
 			return nil, err
 		}
@@ -255,14 +276,13 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			if !validValue(v) {
 				return nil, badRequest("malformed MIME header line")
 			}
+			// Joined with one space, even when empty, as net/textproto
+			// joins them.
 			vs := hdr[lastKey]
-			prev := vs[len(vs)-1]
-			switch {
-			case len(v) == 0:
-			case prev == "":
-				vs[len(vs)-1] = string(v)
-			default:
+			if prev := vs[len(vs)-1]; prev != "" {
 				vs[len(vs)-1] = prev + " " + string(v)
+			} else {
+				vs[len(vs)-1] = string(v)
 			}
 			continue
 		}
@@ -280,6 +300,10 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			return nil, badRequest("malformed MIME header line")
 		}
 		value := internValue(v)
+		if isMetaName(key) && key != string(line[:colon]) {
+			// Azure keeps the case of metadata names as sent.
+			key = c.metaName(hdr, key, line[:colon])
+		}
 		lastKey = key
 		vs, seen := hdr[key]
 		if !seen && len(strs) > 0 {
@@ -290,6 +314,26 @@ func (c *conn) readHeader(n *int) (http.Header, error) {
 			hdr[key] = append(vs, value)
 		}
 	}
+}
+
+// isMetaName reports whether a canonical header name is x-ms-meta-*.
+func isMetaName(key string) bool {
+	return len(key) > len("X-Ms-Meta-") && key[:len("X-Ms-Meta-")] == "X-Ms-Meta-"
+}
+
+// metaName returns the key under which a metadata header is kept: the
+// name as the client sent it, or the spelling an earlier header of the same
+// name (compared without case) already has in hdr.
+func (c *conn) metaName(hdr http.Header, canon string, raw []byte) string {
+	if _, ok := hdr[canon]; ok {
+		return canon
+	}
+	for k := range hdr {
+		if len(k) == len(raw) && strings.EqualFold(k, string(raw)) {
+			return k
+		}
+	}
+	return string(raw)
 }
 
 // countLines estimates the number of header lines already buffered.
@@ -390,12 +434,13 @@ func internValue(v []byte) string {
 	return string(v)
 }
 
-// trimBytes drops surrounding spaces, tabs, CRs and LFs.
+// trimBytes drops surrounding spaces and tabs (a header value's OWS; a CR
+// left in a line makes the value invalid, as with net/http).
 func trimBytes(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 		b = b[1:]
 	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
 		b = b[:len(b)-1]
 	}
 	return b

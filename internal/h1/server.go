@@ -4,15 +4,18 @@
 // *http.Request and an http.ResponseWriter with the semantics net/http gives
 // handlers (framing, keep-alive, 100-continue, content sniffing, unread body
 // handling), but with less work per request: one goroutine per connection
-// and no background read, pooled buffers, header names canonicalized without
-// allocating for the common ones, no per-request context, and one write per
-// response in the common case.
+// and no background read for quick requests (see watch.go), pooled
+// buffers, header names canonicalized without allocating for the common
+// ones, no per-request context, and one write per response in the common
+// case. A request's context is the connection's, cancelled when the client
+// goes away.
 //
-// Deliberate differences from net/http: no HTTP/2, no Hijacker, no response
-// trailers, request trailers are read and dropped, the request context is
-// the connection's (it is not cancelled when a client goes away in the
-// middle of a request, only when the connection is closed), and a request
-// with both Transfer-Encoding: chunked and Content-Length is refused.
+// Its parser agrees with net/http's on every request (FuzzDifferential
+// checks it). Deliberate differences from net/http: no HTTP/2, no
+// Hijacker, no response trailers, request trailers are read and dropped,
+// x-ms-meta-* header names keep the case the client sent, a request with
+// both Transfer-Encoding: chunked and Content-Length is refused, and the
+// limits on request heads are Azure's (limits.go).
 package h1
 
 import (
@@ -30,6 +33,7 @@ import (
 const (
 	DefaultReadHeaderTimeout = 30 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
+	DefaultProgressTimeout   = 60 * time.Second
 )
 
 // Server serves HTTP/1.x requests to Handler. Its zero value (plus a
@@ -50,15 +54,25 @@ type Server struct {
 	// IdleTimeout bounds waiting for the next request on a kept-alive
 	// connection.
 	IdleTimeout time.Duration
+	// ProgressTimeout closes a connection whose request body brings no
+	// byte, or whose response the client takes no byte of, for this long;
+	// a slow transfer that keeps moving is never cut off. Zero means
+	// DefaultProgressTimeout.
+	ProgressTimeout time.Duration
 	// Unwrap, when set, returns the connection beneath one accepted from
 	// the listener (a recording wrapper, say), so that the server can find
 	// a *tls.Conn for Request.TLS and a TCP connection to half-close.
 	Unwrap func(net.Conn) net.Conn
+	// HeaderBudget bounds the request head bytes held by this server's
+	// connections (and those of every server sharing it); nil means a
+	// budget of DefaultHeaderBudget for this server alone.
+	HeaderBudget *Budget
 
-	mu        sync.Mutex
-	listeners map[*net.Listener]struct{}
-	conns     map[*conn]struct{}
-	shutdown  atomic.Bool
+	budgetOnce sync.Once
+	mu         sync.Mutex
+	listeners  map[*net.Listener]struct{}
+	conns      map[*conn]struct{}
+	shutdown   atomic.Bool
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -69,11 +83,27 @@ func (s *Server) logf(format string, args ...any) {
 	log.Printf(format, args...)
 }
 
+func (s *Server) budget() *Budget {
+	s.budgetOnce.Do(func() {
+		if s.HeaderBudget == nil {
+			s.HeaderBudget = NewBudget(DefaultHeaderBudget)
+		}
+	})
+	return s.HeaderBudget
+}
+
 func (s *Server) headerTimeout() time.Duration {
 	if s.ReadHeaderTimeout > 0 {
 		return s.ReadHeaderTimeout
 	}
 	return DefaultReadHeaderTimeout
+}
+
+func (s *Server) progressTimeout() time.Duration {
+	if s.ProgressTimeout > 0 {
+		return s.ProgressTimeout
+	}
+	return DefaultProgressTimeout
 }
 
 func (s *Server) idleTimeout() time.Duration {

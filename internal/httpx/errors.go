@@ -9,6 +9,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/redact"
 )
 
 // WriteError renders err as the Azure error of the request's service: XML
@@ -27,7 +28,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			if log == nil {
 				log = slog.Default()
 			}
-			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "err", err)
+			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "err", redact.String(err.Error()))
 			e = azerr.New("InternalError")
 		}
 	}

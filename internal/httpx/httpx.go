@@ -19,6 +19,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/redact"
 )
 
 // DefaultVersion is the x-ms-version answered when a request sends none.
@@ -115,7 +116,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", r.URL.String(), "panic", fmt.Sprint(p))
+				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
 					WriteError(rw, r, azerr.New("InternalError"))
 				}
@@ -292,34 +293,22 @@ func (r *recorder) Flush() {
 
 func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.RequestURI())
+	fmt.Fprintf(&b, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), r.Method, redact.String(r.URL.RequestURI()))
 	for k, vs := range r.Header {
 		for _, v := range vs {
-			if strings.EqualFold(k, "Authorization") {
-				v = redactAuth(v)
-			}
-			fmt.Fprintf(&b, "> %s: %s\n", k, v)
+			fmt.Fprintf(&b, "> %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	fmt.Fprintf(&b, "< %d\n", rw.status)
 	for k, vs := range rw.Header() {
 		for _, v := range vs {
-			fmt.Fprintf(&b, "< %s: %s\n", k, v)
+			fmt.Fprintf(&b, "< %s: %s\n", k, redact.Header(k, v))
 		}
 	}
 	b.WriteString("\n")
 	debugMu.Lock()
 	io.WriteString(w, b.String())
 	debugMu.Unlock()
-}
-
-// redactAuth keeps the scheme and account of an Authorization header and
-// hides the signature.
-func redactAuth(v string) string {
-	if i := strings.LastIndexByte(v, ':'); i >= 0 {
-		return v[:i+1] + "<redacted>"
-	}
-	return "<redacted>"
 }
 
 // repeatedHeader finds an x-ms-* header sent more than once, other than

@@ -175,3 +175,22 @@ func TestRepeatedSingleValuedHeaderIsRefused(t *testing.T) {
 		t.Fatalf("repeated metadata: status %d", resp.StatusCode)
 	}
 }
+
+// The debug log shows requests with every credential redacted: SAS
+// signatures in the target and in copy sources, Authorization, copy source
+// tokens and encryption keys.
+func TestDebugLogRedactsCredentials(t *testing.T) {
+	var log strings.Builder
+	req := httptest.NewRequest("PUT", "http://127.0.0.1:10000/devstoreaccount1/c/b?sv=2025-11-05&sr=b&sp=w&sig=SECRET1%3D", nil)
+	req.Header.Set("x-ms-version", "2025-11-05")
+	req.Header.Set("Authorization", "SharedKey devstoreaccount1:SECRET2=")
+	req.Header.Set("x-ms-copy-source", "http://127.0.0.1:10000/devstoreaccount1/c/src?sp=r&sig=SECRET3")
+	req.Header.Set("x-ms-copy-source-authorization", "Bearer SECRET4")
+	req.Header.Set("x-ms-encryption-key", "SECRET5")
+	rec := httptest.NewRecorder()
+	Wrap(auth.Blob, http.HandlerFunc(ok), Options{Debug: &log}).ServeHTTP(rec, req)
+	out := log.String()
+	if strings.Contains(out, "SECRET") || !strings.Contains(out, "sig=REDACTED") || !strings.Contains(out, "devstoreaccount1:REDACTED") {
+		t.Fatalf("debug log leaks a credential:\n%s", out)
+	}
+}

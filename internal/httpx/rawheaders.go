@@ -17,8 +17,8 @@ import (
 // known length are skipped without being kept.
 
 // maxRawBuffer bounds what one connection keeps while it looks for the
-// next request's header block.
-const maxRawBuffer = 1 << 20
+// next request's header block: twice the largest head the server accepts.
+const maxRawBuffer = 128 << 10
 
 // RawConn wraps a server-side connection and remembers its header blocks.
 type RawConn struct {

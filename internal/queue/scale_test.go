@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -179,7 +180,7 @@ func BenchmarkMillionMessageQueue(b *testing.B) {
 		run(b, e)
 	})
 	b.Run("log", func(b *testing.B) {
-		e, err := memstore.Open(memstore.Options{Dir: b.TempDir()})
+		e, err := logstore.Open(logstore.Options{Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

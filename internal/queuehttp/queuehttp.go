@@ -270,6 +270,10 @@ func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
+	// A declared length over the bound is answered before the body comes.
+	if r.ContentLength > maxBodySize {
+		return nil, tooLarge()
+	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {
 		return nil, azerr.New("InvalidInput")
@@ -552,7 +556,9 @@ func (h *handler) getQueueMetadata(w http.ResponseWriter, r *http.Request, info 
 // setQueueMetadata implements Set Queue Metadata.
 func (h *handler) setQueueMetadata(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
 	info.Operation = "SetQueueMetadata"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)); err != nil {
+	a := h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)
+	a.AccountSASDenied = true
+	if err := h.authorize(r, info, a); err != nil {
 		return err
 	}
 	md, err := parseMetadata(r)
@@ -569,7 +575,9 @@ func (h *handler) setQueueMetadata(w http.ResponseWriter, r *http.Request, info 
 // getQueueACL implements Get Queue ACL (only the account owner may).
 func (h *handler) getQueueACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
 	info.Operation = "GetQueueACL"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "", "r", true)); err != nil {
+	a := h.queueAccess(r, info, name, auth.ResContainer, "", "r", true)
+	a.AccountSASDenied = true
+	if err := h.authorize(r, info, a); err != nil {
 		return err
 	}
 	acl, err := h.svc.GetQueueACL(r.Context(), info.Account, name)
@@ -583,7 +591,9 @@ func (h *handler) getQueueACL(w http.ResponseWriter, r *http.Request, info *http
 // setQueueACL implements Set Queue ACL (only the account owner may).
 func (h *handler) setQueueACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
 	info.Operation = "SetQueueACL"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)); err != nil {
+	a := h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)
+	a.AccountSASDenied = true
+	if err := h.authorize(r, info, a); err != nil {
 		return err
 	}
 	body, err := readBody(r)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
@@ -40,7 +40,7 @@ func TestEngineOfDirectory(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantLog := tc.created == ""
-			if _, isLog := s.Engine().(*memstore.Store); isLog != wantLog {
+			if _, isLog := s.Engine().(*logstore.Store); isLog != wantLog {
 				t.Fatalf("engine %T for EngineKind %q", s.Engine(), tc.created)
 			}
 			write(s, "first")

@@ -20,6 +20,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
+	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -27,6 +28,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -37,8 +39,13 @@ type Config struct {
 	Location string
 	// InMemory keeps all data in memory.
 	InMemory bool
-	// Sync makes writes fsync before they are acknowledged.
+	// Sync makes writes fsync before they are acknowledged (the CLI's
+	// default): they survive the machine losing power, not only the
+	// process being killed.
 	Sync bool
+	// Salvage lets the log engine start past damage other than a torn
+	// tail, moving the damaged files aside (logstore.Options.Salvage).
+	Salvage bool
 	// EngineKind chooses the engine of a data directory: EngineLog,
 	// EngineSQLite, or "" for the one the directory already holds
 	// (EngineLog for a new directory).
@@ -63,14 +70,19 @@ type Config struct {
 	// ChunkMarkers report chunks referenced outside the built-in services
 	// (whose markers are always included).
 	ChunkMarkers []storage.ChunkMarker
-	// ChunkGCGrace and ChunkGCInterval tune the collector (zero: defaults
-	// of package chunkgc).
-	ChunkGCGrace, ChunkGCInterval time.Duration
+	// ChunkGCInterval is the time between chunk collections (zero: the
+	// default of package chunkgc). Unreferenced chunks go within two
+	// intervals of the end of the requests in flight when they were
+	// found. ChunkGCGrace plays no part: the server knows its requests.
+	ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
+	// ProgressTimeout closes a connection whose request body or response
+	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
+	ProgressTimeout time.Duration
 }
 
 // Server is a running lazuli.
@@ -89,6 +101,10 @@ type Server struct {
 	workers     []func(context.Context) error
 	stopWorkers context.CancelFunc
 	workersDone sync.WaitGroup
+	activity    chunkgc.Activity // requests in flight, for the chunk collector
+	// budget bounds the request head bytes all listeners hold before
+	// their handlers run.
+	budget *h1.Budget
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -100,8 +116,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	// Every service that stores chunks reports them to the collector.
-	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks}, cfg.ChunkMarkers...)
-	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != ""}
+	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
+	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != "", budget: h1.NewBudget(h1.DefaultHeaderBudget)}
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
@@ -127,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
-		return httpx.Wrap(svc, newHandler(d), opts)
+		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
 		auth.Blob:  mk(auth.Blob, blobhttp.New),
@@ -141,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 // Engines of a data directory (Config.EngineKind).
 const (
 	// EngineLog keeps every key in memory and appends each write to a
-	// log in the directory (memstore.Open): the fastest, for data that
+	// log in the directory (logstore): the fastest, for data that
 	// fits in memory.
 	EngineLog = "log"
 	// EngineSQLite keeps the keys in a SQLite database in the directory
@@ -168,10 +184,14 @@ func openEngine(dir string, cfg Config) (storage.Engine, error) {
 		if hasDB {
 			return nil, fmt.Errorf("the directory holds a SQLite database (%s); use the %s engine", sqlitestore.DBFile, EngineSQLite)
 		}
-		return memstore.Open(memstore.Options{Dir: dir, Sync: cfg.Sync, Log: cfg.Log})
+		eng, err := logstore.Open(logstore.Options{Dir: dir, Sync: cfg.Sync, Salvage: cfg.Salvage, Log: cfg.Log})
+		if derr := (*logstore.DamageError)(nil); errors.As(err, &derr) {
+			return nil, fmt.Errorf("%w. To start anyway, run once with --salvage", err)
+		}
+		return eng, err
 	case EngineSQLite:
-		if exists(memstore.LogDir) {
-			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", memstore.LogDir, EngineLog)
+		if exists(logstore.LogDir) {
+			return nil, fmt.Errorf("the directory holds a log (%s/); use the %s engine", logstore.LogDir, EngineLog)
 		}
 		return sqlitestore.Open(sqlitestore.Options{Dir: dir, Sync: cfg.Sync})
 	}
@@ -226,8 +246,12 @@ func (s *Server) Start() error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		// Record raw header names (Azure keeps metadata names' case).
-		ln = httpx.RawListener{Listener: ln}
+		if s.cfg.HTTPServer == "std" {
+			// Bound unauthenticated head bytes, and record raw header
+			// names (Azure keeps metadata names' case; h1 keeps them
+			// itself).
+			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
+		}
 		s.addrs[l.svc] = ln.Addr().String()
 		srv, err := s.newHTTPServer(s.handlers[l.svc])
 		if err != nil {
@@ -248,7 +272,9 @@ func (s *Server) Start() error {
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
-				chunkgc.Run(ctx, s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace, s.cfg.ChunkGCInterval, s.cfg.Log)
+				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, chunkgc.DefaultGrace)
+				c.Activity = &s.activity
+				c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 				return nil
 			})
 		}
@@ -259,6 +285,16 @@ func (s *Server) Start() error {
 		}
 	}
 	return nil
+}
+
+// track reports every request to the chunk collector's Activity, so that
+// chunks go once no request that could still use them is in flight.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := s.activity.Begin()
+		defer s.activity.End(g)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // httpServer is what Start and Close need of an HTTP server.
@@ -273,21 +309,15 @@ func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext, Unwrap: unwrapConn}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: errLog, ConnState: s.conns.track, ConnContext: httpx.ConnContext}, nil
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
+			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
+				budgetState(c, st)
+				s.conns.track(c, st)
+			}}, nil
 	}
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
-}
-
-// unwrapConn reaches the connection beneath the raw-header recorder, so
-// the server can see TLS state and half-close TCP.
-func unwrapConn(c net.Conn) net.Conn {
-	if rc, ok := c.(*httpx.RawConn); ok {
-		return rc.Conn
-	}
-	return c
 }
 
 // Addr returns the address a service listens on (after Start).
@@ -320,10 +350,18 @@ func (s *Server) Close() error {
 		s.stopWorkers()
 		s.workersDone.Wait()
 	}
-	if s.ownsEng {
-		return s.engine.Close()
+	if !s.ownsEng {
+		return nil
 	}
-	return nil
+	err := s.engine.Close()
+	if ls, ok := s.engine.(*logstore.Store); ok {
+		if st := ls.SyncStats(); st.Fsyncs > 0 {
+			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
+				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
+				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+		}
+	}
+	return err
 }
 
 // connTracker counts connections with a request in flight, for Close.

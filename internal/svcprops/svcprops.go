@@ -130,7 +130,8 @@ func errBadXML() error { return azerr.New("InvalidXmlDocument") }
 // Parse decodes and validates a Set Service Properties body as Azure
 // does: malformed XML, a missing required child (Version, Delete, Read,
 // Write, Enabled, IncludeAPIs while enabled, RetentionPolicy) or retention
-// days outside 1..365 are InvalidXmlDocument; CORS rules are checked by
+// days outside 1..365 (also in Blob's DeleteRetentionPolicy) are
+// InvalidXmlDocument; CORS rules are checked by
 // package cors. Unknown elements come back in Extra for the service.
 func Parse(body []byte) (Properties, error) {
 	var in documentXML
@@ -160,6 +161,19 @@ func Parse(body []byte) (Properties, error) {
 			return Properties{}, err
 		}
 		p.HasCors = true
+	}
+	for _, e := range in.Extra {
+		// Blob soft delete keeps deleted blobs 1 to 365 days, like the
+		// other retention policies.
+		if e.XMLName.Local == "DeleteRetentionPolicy" {
+			var rx retentionXML
+			if err := xml.Unmarshal([]byte("<r>"+e.Inner+"</r>"), &rx); err != nil {
+				return Properties{}, errBadXML()
+			}
+			if _, err := retention(&rx); err != nil {
+				return Properties{}, err
+			}
+		}
 	}
 	p.Extra = in.Extra
 	return p, nil
@@ -224,6 +238,19 @@ func ParseStored(body []byte) (Properties, error) {
 	}
 	if in.Cors != nil {
 		p.HasCors, p.Cors = true, in.Cors.Lenient()
+	}
+	for _, e := range in.Extra {
+		// Blob soft delete keeps deleted blobs 1 to 365 days, like the
+		// other retention policies.
+		if e.XMLName.Local == "DeleteRetentionPolicy" {
+			var rx retentionXML
+			if err := xml.Unmarshal([]byte("<r>"+e.Inner+"</r>"), &rx); err != nil {
+				return Properties{}, errBadXML()
+			}
+			if _, err := retention(&rx); err != nil {
+				return Properties{}, err
+			}
+		}
 	}
 	p.Extra = in.Extra
 	return p, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
@@ -85,7 +86,7 @@ func BenchmarkTable1M(b *testing.B) {
 				case "mem":
 					return memstore.New()
 				case "log":
-					e, err = memstore.Open(memstore.Options{Dir: dir})
+					e, err = logstore.Open(logstore.Options{Dir: dir})
 				default:
 					e, err = sqlitestore.Open(sqlitestore.Options{Dir: dir})
 				}

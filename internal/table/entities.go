@@ -367,6 +367,40 @@ type Query struct {
 	Continue         bool
 	NextPartitionKey string
 	NextRowKey       string
+	// Range confines the query to the entities a Table SAS grants
+	// (inclusive bounds, "" for an open side); the zero value is the whole
+	// table.
+	Range KeyRange
+}
+
+// KeyRange is an inclusive range of (PartitionKey, RowKey) pairs. An empty
+// StartPK or EndPK leaves that side open; an empty row key bound covers the
+// whole boundary partition.
+type KeyRange struct {
+	StartPK, StartRK, EndPK, EndRK string
+}
+
+// bounds narrows the scan range [lo, hi) of table uid to r.
+func (r KeyRange) bounds(uid string, lo, hi []byte) ([]byte, []byte) {
+	if r.StartPK != "" {
+		k := partitionPrefix(uid, r.StartPK)
+		if r.StartRK != "" {
+			k = entityKey(uid, r.StartPK, r.StartRK)
+		}
+		if bytes.Compare(k, lo) > 0 {
+			lo = k
+		}
+	}
+	if r.EndPK != "" {
+		k := keyenc.PrefixEnd(partitionPrefix(uid, r.EndPK))
+		if r.EndRK != "" {
+			k = keyenc.After(entityKey(uid, r.EndPK, r.EndRK))
+		}
+		if bytes.Compare(k, hi) < 0 {
+			hi = k
+		}
+	}
+	return lo, hi
 }
 
 // Page is one page of results with the continuation, if any.
@@ -456,6 +490,7 @@ func (s *Service) scan(ctx context.Context, account, table string, q Query, rese
 		}
 		base := entitiesPrefix(uid)
 		lo, hi := keyRange(uid, q.Filter)
+		lo, hi = q.Range.bounds(uid, lo, hi)
 		if q.Continue {
 			resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
 			if bytes.Compare(resume, lo) > 0 {

@@ -156,6 +156,16 @@ func parseETagGeneral(s string) (int64, bool) {
 	return t, true
 }
 
+// ValidETag reports whether an If-Match value is "*" or an entity ETag
+// (W/"datetime'...'" in any spelling the service accepts).
+func ValidETag(s string) bool {
+	if strings.TrimSpace(s) == "*" {
+		return true
+	}
+	_, ok := parseETag(s)
+	return ok
+}
+
 // ValidateKey checks a PartitionKey or RowKey value.
 func ValidateKey(name, k string) error {
 	if !utf8.ValidString(k) {

@@ -307,9 +307,13 @@ func decodeValue(name, edm string, raw json.RawMessage, plainStr string, isPlain
 		}
 		return odata.Value{Type: t, Float: f}, nil
 	case odata.Boolean:
-		switch string(raw) {
-		case "true", "false":
-			return odata.Value{Type: t, Bool: string(raw) == "true"}, nil
+		// The data-tables SDK sends typed values as strings:
+		// "prop": "true" with "prop@odata.type": "Edm.Boolean".
+		switch {
+		case numText == "true" || (isString && strings.EqualFold(numText, "true")):
+			return odata.Value{Type: t, Bool: true}, nil
+		case numText == "false" || (isString && strings.EqualFold(numText, "false")):
+			return odata.Value{Type: t, Bool: false}, nil
 		}
 		return odata.Value{}, badValue(name)
 	case odata.DateTime:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
@@ -170,10 +171,15 @@ func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, i
 	return nil
 }
 
-// Get Table Service Stats: an emulator has one live location.
+// Get Table Service Stats. Azure answers it on the secondary endpoint
+// only (account name with "-secondary"); on the primary it is 400
+// InvalidQueryParameterValue.
 func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
 		return err
+	}
+	if !secondaryEndpoint(r) {
+		return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype").WithDetail("QueryParameterValue", "service")
 	}
 	httpx.WriteXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil
@@ -202,4 +208,13 @@ func (h *handler) corsHeaders(w http.ResponseWriter, r *http.Request, info *http
 		return
 	}
 	cors.Actual(corsRules(p.Cors), r.Method, r.Header, w.Header())
+}
+
+// secondaryEndpoint reports whether r addressed the account's secondary
+// endpoint: "<account>-secondary" as the first path segment (path-style
+// URLs) or the first host label.
+func secondaryEndpoint(r *http.Request) bool {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	host, _, _ := strings.Cut(r.Host, ".")
+	return strings.HasSuffix(seg, "-secondary") || strings.HasSuffix(host, "-secondary")
 }

@@ -802,6 +802,11 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 	op := &table.Op{PartitionKey: res.pk, RowKey: res.rk}
 	if len(ifMatch) == 1 {
 		op.IfMatch = strings.TrimSpace(ifMatch[0])
+		// A value that is not an entity ETag is malformed input (400),
+		// not a condition that fails (412).
+		if op.IfMatch != "" && !table.ValidETag(op.IfMatch) {
+			return nil, azerr.Newf("InvalidInput", "The If-Match value %q is not a valid ETag.", op.IfMatch)
+		}
 	}
 	hasIfMatch := op.IfMatch != ""
 	switch method {
@@ -899,9 +904,12 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 			}
 		}
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table}); err != nil {
+	// Under a SAS with a key range the query sees only that range, whatever
+	// its filter or continuation asks for.
+	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table, KeyRangeApplied: true}); err != nil {
 		return err
 	}
+	query.Range = table.KeyRange(auth.TableKeyRange(info.Identity))
 	qb, _ := h.pages.Get().(*queryBuf)
 	if qb == nil {
 		qb = new(queryBuf)
@@ -915,8 +923,29 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	ew := &qb.ew
 	*ew = entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel, scratch: ew.scratch}
 	b := qb.out[:0]
-	if need := 2*page.Size() + 160*page.Len() + 256; cap(b) < need {
+	if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
 		b = make([]byte, 0, need)
+	}
+	hdr := w.Header()
+	if page.More {
+		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
+		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+	}
+	setJSONHeaders(w, level)
+	// A page is rendered into b and sent with a Content-Length when it is
+	// small; past streamAt bytes the response is sent as it is rendered,
+	// streamAt at a time, so a page of large entities (up to 1,000 of up
+	// to 1 MiB each) never sits in memory rendered as well as stored.
+	streaming, gone := false, false
+	flush := func() {
+		if !streaming {
+			streaming = true
+			w.WriteHeader(http.StatusOK)
+		}
+		if _, err := w.Write(b); err != nil {
+			gone = true // the client went away: render no more
+		}
+		b = b[:0]
 	}
 	b = append(b, '{')
 	if level != noMetadata {
@@ -931,20 +960,26 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 			b = append(b, ',')
 		}
 		b = ew.appendRow(b, page.Row(i))
+		if len(b) >= streamAt {
+			if flush(); gone {
+				return nil
+			}
+		}
 	}
 	b = append(b, "]}"...)
 	qb.out = b
-	hdr := w.Header()
-	if page.More {
-		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
-		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+	if streaming {
+		flush()
+		return nil
 	}
-	setJSONHeaders(w, level)
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	return nil
 }
+
+// streamAt is the size past which a Query Entities response is streamed.
+const streamAt = 256 << 10
 
 // queryBuf is the reusable state of one Query Entities response: the page
 // of stored records, the rendered body and the writer's scratch space.

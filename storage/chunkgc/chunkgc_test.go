@@ -14,6 +14,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
@@ -44,6 +45,15 @@ func engines() []engineCase {
 			e := memstore.New()
 			t.Cleanup(func() { e.Close() })
 			return e, func() int64 { return chunkBytes(t, e) }
+		}},
+		{"logstore", func(t *testing.T) (storage.Engine, func() int64) {
+			dir := t.TempDir()
+			e, err := logstore.Open(logstore.Options{Dir: dir, Sync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close() })
+			return e, func() int64 { return duBytes(t, filepath.Join(dir, logstore.ChunkDir)) }
 		}},
 		{"sqlitestore", func(t *testing.T) (storage.Engine, func() int64) {
 			dir := t.TempDir()
@@ -314,7 +324,8 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		chunkgc.Run(ctx, e, []storage.ChunkMarker{refMarker}, time.Millisecond, 5*time.Millisecond, nil)
+		c := chunkgc.New(e, []storage.ChunkMarker{refMarker}, time.Millisecond)
+		c.Run(ctx, 5*time.Millisecond, nil)
 		close(done)
 	}()
 	deadline := time.After(5 * time.Second)
@@ -329,5 +340,80 @@ func TestRun(t *testing.T) {
 	<-done
 	if !exists(e, keep) {
 		t.Fatal("Run removed a referenced chunk")
+	}
+}
+
+// TestActivity: with an Activity, garbage goes within two collections of
+// the end of the requests in flight when it was found, whatever the clock
+// says, and never while such a request is in flight: a reader holding a
+// reference from before a delete, an upload whose chunk is not referenced
+// yet, and an upload that is abandoned. Requests begun after a collection
+// do not hold back what it found.
+func TestActivity(t *testing.T) {
+	for _, ec := range engines() {
+		t.Run(ec.name, func(t *testing.T) {
+			e, _ := ec.open(t)
+			var a chunkgc.Activity
+			c := chunkgc.New(e, []storage.ChunkMarker{refMarker}, time.Hour)
+			c.Activity = &a
+			ctx := context.Background()
+
+			old := putRef(t, e, "blob", 100)
+			reader := a.Begin() // holds old's ref from its snapshot
+			storagetest.MustUpdate(t, e, func(tx storage.Tx) error { return tx.Delete([]byte(prefix + "blob")) })
+
+			upload := a.Begin() // its chunk is referenced only when it commits
+			staged, _, err := e.Chunks().Put(ctx, bytes.NewReader([]byte("staged")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			abandoned := a.Begin() // the client goes away after the body
+			lost, _, err := e.Chunks().Put(ctx, bytes.NewReader([]byte("lost")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if n := collect(t, c); n != 0 {
+					t.Fatalf("removed %d chunks while the requests that hold them are in flight", n)
+				}
+			}
+			a.End(abandoned)
+			a.End(reader)
+			storagetest.MustSet(t, e, prefix+"staged", string(staged))
+			a.End(upload)
+			later := a.Begin() // in flight at every collection from here on
+			defer a.End(later)
+			// The ends are seen by the collection after next at the latest.
+			collect(t, c)
+			collect(t, c)
+			if exists(e, old) || exists(e, lost) {
+				t.Fatalf("garbage survived two collections after its last request: old %v, abandoned %v", exists(e, old), exists(e, lost))
+			}
+			if !exists(e, staged) {
+				t.Fatal("a committed upload's chunk was removed")
+			}
+		})
+	}
+}
+
+// TestActivityLateReference: a request in flight at a collection that
+// found a chunk unreferenced references it again (a copy from its older
+// snapshot) and ends just before the next collection: the chunk stays.
+func TestActivityLateReference(t *testing.T) {
+	e := memstore.New()
+	var a chunkgc.Activity
+	c := chunkgc.New(e, []storage.ChunkMarker{refMarker}, time.Hour)
+	c.Activity = &a
+	ref := putRef(t, e, "src", 10)
+	copier := a.Begin()
+	storagetest.MustUpdate(t, e, func(tx storage.Tx) error { return tx.Delete([]byte(prefix + "src")) })
+	collect(t, c) // unreferenced, copier in flight
+	storagetest.MustSet(t, e, prefix+"dst", string(ref))
+	a.End(copier)
+	for range 3 {
+		collect(t, c)
+	}
+	if !exists(e, ref) {
+		t.Fatal("a chunk referenced again by a request in flight was removed")
 	}
 }

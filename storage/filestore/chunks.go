@@ -27,6 +27,7 @@ import (
 // always complete; files left in tmp/ by a crash are removed on Open. The
 // file's modification time is the chunk's write time.
 type ChunkStore struct {
+	fs     FS
 	dir    string
 	sync   bool
 	closed *atomic.Bool
@@ -44,23 +45,28 @@ const refLen = 32
 // may be the owning engine's flag) is set, every call fails with
 // storage.ErrClosed; nil gives the store a flag of its own.
 func OpenChunkStore(dir string, sync bool, closed *atomic.Bool) (*ChunkStore, error) {
+	return OpenChunkStoreFS(OS, dir, sync, closed)
+}
+
+// OpenChunkStoreFS is OpenChunkStore on the file system fsys.
+func OpenChunkStoreFS(fsys FS, dir string, sync bool, closed *atomic.Bool) (*ChunkStore, error) {
 	tmp := filepath.Join(dir, "tmp")
 	// Leftovers of interrupted Puts were never acknowledged.
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := fsys.RemoveAll(tmp); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := fsys.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
 	if closed == nil {
 		closed = new(atomic.Bool)
 	}
-	c := &ChunkStore{dir: dir, sync: sync, closed: closed}
+	c := &ChunkStore{fs: fsys, dir: dir, sync: sync, closed: closed}
 	if sync {
-		if err := SyncDir(dir); err != nil {
+		if err := fsys.SyncDir(dir); err != nil {
 			return nil, err
 		}
-		if err := SyncDir(filepath.Dir(dir)); err != nil {
+		if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, err
 		}
 	}
@@ -118,13 +124,13 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 	ref := storage.ChunkRef(hex.EncodeToString(id[:]))
 	final, _ := c.path(ref)
 	tmp := filepath.Join(c.dir, "tmp", string(ref))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", 0, err
 	}
 	fail := func(err error) (storage.ChunkRef, int64, error) {
 		f.Close()
-		os.Remove(tmp)
+		c.fs.Remove(tmp)
 		return "", 0, err
 	}
 	bp, _ := c.bufs.Get().(*[]byte)
@@ -133,7 +139,11 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		bp = &b
 	}
 	// Hide the file's ReaderFrom so the copy uses the fixed buffer.
-	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, r}, *bp)
+	var w io.Writer = struct{ io.Writer }{f}
+	if c.sync {
+		w = &writeback{f: f}
+	}
+	n, err := io.CopyBuffer(w, ctxReader{ctx, r}, *bp)
 	c.bufs.Put(bp)
 	if err != nil {
 		return fail(err)
@@ -144,37 +154,59 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		}
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
+		c.fs.Remove(tmp)
 		return "", 0, err
 	}
-	err = os.Rename(tmp, final)
+	err = c.fs.Rename(tmp, final)
 	if errors.Is(err, fs.ErrNotExist) {
 		// First chunk of this fan-out directory.
-		if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
+		if err = c.fs.MkdirAll(filepath.Dir(final), 0o755); err == nil {
 			if c.sync {
-				err = SyncDir(c.dir)
+				err = c.fs.SyncDir(c.dir)
 			}
 			if err == nil {
-				err = os.Rename(tmp, final)
+				err = c.fs.Rename(tmp, final)
 			}
 		}
 	}
 	if err != nil {
-		os.Remove(tmp)
+		c.fs.Remove(tmp)
 		return "", 0, err
 	}
 	if c.sync {
-		if err := SyncDir(filepath.Dir(final)); err != nil {
+		if err := c.fs.SyncDir(filepath.Dir(final)); err != nil {
 			return "", 0, err
 		}
 	}
 	return ref, n, nil
 }
 
+// writeback writes to a chunk file and has the kernel start writing every
+// megabyte to disk as soon as it is written, so that the upload's bytes
+// travel to the disk while the rest arrive and the final fsync finds
+// little left to write. (Measured with 16 concurrent 64 MiB uploads of
+// 4 MiB blocks: see the commit that added it.)
+type writeback struct {
+	f         File
+	off, sent int64 // bytes written, bytes handed to Writeback
+}
+
+const writebackStep = 1 << 20
+
+func (w *writeback) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.off += int64(n)
+	if w.off-w.sent >= writebackStep {
+		w.f.Writeback(w.sent, w.off-w.sent)
+		w.sent = w.off
+	}
+	return n, err
+}
+
 // chunkReader reads a section of a chunk file.
 type chunkReader struct {
 	*io.SectionReader
-	f *os.File
+	f File
 }
 
 func (r chunkReader) Close() error { return r.f.Close() }
@@ -192,7 +224,7 @@ func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int6
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
-	f, err := os.Open(p)
+	f, err := c.fs.OpenFile(p, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, storage.ErrNotFound
 	}
@@ -223,14 +255,14 @@ func (c *ChunkStore) Delete(ctx context.Context, refs []storage.ChunkRef) error 
 		if !ok {
 			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		dirs[filepath.Dir(p)] = true
 	}
 	if c.sync {
 		for d := range dirs {
-			if err := SyncDir(d); err != nil {
+			if err := c.fs.SyncDir(d); err != nil {
 				return err
 			}
 		}
@@ -248,7 +280,7 @@ func (c *ChunkStore) Walk(ctx context.Context, fn func(ref storage.ChunkRef, wri
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		entries, err := os.ReadDir(filepath.Join(c.dir, fmt.Sprintf("%02x", i)))
+		entries, err := c.fs.ReadDir(filepath.Join(c.dir, fmt.Sprintf("%02x", i)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // no chunk ever landed here
 		}

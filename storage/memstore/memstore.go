@@ -1,12 +1,11 @@
-// Package memstore is the engine that keeps every key in memory: an ordered
-// B-tree with copy-on-write snapshots. Update transactions are serialized by
-// one mutex; View transactions read an immutable published snapshot and
-// never block.
+// Package memstore is the engine that keeps every key in memory and
+// nothing on disk (--inMemoryPersistence, unit tests): an ordered B-tree
+// with copy-on-write snapshots. Update transactions are serialized by one
+// mutex; View transactions read an immutable published snapshot and never
+// block.
 //
-// New gives a store that lives only in memory. Open gives the same store
-// made durable by a directory (see Open): each Update's writes are appended
-// to a log before anyone can see them, and the log is compacted into
-// snapshot files in the background.
+// Its Tree and Tx are also the in-memory half of the durable log engine
+// (package logstore), which adds the log beneath them.
 package memstore
 
 import (
@@ -26,22 +25,67 @@ type item struct {
 
 func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
 
+// Tree is an ordered map from byte strings to byte strings whose Clone is
+// cheap (copy-on-write). A Tree is used by one goroutine at a time; a clone
+// that nobody writes any more may be read by many.
+type Tree struct{ t *btree.BTreeG[item] }
+
+// NewTree returns an empty Tree.
+func NewTree() Tree { return Tree{btree.NewG(32, less)} }
+
+// Clone returns a copy of t; later writes to either do not show in the other.
+func (t Tree) Clone() Tree { return Tree{t.t.Clone()} }
+
+// Clear removes every key.
+func (t Tree) Clear() { t.t.Clear(false) }
+
+// Ascend calls fn for every key in order until fn returns false.
+func (t Tree) Ascend(fn func(k, v []byte) bool) {
+	t.t.Ascend(func(it item) bool { return fn(it.k, it.v) })
+}
+
+// Apply applies op to t, copying its bytes, and returns the change in
+// ItemSize the tree holds.
+func (t Tree) Apply(op Op) int64 {
+	if op.Delete {
+		if old, found := t.t.Delete(item{k: op.Key}); found {
+			return -ItemSize(old.k, old.v)
+		}
+		return 0
+	}
+	it := item{k: bytes.Clone(op.Key), v: bytes.Clone(op.Value)}
+	if old, replaced := t.t.ReplaceOrInsert(it); replaced {
+		return int64(len(it.v) - len(old.v))
+	}
+	return ItemSize(it.k, it.v)
+}
+
+// ItemSize is what one key and its value count toward the live data of a
+// Tree (their bytes and a share of the tree's overhead).
+func ItemSize(k, v []byte) int64 { return int64(len(k)+len(v)) + 32 }
+
+// Op is one write of an Update: a Set of Key to Value, or a Delete of Key.
+type Op struct {
+	Key, Value []byte
+	Delete     bool
+}
+
 // Store is the in-memory engine.
 type Store struct {
 	mu     sync.Mutex // serializes Updates
-	tree   *btree.BTreeG[item]
-	pub    atomic.Pointer[btree.BTreeG[item]] // immutable snapshot for View
-	chunks storage.ChunkStore
+	tree   Tree
+	pub    atomic.Pointer[Tree] // immutable snapshot for View
+	chunks *ChunkStore
 	closed atomic.Bool
-	log    *wal // nil for a store that lives only in memory
 }
 
 // New returns an empty in-memory engine.
 func New() *Store {
 	chunks := NewChunkStore()
-	s := &Store{tree: btree.NewG(32, less), chunks: chunks}
+	s := &Store{tree: NewTree(), chunks: chunks}
 	chunks.closed = &s.closed
-	s.pub.Store(s.tree.Clone())
+	pub := s.tree.Clone()
+	s.pub.Store(&pub)
 	return s
 }
 
@@ -53,7 +97,7 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return fn(&tx{t: s.pub.Load(), ro: true})
+	return fn(ReadTx(*s.pub.Load()))
 }
 
 // Update implements storage.Engine. Writes go to a copy-on-write clone that
@@ -63,66 +107,22 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		return err
 	}
 	s.mu.Lock()
-	locked := true
-	defer func() {
-		if locked {
-			s.mu.Unlock()
-		}
-	}()
+	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
-	if s.log != nil && s.log.broken != nil {
-		return s.log.broken
-	}
 	work := s.tree.Clone()
-	t := &tx{t: work, logged: s.log != nil}
+	t := WriteTx(work, false)
 	if err := fn(t); err != nil {
-		// The failure may rest on writes not on disk yet.
-		if serr := s.awaitRead(&locked); serr != nil {
-			return serr
-		}
 		return err
 	}
-	if !t.dirty {
-		return s.awaitRead(&locked)
-	}
-	if s.log == nil {
-		s.tree = work
-		s.pub.Store(work.Clone())
+	if !t.Dirty() {
 		return nil
-	}
-	// The writes reach the log before any other transaction can see them.
-	seq, err := s.log.append(t.ops, t.live)
-	if err != nil {
-		return err
 	}
 	s.tree = work
-	if !s.log.sync {
-		s.pub.Store(work.Clone())
-		s.log.maybeCompact(s)
-		return nil
-	}
-	// With Sync, Views see the writes only once they are on disk; later
-	// Updates already build on them, and their records follow in the log.
-	s.log.maybeCompact(s)
-	s.mu.Unlock()
-	locked = false
-	return s.log.syncTo(s, seq)
-}
-
-// awaitRead lets an Update that wrote nothing answer only once everything
-// it may have read is on disk, as a writing Update would. Only a store with
-// Sync has writes that others can read before they are on disk. It runs
-// under mu and releases it when it has to wait.
-func (s *Store) awaitRead(locked *bool) error {
-	if s.log == nil || !s.log.sync || s.log.seq == 0 {
-		return nil
-	}
-	seq := s.log.seq
-	s.mu.Unlock()
-	*locked = false
-	return s.log.syncTo(s, seq)
+	pub := work.Clone()
+	s.pub.Store(&pub)
+	return nil
 }
 
 // Chunks implements storage.Engine.
@@ -131,22 +131,40 @@ func (s *Store) Chunks() storage.ChunkStore { return s.chunks }
 // Close implements storage.Engine.
 func (s *Store) Close() error {
 	s.closed.Store(true)
-	if s.log != nil {
-		return s.log.close(s)
-	}
 	return nil
 }
 
-type tx struct {
+// Tx is a transaction over a Tree: a storage.Tx that reads the tree and,
+// unless read-only, writes to it.
+type Tx struct {
 	t      *btree.BTreeG[item]
 	ro     bool
 	dirty  bool
-	logged bool    // the store has a log: record the writes in ops
-	ops    []logOp // the writes, in order, when logged
-	live   int64   // change in the bytes the tree holds, when logged
+	record bool // record the writes in ops and live
+	ops    []Op
+	live   int64
 }
 
-func (t *tx) Get(key []byte) ([]byte, error) {
+// ReadTx returns a read-only Tx over t: Set and Delete fail with
+// storage.ErrReadOnly.
+func ReadTx(t Tree) *Tx { return &Tx{t: t.t, ro: true} }
+
+// WriteTx returns a Tx that writes to t. With record set it also keeps
+// the writes, in order, for Writes and LiveDelta.
+func WriteTx(t Tree, record bool) *Tx { return &Tx{t: t.t, record: record} }
+
+// Dirty reports whether the transaction called Set or Delete.
+func (t *Tx) Dirty() bool { return t.dirty }
+
+// Writes returns the recorded writes, in order (WriteTx with record).
+// A Delete of an absent key is left out.
+func (t *Tx) Writes() []Op { return t.ops }
+
+// LiveDelta returns the change in ItemSize the recorded writes made.
+func (t *Tx) LiveDelta() int64 { return t.live }
+
+// Get implements storage.Tx.
+func (t *Tx) Get(key []byte) ([]byte, error) {
 	it, ok := t.t.Get(item{k: key})
 	if !ok {
 		return nil, storage.ErrNotFound
@@ -154,38 +172,41 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	return it.v, nil
 }
 
-func (t *tx) Set(key, value []byte) error {
+// Set implements storage.Tx.
+func (t *Tx) Set(key, value []byte) error {
 	if t.ro {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
 	it := item{k: bytes.Clone(key), v: bytes.Clone(value)}
 	old, replaced := t.t.ReplaceOrInsert(it)
-	if t.logged {
-		t.ops = append(t.ops, logOp{k: it.k, v: it.v})
+	if t.record {
+		t.ops = append(t.ops, Op{Key: it.k, Value: it.v})
 		if replaced {
 			t.live += int64(len(it.v) - len(old.v))
 		} else {
-			t.live += itemSize(it)
+			t.live += ItemSize(it.k, it.v)
 		}
 	}
 	return nil
 }
 
-func (t *tx) Delete(key []byte) error {
+// Delete implements storage.Tx.
+func (t *Tx) Delete(key []byte) error {
 	if t.ro {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
 	old, found := t.t.Delete(item{k: key})
-	if t.logged && found {
-		t.ops = append(t.ops, logOp{k: old.k, del: true})
-		t.live -= itemSize(old)
+	if t.record && found {
+		t.ops = append(t.ops, Op{Key: old.k, Delete: true})
+		t.live -= ItemSize(old.k, old.v)
 	}
 	return nil
 }
 
-func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
+// Scan implements storage.Tx.
+func (t *Tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 	return &iter{t: t.t, lo: bytes.Clone(lower), hi: bytes.Clone(upper), reverse: reverse}
 }
 

@@ -83,59 +83,68 @@ func chunkBody(round string, g, i int) []byte {
 	return []byte(strings.Repeat(fmt.Sprintf("%s/%d/%d;", round, g, i), 50))
 }
 
-// crashWriter runs until killed. Each worker commits Updates that write a
-// pair of keys, bump the worker's counter and (every third one) reference a
-// freshly written chunk; after each acknowledged Update it prints
-// "g i ref" on stdout.
+// crashWriter runs until killed, running writeLoad with crashWorkers
+// workers; after each acknowledged Update it prints "g i ref" on stdout.
 func crashWriter(open CrashOpener, dir string, syncMode bool, round string) int {
 	s, err := open(dir, syncMode)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx := context.Background()
 	var out sync.Mutex
 	var wg sync.WaitGroup
 	for g := range crashWorkers {
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				ref := storage.ChunkRef("-")
-				if i%3 == 0 {
-					r, _, err := s.Chunks().Put(ctx, bytes.NewReader(chunkBody(round, g, i)))
-					if err != nil {
-						fmt.Fprintln(os.Stderr, err)
-						os.Exit(1)
-					}
-					ref = r
-				}
-				val := []byte(fmt.Sprintf("%s %d %d %s", round, g, i, ref))
-				err := s.Update(ctx, func(tx storage.Tx) error {
-					counter := []byte(fmt.Sprintf("%s/count/%02d", round, g))
-					n := 0
-					if v, err := tx.Get(counter); err == nil {
-						n, _ = strconv.Atoi(string(v))
-					} else if !errors.Is(err, storage.ErrNotFound) {
-						return err
-					}
-					return errors.Join(
-						tx.Set([]byte(fmt.Sprintf("%s/a/%02d/%08d", round, g, i)), val),
-						tx.Set(counter, []byte(strconv.Itoa(n+1))),
-						tx.Set([]byte(fmt.Sprintf("%s/b/%02d/%08d", round, g, i)), val),
-					)
-				})
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					os.Exit(1)
-				}
+			err := writeLoad(context.Background(), s, round, g, func(a ack) {
 				// One write(2) per line: a kill cannot split it.
 				out.Lock()
-				os.Stdout.WriteString(fmt.Sprintf("%d %d %s\n", g, i, ref))
+				os.Stdout.WriteString(fmt.Sprintf("%d %d %s\n", a.g, a.i, a.ref))
 				out.Unlock()
-			}
+			})
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		})
 	}
 	wg.Wait()
 	return 0
+}
+
+// writeLoad is worker g of a crash test's load, until an error or until
+// ctx ends: it commits Updates that write a pair of keys, bump the
+// worker's counter and (every third one) reference a freshly written
+// chunk, and reports each one acknowledged to acked. checkCrashRound
+// checks what it leaves.
+func writeLoad(ctx context.Context, s storage.Engine, round string, g int, acked func(ack)) error {
+	for i := 0; ctx.Err() == nil; i++ {
+		ref := storage.ChunkRef("-")
+		if i%3 == 0 {
+			r, _, err := s.Chunks().Put(ctx, bytes.NewReader(chunkBody(round, g, i)))
+			if err != nil {
+				return err
+			}
+			ref = r
+		}
+		val := []byte(fmt.Sprintf("%s %d %d %s", round, g, i, ref))
+		err := s.Update(ctx, func(tx storage.Tx) error {
+			counter := []byte(fmt.Sprintf("%s/count/%02d", round, g))
+			n := 0
+			if v, err := tx.Get(counter); err == nil {
+				n, _ = strconv.Atoi(string(v))
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			return errors.Join(
+				tx.Set([]byte(fmt.Sprintf("%s/a/%02d/%08d", round, g, i)), val),
+				tx.Set(counter, []byte(strconv.Itoa(n+1))),
+				tx.Set([]byte(fmt.Sprintf("%s/b/%02d/%08d", round, g, i)), val),
+			)
+		})
+		if err != nil {
+			return err
+		}
+		acked(ack{g: g, i: i, ref: ref})
+	}
+	return ctx.Err()
 }
 
 type ack struct {

@@ -81,8 +81,13 @@ func errorf(format string, args ...any) *Error { return &Error{Detail: fmt.Sprin
 // well-formed, sig present, st/se parseable, sip and spr well-formed, se
 // after st.
 func Parse(q url.Values) (*Values, error) {
+	dup := ""
 	get := func(name string) string {
-		if vs := q[name]; len(vs) > 0 {
+		vs := q[name]
+		if len(vs) > 1 && dup == "" {
+			dup = name
+		}
+		if len(vs) > 0 {
 			return vs[0]
 		}
 		return ""
@@ -113,6 +118,10 @@ func Parse(q url.Values) (*Values, error) {
 		ContentType:        get("rsct"),
 		UserDelegation:     get("skoid") != "",
 	}
+	// A SAS parameter given twice is ambiguous: which one was signed?
+	if dup != "" {
+		return nil, errorf("The query parameter %s is given more than once.", dup)
+	}
 	// A '+' of the base64 signature that was not percent-encoded arrives
 	// as a space; base64 never holds spaces, so put it back.
 	v.Signature = strings.ReplaceAll(v.Signature, " ", "+")
@@ -124,6 +133,13 @@ func Parse(q url.Values) (*Values, error) {
 	}
 	if !validVersion(v.Version) {
 		return nil, errorf("The value for sv '%s' is not in the correct format.", v.Version)
+	}
+	// A row key bound means nothing without the partition it is in.
+	if v.StartRK != "" && v.StartPK == "" {
+		return nil, errorf("srk requires spk.")
+	}
+	if v.EndRK != "" && v.EndPK == "" {
+		return nil, errorf("erk requires epk.")
 	}
 	var err error
 	if v.Start != "" {

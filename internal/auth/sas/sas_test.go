@@ -78,6 +78,8 @@ func TestParseRefusals(t *testing.T) {
 		"sv=2025-11-05&ss=bx&srt=s&sig=x":                               "ss 'bx'",
 		"sv=2025-11-05&ss=b&srt=sz&sig=x":                               "srt 'sz'",
 		"sv=2025-11-05&ss=b&srt=s&sig=x&st=2026-01-01T00:00:00.12345Zx": "st",
+		"sv=2019-02-02&tn=t&srk=5&epk=d&sig=x":                          "srk requires spk",
+		"sv=2019-02-02&tn=t&spk=b&erk=5&sig=x":                          "erk requires epk",
 	} {
 		vals, _ := url.ParseQuery(q)
 		_, err := Parse(vals)

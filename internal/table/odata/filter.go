@@ -111,7 +111,7 @@ func (e *Expr) Match(ent Entity) bool {
 			// A missing property makes every comparison false, ne too.
 			return false
 		}
-		c, ok := Compare(v, e.Value)
+		c, ok := compareProperty(v, e.Value)
 		if !ok {
 			return false
 		}
@@ -242,9 +242,10 @@ func lex(s string) ([]token, error) {
 				i = j + n
 				continue
 			}
-			switch word {
+			// Azure reads true and false in any capitalization.
+			switch lw := strings.ToLower(word); lw {
 			case "true", "false":
-				toks = append(toks, token{kind: tLiteral, text: word, val: Value{Type: Boolean, Bool: word == "true"}})
+				toks = append(toks, token{kind: tLiteral, text: lw, val: Value{Type: Boolean, Bool: lw == "true"}})
 			default:
 				toks = append(toks, token{kind: tIdent, text: word})
 			}
@@ -499,4 +500,15 @@ func constResult(op Op, c int) bool {
 		return c <= 0
 	}
 	return false
+}
+
+// compareProperty compares a property's value with a literal: values of
+// one type compare as Compare does, and an integer literal compares with
+// a Double property by numeric value (doubleField eq 5 matches 5.0, as on
+// Azure).
+func compareProperty(prop, lit Value) (int, bool) {
+	if prop.Type == Double && (lit.Type == Int32 || lit.Type == Int64) {
+		lit = Value{Type: Double, Float: float64(lit.Int)}
+	}
+	return Compare(prop, lit)
 }

@@ -261,3 +261,30 @@ func TestAppendTicksFast(t *testing.T) {
 		check(rng.Int64N(maxFourDigitTicks + 1))
 	}
 }
+
+// TestIntegerLiteralAgainstDouble pins that an integer literal compares
+// with a Double property by value, as Azure matches doubleField eq 5
+// against 5.0; other type mixes still never match.
+func TestIntegerLiteralAgainstDouble(t *testing.T) {
+	e := ent{"d": {Type: Double, Float: 5}, "i": {Type: Int32, Int: 5}, "b": {Type: Boolean, Bool: true}}
+	for f, want := range map[string]bool{
+		"d eq 5":              true,
+		"d eq 5L":             true,
+		"d gt 4":              true,
+		"d lt 5":              false,
+		"d ne 6":              true,
+		"d eq 5.0":            true,
+		"i eq 5":              true,
+		"i eq '5'":            false,
+		"b eq True":           true,
+		"b eq TRUE":           true,
+		"b ne fAlSe":          true,
+		"true and b eq true":  true,
+		"FALSE or b eq false": false,
+		"not (b eq tRuE)":     false,
+	} {
+		if got := mustParse(t, f).Match(e); got != want {
+			t.Errorf("%s: %v, want %v", f, got, want)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package file
+
+import (
+	"context"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// CopySMB says which SMB properties a copy takes from its source.
+type CopySMB struct {
+	Permission, Attributes, Creation, LastWrite bool
+}
+
+// CopyRequest is Copy File.
+type CopyRequest struct {
+	Source    Ref
+	SourceURL string
+	Dest      Ref
+	// Meta replaces the source's metadata when set.
+	Meta    *[]blob.KV
+	SMB     SMBProps
+	CopySMB CopySMB
+	LeaseID string
+}
+
+// CopyFile is Copy File between files of this server. It completes in
+// one transaction: the destination (created or replaced) points at the
+// source's chunks, so nothing is copied and the status is "success".
+func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) {
+	if req.Meta != nil {
+		if err := blob.ValidateMetadata(*req.Meta); err != nil {
+			return nil, err
+		}
+	}
+	parts, err := SplitPath(req.Dest.Path)
+	if err != nil {
+		return nil, err
+	}
+	copyID := s.newID()
+	var out *Node
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		ssh, src, err := s.resolve(tx, req.Source, false)
+		if err != nil {
+			return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(404)
+		}
+		if src.Dir {
+			return azerr.New("CannotVerifyCopySource").WithStatus(404)
+		}
+		if err := s.checkREST(tx, ssh.ID, src, accessRead, 0, 0); err != nil {
+			return err
+		}
+		segs, err := segments(tx, ssh.ID, src, 0, src.Size)
+		if err != nil {
+			return err
+		}
+		sh, err := writableShare(tx, req.Dest.share())
+		if err != nil {
+			return err
+		}
+		parent, old, err := lookup(tx, sh.ID, parts)
+		if err != nil {
+			return err
+		}
+		if parent == nil || !parent.Dir {
+			return azerr.New("ParentNotFound")
+		}
+		now := s.now()
+		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Modified: now, Size: src.Size,
+			Props: src.Props, Meta: src.Meta}
+		if req.Meta != nil {
+			n.Meta = *req.Meta
+		}
+		delta := src.Size
+		if old != nil {
+			if old.Dir {
+				return azerr.New("ResourceAlreadyExists")
+			}
+			if err := s.checkREST(tx, sh.ID, old, accessWrite|accessDelete, 0, 0); err != nil {
+				return err
+			}
+			ls, code := lease.Enforce(old.Lease, req.LeaseID, true, now, lease.FileTarget)
+			if code != "" {
+				return azerr.New(code)
+			}
+			if ls.Active(now) {
+				n.Lease = ls
+			}
+			n.ID, n.Handles, n.ETag = old.ID, old.Handles, old.ETag
+			p := extentsPrefix(sh.ID, old.ID)
+			if err := deleteRange(tx, p, keyenc.PrefixEnd(p)); err != nil {
+				return err
+			}
+			delta -= old.Size
+		} else if req.LeaseID != "" {
+			return azerr.New("LeaseNotPresentWithFileOperation")
+		}
+		if err := addUsage(tx, sh, delta); err != nil {
+			return err
+		}
+		smb := req.SMB
+		if req.CopySMB.Attributes {
+			a := src.Attrs
+			smb.Attrs = &a
+		}
+		if req.CopySMB.Creation {
+			smb.Creation = TimeSet{Set: true, T: src.CreationTime}
+		}
+		if req.CopySMB.LastWrite {
+			smb.LastWrite = TimeSet{Set: true, T: src.LastWriteTime}
+		}
+		defPerm := parent.PermKey
+		if req.CopySMB.Permission && smb.Perm == (Permission{}) && ssh.ID == sh.ID {
+			defPerm = src.PermKey
+		}
+		if err := applySMB(tx, sh.ID, n, smb, now, true, defPerm); err != nil {
+			return err
+		}
+		n.ETag = s.etag(n.ETag, now)
+		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+		if err := writeExtents(tx, extentsPrefix(sh.ID, n.ID), 0, segs); err != nil {
+			return err
+		}
+		// Zero segments of the source are gaps, not written ranges.
+		if err := dropZeroExtents(tx, extentsPrefix(sh.ID, n.ID), segs); err != nil {
+			return err
+		}
+		if err := putNode(tx, sh.ID, n); err != nil {
+			return err
+		}
+		n.path, n.AsOf = JoinPath(parts), now
+		out = n
+		return nil
+	})
+	return out, err
+}
+
+// dropZeroExtents removes the extents written for the unwritten gaps of
+// segs (those with neither chunk nor inline bytes), keeping files sparse.
+func dropZeroExtents(tx storage.Tx, p []byte, segs []blob.Segment) error {
+	pos := int64(0)
+	for _, sg := range segs {
+		if sg.Ref == "" && sg.Data == nil && sg.Len > 0 {
+			if err := tx.Delete(extentKey(p, pos)); err != nil {
+				return err
+			}
+		}
+		pos += sg.Len
+	}
+	return nil
+}

@@ -1,0 +1,1094 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// SMB access mask bits (MS-SMB2 2.2.13.1) the sharing rules look at.
+const (
+	FileReadData    uint32 = 0x00000001
+	FileWriteData   uint32 = 0x00000002
+	FileAppendData  uint32 = 0x00000004
+	FileExecute     uint32 = 0x00000020
+	Delete          uint32 = 0x00010000
+	MaximumAllowed  uint32 = 0x02000000
+	GenericAll      uint32 = 0x10000000
+	GenericExecute  uint32 = 0x20000000
+	GenericWrite    uint32 = 0x40000000
+	GenericRead     uint32 = 0x80000000
+	FileShareRead   uint32 = 0x1
+	FileShareWrite  uint32 = 0x2
+	FileShareDelete uint32 = 0x4
+)
+
+// access is what an operation needs of a file, for the sharing rules.
+type access uint8
+
+const (
+	accessNone  access = 0
+	accessRead  access = 1
+	accessWrite access = 2
+	// accessDelete alone is REST Delete: any open handle conflicts.
+	accessDelete access = 4
+)
+
+// relevant returns the sharing-relevant access (read, write, delete) a
+// desired access mask holds.
+func relevant(mask uint32) access {
+	var a access
+	if mask&(FileReadData|FileExecute|GenericRead|GenericExecute|GenericAll|MaximumAllowed) != 0 {
+		a |= accessRead
+	}
+	if mask&(FileWriteData|FileAppendData|GenericWrite|GenericAll|MaximumAllowed) != 0 {
+		a |= accessWrite
+	}
+	if mask&(Delete|GenericAll|MaximumAllowed) != 0 {
+		a |= accessDelete
+	}
+	return a
+}
+
+// shared returns the accesses a share mask lets others have.
+func shared(mask uint32) access {
+	var a access
+	if mask&FileShareRead != 0 {
+		a |= accessRead
+	}
+	if mask&FileShareWrite != 0 {
+		a |= accessWrite
+	}
+	if mask&FileShareDelete != 0 {
+		a |= accessDelete
+	}
+	return a
+}
+
+func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
+	p := handlesPrefix(sid, fid)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	defer it.Close()
+	var out []*Handle
+	for it.Next() {
+		h, err := decode[Handle](it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, it.Err()
+}
+
+// checkREST applies the open-handle rules to a REST operation needing acc
+// on n (the table of "Managing file locks"): a node pending deletion is
+// 409 SMBDeletePending; Delete (acc == accessDelete) conflicts with any
+// open handle; otherwise each access the operation needs must be shared
+// by every handle that holds read, write or delete access (409
+// SharingViolation). A read of [off, off+n) (n > 0) also conflicts with
+// an exclusive byte-range lock over it (409 FileLockConflict).
+func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off, ln uint64) error {
+	if n.DeletePending {
+		return azerr.New("SMBDeletePending")
+	}
+	if n.Handles == 0 || acc == accessNone {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, n.ID)
+	if err != nil {
+		return err
+	}
+	if acc == accessDelete {
+		if len(hs) > 0 {
+			return azerr.New("SharingViolation")
+		}
+		return nil
+	}
+	for _, h := range hs {
+		if relevant(h.Access) == 0 {
+			continue
+		}
+		if acc&^shared(h.ShareAccess) != 0 {
+			return azerr.New("SharingViolation")
+		}
+	}
+	if acc == accessRead && ln > 0 {
+		for _, h := range hs {
+			for _, l := range h.Locks {
+				if l.Exclusive && l.overlaps(off, ln) {
+					return azerr.New("FileLockConflict")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkLocks refuses a write over [off, off+n) of n that a byte-range
+// lock of another handle than own covers (any lock: writes need the bytes
+// unlocked; REST writes, own == 0, need the whole file unlocked).
+// Reads (write false) conflict only with other handles' exclusive locks.
+func checkLocks(tx storage.Tx, sid uint64, n *Node, off, ln uint64, own uint64, write bool) error {
+	if n.Handles == 0 {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, n.ID)
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		if h.ID == own {
+			continue
+		}
+		for _, l := range h.Locks {
+			if (write || l.Exclusive) && (own == 0 || l.overlaps(off, ln)) {
+				return azerr.New("FileLockConflict")
+			}
+		}
+	}
+	return nil
+}
+
+// ---- the API the SMB server uses ----
+
+// Errors of handle operations that have no REST equivalent.
+var (
+	// ErrHandleClosed: the handle is not open (closed, force-closed, or
+	// its file was deleted).
+	ErrHandleClosed = errors.New("file: handle is not open")
+	// ErrAccessDenied: the handle was not opened with the access the
+	// operation needs.
+	ErrAccessDenied = errors.New("file: access denied")
+)
+
+// Disposition is the SMB2 CreateDisposition of an open.
+type Disposition uint32
+
+// Dispositions (MS-SMB2 2.2.13).
+const (
+	Supersede   Disposition = 0 // replace if it exists, else create
+	OpenExist   Disposition = 1 // open; fail if it does not exist
+	CreateNew   Disposition = 2 // create; fail if it exists
+	OpenIf      Disposition = 3 // open, or create if it does not exist
+	Overwrite   Disposition = 4 // open and truncate; fail if it does not exist
+	OverwriteIf Disposition = 5 // open and truncate, or create
+)
+
+// CreateAction is what an open did (MS-SMB2 2.2.14 CreateAction).
+type CreateAction uint32
+
+// Create actions.
+const (
+	Superseded  CreateAction = 0
+	Opened      CreateAction = 1
+	Created     CreateAction = 2
+	Overwritten CreateAction = 3
+)
+
+// HandleRef identifies an open handle: share id, file id, handle id.
+type HandleRef struct {
+	Share, File, ID uint64
+}
+
+// OpenRequest is an SMB CREATE.
+type OpenRequest struct {
+	Share ShareRef
+	Path  string
+	// Disposition says what to do when the name exists or not.
+	Disposition Disposition
+	// Directory (FILE_DIRECTORY_FILE) requires a directory;
+	// NonDirectory (FILE_NON_DIRECTORY_FILE) requires a file.
+	Directory, NonDirectory bool
+	DesiredAccess           uint32
+	ShareAccess             uint32
+	DeleteOnClose           bool
+	// Attrs are the attributes of a created or overwritten file.
+	Attrs Attr
+	// Session and ClientIP are reported by List Handles.
+	Session  uint64
+	ClientIP string
+}
+
+// OpenResult is what Open returns.
+type OpenResult struct {
+	Handle HandleRef
+	Node   *Node
+	Action CreateAction
+}
+
+// Open opens or creates a file or directory and records the handle, all
+// in one transaction: the share modes of the handles already open are
+// checked with the Windows rules (409 SharingViolation), a node pending
+// deletion is 409 SMBDeletePending, a missing parent 404 ParentNotFound,
+// a missing node (FILE_OPEN, FILE_OVERWRITE) 404 ResourceNotFound, an
+// existing one (FILE_CREATE) 409 ResourceAlreadyExists, a directory
+// opened with NonDirectory (or a file with Directory) 409
+// ResourceTypeMismatch. Opening a leased file for write or delete is a
+// SharingViolation. A snapshot share opens read-only.
+func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error) {
+	parts, err := SplitPath(req.Path)
+	if err != nil {
+		return nil, err
+	}
+	want := relevant(req.DesiredAccess)
+	if req.Share.Snapshot != "" && (want&(accessWrite|accessDelete) != 0 || req.Disposition != OpenExist && req.Disposition != OpenIf) {
+		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	if req.DeleteOnClose && req.DesiredAccess&(Delete|GenericAll|MaximumAllowed) == 0 {
+		return nil, ErrAccessDenied
+	}
+	hid, fid := newID(), newID()
+	var out *OpenResult
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		sh, err := getShare(tx, req.Share)
+		if err != nil {
+			return err
+		}
+		parent, n, err := lookup(tx, sh.ID, parts)
+		if err != nil {
+			return err
+		}
+		if parent != nil && (!parent.Dir || parent.DeletePending) {
+			return azerr.New("ParentNotFound")
+		}
+		now := s.now()
+		res := &OpenResult{}
+		switch {
+		case n == nil && (req.Disposition == OpenExist || req.Disposition == Overwrite):
+			return azerr.New("ResourceNotFound")
+		case n == nil:
+			if req.Share.Snapshot != "" {
+				return azerr.New("ResourceNotFound")
+			}
+			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now)}
+			attrs := req.Attrs
+			if err := applySMB(tx, sh.ID, n, SMBProps{Attrs: &attrs}, now, true, parent.PermKey); err != nil {
+				return err
+			}
+			n.path = JoinPath(parts)
+			res.Action = Created
+		default:
+			if req.Disposition == CreateNew {
+				return azerr.New("ResourceAlreadyExists")
+			}
+			if n.DeletePending {
+				return azerr.New("SMBDeletePending")
+			}
+			if req.Directory && !n.Dir || req.NonDirectory && n.Dir {
+				return azerr.New("ResourceTypeMismatch")
+			}
+			if err := s.checkShareModes(tx, sh.ID, n, req.DesiredAccess, req.ShareAccess); err != nil {
+				return err
+			}
+			if want&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
+				return azerr.New("SharingViolation")
+			}
+			if n.Handles >= MaxHandlesPerFile {
+				return azerr.New("HandleLimitExceeded")
+			}
+			res.Action = Opened
+			if !n.Dir && (req.Disposition == Supersede || req.Disposition == Overwrite || req.Disposition == OverwriteIf) {
+				if n.Attrs&AttrReadOnly != 0 {
+					return ErrAccessDenied
+				}
+				if err := checkLocks(tx, sh.ID, n, 0, ^uint64(0), 0, true); err != nil {
+					return err
+				}
+				if err := resize(tx, sh, n, 0); err != nil {
+					return err
+				}
+				n.Attrs = req.Attrs | AttrArchive
+				n.LastWriteTime, n.ChangeTime = now, now
+				n.Modified, n.ETag = now, s.etag(n.ETag, now)
+				res.Action = Overwritten
+				if req.Disposition == Supersede {
+					res.Action = Superseded
+				}
+			}
+		}
+		if n.ID == rootID && req.DeleteOnClose {
+			return ErrAccessDenied
+		}
+		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now,
+			Access: req.DesiredAccess, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
+		if req.Share.Snapshot == "" {
+			n.Handles++
+			if err := putNode(tx, sh.ID, n); err != nil {
+				return err
+			}
+		}
+		if err := tx.Set(handleKey(sh.ID, n.ID, hid), encode(h)); err != nil {
+			return err
+		}
+		n.AsOf = now
+		res.Handle, res.Node = HandleRef{Share: sh.ID, File: n.ID, ID: hid}, n
+		out = res
+		return nil
+	})
+	return out, err
+}
+
+// checkShareModes is the Windows share-access check of a new open against
+// the handles open on n: the new open conflicts when it wants an access
+// some counted handle does not share, or when it does not share an access
+// some counted handle holds. Opens with no read, write or delete access
+// are not counted and never conflict.
+func (s *Service) checkShareModes(tx storage.Tx, sid uint64, n *Node, desired, share uint32) error {
+	want := relevant(desired)
+	if n.Handles == 0 || want == 0 {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, n.ID)
+	if err != nil {
+		return err
+	}
+	mine := shared(share)
+	for _, h := range hs {
+		held := relevant(h.Access)
+		if held == 0 {
+			continue
+		}
+		if want&^shared(h.ShareAccess) != 0 || held&^mine != 0 {
+			return azerr.New("SharingViolation")
+		}
+	}
+	return nil
+}
+
+// loadOpen loads a handle and its node inside tx.
+func loadOpen(tx storage.Tx, ref HandleRef) (*Handle, *Node, error) {
+	v, err := tx.Get(handleKey(ref.Share, ref.File, ref.ID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, ErrHandleClosed
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := decode[Handle](v)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := nodeByID(tx, ref.Share, ref.File)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == nil {
+		return nil, nil, ErrHandleClosed
+	}
+	return h, n, nil
+}
+
+// Close closes a handle. If it was the last handle of a node pending
+// deletion (or this handle was opened delete-on-close), the node is
+// deleted. It returns the node as it was at close.
+func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
+	var out *Node
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		out = n
+		return s.closeHandle(tx, ref.Share, h, n)
+	})
+	return out, err
+}
+
+func (s *Service) closeHandle(tx storage.Tx, sid uint64, h *Handle, n *Node) error {
+	if err := tx.Delete(handleKey(sid, n.ID, h.ID)); err != nil {
+		return err
+	}
+	if h.DeleteOnClose {
+		n.DeletePending = true
+	}
+	n.Handles = max(n.Handles-1, 0)
+	if n.DeletePending && n.Handles == 0 {
+		if n.Dir {
+			p := childrenPrefix(sid, n.ID)
+			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+			has := it.Next()
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+			if has {
+				// A directory that gained entries stays.
+				n.DeletePending = false
+				return putNode(tx, sid, n)
+			}
+		} else if err := addUsageID(tx, sid, -n.Size); err != nil {
+			return err
+		}
+		return dropNode(tx, sid, n)
+	}
+	return putNode(tx, sid, n)
+}
+
+// addUsageID changes the usage of share id sid without a quota check
+// (shrinking never fails).
+func addUsageID(tx storage.Tx, sid uint64, delta int64) error {
+	return addUsage(tx, &Share{ID: sid, Quota: MaxShareQuotaGiB}, delta)
+}
+
+// GetInfo returns the node a handle is open on.
+func (s *Service) GetInfo(ctx context.Context, ref HandleRef) (*Node, error) {
+	var out *Node
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		_, n, err := loadOpen(tx, ref)
+		if err == nil {
+			n.AsOf = s.now()
+		}
+		out = n
+		return err
+	})
+	return out, err
+}
+
+// ReadAt returns the segments of up to n bytes at off of the file a
+// handle is open on (cut at the end of the file) and the node; stream them
+// with (*Service).Stream. The handle needs read access; another handle's
+// exclusive lock over the bytes is 409 FileLockConflict.
+func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]blob.Segment, *Node, error) {
+	var segs []blob.Segment
+	var node *Node
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		h, nd, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if nd.Dir {
+			return azerr.New("ResourceTypeMismatch")
+		}
+		if relevant(h.Access)&accessRead == 0 {
+			return ErrAccessDenied
+		}
+		if off >= nd.Size {
+			node = nd
+			return nil
+		}
+		n = min(n, nd.Size-off)
+		if err := checkLocks(tx, ref.Share, nd, uint64(off), uint64(n), h.ID, false); err != nil {
+			return err
+		}
+		node = nd
+		segs, err = segments(tx, ref.Share, nd, off, n)
+		return err
+	})
+	return segs, node, err
+}
+
+// WriteAt writes data (ingested with (*Service).Ingest) at off through a
+// handle with write access, growing the file when the write ends past it
+// (within the share quota). Another handle's lock over the bytes is 409
+// FileLockConflict; a leased file cannot be written through a handle.
+func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data blob.Ingested) (*Node, error) {
+	if off < 0 || off+data.Size > MaxFileSize {
+		return nil, azerr.New("InvalidRange")
+	}
+	var out *Node
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if n.Dir {
+			return azerr.New("ResourceTypeMismatch")
+		}
+		if relevant(h.Access)&accessWrite == 0 {
+			return ErrAccessDenied
+		}
+		if err := checkLocks(tx, ref.Share, n, uint64(off), uint64(data.Size), h.ID, true); err != nil {
+			return err
+		}
+		now := s.now()
+		if end := off + data.Size; end > n.Size {
+			sh, err := s.shareByID(tx, ref.Share)
+			if err != nil {
+				return err
+			}
+			if err := addUsage(tx, sh, end-n.Size); err != nil {
+				return err
+			}
+			n.Size = end
+		}
+		if err := writeExtents(tx, extentsPrefix(ref.Share, n.ID), off, data.Segs); err != nil {
+			return err
+		}
+		n.LastWriteTime, n.ChangeTime = now, now
+		n.Attrs |= AttrArchive
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		if err := putNode(tx, ref.Share, n); err != nil {
+			return err
+		}
+		n.AsOf = now
+		out = n
+		return nil
+	})
+	return out, err
+}
+
+// shareByID returns the quota-bearing record of share id sid. Only live
+// shares have handles that write, and the quota is all a write needs; a
+// share deleted under an open handle keeps the largest quota.
+func (s *Service) shareByID(tx storage.Tx, sid uint64) (*Share, error) {
+	v, err := tx.Get(quotaKey(sid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return &Share{ID: sid, Quota: MaxShareQuotaGiB}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	q, err := strconv.Atoi(string(v))
+	if err != nil {
+		return nil, err
+	}
+	return &Share{ID: sid, Quota: q}, nil
+}
+
+// SetEndOfFile truncates or extends the file of a handle with write
+// access (FileEndOfFileInformation).
+func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (*Node, error) {
+	if size < 0 || size > MaxFileSize {
+		return nil, azerr.New("InvalidRange")
+	}
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		if n.Dir {
+			return azerr.New("ResourceTypeMismatch")
+		}
+		if relevant(h.Access)&accessWrite == 0 {
+			return ErrAccessDenied
+		}
+		if size == n.Size {
+			return nil
+		}
+		if size < n.Size {
+			if err := checkLocks(tx, ref.Share, n, uint64(size), uint64(n.Size-size), h.ID, true); err != nil {
+				return err
+			}
+		}
+		sh, err := s.shareByID(tx, ref.Share)
+		if err != nil {
+			return err
+		}
+		if err := resize(tx, sh, n, size); err != nil {
+			return err
+		}
+		n.LastWriteTime, n.ChangeTime = now, now
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		return nil
+	})
+}
+
+// BasicInfo is FileBasicInformation: nil fields are left as they are.
+type BasicInfo struct {
+	Creation, LastAccess, LastWrite, Change *time.Time
+	Attrs                                   *Attr
+}
+
+// SetBasicInfo sets times and attributes through a handle.
+func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo) (*Node, error) {
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		for _, t := range []struct {
+			src *time.Time
+			dst *time.Time
+		}{{bi.Creation, &n.CreationTime}, {bi.LastAccess, &n.LastAccessTime}, {bi.LastWrite, &n.LastWriteTime}, {bi.Change, &n.ChangeTime}} {
+			if t.src != nil {
+				*t.dst = t.src.UTC()
+			}
+		}
+		if bi.Attrs != nil {
+			a := *bi.Attrs &^ (AttrDirectory | AttrNormal)
+			if n.Dir {
+				a |= AttrDirectory
+			}
+			n.Attrs = a
+		}
+		if bi.Change == nil {
+			n.ChangeTime = now
+		}
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		return nil
+	})
+}
+
+// SetDeletePending sets or clears the delete disposition of the node a
+// handle (with DELETE access) is open on: while set, REST sees 409
+// SMBDeletePending and listings leave the node out; the last close
+// deletes it. A non-empty directory is 409 DirectoryNotEmpty.
+func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending bool) (*Node, error) {
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		if relevant(h.Access)&accessDelete == 0 {
+			return ErrAccessDenied
+		}
+		if n.ID == rootID {
+			return ErrAccessDenied
+		}
+		if pending && n.Attrs&AttrReadOnly != 0 {
+			return azerr.New("ReadOnlyAttribute")
+		}
+		if pending && n.Dir {
+			p := childrenPrefix(ref.Share, n.ID)
+			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+			has := it.Next()
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+			if has {
+				return azerr.New("DirectoryNotEmpty")
+			}
+		}
+		n.DeletePending = pending
+		return nil
+	})
+}
+
+// updateOpen runs fn on the handle and node of ref in one Update and
+// stores the node.
+func (s *Service) updateOpen(ctx context.Context, ref HandleRef, fn func(tx storage.Tx, h *Handle, n *Node, now time.Time) error) (*Node, error) {
+	var out *Node
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if err := fn(tx, h, n, now); err != nil {
+			return err
+		}
+		if err := putNode(tx, ref.Share, n); err != nil {
+			return err
+		}
+		n.AsOf = now
+		out = n
+		return nil
+	})
+	return out, err
+}
+
+// Lock takes a byte-range lock for a handle. A lock overlapping another
+// handle's exclusive lock, or an exclusive lock overlapping any other
+// lock, is 409 FileLockConflict.
+func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclusive bool) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, nd, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		hs, err := loadHandles(tx, ref.Share, nd.ID)
+		if err != nil {
+			return err
+		}
+		for _, o := range hs {
+			for _, l := range o.Locks {
+				if (exclusive || l.Exclusive) && l.overlaps(off, n) {
+					return azerr.New("FileLockConflict")
+				}
+			}
+		}
+		h.Locks = append(h.Locks, Lock{Off: off, Len: n, Exclusive: exclusive})
+		return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
+	})
+}
+
+// Unlock releases a lock the handle holds at exactly off and n
+// (404 ResourceNotFound when it holds none there).
+func (s *Service) Unlock(ctx context.Context, ref HandleRef, off, n uint64) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, nd, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		for i, l := range h.Locks {
+			if l.Off == off && l.Len == n {
+				h.Locks = append(h.Locks[:i], h.Locks[i+1:]...)
+				return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
+			}
+		}
+		return azerr.New("ResourceNotFound")
+	})
+}
+
+// ReadDir lists the directory a handle is open on: entries whose names
+// start (case-insensitively) with prefix, from marker on, at most max,
+// and the marker of the next page ("" at the end).
+func (s *Service) ReadDir(ctx context.Context, ref HandleRef, prefix, marker string, max int) ([]*Node, string, error) {
+	var out []*Node
+	next := ""
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		_, d, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if !d.Dir {
+			return azerr.New("ResourceTypeMismatch")
+		}
+		return scanDir(tx, ref.Share, d.ID, prefix, marker, func(n *Node) bool {
+			if len(out) >= max {
+				next = n.Name
+				return false
+			}
+			out = append(out, n)
+			return true
+		})
+	})
+	return out, next, err
+}
+
+// RenameHandle renames the node a handle (with DELETE access) is open on
+// to newPath in the same share; replace allows replacing an existing file.
+func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath string, replace bool) (*Node, error) {
+	dst, err := SplitPath(newPath)
+	if err != nil {
+		return nil, err
+	}
+	var out *Node
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if relevant(h.Access)&accessDelete == 0 {
+			return ErrAccessDenied
+		}
+		sh := &Share{ID: ref.Share}
+		out, err = s.move(tx, sh, n, dst, replace, false, h.ID)
+		return err
+	})
+	return out, err
+}
+
+// move renames n to the path dst within share sh. An existing
+// destination is replaced only with replace (a directory never); a
+// destination inside n's own subtree is 400 InvalidResourceName. own is
+// the handle doing the rename (0 for REST), whose own open does not
+// count against it.
+func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace, ignoreReadOnly bool, own uint64) (*Node, error) {
+	if len(dst) == 0 || n.ID == rootID {
+		return nil, azerr.New("InvalidResourceName")
+	}
+	parent, old, err := lookup(tx, sh.ID, dst)
+	if err != nil {
+		return nil, err
+	}
+	if !parent.Dir || parent.DeletePending {
+		return nil, azerr.New("ParentNotFound")
+	}
+	// The destination must not lie inside the node being moved.
+	for p := parent; p != nil && p.ID != rootID; {
+		if p.ID == n.ID {
+			return nil, azerr.New("InvalidResourceName")
+		}
+		if p, err = nodeByID(tx, sh.ID, p.Parent); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	if old != nil && old.ID != n.ID {
+		if !replace || old.Dir {
+			return nil, azerr.New("ResourceAlreadyExists")
+		}
+		if old.Attrs&AttrReadOnly != 0 && !ignoreReadOnly {
+			return nil, azerr.New("ReadOnlyAttribute")
+		}
+		if old.Handles > 0 || old.DeletePending {
+			return nil, azerr.New("SharingViolation")
+		}
+		if old.Lease.Active(now) {
+			return nil, azerr.New("LeaseIdMissing")
+		}
+		if err := addUsageID(tx, sh.ID, -old.Size); err != nil {
+			return nil, err
+		}
+		if err := dropNode(tx, sh.ID, old); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Delete(nodeKey(sh.ID, n.Parent, Fold(n.Name))); err != nil {
+		return nil, err
+	}
+	n.Parent, n.Name = parent.ID, dst[len(dst)-1]
+	n.ChangeTime = now
+	n.Modified, n.ETag = now, s.etag(n.ETag, now)
+	if err := putNode(tx, sh.ID, n); err != nil {
+		return nil, err
+	}
+	// Handles record their parent for List Handles.
+	hs, err := loadHandles(tx, sh.ID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hs {
+		h.ParentID = n.Parent
+		if err := tx.Set(handleKey(sh.ID, n.ID, h.ID), encode(h)); err != nil {
+			return nil, err
+		}
+	}
+	n.path, n.AsOf = JoinPath(dst), now
+	return n, nil
+}
+
+// RenameRequest is Rename File / Rename Directory.
+type RenameRequest struct {
+	Source, Dest   Ref
+	Dir            bool
+	Replace        bool
+	IgnoreReadOnly bool
+	SourceLeaseID  string
+	DestLeaseID    string
+	SMB            *SMBProps
+	Meta           *[]blob.KV
+	ContentType    *string
+}
+
+// Rename is Rename File and Rename Directory (within one share). The
+// source needs delete access under the handle rules; a leased source
+// needs its lease id.
+func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) {
+	dst, err := SplitPath(req.Dest.Path)
+	if err != nil {
+		return nil, err
+	}
+	if req.Meta != nil {
+		if err := blob.ValidateMetadata(*req.Meta); err != nil {
+			return nil, err
+		}
+	}
+	var out *Node
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		sh, n, err := s.resolve(tx, req.Source, true)
+		if err != nil {
+			return err
+		}
+		if n.Dir != req.Dir {
+			return azerr.New("ResourceNotFound")
+		}
+		if err := s.checkREST(tx, sh.ID, n, accessDelete, 0, 0); err != nil {
+			return err
+		}
+		if !n.Dir {
+			if _, code := lease.Enforce(n.Lease, req.SourceLeaseID, true, n.AsOf, lease.FileTarget); code != "" {
+				return azerr.New(code)
+			}
+		}
+		if req.DestLeaseID != "" {
+			if _, d, err := lookup(tx, sh.ID, dst); err == nil && d != nil {
+				if _, code := lease.Enforce(d.Lease, req.DestLeaseID, true, n.AsOf, lease.FileTarget); code != "" {
+					return azerr.New(code)
+				}
+				d.Lease = lease.State{}
+				if err := putNode(tx, sh.ID, d); err != nil {
+					return err
+				}
+			}
+		}
+		m, err := s.move(tx, sh, n, dst, req.Replace, req.IgnoreReadOnly, 0)
+		if err != nil {
+			return err
+		}
+		if req.SMB != nil {
+			if err := applySMB(tx, sh.ID, m, *req.SMB, m.AsOf, false, m.PermKey); err != nil {
+				return err
+			}
+		}
+		if req.Meta != nil {
+			m.Meta = *req.Meta
+		}
+		if req.ContentType != nil {
+			m.Props.ContentType = *req.ContentType
+		}
+		if err := putNode(tx, sh.ID, m); err != nil {
+			return err
+		}
+		out = m
+		return nil
+	})
+	return out, err
+}
+
+// HandleInfo is one entry of List Handles.
+type HandleInfo struct {
+	Handle
+	Path string
+}
+
+// ListHandles is List Handles: the handles open on the file or directory
+// at ref (with recursive, on everything below a directory too), from
+// marker (a handle id) on, at most max.
+func (s *Service) ListHandles(ctx context.Context, ref Ref, recursive bool, marker uint64, max int) ([]HandleInfo, uint64, error) {
+	var out []HandleInfo
+	var next uint64
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		sh, n, err := s.resolve(tx, ref, false)
+		if err != nil {
+			return err
+		}
+		return walkHandles(tx, sh.ID, n, recursive, func(h *Handle, path string) bool {
+			if h.ID < marker {
+				return true
+			}
+			if len(out) >= max {
+				next = h.ID
+				return false
+			}
+			out = append(out, HandleInfo{Handle: *h, Path: path})
+			return true
+		})
+	})
+	return out, next, err
+}
+
+// walkHandles calls fn for the handles on n and (recursive) below it.
+func walkHandles(tx storage.Tx, sid uint64, n *Node, recursive bool, fn func(*Handle, string) bool) error {
+	type item struct {
+		n    *Node
+		path string
+	}
+	stack := []item{{n, n.path}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.n.Handles > 0 {
+			hs, err := loadHandles(tx, sid, it.n.ID)
+			if err != nil {
+				return err
+			}
+			for _, h := range hs {
+				if !fn(h, it.path) {
+					return nil
+				}
+			}
+		}
+		if !recursive || !it.n.Dir {
+			continue
+		}
+		var kids []item
+		if err := scanChildren(tx, sid, it.n.ID, "", "", true, func(c *Node) bool {
+			p := c.Name
+			if it.path != "" {
+				p = it.path + "/" + c.Name
+			}
+			kids = append(kids, item{c, p})
+			return true
+		}); err != nil {
+			return err
+		}
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, kids[i])
+		}
+	}
+	return nil
+}
+
+// ForceCloseHandles is Force Close Handles: id "*" closes every handle on
+// ref (and below it with recursive), otherwise the handle with that id.
+// Unknown ids close nothing.
+func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, recursive bool) (int, error) {
+	var want uint64
+	if id != "*" {
+		v, err := strconv.ParseUint(id, 10, 64)
+		if err != nil {
+			return 0, azerr.InvalidHeader("x-ms-handle-id", id)
+		}
+		want = v
+	}
+	closed := 0
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		closed = 0
+		sh, n, err := s.resolve(tx, ref, false)
+		if err != nil {
+			return err
+		}
+		type victim struct{ h *Handle }
+		var vs []victim
+		if err := walkHandles(tx, sh.ID, n, recursive, func(h *Handle, _ string) bool {
+			if id == "*" || h.ID == want {
+				vs = append(vs, victim{h})
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		for _, v := range vs {
+			nd, err := nodeByID(tx, sh.ID, v.h.FileID)
+			if err != nil {
+				return err
+			}
+			if nd == nil {
+				continue
+			}
+			if err := s.closeHandle(tx, sh.ID, v.h, nd); err != nil {
+				return err
+			}
+			closed++
+		}
+		return nil
+	})
+	return closed, err
+}
+
+// CloseAllHandles removes every handle record (for example when the SMB
+// server starts: no connection of an earlier process survives), deleting
+// nodes left pending deletion.
+func (s *Service) CloseAllHandles(ctx context.Context) error {
+	p := root(tagHandle, 0)
+	for {
+		var keys [][]byte
+		err := s.eng.View(ctx, func(tx storage.Tx) error {
+			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+			defer it.Close()
+			for it.Next() && len(keys) < purgeBatch {
+				keys = append(keys, append([]byte(nil), it.Key()...))
+			}
+			return it.Err()
+		})
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		err = s.eng.Update(ctx, func(tx storage.Tx) error {
+			for _, k := range keys {
+				v, err := tx.Get(k)
+				if errors.Is(err, storage.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				h, err := decode[Handle](v)
+				if err != nil {
+					return err
+				}
+				sid, _, err := keyenc.ReadUint64(k[len(p):])
+				if err != nil {
+					return err
+				}
+				n, err := nodeByID(tx, sid, h.FileID)
+				if err != nil {
+					return err
+				}
+				if n == nil {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := s.closeHandle(tx, sid, h, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+}

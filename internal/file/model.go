@@ -1,0 +1,433 @@
+package file
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Limits.
+const (
+	MaxShareQuotaGiB  = 102400
+	DefaultQuotaGiB   = 102400
+	MaxFileSize       = 4 << 40
+	MaxRangeWrite     = 4 << 20
+	MaxListResults    = 5000
+	MaxNameLength     = 255
+	MaxPathLength     = 2048
+	MaxDepth          = 250
+	MaxSnapshots      = 200
+	MaxPermissionSize = 8 << 10
+	// MaxPermissionBody is the largest SDDL Create Permission accepts in
+	// its JSON body.
+	MaxPermissionBody = 64 << 10
+	// MaxHandlesPerFile is how many handles one file or directory may
+	// have open at once.
+	MaxHandlesPerFile = 2000
+)
+
+// Share is the stored record of a share or of one of its snapshots.
+type Share struct {
+	Name     string    `json:"n"`
+	Snapshot string    `json:"sn,omitempty"`
+	ID       uint64    `json:"id"`
+	Created  time.Time `json:"c"`
+	Modified time.Time `json:"m"`
+	ETag     uint64    `json:"e"`
+	// Quota is the share quota in GiB.
+	Quota       int                `json:"q"`
+	AccessTier  string             `json:"at,omitempty"`
+	TierChanged time.Time          `json:"atc,omitzero"`
+	Protocols   string             `json:"pr,omitempty"`
+	RootSquash  string             `json:"rs,omitempty"`
+	Meta        []blob.KV          `json:"md,omitempty"`
+	ACL         []SignedIdentifier `json:"acl,omitempty"`
+	Lease       lease.State        `json:"l"`
+
+	// AsOf is the clock reading a read was checked at (lease state).
+	AsOf time.Time `json:"-"`
+}
+
+// SignedIdentifier is a stored access policy of a share ACL.
+type SignedIdentifier struct {
+	ID         string `json:"id"`
+	Start      string `json:"s,omitempty"`
+	Expiry     string `json:"x,omitempty"`
+	Permission string `json:"p,omitempty"`
+	HasPolicy  bool   `json:"h,omitempty"`
+}
+
+// Attr is a set of SMB file attributes (the Windows FILE_ATTRIBUTE_* bits).
+type Attr uint32
+
+// The attributes Azure Files keeps.
+const (
+	AttrReadOnly          Attr = 0x1
+	AttrHidden            Attr = 0x2
+	AttrSystem            Attr = 0x4
+	AttrDirectory         Attr = 0x10
+	AttrArchive           Attr = 0x20
+	AttrNormal            Attr = 0x80
+	AttrTemporary         Attr = 0x100
+	AttrOffline           Attr = 0x1000
+	AttrNotContentIndexed Attr = 0x2000
+	AttrNoScrubData       Attr = 0x20000
+)
+
+// attrNames lists the attributes in the order Azure renders them.
+var attrNames = []struct {
+	a    Attr
+	name string
+}{
+	{AttrReadOnly, "ReadOnly"}, {AttrHidden, "Hidden"}, {AttrSystem, "System"}, {AttrDirectory, "Directory"},
+	{AttrArchive, "Archive"}, {AttrTemporary, "Temporary"}, {AttrOffline, "Offline"},
+	{AttrNotContentIndexed, "NotContentIndexed"}, {AttrNoScrubData, "NoScrubData"},
+}
+
+// String renders attributes as x-ms-file-attributes does ("None" when
+// empty, else names joined by " | ").
+func (a Attr) String() string {
+	var parts []string
+	for _, n := range attrNames {
+		if a&n.a != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "None"
+	}
+	return strings.Join(parts, " | ")
+}
+
+// ParseAttr parses x-ms-file-attributes ("None" or names separated by
+// '|', spaces allowed). ok is false for an unknown name.
+func ParseAttr(s string, dir bool) (Attr, bool) {
+	var a Attr
+	for _, p := range strings.Split(s, "|") {
+		p = strings.TrimSpace(p)
+		if strings.EqualFold(p, "None") || strings.EqualFold(p, "Normal") {
+			continue
+		}
+		found := false
+		for _, n := range attrNames {
+			if strings.EqualFold(p, n.name) {
+				if n.a == AttrDirectory && !dir {
+					return 0, false
+				}
+				a |= n.a
+				found = true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	return a, true
+}
+
+// Node is the stored record of a file or directory.
+type Node struct {
+	ID     uint64 `json:"id"`
+	Parent uint64 `json:"pa"`
+	// Name is the component as it was created (its case preserved).
+	Name     string    `json:"n"`
+	Dir      bool      `json:"d,omitempty"`
+	Modified time.Time `json:"m"`
+	ETag     uint64    `json:"e"`
+	Size     int64     `json:"z,omitempty"`
+	Attrs    Attr      `json:"a,omitempty"`
+	// SMB times.
+	CreationTime   time.Time   `json:"ct"`
+	LastWriteTime  time.Time   `json:"wt"`
+	ChangeTime     time.Time   `json:"cht"`
+	LastAccessTime time.Time   `json:"lat"`
+	PermKey        string      `json:"pk,omitempty"`
+	Props          blob.Props  `json:"p"`
+	Meta           []blob.KV   `json:"md,omitempty"`
+	Lease          lease.State `json:"l"`
+	Copy           *CopyInfo   `json:"cp,omitempty"`
+	// Handles counts the open handles on the node, so that REST
+	// operations look for handle records only when there are some.
+	Handles int `json:"h,omitempty"`
+	// DeletePending is set by an SMB client (delete-on-close or a
+	// disposition); the node is removed when its last handle closes.
+	DeletePending bool `json:"dp,omitempty"`
+
+	// AsOf is the clock reading a read was checked at (lease state).
+	AsOf time.Time `json:"-"`
+	// path is the node's path as addressed (set by lookups).
+	path string
+}
+
+// Path is the path the node was reached by, from the share root
+// ("" for the root).
+func (n *Node) Path() string { return n.path }
+
+// CopyInfo is the x-ms-copy-* state of a copy destination.
+type CopyInfo struct {
+	ID          string    `json:"id"`
+	Source      string    `json:"src"`
+	Status      string    `json:"st"`
+	Progress    string    `json:"pr"`
+	Completion  time.Time `json:"ct"`
+	Description string    `json:"d,omitempty"`
+}
+
+// Extent is a written range of a file: Seg.Len bytes at Start.
+type Extent struct {
+	Start int64
+	Seg   blob.Segment
+}
+
+// Handle is an open handle (an SMB open) on a file or directory.
+type Handle struct {
+	ID       uint64    `json:"id"`
+	FileID   uint64    `json:"f"`
+	ParentID uint64    `json:"p"`
+	Session  uint64    `json:"s"`
+	ClientIP string    `json:"ip,omitempty"`
+	Opened   time.Time `json:"o"`
+	// Access is the SMB desired access mask granted; ShareAccess the
+	// FILE_SHARE_* bits the open allows others.
+	Access      uint32 `json:"ac"`
+	ShareAccess uint32 `json:"sa"`
+	Dir         bool   `json:"d,omitempty"`
+	// DeleteOnClose marks the file for deletion when this handle closes.
+	DeleteOnClose bool `json:"doc,omitempty"`
+	// Locks are the byte-range locks the handle holds.
+	Locks []Lock `json:"lk,omitempty"`
+}
+
+// Lock is a byte-range lock.
+type Lock struct {
+	Off       uint64 `json:"o"`
+	Len       uint64 `json:"n"`
+	Exclusive bool   `json:"x,omitempty"`
+}
+
+func (l Lock) overlaps(off, n uint64) bool {
+	if l.Len == 0 || n == 0 {
+		return false
+	}
+	return off < l.Off+l.Len && l.Off < off+n
+}
+
+// ServiceProps are the stored File service properties.
+type ServiceProps struct {
+	XML []byte `json:"x,omitempty"`
+}
+
+// Keys. Every key starts with the element "file" so the File service owns
+// one contiguous range of the shared keyspace, then a one-letter tag:
+//
+//	file s <account> <share> <snapshot>   share record ("" = the live share)
+//	file e <sid> <parent id> <folded name> node (file or directory) record
+//	file i <sid> <id>                     id index: parent id and folded name
+//	file r <sid> <file id> <offset>       written extent of a file
+//	file h <sid> <file id> <handle id>    open handle
+//	file p <sid> <permission key>         security descriptor (SDDL)
+//	file u <sid>                          bytes used (sum of file sizes)
+//	file q <sid>                          quota in GiB (for writes through handles)
+//	file t <sid>                          tombstone: keys of sid await purging
+//	file v <account>                      service properties
+//
+// Nodes hang off an internal share id (sid), so deleting a share drops the
+// share record in one small transaction and its nodes are purged in the
+// background; a share snapshot is a copy of the node, index, extent and
+// permission keys under a new sid, made in one transaction (chunks are
+// shared, never copied). Names are keyed folded (case-insensitive) and
+// keep their case in the record. The root directory is the node with id
+// rootID under the parent rootParent and the empty name.
+const (
+	tagShare  = 's'
+	tagNode   = 'e'
+	tagIndex  = 'i'
+	tagExtent = 'r'
+	tagHandle = 'h'
+	tagPerm   = 'p'
+	tagUsage  = 'u'
+	tagTomb   = 't'
+	tagProps  = 'v'
+	tagQuota  = 'q'
+)
+
+const (
+	rootID     uint64 = 0
+	rootParent uint64 = ^uint64(0)
+)
+
+var fileRoot = keyenc.AppendString(nil, "file")
+
+func root(tag byte, extra int) []byte {
+	k := make([]byte, 0, len(fileRoot)+1+extra)
+	return append(append(k, fileRoot...), tag)
+}
+
+func shareKey(acct, name, snap string) []byte {
+	k := root(tagShare, len(acct)+len(name)+len(snap)+6)
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(k, acct), name), snap)
+}
+
+func sharesPrefix(acct string) []byte {
+	return keyenc.AppendString(root(tagShare, len(acct)+2), acct)
+}
+
+// shareVersionsPrefix covers a share and all its snapshots.
+func shareVersionsPrefix(acct, name string) []byte {
+	return keyenc.AppendString(sharesPrefix(acct), name)
+}
+
+func sidPrefix(tag byte, sid uint64) []byte { return keyenc.AppendUint64(root(tag, 8), sid) }
+
+func nodeKey(sid, parent uint64, folded string) []byte {
+	return keyenc.AppendString(keyenc.AppendUint64(sidPrefix(tagNode, sid), parent), folded)
+}
+
+func childrenPrefix(sid, parent uint64) []byte {
+	return keyenc.AppendUint64(sidPrefix(tagNode, sid), parent)
+}
+
+func indexKey(sid, id uint64) []byte { return keyenc.AppendUint64(sidPrefix(tagIndex, sid), id) }
+
+func extentsPrefix(sid, fid uint64) []byte {
+	return keyenc.AppendUint64(sidPrefix(tagExtent, sid), fid)
+}
+
+func extentKey(prefix []byte, start int64) []byte {
+	return keyenc.AppendUint64(append([]byte(nil), prefix...), uint64(start))
+}
+
+func handlesPrefix(sid, fid uint64) []byte {
+	return keyenc.AppendUint64(sidPrefix(tagHandle, sid), fid)
+}
+
+func handleKey(sid, fid, hid uint64) []byte { return keyenc.AppendUint64(handlesPrefix(sid, fid), hid) }
+
+func permKey(sid uint64, key string) []byte { return keyenc.AppendString(sidPrefix(tagPerm, sid), key) }
+
+func usageKey(sid uint64) []byte { return sidPrefix(tagUsage, sid) }
+
+func quotaKey(sid uint64) []byte { return sidPrefix(tagQuota, sid) }
+
+func tombKey(sid uint64) []byte { return sidPrefix(tagTomb, sid) }
+
+func propsKey(acct string) []byte { return keyenc.AppendString(root(tagProps, len(acct)+2), acct) }
+
+// sidTags are the tags whose keys hang off a share id (copied by a
+// snapshot, purged after a delete); handles are neither.
+var sidTags = []byte{tagNode, tagIndex, tagExtent, tagPerm, tagUsage}
+
+// purgeTags are the tags whose keys a deleted share leaves behind.
+var purgeTags = []byte{tagNode, tagIndex, tagExtent, tagPerm, tagUsage, tagHandle, tagQuota}
+
+// newID returns a random 63-bit id (ids are never reused in practice and
+// random ids need no shared counter that every create would contend on).
+func newID() uint64 {
+	for {
+		if v := rand.Uint64() >> 1; v != rootID {
+			return v
+		}
+	}
+}
+
+// Fold is the case-insensitive form of a name component used in keys.
+func Fold(name string) string { return strings.ToUpper(name) }
+
+// Extent records: uvarint start-free layout: ref length, ref, chunk offset,
+// length, then inline bytes (when the ref is empty and the length > 0 and
+// the record says so).
+func encodeExtent(sg blob.Segment) []byte {
+	b := make([]byte, 0, 32+len(sg.Ref)+len(sg.Data))
+	b = binary.AppendUvarint(b, uint64(len(sg.Ref)))
+	b = append(b, sg.Ref...)
+	b = binary.AppendUvarint(b, uint64(sg.Off))
+	b = binary.AppendUvarint(b, uint64(sg.Len))
+	if sg.Data != nil {
+		b = append(b, 1)
+		b = append(b, sg.Data...)
+	} else {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func decodeExtent(key, v []byte) (Extent, error) {
+	bad := fmt.Errorf("file: corrupt extent record")
+	if len(key) < 8 {
+		return Extent{}, bad
+	}
+	start := int64(binary.BigEndian.Uint64(key[len(key)-8:]))
+	n, w := binary.Uvarint(v)
+	if w <= 0 || uint64(len(v)-w) < n {
+		return Extent{}, bad
+	}
+	sg := blob.Segment{Ref: storage.ChunkRef(v[w : w+int(n)])}
+	v = v[w+int(n):]
+	off, w := binary.Uvarint(v)
+	if w <= 0 {
+		return Extent{}, bad
+	}
+	v = v[w:]
+	ln, w := binary.Uvarint(v)
+	if w <= 0 || len(v) < w+1 {
+		return Extent{}, bad
+	}
+	v = v[w:]
+	sg.Off, sg.Len = int64(off), int64(ln)
+	if v[0] == 1 {
+		if uint64(len(v)-1) != ln {
+			return Extent{}, bad
+		}
+		sg.Data = append([]byte(nil), v[1:]...)
+	}
+	return Extent{Start: start, Seg: sg}, nil
+}
+
+func encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Records are plain structs; Marshal cannot fail on them.
+		panic(err)
+	}
+	return b
+}
+
+func decode[T any](b []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("file: corrupt record: %w", err)
+	}
+	return v, nil
+}
+
+// ETagString renders an ETag as Azure does: quoted hex.
+func ETagString(e uint64) string { return blob.ETagString(e) }
+
+// TimeFormat renders SMB times and snapshot ids: ISO 8601 with 7 digits.
+const TimeFormat = "2006-01-02T15:04:05.0000000Z"
+
+// FormatTime renders t in TimeFormat (UTC).
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// ParseTime reads an ISO 8601 time with up to 7 fraction digits.
+func ParseTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC().Truncate(100 * time.Nanosecond), true
+}
+
+// ValidSnapshot reports whether s parses as a share snapshot id.
+func ValidSnapshot(s string) bool {
+	_, err := time.Parse("2006-01-02T15:04:05.9999999Z", s)
+	return err == nil
+}

@@ -1,0 +1,482 @@
+package file
+
+import (
+	"context"
+	"io"
+	"sort"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// PageSize is the granularity Clear Range deallocates in.
+const PageSize = 512
+
+func cutSeg(sg blob.Segment, off, n int64) blob.Segment {
+	c := blob.Segment{Ref: sg.Ref, Off: sg.Off + off, Len: n}
+	if sg.Data != nil {
+		c.Data = sg.Data[off : off+n]
+	}
+	return c
+}
+
+// loadExtents returns the extents of the file under prefix p that overlap
+// [start, end), in order.
+func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
+	var out []Extent
+	// The extent starting before start may reach into the range.
+	it := tx.Scan(p, extentKey(p, start), true)
+	if it.Next() {
+		e, err := decodeExtent(it.Key(), it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if e.Start+e.Seg.Len > start {
+			out = append(out, e)
+		}
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return nil, err
+	}
+	it = tx.Scan(extentKey(p, start), extentKey(p, end), false)
+	defer it.Close()
+	for it.Next() {
+		e, err := decodeExtent(it.Key(), it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, it.Err()
+}
+
+// clearExtents removes [start, end) from the extents under p, splitting
+// the ones that straddle an edge. Only the extents touched are read.
+func clearExtents(tx storage.Tx, p []byte, start, end int64) error {
+	exts, err := loadExtents(tx, p, start, end)
+	if err != nil {
+		return err
+	}
+	for _, e := range exts {
+		if err := tx.Delete(extentKey(p, e.Start)); err != nil {
+			return err
+		}
+		eEnd := e.Start + e.Seg.Len
+		if e.Start < start {
+			if err := tx.Set(extentKey(p, e.Start), encodeExtent(cutSeg(e.Seg, 0, start-e.Start))); err != nil {
+				return err
+			}
+		}
+		if eEnd > end {
+			if err := tx.Set(extentKey(p, end), encodeExtent(cutSeg(e.Seg, end-e.Start, eEnd-end))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeExtents stores segs at start, replacing what was there.
+func writeExtents(tx storage.Tx, p []byte, start int64, segs []blob.Segment) error {
+	var n int64
+	for _, sg := range segs {
+		n += sg.Len
+	}
+	if err := clearExtents(tx, p, start, start+n); err != nil {
+		return err
+	}
+	pos := start
+	for _, sg := range segs {
+		if sg.Len == 0 {
+			continue
+		}
+		if err := tx.Set(extentKey(p, pos), encodeExtent(sg)); err != nil {
+			return err
+		}
+		pos += sg.Len
+	}
+	return nil
+}
+
+// Ingest writes a request body to the chunk store before any transaction
+// (bodies of up to 64 KiB stay inline); a wantMD5 that differs is 400
+// Md5Mismatch.
+func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD5 []byte) (blob.Ingested, error) {
+	return s.chunks.IngestSize(ctx, body, size, true, wantMD5)
+}
+
+// PutRangeRequest is Put Range (update or clear) and Put Range From URL.
+type PutRangeRequest struct {
+	Ref        Ref
+	Start, End int64 // inclusive
+	Clear      bool
+	Data       blob.Ingested // update: Data.Size == End-Start+1
+	LeaseID    string
+	// LastWrite is x-ms-file-last-write-time (now unless preserve).
+	PreserveLastWrite bool
+	// Source, when set, is Put Range From URL: the bytes are
+	// [SourceOff, SourceOff+End-Start] of another file on this server.
+	Source    *Ref
+	SourceOff int64
+}
+
+// PutRange is Put Range: the bytes land atomically (a reader sees all of
+// them or none), disjoint ranges written at once both land, and Clear
+// frees whole 512-byte pages and zeroes the unaligned edges.
+func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, error) {
+	if req.Start < 0 || req.End < req.Start {
+		return nil, azerr.New("InvalidRange")
+	}
+	var out *Node
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		sh, n, err := s.resolve(tx, req.Ref, true)
+		if err != nil {
+			return err
+		}
+		if n.Dir {
+			return azerr.New("ResourceNotFound")
+		}
+		if err := s.checkREST(tx, sh.ID, n, accessWrite, 0, 0); err != nil {
+			return err
+		}
+		if err := checkLocks(tx, sh.ID, n, 0, ^uint64(0), 0, true); err != nil {
+			return err
+		}
+		now := n.AsOf
+		ls, code := lease.Enforce(n.Lease, req.LeaseID, true, now, lease.FileTarget)
+		if code != "" {
+			return azerr.New(code)
+		}
+		n.Lease = ls
+		if n.Attrs&AttrReadOnly != 0 {
+			return azerr.New("ReadOnlyAttribute")
+		}
+		if req.End >= n.Size {
+			return azerr.New("InvalidRange")
+		}
+		p := extentsPrefix(sh.ID, n.ID)
+		switch {
+		case req.Clear:
+			if err := clearRange(tx, p, req.Start, req.End+1); err != nil {
+				return err
+			}
+		case req.Source != nil:
+			segs, err := s.sourceRange(tx, *req.Source, req.SourceOff, req.End-req.Start+1)
+			if err != nil {
+				return err
+			}
+			if err := writeExtents(tx, p, req.Start, segs); err != nil {
+				return err
+			}
+		default:
+			if err := writeExtents(tx, p, req.Start, req.Data.Segs); err != nil {
+				return err
+			}
+		}
+		if !req.PreserveLastWrite {
+			n.LastWriteTime = now
+		}
+		n.ChangeTime = now
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		if err := putNode(tx, sh.ID, n); err != nil {
+			return err
+		}
+		out = n
+		return nil
+	})
+	return out, err
+}
+
+// clearRange deallocates the whole 512-byte pages of [start, end) and
+// writes zeros over the unaligned head and tail.
+func clearRange(tx storage.Tx, p []byte, start, end int64) error {
+	lo := (start + PageSize - 1) / PageSize * PageSize
+	hi := end / PageSize * PageSize
+	if lo >= hi {
+		return writeExtents(tx, p, start, []blob.Segment{{Len: end - start}})
+	}
+	if err := clearExtents(tx, p, lo, hi); err != nil {
+		return err
+	}
+	if start < lo {
+		if err := writeExtents(tx, p, start, []blob.Segment{{Len: lo - start}}); err != nil {
+			return err
+		}
+	}
+	if hi < end {
+		return writeExtents(tx, p, hi, []blob.Segment{{Len: end - hi}})
+	}
+	return nil
+}
+
+// sourceRange returns the segments of n bytes at off of a source file on
+// this server (for Put Range From URL and Copy File).
+func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]blob.Segment, error) {
+	sh, sn, err := s.resolve(tx, src, false)
+	if err != nil {
+		return nil, azerr.Newf("CannotVerifyCopySource", "The source file could not be read: %v", err).WithStatus(404)
+	}
+	if sn.Dir {
+		return nil, azerr.New("CannotVerifyCopySource").WithStatus(404)
+	}
+	if off+n > sn.Size {
+		return nil, azerr.New("InvalidRange")
+	}
+	return segments(tx, sh.ID, sn, off, n)
+}
+
+// segments returns the content [off, off+n) of file node n (zeros where
+// nothing was written).
+func segments(tx storage.Tx, sid uint64, n *Node, off, ln int64) ([]blob.Segment, error) {
+	end := off + ln
+	exts, err := loadExtents(tx, extentsPrefix(sid, n.ID), off, end)
+	if err != nil {
+		return nil, err
+	}
+	var out []blob.Segment
+	pos := off
+	for _, e := range exts {
+		lo, hi := max(e.Start, off), min(e.Start+e.Seg.Len, end)
+		if lo >= hi {
+			continue
+		}
+		if lo > pos {
+			out = append(out, blob.Segment{Len: lo - pos})
+		}
+		out = append(out, cutSeg(e.Seg, lo-e.Start, hi-lo))
+		pos = hi
+	}
+	if pos < end {
+		out = append(out, blob.Segment{Len: end - pos})
+	}
+	return out, nil
+}
+
+// ReadResult is what Get File streams.
+type ReadResult struct {
+	Node *Node
+	// Start and Count are the bytes sent (after clipping to the size).
+	Start, Count int64
+	Segs         []blob.Segment
+}
+
+// Read is Get File: the node and the segments of [start, start+count)
+// (count < 0: to the end), read in one snapshot. A start at or past the
+// end of a non-empty file is 416 InvalidRange.
+func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged bool, leaseID string) (*ReadResult, error) {
+	out := &ReadResult{}
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		sh, n, err := s.resolve(tx, ref, false)
+		if err != nil {
+			return err
+		}
+		if n.Dir {
+			return azerr.New("ResourceNotFound")
+		}
+		if leaseID != "" && ref.Snapshot == "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != "" {
+				return azerr.New(code)
+			}
+		}
+		if ranged && start >= n.Size && !(start == 0 && n.Size == 0) {
+			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+itoa(n.Size))
+		}
+		if count < 0 || start+count > n.Size {
+			count = n.Size - start
+		}
+		count = max(count, 0)
+		if err := s.checkREST(tx, sh.ID, n, accessRead, uint64(start), uint64(count)); err != nil {
+			return err
+		}
+		if ref.Snapshot != "" {
+			n.Lease = lease.State{}
+		}
+		out.Node, out.Start, out.Count = n, start, count
+		out.Segs, err = segments(tx, sh.ID, n, start, count)
+		return err
+	})
+	return out, err
+}
+
+// Stream streams segments returned by Read or ReadAt.
+func (s *Service) Stream(ctx context.Context, segs []blob.Segment) io.ReadCloser {
+	return s.chunks.OpenSegments(ctx, segs)
+}
+
+// Range is an inclusive byte range.
+type Range struct{ Start, End int64 }
+
+// RangeList is the result of List Ranges.
+type RangeList struct {
+	Node   *Node
+	Ranges []Range
+	Clear  []Range
+}
+
+// ListRanges is List Ranges, limited to [from, to] (to < 0: the whole
+// file), or with prev the ranges changed since that share snapshot
+// (written or cleared).
+func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev, leaseID string) (*RangeList, error) {
+	out := &RangeList{}
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		sh, n, err := s.resolve(tx, ref, false)
+		if err != nil {
+			return err
+		}
+		if n.Dir {
+			return azerr.New("ResourceNotFound")
+		}
+		if leaseID != "" && ref.Snapshot == "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != "" {
+				return azerr.New(code)
+			}
+		}
+		if err := s.checkREST(tx, sh.ID, n, accessRead, 0, 0); err != nil {
+			return err
+		}
+		out.Node = n
+		if to < 0 || to >= n.Size {
+			to = n.Size - 1
+		}
+		cur, err := loadExtents(tx, extentsPrefix(sh.ID, n.ID), 0, n.Size)
+		if err != nil {
+			return err
+		}
+		if prev == "" {
+			out.Ranges = clip(merge(cur), from, to)
+			return nil
+		}
+		pref := ref
+		pref.Snapshot = prev
+		psh, pn, err := s.resolve(tx, pref, false)
+		if err != nil {
+			if e, ok := azerr.As(err); ok && e.Code == "ShareNotFound" {
+				return azerr.New("PreviousSnapshotNotFound")
+			}
+			if e, ok := azerr.As(err); ok && e.Code == "ResourceNotFound" {
+				// The file did not exist then: all of it changed.
+				out.Ranges = clip(merge(cur), from, to)
+				return nil
+			}
+			return err
+		}
+		old, err := loadExtents(tx, extentsPrefix(psh.ID, pn.ID), 0, max(pn.Size, n.Size))
+		if err != nil {
+			return err
+		}
+		changed, cleared := diffExtents(cur, old)
+		out.Ranges, out.Clear = clip(changed, from, to), clip(cleared, from, to)
+		return nil
+	})
+	return out, err
+}
+
+func merge(exts []Extent) []Range {
+	var out []Range
+	for _, e := range exts {
+		end := e.Start + e.Seg.Len - 1
+		if n := len(out); n > 0 && out[n-1].End+1 == e.Start {
+			out[n-1].End = end
+			continue
+		}
+		out = append(out, Range{e.Start, end})
+	}
+	return out
+}
+
+func clip(rs []Range, from, to int64) []Range {
+	out := []Range{}
+	for _, r := range rs {
+		if r.End < from || r.Start > to {
+			continue
+		}
+		out = append(out, Range{max(r.Start, from), min(r.End, to)})
+	}
+	return out
+}
+
+// cover finds the extent of a sorted list covering offset x.
+func cover(exts []Extent, x int64) (Extent, bool) {
+	i := sort.Search(len(exts), func(i int) bool { return exts[i].Start+exts[i].Seg.Len > x })
+	if i < len(exts) && exts[i].Start <= x {
+		return exts[i], true
+	}
+	return Extent{}, false
+}
+
+// diffExtents compares cur with prev: bytes from another write (or
+// written only in cur) changed; bytes written only in prev were cleared.
+func diffExtents(cur, prev []Extent) (changed, cleared []Range) {
+	var pts []int64
+	for _, l := range [][]Extent{cur, prev} {
+		for _, e := range l {
+			pts = append(pts, e.Start, e.Start+e.Seg.Len)
+		}
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i] < pts[j] })
+	add := func(rs []Range, a, b int64) []Range {
+		if n := len(rs); n > 0 && rs[n-1].End+1 == a {
+			rs[n-1].End = b - 1
+			return rs
+		}
+		return append(rs, Range{a, b - 1})
+	}
+	for i := 0; i+1 < len(pts); i++ {
+		a, b := pts[i], pts[i+1]
+		if a == b {
+			continue
+		}
+		ce, inCur := cover(cur, a)
+		pe, inPrev := cover(prev, a)
+		switch {
+		case inCur && !inPrev:
+			changed = add(changed, a, b)
+		case inCur && inPrev:
+			if !sameBytes(ce, pe, a, b) {
+				changed = add(changed, a, b)
+			}
+		case !inCur && inPrev:
+			cleared = add(cleared, a, b)
+		}
+	}
+	return changed, cleared
+}
+
+// sameBytes reports whether extents c and p hold [a, b) from the same
+// write: the same chunk bytes, the same inline bytes, or zeros in both.
+func sameBytes(c, p Extent, a, b int64) bool {
+	if c.Seg.Ref != "" || p.Seg.Ref != "" {
+		return c.Seg.Ref == p.Seg.Ref && c.Seg.Off+(a-c.Start) == p.Seg.Off+(a-p.Start)
+	}
+	if c.Seg.Data == nil || p.Seg.Data == nil {
+		return c.Seg.Data == nil && p.Seg.Data == nil
+	}
+	return string(c.Seg.Data[a-c.Start:b-c.Start]) == string(p.Seg.Data[a-p.Start:b-p.Start])
+}
+
+func itoa(n int64) string {
+	var b [20]byte
+	i := len(b)
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

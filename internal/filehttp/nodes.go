@@ -1,0 +1,847 @@
+package filehttp
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
+)
+
+func xmlName(s string) xml.Name { return xml.Name{Local: s} }
+
+func opName(dir bool, f, d string) string {
+	if dir {
+		return d
+	}
+	return f
+}
+
+func fileLease(n *file.Node) leaseView {
+	return leaseView{state: n.Lease.StateName(n.AsOf), status: n.Lease.Status(n.AsOf), duration: n.Lease.DurationName(n.AsOf)}
+}
+
+// create is Create Directory and Create File.
+func (h *handler) create(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "CreateFile", "CreateDirectory")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	hd := rq.r.Header
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	smb, err := rq.smbProps(dir, true)
+	if err != nil {
+		return err
+	}
+	req := file.CreateRequest{Ref: rq.ref(), Dir: dir, Meta: meta, SMB: smb, LeaseID: hd.Get("X-Ms-Lease-Id")}
+	if !dir {
+		if t := hd.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
+			if t == "" {
+				return azerr.MissingHeader("x-ms-type")
+			}
+			return azerr.InvalidHeader("x-ms-type", t)
+		}
+		v := hd.Get("X-Ms-Content-Length")
+		if v == "" {
+			return azerr.MissingHeader("x-ms-content-length")
+		}
+		if req.Size, err = parseInt("x-ms-content-length", v, 0, file.MaxFileSize); err != nil {
+			return err
+		}
+		if req.Props, err = rq.contentProps(); err != nil {
+			return err
+		}
+	}
+	n, err := h.svc.Create(rq.ctx(), req)
+	if err != nil {
+		return err
+	}
+	nodeHeaders(rq.w.Header(), n)
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// getProps is Get Directory Properties / Metadata and Get File Metadata
+// (Get File Properties is HEAD of getFile).
+func (h *handler) getProps(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "GetFileMetadata", "GetDirectoryProperties")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
+		return err
+	}
+	n, err := h.svc.Get(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id"))
+	if err != nil {
+		return err
+	}
+	hd := rq.w.Header()
+	nodeHeaders(hd, n)
+	writeMeta(hd, n.Meta)
+	hd.Set("X-Ms-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// parseRange parses "bytes=start-end" (end optional when open is set);
+// end is -1 when absent.
+func parseRange(v string, open bool) (start, end int64, ok bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
+	if !found {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found || a == "" {
+		return 0, 0, false
+	}
+	s, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || s < 0 {
+		return 0, 0, false
+	}
+	if b == "" {
+		return s, -1, open
+	}
+	e, err := strconv.ParseInt(b, 10, 64)
+	if err != nil || e < s {
+		return 0, 0, false
+	}
+	return s, e, true
+}
+
+// readRange returns x-ms-range (preferred) or Range; an unparsable Range
+// is ignored as HTTP allows, an unparsable x-ms-range is 400.
+func (rq *req) readRange() (start, end int64, has bool, err error) {
+	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
+		s, e, ok := parseRange(v, true)
+		if !ok {
+			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
+		}
+		return s, e, true, nil
+	}
+	if v := rq.r.Header.Get("Range"); v != "" {
+		s, e, ok := parseRange(v, true)
+		return s, e, ok, nil
+	}
+	return 0, -1, false, nil
+}
+
+// getFile is Get File (GET) and Get File Properties (HEAD).
+func (h *handler) getFile(rq *req) error {
+	head := rq.r.Method == http.MethodHead
+	rq.info.Operation = "GetFile"
+	if head {
+		rq.info.Operation = "GetFileProperties"
+	}
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
+		return err
+	}
+	leaseID := rq.r.Header.Get("X-Ms-Lease-Id")
+	if head {
+		n, err := h.svc.Get(rq.ctx(), rq.ref(), false, leaseID)
+		if err != nil {
+			return err
+		}
+		hd := rq.w.Header()
+		fileHeaders(rq, hd, n)
+		hd.Set("Content-Length", strconv.FormatInt(n.Size, 10))
+		if n.Props.ContentMD5 != nil {
+			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+		}
+		rq.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	start, end, ranged, err := rq.readRange()
+	if err != nil {
+		return err
+	}
+	count := int64(-1)
+	if ranged && end >= 0 {
+		count = end - start + 1
+	}
+	wantMD5 := rq.r.Header.Get("X-Ms-Range-Get-Content-Md5") == "true"
+	if wantMD5 && (!ranged || count < 0 || count > file.MaxRangeWrite) {
+		return azerr.InvalidHeader("x-ms-range-get-content-md5", "true")
+	}
+	res, err := h.svc.Read(rq.ctx(), rq.ref(), start, count, ranged, leaseID)
+	if err != nil {
+		return err
+	}
+	n := res.Node
+	hd := rq.w.Header()
+	fileHeaders(rq, hd, n)
+	hd.Set("Content-Length", strconv.FormatInt(res.Count, 10))
+	status := http.StatusOK
+	body := h.svc.Stream(rq.ctx(), res.Segs)
+	defer body.Close()
+	if ranged {
+		status = http.StatusPartialContent
+		if n.Size > 0 {
+			hd.Set("Content-Range", "bytes "+strconv.FormatInt(res.Start, 10)+"-"+strconv.FormatInt(res.Start+res.Count-1, 10)+"/"+strconv.FormatInt(n.Size, 10))
+		}
+		if n.Props.ContentMD5 != nil {
+			hd.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+		}
+		if wantMD5 {
+			// The range is at most 4 MiB: hash it first.
+			buf, err := io.ReadAll(body)
+			if err != nil {
+				return err
+			}
+			sum := md5.Sum(buf)
+			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+			rq.w.WriteHeader(status)
+			rq.w.Write(buf)
+			return nil
+		}
+	} else if n.Props.ContentMD5 != nil {
+		hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
+	}
+	rq.w.WriteHeader(status)
+	io.Copy(rq.w, body)
+	return nil
+}
+
+// fileHeaders writes the properties of a file for Get File and Get File
+// Properties, with the SAS response-header overrides.
+func fileHeaders(rq *req, hd http.Header, n *file.Node) {
+	nodeHeaders(hd, n)
+	writeMeta(hd, n.Meta)
+	hd.Set("X-Ms-Type", "File")
+	hd.Set("Accept-Ranges", "bytes")
+	hd.Set("X-Ms-Server-Encrypted", "true")
+	ct := n.Props.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	p := n.Props
+	for _, o := range []struct {
+		name, param, v string
+	}{{"Content-Type", "rsct", ct}, {"Content-Encoding", "rsce", p.ContentEncoding}, {"Content-Language", "rscl", p.ContentLanguage},
+		{"Content-Disposition", "rscd", p.ContentDisposition}, {"Cache-Control", "rscc", p.CacheControl}} {
+		v := o.v
+		if id := rq.info.Identity; id != nil && (id.Kind == auth.ServiceSAS || id.Kind == auth.AccountSAS) {
+			if s := rq.q.Get(o.param); s != "" {
+				v = s
+			}
+		}
+		if v != "" {
+			hd.Set(o.name, v)
+		}
+	}
+	if rq.snapshot == "" {
+		leaseHeaders(hd, fileLease(n))
+	}
+	if c := n.Copy; c != nil {
+		hd.Set("X-Ms-Copy-Id", c.ID)
+		hd.Set("X-Ms-Copy-Source", c.Source)
+		hd.Set("X-Ms-Copy-Status", c.Status)
+		hd.Set("X-Ms-Copy-Progress", c.Progress)
+		hd.Set("X-Ms-Copy-Completion-Time", httpx.FormatHTTPTime(c.Completion))
+	}
+}
+
+// delete is Delete File and Delete Directory.
+func (h *handler) delete(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "DeleteFile", "DeleteDirectory")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	if err := h.svc.Delete(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
+		return err
+	}
+	rq.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// setProps is Set File Properties and Set Directory Properties.
+func (h *handler) setProps(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "SetFileProperties", "SetDirectoryProperties")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	smb, err := rq.smbProps(dir, false)
+	if err != nil {
+		return err
+	}
+	req := file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
+	if !dir {
+		if v := rq.r.Header.Get("X-Ms-Content-Length"); v != "" {
+			n, err := parseInt("x-ms-content-length", v, 0, file.MaxFileSize)
+			if err != nil {
+				return err
+			}
+			req.Size = &n
+		}
+		props, err := rq.contentProps()
+		if err != nil {
+			return err
+		}
+		req.Props = &props
+	}
+	n, err := h.svc.Set(rq.ctx(), req)
+	if err != nil {
+		return err
+	}
+	nodeHeaders(rq.w.Header(), n)
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setMetadata is Set File Metadata and Set Directory Metadata.
+func (h *handler) setMetadata(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "SetFileMetadata", "SetDirectoryMetadata")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	n, err := h.svc.Set(rq.ctx(), file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), n.ETag, n.Modified)
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// list is List Directories and Files.
+func (h *handler) list(rq *req) error {
+	rq.info.Operation = "ListFilesAndDirectories"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
+		return err
+	}
+	max := int64(file.MaxListResults)
+	if v := rq.q.Get("maxresults"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return azerr.InvalidQuery("maxresults", v, "")
+		}
+		max = min(n, file.MaxListResults)
+	}
+	inc := map[string]bool{}
+	for _, s := range strings.Split(rq.q.Get("include"), ",") {
+		s = strings.TrimSpace(strings.ToLower(s))
+		switch s {
+		case "":
+		case "timestamps", "etag", "attributes", "permissionkey":
+			inc[s] = true
+		default:
+			return azerr.InvalidQuery("include", rq.q.Get("include"), "")
+		}
+	}
+	extended := rq.r.Header.Get("X-Ms-File-Extended-Info") == "true"
+	res, err := h.svc.List(rq.ctx(), file.ListRequest{Ref: rq.ref(), Prefix: rq.q.Get("prefix"), Marker: rq.q.Get("marker"), Max: int(max)})
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") + `" ShareName="` + azerr.EscapeXML(rq.share) + `"`)
+	if rq.snapshot != "" {
+		b.WriteString(` ShareSnapshot="` + rq.snapshot + `"`)
+	}
+	b.WriteString(` DirectoryPath="` + azerr.EscapeXML(rq.path) + `">`)
+	optElem(&b, "Prefix", rq.q.Get("prefix"))
+	optElem(&b, "Marker", rq.q.Get("marker"))
+	if v := rq.q.Get("maxresults"); v != "" {
+		b.WriteString("<MaxResults>" + strconv.FormatInt(max, 10) + "</MaxResults>")
+	}
+	if extended || len(inc) > 0 {
+		b.WriteString("<DirectoryId>" + strconv.FormatUint(res.Dir.ID, 10) + "</DirectoryId>")
+	}
+	b.WriteString("<Entries>")
+	for _, n := range res.Entries {
+		tag := "File"
+		if n.Dir {
+			tag = "Directory"
+		}
+		b.WriteString("<" + tag + "><Name>" + esc(n.Name) + "</Name>")
+		if extended || len(inc) > 0 {
+			b.WriteString("<FileId>" + strconv.FormatUint(n.ID, 10) + "</FileId>")
+		}
+		b.WriteString("<Properties>")
+		if !n.Dir {
+			b.WriteString("<Content-Length>" + strconv.FormatInt(n.Size, 10) + "</Content-Length>")
+		}
+		if inc["timestamps"] {
+			b.WriteString("<CreationTime>" + file.FormatTime(n.CreationTime) + "</CreationTime>")
+			b.WriteString("<LastAccessTime>" + file.FormatTime(n.LastAccessTime) + "</LastAccessTime>")
+			b.WriteString("<LastWriteTime>" + file.FormatTime(n.LastWriteTime) + "</LastWriteTime>")
+			b.WriteString("<ChangeTime>" + file.FormatTime(n.ChangeTime) + "</ChangeTime>")
+			b.WriteString("<Last-Modified>" + httpx.FormatHTTPTime(n.Modified) + "</Last-Modified>")
+		}
+		if inc["etag"] {
+			b.WriteString("<Etag>" + esc(file.ETagString(n.ETag)) + "</Etag>")
+		}
+		b.WriteString("</Properties>")
+		if inc["attributes"] {
+			b.WriteString("<Attributes>" + n.Attrs.String() + "</Attributes>")
+		}
+		if inc["permissionkey"] {
+			b.WriteString("<PermissionKey>" + esc(n.PermKey) + "</PermissionKey>")
+		}
+		b.WriteString("</" + tag + ">")
+	}
+	b.WriteString("</Entries><NextMarker>" + esc(res.Next) + "</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// putRange is Put Range (update and clear) and Put Range From URL.
+func (h *handler) putRange(rq *req) error {
+	rq.info.Operation = "PutRange"
+	hd := rq.r.Header
+	fromURL := hd.Get("X-Ms-Copy-Source") != ""
+	if fromURL {
+		rq.info.Operation = "PutRangeFromURL"
+	}
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	rv := hd.Get("X-Ms-Range")
+	if rv == "" {
+		rv = hd.Get("Range")
+	}
+	if rv == "" {
+		return azerr.MissingHeader("x-ms-range")
+	}
+	start, end, ok := parseRange(rv, false)
+	if !ok {
+		return azerr.InvalidHeader("x-ms-range", rv)
+	}
+	write := strings.ToLower(hd.Get("X-Ms-Write"))
+	if write == "" {
+		return azerr.MissingHeader("x-ms-write")
+	}
+	if write != "update" && write != "clear" {
+		return azerr.InvalidHeader("x-ms-write", hd.Get("X-Ms-Write"))
+	}
+	n := end - start + 1
+	req := file.PutRangeRequest{Ref: rq.ref(), Start: start, End: end, Clear: write == "clear", LeaseID: hd.Get("X-Ms-Lease-Id"),
+		PreserveLastWrite: strings.EqualFold(hd.Get("X-Ms-File-Last-Write-Time"), "preserve")}
+	var sum []byte
+	switch {
+	case req.Clear:
+		if rq.r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
+		}
+	case fromURL:
+		if n > file.MaxRangeWrite {
+			return azerr.InvalidHeader("x-ms-range", rv)
+		}
+		src, err := h.copySource(rq, hd.Get("X-Ms-Copy-Source"))
+		if err != nil {
+			return err
+		}
+		sv := hd.Get("X-Ms-Source-Range")
+		ss, se, ok := parseRange(sv, false)
+		if !ok || se-ss+1 != n {
+			return azerr.InvalidHeader("x-ms-source-range", sv)
+		}
+		req.Source, req.SourceOff = &src, ss
+	default:
+		if n > file.MaxRangeWrite {
+			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
+		}
+		if rq.r.ContentLength < 0 && hd.Get("Content-Length") == "" {
+			return azerr.New("MissingContentLengthHeader")
+		}
+		if rq.r.ContentLength != n {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
+		}
+		want, err := decodeMD5("Content-MD5", hd.Get("Content-Md5"))
+		if err != nil {
+			return err
+		}
+		data, err := h.svc.Ingest(rq.ctx(), rq.r.Body, n, want)
+		if err != nil {
+			return err
+		}
+		if data.Size != n {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
+		}
+		req.Data, sum = data, data.MD5
+	}
+	node, err := h.svc.PutRange(rq.ctx(), req)
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, node.ETag, node.Modified)
+	out.Set("X-Ms-File-Last-Write-Time", file.FormatTime(node.LastWriteTime))
+	if sum != nil {
+		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+	}
+	out.Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// listRanges is List Ranges (with prevsharesnapshot: the diff).
+func (h *handler) listRanges(rq *req) error {
+	rq.info.Operation = "ListRanges"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
+		return err
+	}
+	prev := rq.q.Get("prevsharesnapshot")
+	if prev != "" && !file.ValidSnapshot(prev) {
+		return azerr.InvalidQuery("prevsharesnapshot", prev, "")
+	}
+	from, to := int64(0), int64(-1)
+	if s, e, has, err := rq.readRange(); err != nil {
+		return err
+	} else if has {
+		from, to = s, e
+	}
+	rl, err := h.svc.ListRanges(rq.ctx(), rq.ref(), from, to, prev, rq.r.Header.Get("X-Ms-Lease-Id"))
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("<Ranges>")
+	// Written and cleared ranges interleave in offset order.
+	i, j := 0, 0
+	for i < len(rl.Ranges) || j < len(rl.Clear) {
+		if j >= len(rl.Clear) || (i < len(rl.Ranges) && rl.Ranges[i].Start < rl.Clear[j].Start) {
+			r := rl.Ranges[i]
+			b.WriteString("<Range><Start>" + strconv.FormatInt(r.Start, 10) + "</Start><End>" + strconv.FormatInt(r.End, 10) + "</End></Range>")
+			i++
+			continue
+		}
+		r := rl.Clear[j]
+		b.WriteString("<ClearRange><Start>" + strconv.FormatInt(r.Start, 10) + "</Start><End>" + strconv.FormatInt(r.End, 10) + "</End></ClearRange>")
+		j++
+	}
+	b.WriteString("</Ranges>")
+	hd := rq.w.Header()
+	setETag(hd, rl.Node.ETag, rl.Node.Modified)
+	hd.Set("X-Ms-Content-Length", strconv.FormatInt(rl.Node.Size, 10))
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// leaseFile is Lease File.
+func (h *handler) leaseFile(rq *req) error {
+	rq.info.Operation = "LeaseFile"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	a, err := leaseAction(rq, false)
+	if err != nil {
+		return err
+	}
+	n, res, err := h.svc.LeaseFile(rq.ctx(), rq.ref(), a)
+	if err != nil {
+		return err
+	}
+	leaseResponse(rq, a.Kind, res, n.ETag, n.Modified)
+	return nil
+}
+
+// rename is Rename File and Rename Directory.
+func (h *handler) rename(rq *req, dir bool) error {
+	rq.info.Operation = opName(dir, "RenameFile", "RenameDirectory")
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	srcV := hd.Get("X-Ms-File-Rename-Source")
+	if srcV == "" {
+		return azerr.MissingHeader("x-ms-file-rename-source")
+	}
+	src, err := h.renameSource(rq, srcV)
+	if err != nil {
+		return err
+	}
+	boolHdr := func(name string) (bool, error) {
+		switch v := strings.ToLower(hd.Get(name)); v {
+		case "", "false":
+			return false, nil
+		case "true":
+			return true, nil
+		}
+		return false, azerr.InvalidHeader(name, hd.Get(name))
+	}
+	replace, err := boolHdr("X-Ms-File-Rename-Replace-If-Exists")
+	if err != nil {
+		return err
+	}
+	ignoreRO, err := boolHdr("X-Ms-File-Rename-Ignore-Readonly")
+	if err != nil {
+		return err
+	}
+	smb, err := rq.smbProps(dir, false)
+	if err != nil {
+		return err
+	}
+	req := file.RenameRequest{Source: src, Dest: rq.ref(), Dir: dir, Replace: replace, IgnoreReadOnly: ignoreRO,
+		SourceLeaseID: hd.Get("X-Ms-Source-Lease-Id"), DestLeaseID: hd.Get("X-Ms-Destination-Lease-Id"), SMB: &smb}
+	if hasMeta(hd) {
+		meta, err := rq.metadata()
+		if err != nil {
+			return err
+		}
+		req.Meta = &meta
+	}
+	if v := hd.Get("X-Ms-Content-Type"); v != "" {
+		req.ContentType = &v
+	}
+	n, err := h.svc.Rename(rq.ctx(), req)
+	if err != nil {
+		return err
+	}
+	nodeHeaders(rq.w.Header(), n)
+	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func hasMeta(hd http.Header) bool {
+	for k := range hd {
+		if len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-") {
+			return true
+		}
+	}
+	return false
+}
+
+// renameSource reads x-ms-file-rename-source: a URL of the same share or
+// a path relative to the share.
+func (h *handler) renameSource(rq *req, v string) (file.Ref, error) {
+	bad := azerr.InvalidHeader("x-ms-file-rename-source", v)
+	p := v
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" {
+		parts := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+		if len(parts) < 3 || parts[0] != rq.info.Account || parts[1] != rq.share {
+			return file.Ref{}, bad
+		}
+		p = parts[2]
+	} else if i := strings.IndexByte(v, '?'); i >= 0 {
+		p = v[:i]
+	}
+	p, err := url.PathUnescape(p)
+	if err != nil {
+		return file.Ref{}, bad
+	}
+	return file.Ref{Account: rq.info.Account, Share: rq.share, Path: strings.Trim(p, "/")}, nil
+}
+
+// listHandles is List Handles (the handles SMB clients hold).
+func (h *handler) listHandles(rq *req) error {
+	rq.info.Operation = "ListHandles"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
+		return err
+	}
+	max := int64(file.MaxListResults)
+	if v := rq.q.Get("maxresults"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return azerr.InvalidQuery("maxresults", v, "")
+		}
+		max = min(n, file.MaxListResults)
+	}
+	var marker uint64
+	if v := rq.q.Get("marker"); v != "" {
+		m, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return azerr.New("InvalidMarker")
+		}
+		marker = m
+	}
+	recursive := strings.EqualFold(rq.r.Header.Get("X-Ms-Recursive"), "true")
+	hs, next, err := h.svc.ListHandles(rq.ctx(), rq.ref(), recursive, marker, int(max))
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("<EnumerationResults><Entries>")
+	for _, x := range hs {
+		b.WriteString("<Handle><HandleId>" + strconv.FormatUint(x.ID, 10) + "</HandleId><Path>" + esc(x.Path) + "</Path>")
+		b.WriteString("<FileId>" + strconv.FormatUint(x.FileID, 10) + "</FileId><ParentId>" + strconv.FormatUint(x.ParentID, 10) + "</ParentId>")
+		b.WriteString("<SessionId>" + strconv.FormatUint(x.Session, 10) + "</SessionId><ClientIp>" + esc(x.ClientIP) + "</ClientIp>")
+		b.WriteString("<ClientName></ClientName><OpenTime>" + httpx.FormatHTTPTime(x.Opened) + "</OpenTime>")
+		b.WriteString("<AccessRightList>")
+		a := x.Access
+		if a&(file.FileReadData|file.GenericRead|file.GenericAll) != 0 {
+			b.WriteString("<AccessRight>Read</AccessRight>")
+		}
+		if a&(file.FileWriteData|file.GenericWrite|file.GenericAll) != 0 {
+			b.WriteString("<AccessRight>Write</AccessRight>")
+		}
+		if a&(file.Delete|file.GenericAll) != 0 {
+			b.WriteString("<AccessRight>Delete</AccessRight>")
+		}
+		b.WriteString("</AccessRightList></Handle>")
+	}
+	b.WriteString("</Entries><NextMarker>")
+	if next != 0 {
+		b.WriteString(strconv.FormatUint(next, 10))
+	}
+	b.WriteString("</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// forceCloseHandles is Force Close Handles.
+func (h *handler) forceCloseHandles(rq *req) error {
+	rq.info.Operation = "ForceCloseHandles"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	id := rq.r.Header.Get("X-Ms-Handle-Id")
+	if id == "" {
+		return azerr.MissingHeader("x-ms-handle-id")
+	}
+	recursive := strings.EqualFold(rq.r.Header.Get("X-Ms-Recursive"), "true")
+	n, err := h.svc.ForceCloseHandles(rq.ctx(), rq.ref(), id, recursive)
+	if err != nil {
+		return err
+	}
+	hd := rq.w.Header()
+	hd.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(n))
+	hd.Set("X-Ms-Number-Of-Handles-Failed", "0")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// copySource resolves a copy source URL on this server and checks the
+// caller may read it: a Shared Key request covers its own account; any
+// other source needs a SAS in its URL (CannotVerifyCopySource otherwise).
+func (h *handler) copySource(rq *req, src string) (file.Ref, error) {
+	u, err := url.Parse(src)
+	if err != nil || u.Scheme == "" {
+		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
+	}
+	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
+	if len(parts) < 3 {
+		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
+	}
+	var ref file.Ref
+	ref.Account = parts[0]
+	if ref.Share, err = url.PathUnescape(parts[1]); err != nil {
+		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
+	}
+	if ref.Path, err = url.PathUnescape(parts[2]); err != nil {
+		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
+	}
+	ref.Snapshot = u.Query().Get("sharesnapshot")
+	if id := rq.info.Identity; id != nil && ref.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) {
+		return ref, nil
+	}
+	fail := func(err error) error {
+		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
+	}
+	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, src, nil)
+	if err != nil {
+		return file.Ref{}, fail(err)
+	}
+	sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
+	sr.Header.Set("X-Ms-Version", rq.info.Version)
+	sid, err := h.d.Auth.Authenticate(sr, auth.File, ref.Account)
+	if err != nil {
+		return file.Ref{}, fail(err)
+	}
+	if sid == nil {
+		return file.Ref{}, fail(azerr.New("NoAuthenticationInformation"))
+	}
+	err = h.d.Auth.Authorize(sid, sr, auth.Access{Service: auth.File, Resource: auth.ResObject, Perms: "r",
+		Container: ref.Share, Object: ref.Path, Snapshot: ref.Snapshot, Policy: h.policyLookup(rq.ctx(), ref.Account, ref.Share)})
+	if err != nil {
+		return file.Ref{}, fail(err)
+	}
+	return ref, nil
+}
+
+// copyFile is Copy File (completed synchronously).
+func (h *handler) copyFile(rq *req) error {
+	rq.info.Operation = "CopyFile"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	hd := rq.r.Header
+	srcURL := hd.Get("X-Ms-Copy-Source")
+	src, err := h.copySource(rq, srcURL)
+	if err != nil {
+		return err
+	}
+	var meta *[]blob.KV
+	if hasMeta(hd) {
+		m, err := rq.metadata()
+		if err != nil {
+			return err
+		}
+		meta = &m
+	}
+	smb, err := rq.smbProps(false, false)
+	if err != nil {
+		return err
+	}
+	n, err := h.svc.CopyFile(rq.ctx(), file.CopyRequest{Source: src, SourceURL: srcURL, Dest: rq.ref(), Meta: meta, SMB: smb,
+		LeaseID: hd.Get("X-Ms-Lease-Id"), CopySMB: copyModes(hd)})
+	if err != nil {
+		return err
+	}
+	out := rq.w.Header()
+	setETag(out, n.ETag, n.Modified)
+	out.Set("X-Ms-Copy-Id", n.Copy.ID)
+	out.Set("X-Ms-Copy-Status", n.Copy.Status)
+	rq.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// copyModes reads which SMB properties a copy takes from its source.
+func copyModes(hd http.Header) file.CopySMB {
+	var c file.CopySMB
+	c.Permission = !strings.EqualFold(hd.Get("X-Ms-File-Permission-Copy-Mode"), "override")
+	c.Attributes = strings.EqualFold(hd.Get("X-Ms-File-Attributes"), "source")
+	c.Creation = strings.EqualFold(hd.Get("X-Ms-File-Creation-Time"), "source")
+	c.LastWrite = strings.EqualFold(hd.Get("X-Ms-File-Last-Write-Time"), "source")
+	return c
+}
+
+// abortCopy is Abort Copy File: copies complete at once, so there is
+// never one pending.
+func (h *handler) abortCopy(rq *req) error {
+	rq.info.Operation = "AbortCopyFile"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
+		return err
+	}
+	if !strings.EqualFold(rq.r.Header.Get("X-Ms-Copy-Action"), "abort") {
+		return azerr.InvalidHeader("x-ms-copy-action", rq.r.Header.Get("X-Ms-Copy-Action"))
+	}
+	if _, err := h.svc.Get(rq.ctx(), rq.ref(), false, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
+		return err
+	}
+	return azerr.New("NoPendingCopyOperation")
+}

@@ -1,0 +1,614 @@
+package filehttp
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/acl"
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/cors"
+	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/internal/svcprops"
+)
+
+// maxXMLBody bounds the XML bodies of Set ACL and Set Service Properties.
+const maxXMLBody = 256 << 10
+
+func readBody(rq *req, limit int64) ([]byte, error) {
+	if rq.r.ContentLength > limit {
+		return nil, azerr.New("RequestBodyTooLarge")
+	}
+	b, err := io.ReadAll(io.LimitReader(rq.r.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, azerr.New("RequestBodyTooLarge")
+	}
+	return b, nil
+}
+
+// ---- service ----
+
+func (h *handler) storedProps(rq *req) (svcprops.Properties, error) {
+	p, err := h.svc.GetServiceProps(rq.ctx(), rq.info.Account)
+	if err != nil {
+		return svcprops.Properties{}, err
+	}
+	if p.XML == nil {
+		d := svcprops.Defaults()
+		d.Extra = []svcprops.Extra{
+			{XMLName: xmlName("ShareDeleteRetentionPolicy"), Inner: "<Enabled>false</Enabled>"},
+			{XMLName: xmlName("ProtocolSettings"), Inner: "<SMB><Multichannel><Enabled>false</Enabled></Multichannel></SMB>"},
+		}
+		return d, nil
+	}
+	return svcprops.ParseStored(p.XML)
+}
+
+// getServiceProps is Get File Service Properties.
+func (h *handler) getServiceProps(rq *req) error {
+	rq.info.Operation = "GetFileServiceProperties"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	p, err := h.storedProps(rq)
+	if err != nil {
+		return err
+	}
+	return writeXML(rq, http.StatusOK, svcprops.Render(p))
+}
+
+// setServiceProps is Set File Service Properties: metrics, CORS, share
+// delete retention and protocol settings are stored and returned.
+func (h *handler) setServiceProps(rq *req) error {
+	rq.info.Operation = "SetFileServiceProperties"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	body, err := readBody(rq, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	in, err := svcprops.Parse(body)
+	if err != nil {
+		return err
+	}
+	for _, e := range in.Extra {
+		switch e.XMLName.Local {
+		case "ShareDeleteRetentionPolicy", "ProtocolSettings":
+		default:
+			return azerr.New("InvalidXmlDocument")
+		}
+	}
+	p, err := h.storedProps(rq)
+	if err != nil {
+		return err
+	}
+	p.Merge(in)
+	if err := h.svc.SetServiceProps(rq.ctx(), rq.info.Account, file.ServiceProps{XML: []byte(svcprops.Render(p))}); err != nil {
+		return err
+	}
+	rq.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// preflight answers a CORS preflight request (never authorized).
+func (h *handler) preflight(rq *req) error {
+	rq.info.Operation = "PreflightRequest"
+	return cors.Answer(rq.w, rq.r, func() ([]cors.Rule, error) {
+		p, err := h.storedProps(rq)
+		return p.Cors, err
+	})
+}
+
+// applyCors adds the CORS headers of an actual cross-origin request.
+func (h *handler) applyCors(rq *req) {
+	p, err := h.storedProps(rq)
+	if err != nil {
+		return
+	}
+	cors.Actual(p.Cors, rq.r.Method, rq.r.Header, rq.w.Header())
+}
+
+// listShares is List Shares.
+func (h *handler) listShares(rq *req) error {
+	rq.info.Operation = "ListShares"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "l", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	max := int64(file.MaxListResults)
+	if v := rq.q.Get("maxresults"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return azerr.InvalidQuery("maxresults", v, "")
+		}
+		max = min(n, file.MaxListResults)
+	}
+	include := map[string]bool{}
+	for _, s := range strings.Split(rq.q.Get("include"), ",") {
+		if s = strings.TrimSpace(strings.ToLower(s)); s != "" {
+			include[s] = true
+		}
+	}
+	shares, next, err := h.svc.ListShares(rq.ctx(), file.ListSharesRequest{Account: rq.info.Account,
+		Prefix: rq.q.Get("prefix"), Marker: rq.q.Get("marker"), Max: int(max), Snapshots: include["snapshots"]})
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") + `">`)
+	optElem(&b, "Prefix", rq.q.Get("prefix"))
+	optElem(&b, "Marker", rq.q.Get("marker"))
+	if v := rq.q.Get("maxresults"); v != "" {
+		b.WriteString("<MaxResults>" + strconv.FormatInt(max, 10) + "</MaxResults>")
+	}
+	b.WriteString("<Shares>")
+	for _, sh := range shares {
+		b.WriteString("<Share><Name>" + esc(sh.Name) + "</Name>")
+		if sh.Snapshot != "" {
+			b.WriteString("<Snapshot>" + sh.Snapshot + "</Snapshot>")
+		}
+		b.WriteString("<Properties>")
+		b.WriteString("<Last-Modified>" + httpx.FormatHTTPTime(sh.Modified) + "</Last-Modified>")
+		b.WriteString("<Etag>" + esc(file.ETagString(sh.ETag)) + "</Etag>")
+		b.WriteString("<Quota>" + strconv.Itoa(sh.Quota) + "</Quota>")
+		b.WriteString("<AccessTier>" + esc(sh.AccessTier) + "</AccessTier>")
+		b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(sh.TierChanged) + "</AccessTierChangeTime>")
+		if sh.Snapshot == "" {
+			lv := shareLease(sh)
+			b.WriteString("<LeaseStatus>" + lv.status + "</LeaseStatus><LeaseState>" + lv.state + "</LeaseState>")
+			if lv.duration != "" {
+				b.WriteString("<LeaseDuration>" + lv.duration + "</LeaseDuration>")
+			}
+		}
+		if sh.Protocols != "" {
+			b.WriteString("<EnabledProtocols>" + esc(sh.Protocols) + "</EnabledProtocols>")
+		}
+		b.WriteString("</Properties>")
+		if include["metadata"] {
+			b.WriteString("<Metadata>")
+			for _, kv := range sh.Meta {
+				b.WriteString("<" + kv[0] + ">" + esc(kv[1]) + "</" + kv[0] + ">")
+			}
+			b.WriteString("</Metadata>")
+		}
+		b.WriteString("</Share>")
+	}
+	b.WriteString("</Shares><NextMarker>" + esc(next) + "</NextMarker></EnumerationResults>")
+	return writeXML(rq, http.StatusOK, b.String())
+}
+
+func optElem(b *strings.Builder, name, v string) {
+	if v != "" {
+		b.WriteString("<" + name + ">" + esc(v) + "</" + name + ">")
+		return
+	}
+	b.WriteString("<" + name + " />")
+}
+
+func shareLease(sh *file.Share) leaseView {
+	return leaseView{state: sh.Lease.StateName(sh.AsOf), status: sh.Lease.Status(sh.AsOf), duration: sh.Lease.DurationName(sh.AsOf)}
+}
+
+// ---- shares ----
+
+func parseQuota(v string) (*int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	n, err := parseInt("x-ms-share-quota", v, 1, file.MaxShareQuotaGiB)
+	if err != nil {
+		return nil, err
+	}
+	q := int(n)
+	return &q, nil
+}
+
+var accessTiers = map[string]string{"transactionoptimized": "TransactionOptimized", "hot": "Hot", "cool": "Cool", "premium": "Premium"}
+
+func parseTier(v string) (*string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	t, ok := accessTiers[strings.ToLower(v)]
+	if !ok {
+		return nil, azerr.InvalidHeader("x-ms-access-tier", v)
+	}
+	return &t, nil
+}
+
+// createShare is Create Share.
+func (h *handler) createShare(rq *req) error {
+	rq.info.Operation = "CreateShare"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	if rq.snapshot != "" {
+		return azerr.New("ShareSnapshotOperationNotSupported")
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	quota, err := parseQuota(hd.Get("X-Ms-Share-Quota"))
+	if err != nil {
+		return err
+	}
+	tier, err := parseTier(hd.Get("X-Ms-Access-Tier"))
+	if err != nil {
+		return err
+	}
+	req := file.CreateShareRequest{Ref: rq.shareRef(), Meta: meta, Protocols: hd.Get("X-Ms-Enabled-Protocols"), RootSquash: hd.Get("X-Ms-Root-Squash")}
+	if quota != nil {
+		req.Quota = *quota
+	}
+	if tier != nil {
+		req.AccessTier = *tier
+	}
+	sh, err := h.svc.CreateShare(rq.ctx(), req)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), sh.ETag, sh.Modified)
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// getShare is Get Share Properties (and Get Share Metadata).
+func (h *handler) getShare(rq *req) error {
+	rq.info.Operation = "GetShareProperties"
+	if rq.q.Get("comp") == "metadata" {
+		rq.info.Operation = "GetShareMetadata"
+	}
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r"}); err != nil {
+		return err
+	}
+	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"))
+	if err != nil {
+		return err
+	}
+	hd := rq.w.Header()
+	setETag(hd, sh.ETag, sh.Modified)
+	writeMeta(hd, sh.Meta)
+	hd.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
+	hd.Set("X-Ms-Access-Tier", sh.AccessTier)
+	hd.Set("X-Ms-Access-Tier-Change-Time", httpx.FormatHTTPTime(sh.TierChanged))
+	if sh.Protocols != "" {
+		hd.Set("X-Ms-Enabled-Protocols", sh.Protocols)
+	}
+	if sh.RootSquash != "" {
+		hd.Set("X-Ms-Root-Squash", sh.RootSquash)
+	}
+	if rq.snapshot == "" {
+		leaseHeaders(hd, shareLease(sh))
+	}
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setShareProps is Set Share Properties (quota, access tier, root squash).
+func (h *handler) setShareProps(rq *req) error {
+	rq.info.Operation = "SetShareProperties"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	hd := rq.r.Header
+	quota, err := parseQuota(hd.Get("X-Ms-Share-Quota"))
+	if err != nil {
+		return err
+	}
+	tier, err := parseTier(hd.Get("X-Ms-Access-Tier"))
+	if err != nil {
+		return err
+	}
+	u := file.ShareUpdate{LeaseID: hd.Get("X-Ms-Lease-Id"), Quota: quota, AccessTier: tier}
+	if v := hd.Get("X-Ms-Root-Squash"); v != "" {
+		u.RootSquash = &v
+	}
+	return h.setShare(rq, u)
+}
+
+func (h *handler) setShare(rq *req, u file.ShareUpdate) error {
+	sh, err := h.svc.SetShare(rq.ctx(), rq.shareRef(), u)
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), sh.ETag, sh.Modified)
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setShareMetadata is Set Share Metadata.
+func (h *handler) setShareMetadata(rq *req) error {
+	rq.info.Operation = "SetShareMetadata"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	return h.setShare(rq, file.ShareUpdate{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
+}
+
+// deleteShare is Delete Share (of a share or one snapshot).
+func (h *handler) deleteShare(rq *req) error {
+	rq.info.Operation = "DeleteShare"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "d", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	ds := rq.r.Header.Get("X-Ms-Delete-Snapshots")
+	if ds != "" && ds != "include" && ds != "include-leased" {
+		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	}
+	if err := h.svc.DeleteShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"), ds != ""); err != nil {
+		return err
+	}
+	rq.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// snapshotShare is Snapshot Share.
+func (h *handler) snapshotShare(rq *req) error {
+	rq.info.Operation = "SnapshotShare"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	meta, err := rq.metadata()
+	if err != nil {
+		return err
+	}
+	if len(meta) == 0 {
+		meta = nil
+	}
+	sh, err := h.svc.SnapshotShare(rq.ctx(), rq.shareRef(), meta)
+	if err != nil {
+		return err
+	}
+	hd := rq.w.Header()
+	setETag(hd, sh.ETag, sh.Modified)
+	hd.Set("X-Ms-Snapshot", sh.Snapshot)
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// getShareACL is Get Share ACL.
+func (h *handler) getShareACL(rq *req) error {
+	rq.info.Operation = "GetShareACL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"))
+	if err != nil {
+		return err
+	}
+	doc := make([]acl.Identifier, 0, len(sh.ACL))
+	for _, si := range sh.ACL {
+		id := acl.Identifier{ID: si.ID}
+		if si.HasPolicy {
+			p := &acl.Policy{}
+			if si.Start != "" {
+				p.Start = &si.Start
+			}
+			if si.Expiry != "" {
+				p.Expiry = &si.Expiry
+			}
+			if si.Permission != "" {
+				p.Permission = &si.Permission
+			}
+			id.Policy = p
+		}
+		doc = append(doc, id)
+	}
+	setETag(rq.w.Header(), sh.ETag, sh.Modified)
+	return writeXML(rq, http.StatusOK, acl.Render(doc))
+}
+
+// setShareACL is Set Share ACL (stored access policies, permissions rcwdl).
+func (h *handler) setShareACL(rq *req) error {
+	rq.info.Operation = "SetShareACL"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	body, err := readBody(rq, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	ids, err := acl.Parse(body)
+	if err != nil {
+		return err
+	}
+	out := make([]file.SignedIdentifier, 0, len(ids))
+	for _, id := range ids {
+		si := file.SignedIdentifier{ID: id.ID}
+		if p := id.Policy; p != nil {
+			si.HasPolicy = true
+			if p.Start != nil && strings.TrimSpace(*p.Start) != "" {
+				t, _ := acl.ParseTime(*p.Start)
+				si.Start = acl.FormatTime(t)
+			}
+			if p.Expiry != nil && strings.TrimSpace(*p.Expiry) != "" {
+				t, _ := acl.ParseTime(*p.Expiry)
+				si.Expiry = acl.FormatTime(t)
+			}
+			if p.Permission != nil {
+				for _, c := range *p.Permission {
+					if !strings.ContainsRune("rcwdl", c) {
+						return azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", *p.Permission)
+					}
+				}
+				si.Permission = *p.Permission
+			}
+		}
+		out = append(out, si)
+	}
+	return h.setShare(rq, file.ShareUpdate{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), ACL: &out})
+}
+
+// shareStats is Get Share Stats.
+func (h *handler) shareStats(rq *req) error {
+	rq.info.Operation = "GetShareStats"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), "")
+	if err != nil {
+		return err
+	}
+	n, err := h.svc.ShareUsage(rq.ctx(), rq.shareRef())
+	if err != nil {
+		return err
+	}
+	setETag(rq.w.Header(), sh.ETag, sh.Modified)
+	return writeXML(rq, http.StatusOK, "<ShareStats><ShareUsageBytes>"+strconv.FormatInt(n, 10)+"</ShareUsageBytes></ShareStats>")
+}
+
+// leaseAction parses the lease headers common to Lease Share and Lease
+// File.
+func leaseAction(rq *req, share bool) (lease.Action, error) {
+	hd := rq.r.Header
+	av := hd.Get("X-Ms-Lease-Action")
+	kind, ok := lease.ParseAction(av)
+	if av == "" {
+		return lease.Action{}, azerr.MissingHeader("x-ms-lease-action")
+	}
+	if !ok || (!share && kind == lease.Renew) {
+		return lease.Action{}, azerr.InvalidHeader("x-ms-lease-action", av)
+	}
+	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
+	switch kind {
+	case lease.Acquire:
+		d := int64(lease.Infinite)
+		if v := hd.Get("X-Ms-Lease-Duration"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || !lease.ValidDuration(int(n)) || (!share && n != lease.Infinite) {
+				return a, azerr.InvalidHeader("x-ms-lease-duration", v)
+			}
+			d = n
+		} else if share {
+			return a, azerr.MissingHeader("x-ms-lease-duration")
+		}
+		a.Duration = int(d)
+		a.NewID = guid.NewString()
+	case lease.Renew, lease.Release:
+		if a.LeaseID == "" {
+			return a, azerr.MissingHeader("x-ms-lease-id")
+		}
+	case lease.Change:
+		if a.LeaseID == "" {
+			return a, azerr.MissingHeader("x-ms-lease-id")
+		}
+		if a.ProposedID == "" {
+			return a, azerr.MissingHeader("x-ms-proposed-lease-id")
+		}
+	case lease.Break:
+		if v := hd.Get("X-Ms-Lease-Break-Period"); v != "" && share {
+			n, err := strconv.Atoi(v)
+			if err != nil || !lease.ValidBreakPeriod(n) {
+				return a, azerr.InvalidHeader("x-ms-lease-break-period", v)
+			}
+			a.BreakPeriod = &n
+		}
+	}
+	return a, nil
+}
+
+// leaseResponse writes the answer to a lease action.
+func leaseResponse(rq *req, kind lease.ActionKind, res lease.Result, etag uint64, lmt time.Time) {
+	hd := rq.w.Header()
+	setETag(hd, etag, lmt)
+	status := http.StatusOK
+	switch kind {
+	case lease.Acquire:
+		status = http.StatusCreated
+		hd.Set("X-Ms-Lease-Id", res.LeaseID)
+	case lease.Renew, lease.Change:
+		hd.Set("X-Ms-Lease-Id", res.LeaseID)
+	case lease.Break:
+		status = http.StatusAccepted
+		hd.Set("X-Ms-Lease-Time", strconv.Itoa(res.LeaseTime))
+	}
+	rq.w.WriteHeader(status)
+}
+
+// leaseShare is Lease Share.
+func (h *handler) leaseShare(rq *req) error {
+	rq.info.Operation = "LeaseShare"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	a, err := leaseAction(rq, true)
+	if err != nil {
+		return err
+	}
+	sh, res, err := h.svc.LeaseShare(rq.ctx(), rq.shareRef(), a)
+	if err != nil {
+		return err
+	}
+	leaseResponse(rq, a.Kind, res, sh.ETag, sh.Modified)
+	return nil
+}
+
+// createPermission is Create Permission: {"permission": "<SDDL>"}.
+func (h *handler) createPermission(rq *req) error {
+	rq.info.Operation = "CreatePermission"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	body, err := readBody(rq, file.MaxPermissionBody+1024)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Permission *string `json:"permission"`
+		Format     string  `json:"format"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil || in.Permission == nil {
+		return azerr.New("InvalidInput")
+	}
+	if strings.EqualFold(in.Format, "binary") {
+		return azerr.New("FileInvalidPermission")
+	}
+	key, err := h.svc.CreatePermission(rq.ctx(), rq.shareRef(), *in.Permission)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("X-Ms-File-Permission-Key", key)
+	rq.w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// getPermission is Get Permission.
+func (h *handler) getPermission(rq *req) error {
+	rq.info.Operation = "GetPermission"
+	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}); err != nil {
+		return err
+	}
+	key := rq.r.Header.Get("X-Ms-File-Permission-Key")
+	if key == "" {
+		return azerr.MissingHeader("x-ms-file-permission-key")
+	}
+	sddl, err := h.svc.GetPermission(rq.ctx(), rq.shareRef(), key)
+	if err != nil {
+		return err
+	}
+	out, _ := json.Marshal(map[string]string{"permission": sddl})
+	hd := rq.w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(out)))
+	rq.w.WriteHeader(http.StatusOK)
+	if rq.r.Method != http.MethodHead {
+		rq.w.Write(out)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+)
+
+// serveEnv makes the test binary run a server instead of the tests (see
+// TestMain), so an attack can measure the memory of a process that is
+// nothing but the server.
+const serveEnv = "LAZULI_TEST_SERVE_HTTP"
+
+func TestMain(m *testing.M) {
+	if kind, ok := os.LookupEnv(serveEnv); ok {
+		s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", HTTPServer: kind})
+		if err == nil {
+			err = s.Start()
+		}
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println(s.Addr(auth.Blob))
+		// Serve until the parent closes stdin.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// startChild starts a server process and returns its address and pid.
+func startChild(t *testing.T, kind string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveEnv+"="+kind)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.HasPrefix(line, "error") {
+		t.Fatalf("server process: %q %v", line, err)
+	}
+	return strings.TrimSpace(line), cmd.Process.Pid
+}
+
+// peakRSS returns a process's peak resident set (VmHWM) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestSlowHeaderAttackRSS is the unauthenticated memory attack: 500
+// connections each send a request head of up to 1 MiB, a line at a time,
+// round after round, and never finish it; then 1,500 connections each
+// send 60 KiB (under every per-request limit) and hold it. The server's
+// peak resident memory must stay under 200 MB on both HTTP servers.
+func TestSlowHeaderAttackRSS(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	holders := min(1500, int(lim.Cur)/2-100)
+	for _, kind := range []string{"h1", "std"} {
+		t.Run(kind, func(t *testing.T) {
+			addr, pid := startChild(t, kind)
+			base := peakRSS(t, pid)
+			attack(t, addr, 500, 1<<20, 8<<10)
+			attack(t, addr, holders, 60<<10, 6<<10)
+			peak := peakRSS(t, pid)
+			t.Logf("%s: peak RSS %d MB (idle %d MB)", kind, peak>>20, base>>20)
+			if peak > 200<<20 {
+				t.Fatalf("%s: peak RSS %d MB under the slow header attack, want < 200 MB", kind, peak>>20)
+			}
+		})
+	}
+}
+
+// attack opens conns connections that each send a request line and then
+// header lines of lineSize bytes, all connections one line per round,
+// until each has sent headBytes or the server has closed it. The
+// connections stay open (the heads unfinished) until all rounds are done.
+func attack(t *testing.T, addr string, conns, headBytes, lineSize int) {
+	t.Helper()
+	cs := make([]net.Conn, 0, conns)
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	for range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		cs = append(cs, c)
+		c.Write([]byte("GET /devstoreaccount1/c HTTP/1.1\r\nHost: h\r\n"))
+	}
+	line := []byte("X-Pad: " + strings.Repeat("p", lineSize-len("X-Pad: \r\n")) + "\r\n")
+	alive := make([]bool, len(cs))
+	for i := range alive {
+		alive[i] = true
+	}
+	for sent := 0; sent+lineSize <= headBytes; sent += lineSize {
+		var wg sync.WaitGroup
+		for i, c := range cs {
+			if !alive[i] {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+				if _, err := c.Write(line); err != nil {
+					alive[i] = false
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// Let the server read what is in flight.
+	time.Sleep(300 * time.Millisecond)
+}
