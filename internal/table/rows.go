@@ -134,7 +134,6 @@ func (it *PropIter) Next(p *RawProp) bool {
 	p.Name = b[n : n+int(l)]
 	p.Type = odata.Type(b[n+int(l)])
 	b = b[n+int(l)+1:]
-	w := 0
 	switch p.Type {
 	case odata.String, odata.Guid, odata.Binary:
 		l, n := uvarint(b)
@@ -145,30 +144,32 @@ func (it *PropIter) Next(p *RawProp) bool {
 		p.Data = b[n : n+int(l)]
 		b = b[n+int(l):]
 	case odata.Int32:
-		w = 4
+		if len(b) < 4 {
+			it.bad = true
+			return false
+		}
+		p.Int = int64(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
 	case odata.Int64, odata.DateTime, odata.Double:
-		w = 8
+		if len(b) < 8 {
+			it.bad = true
+			return false
+		}
+		u := binary.BigEndian.Uint64(b)
+		p.Int, p.Float = int64(u), math.Float64frombits(u)
+		b = b[8:]
 	case odata.Boolean:
-		w = 1
+		if len(b) < 1 {
+			it.bad = true
+			return false
+		}
+		p.Bool = b[0] != 0
+		b = b[1:]
 	default:
 		it.bad = true
 		return false
 	}
-	if len(b) < w {
-		it.bad = true
-		return false
-	}
-	switch p.Type {
-	case odata.Int32:
-		p.Int = int64(int32(binary.BigEndian.Uint32(b)))
-	case odata.Int64, odata.DateTime:
-		p.Int = int64(binary.BigEndian.Uint64(b))
-	case odata.Double:
-		p.Float = math.Float64frombits(binary.BigEndian.Uint64(b))
-	case odata.Boolean:
-		p.Bool = b[0] != 0
-	}
-	it.b = b[w:]
+	it.b = b
 	return true
 }
 
@@ -201,16 +202,56 @@ func uvarint(b []byte) (uint64, int) {
 }
 
 // checkRecord reports whether b is a well-formed entity record: the
-// checks decodeEntityInto makes, without building anything.
+// checks PropIter makes, without reading anything. A query checks every
+// row it returns before it renders any, so this runs once per row; it is
+// kept beside PropIter because walking the record with PropIter instead
+// made Query Entities (WorkloadQueryPartition, memory engine) spend about
+// 13% more CPU.
 func checkRecord(b []byte) bool {
-	it, ok := propsOf(b)
-	if !ok {
+	if len(b) < 9 || b[0] != encVersion {
 		return false
 	}
-	var p RawProp
-	for it.Next(&p) {
+	b = b[9:]
+	cnt, n := binary.Uvarint(b)
+	if n <= 0 || cnt > 1024 {
+		return false
 	}
-	return !it.bad
+	b = b[n:]
+	skip := func() bool {
+		l, n := uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return false
+		}
+		b = b[n+int(l):]
+		return true
+	}
+	for i := uint64(0); i < cnt; i++ {
+		if !skip() || len(b) < 1 {
+			return false
+		}
+		t := odata.Type(b[0])
+		b = b[1:]
+		w := 0
+		switch t {
+		case odata.String, odata.Guid, odata.Binary:
+			if !skip() {
+				return false
+			}
+		case odata.Int32:
+			w = 4
+		case odata.Int64, odata.DateTime, odata.Double:
+			w = 8
+		case odata.Boolean:
+			w = 1
+		default:
+			return false
+		}
+		if len(b) < w {
+			return false
+		}
+		b = b[w:]
+	}
+	return true
 }
 
 // QueryRows is QueryEntities returning the stored records of the page in
