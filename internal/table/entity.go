@@ -85,7 +85,9 @@ func parseETag(s string) (int64, bool) {
 // parseCanonicalETag reads an ETag exactly as AppendETag writes it
 // (W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'") without the general
 // date parser; anything else, or a date it does not vouch for, reports
-// false and is left to parseETagGeneral.
+// false and is left to parseETagGeneral. Worth its lines: without it
+// BenchmarkWorkloadReplaceIfMatch (memory engine) makes 42 instead of 40
+// allocations per request and spends about 5% more CPU.
 func parseCanonicalETag(s string) (int64, bool) {
 	const (
 		prefix = `W/"datetime'`
