@@ -38,6 +38,12 @@ type Options struct {
 	// writes appended to a log), "sqlite", or "" for the one Dir already
 	// holds ("log" for a new directory).
 	EngineKind string
+	// PostgresURL is the database of EngineKind "postgres" (Dir is then
+	// unused); several emulators on one database serve the same data.
+	PostgresURL string
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the emulator's own (a load balancer's).
+	Advertise map[Service]string
 	// Engine, when set, is used instead of InMemory/Dir (and not closed).
 	Engine storage.Engine
 	// Host to listen on; default 127.0.0.1. Ports are picked freely.
@@ -47,10 +53,19 @@ type Options struct {
 	// default emulator ports (10000 to 10003) on 127.0.0.1, which nothing
 	// needs to listen on.
 	NoListen bool
+	// SMB also serves the File service's shares over SMB 2/3 on a free
+	// port of Host (see SMBAddr).
+	SMB bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
 	Now func() time.Time
+	// CertFile and KeyFile serve HTTPS with this PEM certificate and key
+	// (Endpoint then answers https URLs).
+	CertFile, KeyFile string
+	// OAuth accepts Azure AD bearer tokens (needs CertFile): the basic
+	// level of the reference emulator.
+	OAuth bool
 }
 
 // Service names one of the four services.
@@ -73,7 +88,8 @@ const (
 
 // Emulator is a running embedded lazuli.
 type Emulator struct {
-	srv *server.Server
+	srv    *server.Server
+	scheme string
 }
 
 // Start starts lazuli.
@@ -83,10 +99,14 @@ func Start(o Options) (*Emulator, error) {
 		host = "127.0.0.1"
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
-		Log: o.Log, Silent: o.Log == nil, Now: o.Now}
+		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
+		PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr
+		if o.SMB {
+			cfg.SMBAddr = addr
+		}
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -95,7 +115,11 @@ func Start(o Options) (*Emulator, error) {
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}
-	return &Emulator{srv: srv}, nil
+	scheme := "http"
+	if o.CertFile != "" {
+		scheme = "https"
+	}
+	return &Emulator{srv: srv, scheme: scheme}, nil
 }
 
 // Handler returns the complete HTTP handler of a service, for in-process
@@ -105,7 +129,7 @@ func (e *Emulator) Handler(s Service) http.Handler { return e.srv.Handler(s) }
 // Endpoint returns the service URL including the account path segment,
 // e.g. "http://127.0.0.1:41234/devstoreaccount1".
 func (e *Emulator) Endpoint(s Service) string {
-	return fmt.Sprintf("http://%s/%s", e.host(s), Account)
+	return fmt.Sprintf("%s://%s/%s", e.scheme, e.host(s), Account)
 }
 
 // host is the host:port of a service's Endpoint: where it listens, or
@@ -125,11 +149,17 @@ func (e *Emulator) host(s Service) string {
 	return "127.0.0.1:10000"
 }
 
+// Addr returns the host:port a service listens on.
+func (e *Emulator) Addr(s Service) string { return e.srv.Addr(s) }
+
 // ConnectionString returns a connection string for all four services.
 func (e *Emulator) ConnectionString() string {
-	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
-		Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
+	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;FileEndpoint=%s;",
+		e.scheme, Account, Key, e.Endpoint(Blob), e.Endpoint(Queue), e.Endpoint(Table), e.Endpoint(File))
 }
+
+// SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
+func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 
 // Engine returns the storage engine.
 func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }

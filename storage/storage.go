@@ -27,6 +27,10 @@ var (
 	ErrClosed = errors.New("storage: engine closed")
 	// ErrReadOnly is returned by Set and Delete inside a View.
 	ErrReadOnly = errors.New("storage: write in read-only transaction")
+	// ErrUnavailable is returned (wrapped) by an engine on a database
+	// server it cannot reach for now; the caller may retry later. An
+	// Update failing with it may or may not have committed.
+	ErrUnavailable = errors.New("storage: database unavailable")
 )
 
 // Engine is an ordered key/value store with transactions and a chunk store.

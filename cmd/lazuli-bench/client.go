@@ -90,6 +90,7 @@ func (t *target) lookupPool(u *url.URL) *hostPool {
 	if u.Scheme == "https" {
 		p.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
 	}
+	p.spread = t.acct.Spread[u.Host]
 	t.others[key] = p
 	return p
 }
@@ -114,6 +115,10 @@ type hostPool struct {
 	host string // Host header
 	addr string // dial address
 	tls  *tls.Config
+	// spread, when set, replaces addr: each new connection dials the
+	// next of these (several instances serving one endpoint).
+	spread []string
+	dialed atomic.Uint64
 
 	mu   sync.Mutex
 	idle []*conn
@@ -188,7 +193,11 @@ func (p *hostPool) closeIdle() {
 // dial opens a connection (TCP_NODELAY is Go's default).
 func (p *hostPool) dial() (*conn, error) {
 	d := net.Dialer{Timeout: min(10*time.Second, p.t.timeout), KeepAlive: 30 * time.Second}
-	nc, err := d.Dial("tcp", p.addr)
+	addr := p.addr
+	if len(p.spread) > 0 {
+		addr = p.spread[(p.dialed.Add(1)-1)%uint64(len(p.spread))]
+	}
+	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,10 @@ type account struct {
 	Blob  *url.URL
 	Queue *url.URL
 	Table *url.URL
+	// Spread lists, per host of an endpoint given as several
+	// comma-separated URLs (instances behind no load balancer), the
+	// dial addresses its connections are spread over in turn.
+	Spread map[string][]string
 }
 
 // isConnStringKey reports whether k (lowercased) is a connection-string
@@ -101,6 +105,24 @@ func parseConnectionString(s string) (*account, error) {
 		dst  **url.URL
 	}{{"blob", &a.Blob}, {"queue", &a.Queue}, {"table", &a.Table}} {
 		raw := kv[svc.name+"endpoint"]
+		if first, rest, ok := strings.Cut(raw, ","); ok {
+			// Several instances: the first names the endpoint (Host
+			// header, path); connections go to each in turn.
+			raw = first
+			addrs := []string{}
+			for _, r := range append([]string{first}, strings.Split(rest, ",")...) {
+				u, err := url.Parse(strings.TrimSpace(r))
+				if err != nil || u.Host == "" || u.Port() == "" {
+					return nil, fmt.Errorf("connection string: bad %sEndpoint %q (several URLs need explicit ports)", svc.name, r)
+				}
+				addrs = append(addrs, u.Host)
+			}
+			if a.Spread == nil {
+				a.Spread = map[string][]string{}
+			}
+			u, _ := url.Parse(first)
+			a.Spread[u.Host] = addrs
+		}
 		if raw == "" {
 			raw = proto + "://" + a.Name + "." + svc.name + "." + suffix
 		}

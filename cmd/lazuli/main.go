@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,11 +17,13 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/server"
+	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 func main() {
@@ -60,84 +63,164 @@ func tuneGC() {
 	}
 }
 
-func env(name, def string) string {
-	if v, ok := os.LookupEnv("LAZULI_" + name); ok {
-		return v
-	}
-	return def
+// options are the parsed flags.
+type options struct {
+	blobHost  *string
+	blobPort  *int
+	queueHost *string
+	queuePort *int
+	tableHost *string
+	tablePort *int
+	fileHost  *string
+	filePort  *int
+	smbHost   *string
+	smbPort   *int
+	location  *string
+	inMemory  *bool
+	syncFlag  *bool
+	salvage   *bool
+	pgURL     *string
+	pgConns   *int
+	advertise *string
+	progress  *time.Duration
+	engine    *string
+	silent    *bool
+	debug     *string
+	loose     *bool
+	skipVer   *bool
+	strictVer *bool
+	cert      *string
+	key       *string
+	pwd       *string
+	oauth     *string
+	cpuProf   *string
+	httpSrv   *string
+	noProduct *bool
+	blobKA    *int
+	queueKA   *int
+	tableKA   *int
+	help      *bool
+	showVer   *bool
 }
 
-func envBool(name string) bool { return envBoolOr(name, false) }
-
-// envBoolOr reads a boolean variable, def when it is unset or not a boolean.
-func envBoolOr(name string, def bool) bool {
-	if b, err := strconv.ParseBool(env(name, "")); err == nil {
-		return b
-	}
-	return def
+// newFlags defines every flag; each also takes its default from
+// LAZULI_<FLAG> (applyEnv).
+func newFlags() (*flag.FlagSet, *options) {
+	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := &options{}
+	o.blobHost = fs.String("blobHost", "127.0.0.1", "Blob service listen address")
+	o.blobPort = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port)")
+	o.queueHost = fs.String("queueHost", "127.0.0.1", "Queue service listen address")
+	o.queuePort = fs.Int("queuePort", 10001, "Queue service port")
+	o.tableHost = fs.String("tableHost", "127.0.0.1", "Table service listen address")
+	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
+	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
+	o.filePort = fs.Int("filePort", 10003, "File service port")
+	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
+	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
+	o.location = fs.String("location", "lazuli-data", "data directory")
+	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
+	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
+	o.salvage = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
+	o.progress = fs.Duration("progressTimeout", 60*time.Second, "close a connection whose request body or response makes no progress for this `duration`")
+	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory) or postgres (everything in the PostgreSQL database of --postgres, which several instances may share); default: the one the directory holds")
+	o.pgURL = fs.String("postgres", "", "PostgreSQL connection `url` of --engine postgres (postgres://user:password@host:5432/db); its environment variable is LAZULI_POSTGRES_URL")
+	o.pgConns = fs.Int("postgresMaxConns", 0, "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
+	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
+	o.silent = fs.Bool("silent", false, "turn the access log off")
+	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
+	o.loose = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
+	o.skipVer = fs.Bool("skipApiVersionCheck", false, "accept any well-formed x-ms-version (the default)")
+	o.strictVer = fs.Bool("strictApiVersion", false, "reject x-ms-version values lazuli does not know")
+	o.cert = fs.String("cert", "", "serve HTTPS with this certificate `file`: PEM (with --key) or PFX/PKCS#12 (with --pwd)")
+	o.key = fs.String("key", "", "private key `file` (PEM) of --cert")
+	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
+	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
+	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
+	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
+	o.blobKA = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
+	o.queueKA = fs.Int("queueKeepAliveTimeout", 120, "`seconds` an idle kept-alive Queue connection stays open")
+	o.tableKA = fs.Int("tableKeepAliveTimeout", 120, "`seconds` an idle kept-alive Table connection stays open")
+	o.help = fs.Bool("help", false, "print this help and exit")
+	o.showVer = fs.Bool("version", false, "print the version and exit")
+	fs.Bool("disableTelemetry", false, "accepted for compatibility (lazuli collects no telemetry)")
+	fs.Int("extentMemoryLimit", -1, "accepted for compatibility and ignored (the reference emulator's limit, in `megabytes`, of in-memory blob bytes)")
+	fs.StringVar(o.location, "l", *o.location, "shorthand for --location")
+	fs.BoolVar(o.loose, "L", *o.loose, "shorthand for --loose")
+	fs.BoolVar(o.silent, "s", *o.silent, "shorthand for --silent")
+	fs.StringVar(o.debug, "d", *o.debug, "shorthand for --debug")
+	fs.BoolVar(o.help, "h", false, "shorthand for --help")
+	fs.BoolVar(o.showVer, "v", false, "shorthand for --version")
+	return fs, o
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	d, err := time.ParseDuration(env(name, def.String()))
-	if err != nil {
-		return def
+// smbAddr is the SMB listen address; a negative port turns SMB off.
+func smbAddr(host string, port int) string {
+	if port < 0 {
+		return ""
 	}
-	return d
-}
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(env(name, "")); err == nil {
-		return n
-	}
-	return def
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 func run(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lazuli", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		blobHost  = fs.String("blobHost", env("BLOB_HOST", "127.0.0.1"), "Blob service listen address")
-		blobPort  = fs.Int("blobPort", envInt("BLOB_PORT", 10000), "Blob service port (0 picks a free port)")
-		queueHost = fs.String("queueHost", env("QUEUE_HOST", "127.0.0.1"), "Queue service listen address")
-		queuePort = fs.Int("queuePort", envInt("QUEUE_PORT", 10001), "Queue service port")
-		tableHost = fs.String("tableHost", env("TABLE_HOST", "127.0.0.1"), "Table service listen address")
-		tablePort = fs.Int("tablePort", envInt("TABLE_PORT", 10002), "Table service port")
-		fileHost  = fs.String("fileHost", env("FILE_HOST", "127.0.0.1"), "File service listen address")
-		filePort  = fs.Int("filePort", envInt("FILE_PORT", 10003), "File service port")
-		location  = fs.String("location", env("LOCATION", server.DefaultLocation), "data directory")
-		inMemory  = fs.Bool("inMemoryPersistence", envBool("IN_MEMORY"), "keep all data in memory only")
-		syncFlag  = fs.Bool("sync", envBoolOr("SYNC", true), "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
-		salvage   = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
-		engine    = fs.String("engine", env("ENGINE", ""), "engine of the data directory: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory); default: the one the directory holds")
-		silent    = fs.Bool("silent", envBool("SILENT"), "turn the access log off")
-		debug     = fs.String("debug", env("DEBUG", ""), "write raw request and response headers to this file")
-		loose     = fs.Bool("loose", envBool("LOOSE"), "accept unsupported headers and parameters (lazuli always does)")
-		skipVer   = fs.Bool("skipApiVersionCheck", envBool("SKIP_API_VERSION_CHECK"), "accept any x-ms-version (the default)")
-		strictVer = fs.Bool("strictApiVersion", envBool("STRICT_API_VERSION"), "reject x-ms-version values lazuli does not know")
-		cert      = fs.String("cert", env("CERT", ""), "TLS certificate (PEM)")
-		key       = fs.String("key", env("KEY", ""), "TLS private key (PEM)")
-		pwd       = fs.String("pwd", env("PWD_PFX", ""), "PFX password (PFX certificates are not supported; use PEM)")
-		cpuProf   = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for performance work)")
-		httpSrv   = fs.String("httpServer", env("HTTP_SERVER", "h1"), "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
-		progress  = fs.Duration("progressTimeout", envDuration("PROGRESS_TIMEOUT", 60*time.Second), "close a connection whose request body or response makes no progress for this long")
-	)
-	fs.StringVar(location, "l", *location, "shorthand for --location")
-	fs.BoolVar(silent, "s", *silent, "shorthand for --silent")
-	fs.StringVar(debug, "d", *debug, "shorthand for --debug")
+	fs, o := newFlags()
 	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v (see lazuli --help)\n", err)
+		return 2
+	}
+	command, err := checkArgs(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v\n", err)
+		return 2
+	}
+	if *o.help || command == "help" {
+		usage(stderrOrStdout(stderr), fs)
+		return 0
+	}
+	if *o.showVer || command == "version" {
+		fmt.Fprintln(stderrOrStdout(stderr), versionString())
+		return 0
+	}
+	if err := applyEnv(fs, osLookup); err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v\n", err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, w := range warnIgnored(fs, osLookup) {
+		log.Warn(w)
+	}
 
-	if *pwd != "" {
-		log.Error("PFX certificates are not supported; pass a PEM --cert and --key")
+	if *o.cert == "" && (*o.key != "" || *o.pwd != "") {
+		log.Error("--key and --pwd belong to --cert: pass the certificate file with --cert")
 		return 2
 	}
-	if (*cert == "") != (*key == "") {
-		log.Error("--cert and --key go together")
+	switch *o.oauth {
+	case "":
+	case "basic":
+		if *o.cert == "" {
+			log.Error("--oauth basic needs HTTPS (bearer tokens are never accepted over plain HTTP): pass --cert (and --key or --pwd)")
+			return 2
+		}
+	default:
+		log.Error(fmt.Sprintf("--oauth %q is not a level lazuli knows; the only one is basic", *o.oauth))
 		return 2
 	}
-	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
+	for _, ka := range []struct {
+		name string
+		v    int
+	}{{"blobKeepAliveTimeout", *o.blobKA}, {"queueKeepAliveTimeout", *o.queueKA}, {"tableKeepAliveTimeout", *o.tableKA}} {
+		if ka.v <= 0 {
+			log.Error(fmt.Sprintf("--%s must be a positive number of seconds", ka.name))
+			return 2
+		}
+	}
+	accounts, warnings, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
+	if (*o.engine == server.EnginePostgres) != (*o.pgURL != "") {
+		log.Error("--engine postgres and --postgres <url> go together")
+		return 2
+	}
 	if err != nil {
 		log.Error("AZURITE_ACCOUNTS", "err", err)
 		return 2
@@ -145,42 +228,38 @@ func run(args []string, stderr io.Writer) int {
 	for _, w := range warnings {
 		log.Warn("AZURITE_ACCOUNTS", "warning", w)
 	}
-	var debugW io.Writer
-	if *debug != "" {
-		f, err := os.OpenFile(*debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			log.Error("debug log", "err", err)
-			return 2
-		}
-		defer f.Close()
-		debugW = f
+	// The debug file is opened once the listeners are bound (nothing is
+	// created on disk before); until then nothing can be written to it.
+	var debugW *lateFile
+	if *o.debug != "" {
+		debugW = &lateFile{}
 	}
-	_ = skipVer // accepting any well-formed version is already the default
-	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
-		if err != nil {
-			log.Error("cpuprofile", "err", err)
-			return 2
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Error("cpuprofile", "err", err)
-			return 2
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
-	}
+	_ = o.skipVer // accepting any well-formed version is already the default
 	cfg := server.Config{
-		Location: *location, InMemory: *inMemory, Sync: *syncFlag, Salvage: *salvage, EngineKind: *engine,
-		BlobAddr:  net.JoinHostPort(*blobHost, strconv.Itoa(*blobPort)),
-		QueueAddr: net.JoinHostPort(*queueHost, strconv.Itoa(*queuePort)),
-		TableAddr: net.JoinHostPort(*tableHost, strconv.Itoa(*tablePort)),
-		FileAddr:  net.JoinHostPort(*fileHost, strconv.Itoa(*filePort)),
-		Accounts:  accounts, Log: log, Silent: *silent, Debug: debugW,
-		StrictVersion: *strictVer && !*skipVer, Loose: *loose,
-		CertFile: *cert, KeyFile: *key,
-		HTTPServer: *httpSrv, ProgressTimeout: *progress,
+		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, Salvage: *o.salvage, EngineKind: *o.engine,
+		BlobAddr:  net.JoinHostPort(*o.blobHost, strconv.Itoa(*o.blobPort)),
+		QueueAddr: net.JoinHostPort(*o.queueHost, strconv.Itoa(*o.queuePort)),
+		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
+		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
+		SMBAddr:   smbAddr(*o.smbHost, *o.smbPort),
+		Accounts:  accounts, Log: log, Silent: *o.silent,
+		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
+		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
+		PathStyleOnly: *o.noProduct,
+		KeepAlive: map[auth.Service]time.Duration{
+			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
+			auth.Table: time.Duration(*o.tableKA) * time.Second},
+		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
+		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns,
+	}
+	if *o.advertise != "" {
+		cfg.Advertise = map[auth.Service]string{
+			auth.Blob: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.blobPort)), auth.Queue: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.queuePort)),
+			auth.Table: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.tablePort)), auth.File: net.JoinHostPort(*o.advertise, strconv.Itoa(*o.filePort)),
+		}
+	}
+	if debugW != nil {
+		cfg.Debug = debugW
 	}
 	// Catch the stop signals before the addresses are announced: a client
 	// that reads them may stop the server at once.
@@ -188,25 +267,58 @@ func run(args []string, stderr io.Writer) int {
 	defer stop()
 	srv, err := server.New(cfg)
 	if err != nil {
-		log.Error("start", "err", err)
+		log.Error("start: " + startAdvice(err))
 		return 1
 	}
+	if debugW != nil {
+		f, err := os.OpenFile(*o.debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Error("debug log", "err", err)
+			srv.Close()
+			return 2
+		}
+		defer f.Close()
+		debugW.f = f
+	}
+	if *o.cpuProf != "" {
+		f, err := os.Create(*o.cpuProf)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			log.Error("cpuprofile", "err", err)
+			srv.Close()
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	if err := srv.Start(); err != nil {
-		log.Error("start", "err", err)
+		log.Error("start: " + startAdvice(err))
 		srv.Close()
 		return 1
 	}
-	mode := "location=" + *location
-	if *engine != "" {
-		mode += " engine=" + *engine
+	mode := "location=" + *o.location
+	if *o.engine != "" {
+		mode += " engine=" + *o.engine
 	}
-	if *inMemory {
+	if *o.inMemory {
 		mode = "in-memory"
 	}
-	log.Info("lazuli ready", "storage", mode, "sync", *syncFlag,
-		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File))
-	fmt.Fprintf(stderr, "lazuli: blob %s queue %s table %s file %s\n",
+	if *o.engine == server.EnginePostgres {
+		mode = "engine=postgres"
+	}
+	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
+		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
+		"smb", srv.SMBAddr())
+	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
+	if srv.SMBAddr() != "" {
+		ready += " smb " + srv.SMBAddr()
+	}
+	fmt.Fprintln(stderr, ready)
 
 	<-ctx.Done()
 	log.Info("shutting down")
@@ -215,4 +327,47 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// stderrOrStdout: --help and --version print to standard output when run
+// from a terminal or a pipe (run's writer is standard error for the
+// server's log; tests pass their own writer).
+func stderrOrStdout(w io.Writer) io.Writer {
+	if w == io.Writer(os.Stderr) {
+		return os.Stdout
+	}
+	return w
+}
+
+// lateFile is the --debug writer, whose file is opened after the
+// listeners are bound.
+type lateFile struct{ f *os.File }
+
+func (l *lateFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+// listenFlags names the flags that set each service's port.
+var listenFlags = map[auth.Service]string{auth.Blob: "blobPort", auth.Queue: "queuePort", auth.Table: "tablePort", auth.File: "filePort"}
+
+// startAdvice turns a startup error into a message that says what to do.
+func startAdvice(err error) string {
+	var le *server.ListenError
+	if errors.As(err, &le) {
+		flagName := listenFlags[le.Service]
+		if errors.Is(le.Err, syscall.EADDRINUSE) {
+			return fmt.Sprintf("the %s address %s is already in use (another lazuli or emulator?); stop that process or pick another port with --%s (or %s; 0 picks a free one)",
+				le.Service, le.Addr, flagName, envName(flagName))
+		}
+		return fmt.Sprintf("cannot listen on %s for the %s service (%v); change --%s or --%s", le.Addr, le.Service, le.Err,
+			strings.Replace(flagName, "Port", "Host", 1), flagName)
+	}
+	var locked *filestore.LockedError
+	if errors.As(err, &locked) {
+		return err.Error() + "; stop that process or give this one another data directory with --location (or --inMemoryPersistence)"
+	}
+	return err.Error()
 }

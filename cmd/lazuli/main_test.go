@@ -41,7 +41,7 @@ func buildLazuli(t *testing.T) string {
 	return builtBinary
 }
 
-var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)$`)
+var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)(?: smb \S+)?$`)
 
 // startLazuli runs the binary and returns the four listen addresses.
 func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string) {
@@ -74,7 +74,7 @@ func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string)
 func TestPortZeroAndAzureErrorsAndCleanShutdown(t *testing.T) {
 	bin := buildLazuli(t)
 	cmd, addrs := startLazuli(t, bin, "--inMemoryPersistence", "--blobPort", "0", "--queuePort", "0",
-		"--tablePort", "0", "--filePort", "0", "--silent")
+		"--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	for _, a := range addrs {
 		if strings.HasSuffix(a, ":0") {
 			t.Fatalf("port 0 was not resolved: %v", addrs)

@@ -399,8 +399,8 @@ func TestServicePropertiesAndCORS(t *testing.T) {
 		svc := client(t, tg)
 		_, err := svc.SetProperties(ctx, &service.SetPropertiesOptions{
 			HourMetrics: &service.Metrics{Enabled: ptr(true), IncludeAPIs: ptr(true), RetentionPolicy: &service.RetentionPolicy{Enabled: ptr(true), Days: ptr(int32(3))}},
-			CORS: []*service.CORSRule{{AllowedOrigins: ptr("http://example.com"), AllowedMethods: ptr("GET,PUT"), AllowedHeaders: ptr("x-ms-*"), ExposedHeaders: ptr("x-ms-*"), MaxAgeInSeconds: ptr(int32(60))}},
-			Protocol:   &service.ProtocolSettings{Smb: &service.SMBSettings{Multichannel: &service.SMBMultichannel{Enabled: ptr(true)}}},
+			CORS:        []*service.CORSRule{{AllowedOrigins: ptr("http://example.com"), AllowedMethods: ptr("GET,PUT"), AllowedHeaders: ptr("x-ms-*"), ExposedHeaders: ptr("x-ms-*"), MaxAgeInSeconds: ptr(int32(60))}},
+			Protocol:    &service.ProtocolSettings{Smb: &service.SMBSettings{Multichannel: &service.SMBMultichannel{Enabled: ptr(true)}}},
 		})
 		must(t, err)
 		p, err := svc.GetProperties(ctx, nil)

@@ -10,6 +10,11 @@
 //	log-tcp       log engine over TCP
 //	sqlite-inproc SQLite engine in-process
 //	sqlite-tcp    SQLite engine over TCP
+//	postgres-inproc  postgres engine (a throw-away PostgreSQL, or the one at
+//	              LAZULI_TEST_POSTGRES_URL) in-process
+//	postgres-tcp  postgres engine over TCP
+//	postgres3-tcp three lazuli instances on one PostgreSQL database, every
+//	              request sent to the next instance in turn
 //	remote        the endpoint in LAZULI_REMOTE_CONNECTION_STRING (for example
 //	              the reference emulator), to settle what it does
 //
@@ -35,6 +40,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/lazuli-storage/lazuli/emulator"
+	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
 )
 
 // DefaultTargets is used when LAZULI_TARGETS is empty.
@@ -97,12 +103,18 @@ func Start(t testing.TB, name string) *Target {
 	if name == "remote" {
 		return remote(t)
 	}
+	if name == "postgres3-tcp" {
+		return cluster(t, name, 3)
+	}
 	engine, transport, ok := strings.Cut(name, "-")
-	if !ok || (engine != "mem" && engine != "log" && engine != "sqlite") || (transport != "inproc" && transport != "tcp") {
+	if !ok || (engine != "mem" && engine != "log" && engine != "sqlite" && engine != "postgres") || (transport != "inproc" && transport != "tcp") {
 		t.Fatalf("unknown target %q", name)
 	}
 	opts := emulator.Options{InMemory: engine == "mem", NoListen: transport == "inproc"}
-	if engine != "mem" {
+	switch engine {
+	case "postgres":
+		opts.EngineKind, opts.PostgresURL = engine, pgtest.NewDatabase(t)
+	case "log", "sqlite":
 		opts.Dir, opts.EngineKind = t.TempDir(), engine
 	}
 	emu, err := emulator.Start(opts)

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/auth/bearer"
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 )
 
@@ -46,20 +47,13 @@ type Account struct {
 }
 
 // ParseAccounts parses the AZURITE_ACCOUNTS form
-// "name1:key1[:key2];name2:key1" (keys base64, read as leniently as the
-// reference emulator reads them; see ParseAccountsWarn).
-func ParseAccounts(s string) ([]Account, error) {
-	accs, _, err := ParseAccountsWarn(s)
-	return accs, err
-}
-
-// ParseAccountsWarn is ParseAccounts that also returns one warning per
-// key that is not strict base64. Such keys are decoded the way Node.js
-// decodes base64, as the reference emulator does, because its users'
-// scripts carry keys like that: the standard and URL-safe alphabets both
-// count, any other character is skipped, the first "=" ends the key, and
-// left-over bits are dropped.
-func ParseAccountsWarn(s string) ([]Account, []string, error) {
+// "name1:key1[:key2];name2:key1" (keys base64) and returns one warning
+// per key that is not strict base64. Such keys are decoded the way
+// Node.js decodes base64, as the reference emulator does, because its
+// users' scripts carry keys like that: the standard and URL-safe
+// alphabets both count, any other character is skipped, the first "="
+// ends the key, and left-over bits are dropped.
+func ParseAccounts(s string) ([]Account, []string, error) {
 	var out []Account
 	var warnings []string
 	for _, part := range strings.Split(s, ";") {
@@ -138,6 +132,8 @@ const (
 	SharedKeyLite
 	AccountSAS
 	ServiceSAS
+	// Bearer is an Azure AD token (with Config.OAuth only).
+	Bearer
 )
 
 // Identity is the outcome of Authenticate.
@@ -148,6 +144,8 @@ type Identity struct {
 	// ServiceSAS); its signature is verified by Authorize, which knows the
 	// resource the request addresses.
 	SAS *SASParams
+	// Token holds the claims of a Bearer request.
+	Token *bearer.Claims
 }
 
 // Config configures an Authenticator.
@@ -159,6 +157,9 @@ type Config struct {
 	Debug bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OAuth accepts Azure AD bearer tokens over HTTPS (package bearer
+	// says which) and, with them, user delegation keys and SAS.
+	OAuth bool
 }
 
 // Authenticator verifies requests against the configured accounts.
@@ -167,6 +168,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	debug    bool
 	now      func() time.Time
+	oauth    bool
 	macs     macs // keyed HMAC states of the accounts' keys
 	// lastDate is the request date parsed last (see checkDate).
 	lastDate atomic.Pointer[parsedDate]
@@ -174,7 +176,7 @@ type Authenticator struct {
 
 // New returns an Authenticator. The development account is always present.
 func New(cfg Config) *Authenticator {
-	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now}
+	a := &Authenticator{accounts: map[string]Account{}, log: cfg.Log, debug: cfg.Debug, now: cfg.Now, oauth: cfg.OAuth}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

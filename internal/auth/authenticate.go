@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/auth/bearer"
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -53,6 +54,9 @@ func (a *Authenticator) Authenticate(r *http.Request, svc Service, account strin
 	if vals := r.Header.Values("Authorization"); len(vals) > 1 || (len(vals) == 1 && strings.TrimSpace(vals[0]) != "") {
 		if len(vals) > 1 {
 			return nil, invalidAuthInfo("The Authorization header appears more than once.")
+		}
+		if scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " "); scheme == "Bearer" && a.oauth {
+			return a.bearerToken(r, svc, account, known, strings.TrimSpace(token))
 		}
 		return a.sharedKey(r, svc, account, acc, known, vals[0])
 	}
@@ -186,7 +190,12 @@ func (a *Authenticator) parseSAS(r *http.Request, acc Account, q url.Values) (*I
 		return nil, sasError(err)
 	}
 	if v.UserDelegation {
-		return nil, authFailed("User delegation SAS needs Azure AD, which this server does not have; use an account or service SAS.")
+		if !a.oauth {
+			return nil, authFailed("A user delegation SAS is signed with a key from Get User Delegation Key, which needs OAuth; this server runs without it (start it with --oauth basic).")
+		}
+		if v.IsAccount() {
+			return nil, authFailed("An account SAS cannot carry a user delegation key (skoid).")
+		}
 	}
 	p := &SASParams{Raw: map[string]string{}, Values: v}
 	for k, vs := range q {
@@ -241,4 +250,36 @@ func invalidAuthInfo(detail string) *azerr.Error {
 
 func unknownAccount(account string) *azerr.Error {
 	return authFailed(fmt.Sprintf("The account %s does not exist on this server.", account))
+}
+
+// bearerToken authenticates an Azure AD access token (Config.OAuth): only
+// over HTTPS, and the token must pass bearer.Check for the service and
+// account the request addresses. A refused token answers 401
+// InvalidAuthenticationInfo with a WWW-Authenticate challenge, as Azure
+// does.
+func (a *Authenticator) bearerToken(r *http.Request, svc Service, account string, known bool, token string) (*Identity, error) {
+	if r.TLS == nil {
+		return nil, authFailed("Authentication scheme Bearer is not allowed with HTTP.")
+	}
+	if !known {
+		return nil, unknownAccount(account)
+	}
+	claims, err := bearer.Parse(token)
+	if err == nil {
+		err = bearer.Check(claims, svc.String(), account, a.now())
+	}
+	if err != nil {
+		tenant := "common"
+		if claims != nil && claims.TenantID != "" {
+			tenant = claims.TenantID
+		}
+		detail := err.Error()
+		if e, ok := err.(*bearer.Error); ok {
+			detail = e.Detail
+		}
+		return nil, azerr.Newf("InvalidAuthenticationInfo", "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.").
+			WithStatus(http.StatusUnauthorized).WithDetail("AuthenticationErrorDetail", detail).
+			WithHeader("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+tenant+"/oauth2/authorize resource_id=https://storage.azure.com")
+	}
+	return &Identity{Kind: Bearer, Account: account, Token: claims}, nil
 }

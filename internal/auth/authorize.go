@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
@@ -33,7 +34,7 @@ func (a *Authenticator) Authorize(id *Identity, r *http.Request, need Access) er
 		id = &Identity{Kind: Anonymous}
 	}
 	switch id.Kind {
-	case SharedKey, SharedKeyLite:
+	case SharedKey, SharedKeyLite, Bearer:
 		return nil
 	case AccountSAS:
 		if id.SAS == nil || id.SAS.Values == nil {
@@ -151,8 +152,11 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		}
 	}
 	canonical := sas.CanonicalizedResource(svc, v.Version, acc.Name, container, object)
-	candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp)
-	if !a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
+	if v.UserDelegation {
+		if err := a.checkUserDelegation(acc, v, r, need.Service, canonical, timestamp); err != nil {
+			return err
+		}
+	} else if candidates := sas.ServiceStringsToSign(svc, canonical, v, timestamp); !a.macs.anyMatches(acc.Keys, candidates, v.Signature) {
 		a.logSAS(r, acc.Name, "service", candidates[0])
 		return sigMismatch(candidates[0])
 	}
@@ -289,4 +293,49 @@ func directoryPrefix(name string, depth int) string {
 		segs = segs[:depth]
 	}
 	return strings.Join(segs, "/")
+}
+
+// checkUserDelegation verifies the signature of a user delegation SAS: the
+// key it was signed with is derived again (sas.UserDelegationKey) from the
+// account's keys and the skoid, sktid, skt, ske, sks and skv it carries,
+// and must be valid now. Such a SAS exists for Blob only and never names a
+// stored access policy.
+func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.Request, svc Service, canonical, timestamp string) error {
+	if svc != Blob {
+		return authFailed("A user delegation SAS is only accepted by the Blob service.")
+	}
+	if v.Identifier != "" {
+		return authFailed("A user delegation SAS cannot use a stored access policy (si).")
+	}
+	if v.RequestHeaders != "" || v.RequestQuery != "" {
+		return authFailed("Signed request headers and query parameters (srh, srq) are not supported.")
+	}
+	for _, f := range []struct{ name, value string }{{"sktid", v.KeyTID}, {"skt", v.KeyStart}, {"ske", v.KeyExpiry}, {"sks", v.KeyService}, {"skv", v.KeyVersion}} {
+		if f.value == "" {
+			return authFailed(f.name + " is mandatory for a user delegation SAS. Cannot be empty")
+		}
+	}
+	if v.KeyService != "b" {
+		return authFailed(fmt.Sprintf("sks '%s' is not the Blob service (b).", v.KeyService))
+	}
+	start, err1 := sas.ParseTime(v.KeyStart)
+	expiry, err2 := sas.ParseTime(v.KeyExpiry)
+	if err1 != nil || err2 != nil {
+		return authFailed("skt and ske must be ISO 8601 UTC times.")
+	}
+	if now := a.now(); now.Before(start) || now.After(expiry) {
+		return authFailed(fmt.Sprintf("The user delegation key is not valid in the specified time frame: Start [%s] - Expiry [%s] - Current [%s]",
+			httpTime(start), httpTime(expiry), httpTime(now)))
+	}
+	candidates := sas.UserDelegationStringsToSign(canonical, v, timestamp, "", "")
+	for _, key := range acc.Keys {
+		udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion)
+		for _, sts := range candidates {
+			if sharedkey.SignatureMatches(udk, sts, v.Signature) {
+				return nil
+			}
+		}
+	}
+	a.logSAS(r, acc.Name, "user delegation", candidates[0])
+	return sigMismatch(candidates[0])
 }

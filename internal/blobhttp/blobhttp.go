@@ -138,6 +138,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 			return h.findBlobs(rq, "")
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return h.serviceStats(rq)
+		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
+			return h.getUserDelegationKey(rq)
 		case comp == "batch" && m == http.MethodPost:
 			return h.batch(rq)
 		}

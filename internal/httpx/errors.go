@@ -10,6 +10,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/redact"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // WriteError renders err as the Azure error of the request's service: XML
@@ -23,6 +24,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			// The client went away; nobody reads this response.
 			e = azerr.New("OperationTimedOut")
+		} else if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrConflict) {
+			// The database is out of reach for now, or contention
+			// outlasted the engine's retries: the client may retry.
+			e = azerr.New("ServerBusy")
 		} else {
 			log := info.log
 			if log == nil {

@@ -76,6 +76,9 @@ type Options struct {
 	Loose bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, whatever the host name.
+	PathStyleOnly bool
 }
 
 // Wrap puts the shared plumbing around a service handler.
@@ -122,6 +125,13 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				}
 			}
 			if !o.Silent {
+				if info.Operation == "" {
+					path := info.Path
+					if info.Account == "" {
+						_, path, _ = splitAccount(r, o.PathStyleOnly)
+					}
+					info.Operation = RequestShape(r, path)
+				}
 				o.Log.Info("request",
 					"service", svc.String(), "op", info.Operation, "method", r.Method,
 					"account", info.Account, "path", info.Path, "status", rw.status,
@@ -156,7 +166,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			return
 		}
 
-		account, path, ok := splitAccount(r)
+		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
 			WriteError(rw, r, azerr.New("InvalidUri"))
 			return
@@ -232,8 +242,9 @@ func KnownVersion(v string) bool {
 
 // splitAccount finds the account: the first path segment for path-style
 // URLs (IP hosts, localhost and other non-account hosts), else the first
-// DNS label of the host. The "-secondary" suffix is stripped.
-func splitAccount(r *http.Request) (account, rest string, ok bool) {
+// DNS label of the host (unless pathOnly). The "-secondary" suffix is
+// stripped.
+func splitAccount(r *http.Request, pathOnly bool) (account, rest string, ok bool) {
 	p := r.URL.EscapedPath()
 	p = strings.TrimPrefix(p, "/")
 	host := r.Host
@@ -242,7 +253,7 @@ func splitAccount(r *http.Request) (account, rest string, ok bool) {
 	}
 	host = strings.Trim(host, "[]")
 	// "localhost" is path-style; "devstoreaccount1.blob.localhost" is host-style.
-	pathStyle := host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
+	pathStyle := pathOnly || host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
 		host == "host.docker.internal"
 	if pathStyle {
 		seg, after, _ := strings.Cut(p, "/")
@@ -323,4 +334,26 @@ func repeatedHeader(h http.Header) (string, bool) {
 		return k, true
 	}
 	return "", false
+}
+
+// RequestShape names a request that no operation claimed (refused before
+// routing, or matching no operation) for the access log: the method, how
+// deep the path goes and the comp or restype parameter, e.g.
+// "PUT object?comp=block" or "GET service?comp=properties".
+func RequestShape(r *http.Request, path string) string {
+	level := "service"
+	if path = strings.Trim(path, "/"); path != "" {
+		level = "container"
+		if strings.Contains(path, "/") {
+			level = "object"
+		}
+	}
+	out := r.Method + " " + level
+	q := r.URL.Query()
+	if c := q.Get("comp"); c != "" {
+		out += "?comp=" + c
+	} else if rt := q.Get("restype"); rt != "" {
+		out += "?restype=" + rt
+	}
+	return out
 }

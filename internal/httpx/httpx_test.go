@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -192,5 +193,29 @@ func TestDebugLogRedactsCredentials(t *testing.T) {
 	out := log.String()
 	if strings.Contains(out, "SECRET") || !strings.Contains(out, "sig=REDACTED") || !strings.Contains(out, "devstoreaccount1:REDACTED") {
 		t.Fatalf("debug log leaks a credential:\n%s", out)
+	}
+}
+
+// TestPathStyleOnly: with PathStyleOnly (--disableProductStyleUrl) the
+// account is the first path segment even under an account-like host name.
+func TestPathStyleOnly(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://myacct.blob.localhost:10000/devstoreaccount1/c/b", nil)
+	rec := httptest.NewRecorder()
+	Wrap(auth.Blob, http.HandlerFunc(ok), Options{PathStyleOnly: true}).ServeHTTP(rec, req)
+	if body := rec.Body.String(); body != "devstoreaccount1|c/b" {
+		t.Fatalf("got %q", body)
+	}
+}
+
+// TestRefusedRequestsAreNamedInTheAccessLog: a request refused before any
+// operation claims it still carries an operation in the access log.
+func TestRefusedRequestsAreNamedInTheAccessLog(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	req := httptest.NewRequest("PUT", "http://127.0.0.1:10000/devstoreaccount1/c/b?comp=block&blockid=x", nil)
+	req.Header.Set("x-ms-version", "not-a-version")
+	Wrap(auth.Blob, http.HandlerFunc(ok), Options{Log: log}).ServeHTTP(httptest.NewRecorder(), req)
+	if !strings.Contains(buf.String(), `op="PUT object?comp=block"`) {
+		t.Fatalf("access log: %s", buf.String())
 	}
 }

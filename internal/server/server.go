@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -22,14 +23,19 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+	"github.com/lazuli-storage/lazuli/internal/smbfile"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
+	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/chunkgc"
 	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/storage/pgstore"
 	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
@@ -54,6 +60,9 @@ type Config struct {
 	// Addresses per service as host:port; port 0 picks a free port. An
 	// empty address disables the listener.
 	BlobAddr, QueueAddr, TableAddr, FileAddr string
+	// SMBAddr is the SMB listener of the File service's shares (host:port,
+	// port 0 picks a free port; empty disables it).
+	SMBAddr string
 
 	Accounts      []auth.Account
 	Log           *slog.Logger
@@ -62,8 +71,17 @@ type Config struct {
 	StrictVersion bool
 	Loose         bool
 
-	// TLS certificate and key (PEM files). Empty means plain HTTP.
-	CertFile, KeyFile string
+	// TLS certificate and key (PEM files), or a PFX certificate file with
+	// CertPassword and no KeyFile. Empty means plain HTTP.
+	CertFile, KeyFile, CertPassword string
+	// OAuth accepts Azure AD bearer tokens (needs TLS); see auth.Config.
+	OAuth bool
+	// PathStyleOnly takes the account from the first path segment of every
+	// request, never from the host name.
+	PathStyleOnly bool
+	// KeepAlive is how long an idle kept-alive connection of a service
+	// stays open (zero: the HTTP server's default).
+	KeepAlive map[auth.Service]time.Duration
 
 	// Engine overrides the engine chosen from InMemory/Location (tests).
 	Engine storage.Engine
@@ -73,10 +91,26 @@ type Config struct {
 	// ChunkGCInterval is the time between chunk collections (zero: the
 	// default of package chunkgc). Unreferenced chunks go within two
 	// intervals of the end of the requests in flight when they were
-	// found. ChunkGCGrace plays no part: the server knows its requests.
-	ChunkGCInterval time.Duration
+	// found. ChunkGCGrace plays no part then: the server knows its requests.
+	// With the postgres engine other instances' requests are unknown, and
+	// a chunk goes only once it has been unreferenced for ChunkGCGrace
+	// (zero: chunkgc.DefaultGrace), by the database's clock.
+	ChunkGCGrace, ChunkGCInterval time.Duration
 	// Now overrides the clock (tests).
+	// With the postgres engine it is the instance's own clock, which the
+	// engine corrects against the database's (pgstore.Store.Now), so every
+	// instance decides times by one clock.
 	Now func() time.Time
+
+	// PostgresURL is the database of the postgres engine (EngineKind
+	// EnginePostgres); PostgresMaxConns bounds its connection pool (0:
+	// the driver's default).
+	PostgresURL      string
+	PostgresMaxConns int
+	// Advertise names, per service, the host:port that URLs in responses
+	// carry instead of the listener's address: the load balancer's, when
+	// several instances serve one database behind it.
+	Advertise map[auth.Service]string
 	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
 	// own (internal/h1), "std" for net/http's.
 	HTTPServer string
@@ -95,7 +129,10 @@ type Server struct {
 	servers  []httpServer
 	addrs    map[auth.Service]string
 	tls      bool
-	wg       sync.WaitGroup
+	// listeners are bound by New, before anything is created on disk.
+	listeners map[auth.Service]net.Listener
+	recovered Recovered
+	wg        sync.WaitGroup
 	// workers are the background workers of the services (purges) and
 	// the chunk collector: Start runs them, Close stops them.
 	workers     []func(context.Context) error
@@ -104,7 +141,10 @@ type Server struct {
 	activity    chunkgc.Activity // requests in flight, for the chunk collector
 	// budget bounds the request head bytes all listeners hold before
 	// their handlers run.
-	budget *h1.Budget
+	budget   *h1.Budget
+	smb      *smb.Server
+	smbFiles *file.Service
+	smbAddr  string
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -118,9 +158,27 @@ func New(cfg Config) (*Server, error) {
 	// Every service that stores chunks reports them to the collector.
 	cfg.ChunkMarkers = append([]storage.ChunkMarker{blob.MarkChunks, file.MarkChunks}, cfg.ChunkMarkers...)
 	s := &Server{cfg: cfg, addrs: map[auth.Service]string{}, tls: cfg.CertFile != "", budget: h1.NewBudget(h1.DefaultHeaderBudget)}
+	if cfg.OAuth && !s.tls {
+		return nil, errors.New("OAuth needs HTTPS: give a certificate")
+	}
+	// Bind first: a port in use must not leave a new data directory
+	// behind, and the engine's recovery should not run for nothing.
+	if err := s.bind(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
 	switch {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
+	case cfg.EngineKind == EnginePostgres:
+		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
+			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		s.engine, s.ownsEng = pg, true
+		cfg.Now = pg.Now
+		s.cfg.Now = pg.Now
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -129,22 +187,25 @@ func New(cfg Config) (*Server, error) {
 			dir = DefaultLocation
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			s.closeListeners()
 			return nil, err
 		}
 		eng, err := openEngine(filepath.Clean(dir), cfg)
 		if err != nil {
+			s.closeListeners()
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
 		s.engine, s.ownsEng = eng, true
+		s.logRecovered(dir, time.Since(started))
 	}
-	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now})
+	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
 	var debug io.Writer
 	if cfg.Debug != nil {
 		// The four services write their debug dumps to one writer.
 		debug = &lockedWriter{w: cfg.Debug}
 	}
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: debug,
-		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now}
+		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
@@ -155,6 +216,21 @@ func New(cfg Config) (*Server, error) {
 		auth.Queue: mk(auth.Queue, queuehttp.New),
 		auth.Table: mk(auth.Table, tablehttp.New),
 		auth.File:  mk(auth.File, filehttp.New),
+	}
+	if cfg.SMBAddr != "" {
+		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles), Log: cfg.Log, Now: cfg.Now,
+			Passwords: func(user string) ([]string, bool) {
+				acc, ok := authn.Account(user)
+				if !ok {
+					return nil, false
+				}
+				keys := make([]string, len(acc.Keys))
+				for i, k := range acc.Keys {
+					keys[i] = base64.StdEncoding.EncodeToString(k)
+				}
+				return keys, true
+			}})
 	}
 	return s, nil
 }
@@ -168,6 +244,9 @@ const (
 	// EngineSQLite keeps the keys in a SQLite database in the directory
 	// (sqlitestore): for data larger than memory.
 	EngineSQLite = "sqlite"
+	// EnginePostgres keeps everything in a PostgreSQL database
+	// (pgstore) that several instances may share; no data directory.
+	EnginePostgres = "postgres"
 )
 
 // openEngine opens the engine of the data directory dir.
@@ -218,7 +297,10 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 		if s.tls {
 			scheme = "https"
 		}
-		addr := s.addrs[svc]
+		addr := s.cfg.Advertise[svc]
+		if addr == "" {
+			addr = s.addrs[svc]
+		}
 		if addr == "" {
 			addr = "127.0.0.1"
 		}
@@ -226,16 +308,30 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 	}
 }
 
-// Start listens on every configured address and serves in the background.
-func (s *Server) Start() error {
+// ListenError is a service address that could not be bound.
+type ListenError struct {
+	Service auth.Service
+	Addr    string
+	Err     error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s service: listen on %s: %v", e.Service, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// bind loads the certificate and binds every configured address.
+func (s *Server) bind() error {
 	var tlsCfg *tls.Config
 	if s.tls {
-		cert, err := tls.LoadX509KeyPair(s.cfg.CertFile, s.cfg.KeyFile)
+		cert, err := tlscert.Load(s.cfg.CertFile, s.cfg.KeyFile, s.cfg.CertPassword)
 		if err != nil {
-			return fmt.Errorf("load certificate: %w", err)
+			return err
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
+	s.listeners = map[auth.Service]net.Listener{}
 	for _, l := range []struct {
 		svc  auth.Service
 		addr string
@@ -245,8 +341,8 @@ func (s *Server) Start() error {
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			s.Close()
-			return fmt.Errorf("%s service: %w", l.svc, err)
+			s.closeListeners()
+			return &ListenError{Service: l.svc, Addr: l.addr, Err: err}
 		}
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
@@ -257,8 +353,32 @@ func (s *Server) Start() error {
 			// itself).
 			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
 		}
+		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
-		srv, err := s.newHTTPServer(s.handlers[l.svc])
+	}
+	return nil
+}
+
+// closeListeners closes the listeners bound by bind and not yet served.
+func (s *Server) closeListeners() {
+	for svc, ln := range s.listeners {
+		ln.Close()
+		delete(s.listeners, svc)
+	}
+}
+
+// Start serves every bound address in the background.
+func (s *Server) Start() error {
+	for _, l := range []struct {
+		svc  auth.Service
+		addr string
+	}{{auth.Blob, s.cfg.BlobAddr}, {auth.Queue, s.cfg.QueueAddr}, {auth.Table, s.cfg.TableAddr}, {auth.File, s.cfg.FileAddr}} {
+		ln := s.listeners[l.svc]
+		if ln == nil {
+			continue
+		}
+		delete(s.listeners, l.svc)
+		srv, err := s.newHTTPServer(s.handlers[l.svc], s.cfg.KeepAlive[l.svc])
 		if err != nil {
 			ln.Close()
 			s.Close()
@@ -274,11 +394,22 @@ func (s *Server) Start() error {
 		}()
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
+	if s.smb != nil {
+		if err := s.startSMB(); err != nil {
+			s.Close()
+			return err
+		}
+	}
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
-				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, chunkgc.DefaultGrace)
-				c.Activity = &s.activity
+				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace)
+				if _, shared := s.engine.(*pgstore.Store); shared {
+					// Other instances may be mid-upload: wait out the grace.
+					c.Now = s.cfg.Now // the database's clock, like the chunks' write times
+				} else {
+					c.Activity = &s.activity
+				}
 				c.Run(ctx, s.cfg.ChunkGCInterval, s.cfg.Log)
 				return nil
 			})
@@ -309,14 +440,17 @@ type httpServer interface {
 	Close() error
 }
 
-func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
+func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, error) {
 	errLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+	if idle <= 0 {
+		idle = 120 * time.Second
+	}
 	switch s.cfg.HTTPServer {
 	case "", "h1":
-		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
 			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
 	case "std":
-		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes,
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes, IdleTimeout: idle,
 			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
 				budgetState(c, st)
 				s.conns.track(c, st)
@@ -325,12 +459,42 @@ func (s *Server) newHTTPServer(h http.Handler) (httpServer, error) {
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
 }
 
+// startSMB releases the handles an earlier process left (no SMB
+// connection survives a restart) and serves SMB.
+func (s *Server) startSMB() error {
+	// With the postgres engine other instances' handles live in the same
+	// database: they are not this process's to release.
+	if _, shared := s.engine.(*pgstore.Store); !shared {
+		if err := s.smbFiles.CloseAllHandles(context.Background()); err != nil {
+			return fmt.Errorf("smb: release old handles: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", s.cfg.SMBAddr)
+	if err != nil {
+		return fmt.Errorf("smb: %w", err)
+	}
+	s.smbAddr = ln.Addr().String()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.smb.Serve(ln); err != nil && !errors.Is(err, smb.ErrServerClosed) {
+			s.cfg.Log.Error("serve", "service", "smb", "err", err)
+		}
+	}()
+	s.cfg.Log.Info("listening", "service", "smb", "address", s.smbAddr)
+	return nil
+}
+
+// SMBAddr returns the address SMB listens on (after Start; "" if off).
+func (s *Server) SMBAddr() string { return s.smbAddr }
+
 // Addr returns the address a service listens on (after Start).
 func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 
 // Close stops the listeners, waits for requests in flight, and closes the
 // engine.
 func (s *Server) Close() error {
+	s.closeListeners()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan struct{})
@@ -350,6 +514,9 @@ func (s *Server) Close() error {
 		srv.Close()
 	}
 	<-shut
+	if s.smb != nil {
+		s.smb.Close()
+	}
 	s.wg.Wait()
 	if s.stopWorkers != nil {
 		s.stopWorkers()

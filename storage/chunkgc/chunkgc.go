@@ -85,10 +85,13 @@ type pass struct {
 	gen uint64 // Activity's generation; operations of it and older were in flight
 }
 
-// New returns a collector for engine's chunk store. grace must exceed the
-// longest request; markers must together report every chunk any service
-// references.
+// New returns a collector for engine's chunk store. grace (zero:
+// DefaultGrace) must exceed the longest request; markers must together
+// report every chunk any service references.
 func New(engine storage.Engine, markers []storage.ChunkMarker, grace time.Duration) *Collector {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	return &Collector{
 		engine:            engine,
 		markers:           markers,

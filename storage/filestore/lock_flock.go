@@ -4,8 +4,9 @@ package filestore
 
 import (
 	"errors"
-	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -13,7 +14,8 @@ import (
 // need be) so that two processes never serve the same data directory (the
 // second would, among other things, remove the first one's chunk uploads in
 // progress). The kernel drops the lock when the process dies, however it
-// dies.
+// dies. The holder's process id is written into the file, so that a
+// second process can say who holds it (LockedError).
 func LockDir(path string) (unlock func() error, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -27,9 +29,16 @@ func LockDir(path string) (unlock func() error, err error) {
 		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("data directory of %s is in use by another process", path)
+			pid := 0
+			if b, err := os.ReadFile(path); err == nil {
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			return nil, &LockedError{Path: path, PID: pid}
 		}
 		return nil, err
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f.Close, nil
 }

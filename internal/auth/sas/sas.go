@@ -52,9 +52,16 @@ type Values struct {
 	CacheControl, ContentDisposition, ContentEncoding, ContentLanguage, ContentType string // rscc rscd rsce rscl rsct
 
 	// UserDelegation is set when the SAS carries a user delegation key
-	// (skoid and friends); such signatures need Azure AD and cannot be
-	// verified with an account key.
+	// (skoid); it is signed with that key, not the account key.
 	UserDelegation bool
+	// The user delegation key the SAS was signed with and the identities
+	// it names (user delegation SAS only).
+	KeyOID, KeyTID, KeyStart, KeyExpiry, KeyService, KeyVersion string // skoid sktid skt ske sks skv
+	AuthorizedOID, UnauthorizedOID, CorrelationID               string // saoid suoid scid
+	DelegatedUserTID, DelegatedUserOID                          string // skdutid sduoid
+	// RequestHeaders and RequestQuery are the names of request headers
+	// and query parameters the SAS binds (srh, srq).
+	RequestHeaders, RequestQuery string
 
 	// StartTime and ExpiryTime are Start and Expiry parsed; zero when
 	// absent.
@@ -116,6 +123,19 @@ func Parse(q url.Values) (*Values, error) {
 		ContentLanguage:    get("rscl"),
 		ContentType:        get("rsct"),
 		UserDelegation:     get("skoid") != "",
+		KeyOID:             get("skoid"),
+		KeyTID:             get("sktid"),
+		KeyStart:           get("skt"),
+		KeyExpiry:          get("ske"),
+		KeyService:         get("sks"),
+		KeyVersion:         get("skv"),
+		AuthorizedOID:      get("saoid"),
+		UnauthorizedOID:    get("suoid"),
+		CorrelationID:      get("scid"),
+		DelegatedUserTID:   get("skdutid"),
+		DelegatedUserOID:   get("sduoid"),
+		RequestHeaders:     get("srh"),
+		RequestQuery:       get("srq"),
 	}
 	// A SAS parameter given twice is ambiguous: which one was signed?
 	if dup != "" {
@@ -389,7 +409,11 @@ func (v *Values) Encode() string {
 		{"si", v.Identifier}, {"ses", v.EncryptionScope}, {"sdd", v.DirectoryDepth},
 		{"tn", v.TableName}, {"spk", v.StartPK}, {"srk", v.StartRK}, {"epk", v.EndPK}, {"erk", v.EndRK},
 		{"rscc", v.CacheControl}, {"rscd", v.ContentDisposition}, {"rsce", v.ContentEncoding},
-		{"rscl", v.ContentLanguage}, {"rsct", v.ContentType}, {"sig", v.Signature},
+		{"rscl", v.ContentLanguage}, {"rsct", v.ContentType},
+		{"skoid", v.KeyOID}, {"sktid", v.KeyTID}, {"skt", v.KeyStart}, {"ske", v.KeyExpiry}, {"sks", v.KeyService},
+		{"skv", v.KeyVersion}, {"saoid", v.AuthorizedOID}, {"suoid", v.UnauthorizedOID}, {"scid", v.CorrelationID},
+		{"skdutid", v.DelegatedUserTID}, {"sduoid", v.DelegatedUserOID}, {"srh", v.RequestHeaders}, {"srq", v.RequestQuery},
+		{"sig", v.Signature},
 	} {
 		if f.value != "" {
 			q.Set(f.name, f.value)

@@ -1,0 +1,451 @@
+package smb
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+const time_30s = 30 * time.Second
+
+var volatileIDs atomic.Uint64
+
+// readBufs recycles READ response buffers (up to maxIO each): a
+// streaming copy would otherwise allocate megabytes per request.
+var readBufs sync.Pool
+
+func getBuf(n int) *[]byte {
+	if bp, ok := readBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+		*bp = (*bp)[:n]
+		return bp
+	}
+	b := make([]byte, n, max(n, 1<<20))
+	return &b
+}
+
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxIO+wire.ReadResponseHeaderSize {
+		readBufs.Put(bp)
+	}
+}
+
+// mapAccess turns generic rights into specific ones (MS-SMB2 §3.3.5.9).
+func mapAccess(a uint32) uint32 {
+	if a&GenericRead != 0 {
+		a |= FileReadData | FileReadAttributes | FileReadEA | ReadControl | Synchronize
+	}
+	if a&GenericWrite != 0 {
+		a |= FileWriteData | FileAppendData | FileWriteAttributes | FileWriteEA | ReadControl | Synchronize
+	}
+	if a&GenericExecute != 0 {
+		a |= FileExecute | FileReadAttributes | ReadControl | Synchronize
+	}
+	if a&(GenericAll|MaximumAllowed) != 0 {
+		a |= FileAllAccess
+	}
+	return a &^ (GenericRead | GenericWrite | GenericExecute | GenericAll | MaximumAllowed)
+}
+
+// sharePath converts an SMB path (backslashes, relative to the share) to
+// the Backend's form, refusing names Azure Files refuses.
+func sharePath(name string) (string, bool) {
+	name = strings.TrimSuffix(name, "::$DATA")
+	if name == "" {
+		return "", true
+	}
+	if strings.HasPrefix(name, `\`) || !utf8.ValidString(name) || len(name) > 2048 {
+		return "", false
+	}
+	name = strings.TrimSuffix(name, `\`)
+	parts := strings.Split(name, `\`)
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." || len(p) > 255 || strings.ContainsAny(p, "\"/:|<>*?") {
+			return "", false
+		}
+		for _, r := range p {
+			if r < 0x20 {
+				return "", false
+			}
+		}
+	}
+	return strings.Join(parts, "/"), true
+}
+
+func (c *conn) lookupOpen(r *request, id wire.FileID) *open {
+	if id == wire.RelatedFileID {
+		id = r.fileID
+	}
+	r.sess.mu.Lock()
+	o := r.sess.opens[id.Persistent]
+	r.sess.mu.Unlock()
+	if o == nil || o.id != id || o.tree != r.tree {
+		return nil
+	}
+	r.fileID = id
+	return o
+}
+
+func (c *conn) reqCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, time_30s)
+}
+
+func statTimes(st *Stat) wire.FileTimes {
+	t := wire.FileTimes{CreationTime: fileTime(st.Creation), LastAccessTime: fileTime(st.LastAccess),
+		LastWriteTime: fileTime(st.LastWrite), ChangeTime: fileTime(st.Change), FileAttributes: attrs(st)}
+	if !st.IsDir {
+		t.EndOfFile = uint64(st.Size)
+		t.AllocationSize = allocSize(st.Size)
+	}
+	return t
+}
+
+func allocSize(n int64) uint64 { return (uint64(n) + 4095) &^ 4095 }
+
+func attrs(st *Stat) uint32 {
+	a := st.Attributes
+	if st.IsDir {
+		a |= AttrDirectory
+	}
+	if a == 0 {
+		a = AttrNormal
+	}
+	return a
+}
+
+// create handles CREATE (MS-SMB2 §3.3.5.9).
+func (c *conn) create(r *request) *response {
+	req, err := wire.DecodeCreateRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if req.CreateDisposition > FileOverwriteIf ||
+		req.CreateOptions&(FileDirectoryFile|FileNonDirectoryFile) == FileDirectoryFile|FileNonDirectoryFile {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	access := mapAccess(req.DesiredAccess)
+	if req.CreateOptions&FileDeleteOnClose != 0 && access&Delete == 0 {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	s := r.sess
+	s.mu.Lock()
+	n := len(s.opens)
+	s.mu.Unlock()
+	if n >= c.s.cfg.MaxOpensPerSession {
+		return c.errorResponse(r, statusInsufficientResources)
+	}
+	for _, cc := range req.Contexts {
+		switch cc.Name {
+		case "TWrp":
+			// Opening a share snapshot ("previous versions") is not
+			// served over SMB; answering with the live file would lie.
+			return c.errorResponse(r, statusNotSupported)
+		case "ExtA":
+			return c.errorResponse(r, statusEAsNotSupported)
+		}
+	}
+	o := &open{tree: r.tree, access: access}
+	var st Stat
+	action := FileOpened
+	if r.tree.ipc {
+		name := strings.ToLower(strings.TrimPrefix(req.Name, `\`))
+		if name != "srvsvc" {
+			return c.errorResponse(r, statusObjectNameNotFound)
+		}
+		o.pipe = newPipe(c, s)
+		o.name = name
+		st = Stat{Name: name, Attributes: AttrNormal}
+		o.id = wire.FileID{Persistent: volatileIDs.Add(1), Volatile: volatileIDs.Add(1)}
+	} else {
+		path, ok := sharePath(req.Name)
+		if !ok {
+			return c.errorResponse(r, statusObjectNameInvalid)
+		}
+		ctx, cancel := c.reqCtx()
+		defer cancel()
+		h, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
+			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
+			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip})
+		if err != nil {
+			return c.errorResponse(r, statusOf(err))
+		}
+		if st, err = h.Stat(ctx); err != nil {
+			h.Close(ctx)
+			return c.errorResponse(r, statusOf(err))
+		}
+		o.h, o.path, o.isDir, o.name = h, path, st.IsDir, st.Name
+		action = h.Action()
+		o.id = wire.FileID{Persistent: h.ID(), Volatile: volatileIDs.Add(1)}
+	}
+	s.mu.Lock()
+	if old := s.opens[o.id.Persistent]; old != nil {
+		o.id.Persistent = volatileIDs.Add(1) | 1<<62
+	}
+	s.opens[o.id.Persistent] = o
+	s.mu.Unlock()
+	r.fileID = o.id
+	resp := &wire.CreateResponse{CreateAction: action, FileTimes: statTimes(&st), FileID: o.id}
+	for _, cc := range req.Contexts {
+		switch cc.Name {
+		case "MxAc":
+			resp.Contexts = append(resp.Contexts, wire.CreateContext{Name: "MxAc",
+				Data: le.AppendUint32(le.AppendUint32(nil, 0), FileAllAccess)})
+		case "QFid":
+			d := le.AppendUint64(nil, st.FileID)
+			d = le.AppendUint64(d, 0x4c415a55)
+			resp.Contexts = append(resp.Contexts, wire.CreateContext{Name: "QFid", Data: append(d, make([]byte, 16)...)})
+		}
+	}
+	return c.ok(r, resp.Append(nil))
+}
+
+// closeFile handles CLOSE.
+func (c *conn) closeFile(r *request) *response {
+	req, err := wire.DecodeCloseRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	var t *wire.FileTimes
+	if req.Flags&wire.ClosePostQueryAttrib != 0 && o.h != nil {
+		ctx, cancel := c.reqCtx()
+		st, err := o.h.Stat(ctx)
+		cancel()
+		if err == nil {
+			ft := statTimes(&st)
+			t = &ft
+		}
+	}
+	r.sess.mu.Lock()
+	delete(r.sess.opens, o.id.Persistent)
+	r.sess.mu.Unlock()
+	if o.h != nil {
+		ctx, cancel := c.reqCtx()
+		err := o.h.Close(ctx)
+		cancel()
+		if err != nil {
+			// STATUS_FILE_CLOSED when REST's Force Close Handles ended
+			// the open first.
+			return c.errorResponse(r, statusOf(err))
+		}
+	}
+	return c.ok(r, wire.AppendCloseResponse(nil, t))
+}
+
+func (c *conn) flush(r *request) *response {
+	id, err := wire.DecodeFlushRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if c.lookupOpen(r, id) == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	// Every WRITE is committed to storage before it is answered.
+	return c.ok(r, wire.SmallResponse(nil))
+}
+
+// chargeOK checks the credit charge of a request moving n bytes.
+func (c *conn) chargeOK(r *request, n uint32) bool {
+	if c.dialect == wire.Dialect202 {
+		return n <= smb202MaxIO
+	}
+	if n > c.maxIO {
+		return false
+	}
+	need := uint16(1)
+	if n > 0 {
+		need = uint16((n-1)/creditUnitIO + 1)
+	}
+	return r.hdr.CreditCharge >= need
+}
+
+func (c *conn) read(r *request) *response {
+	req, err := wire.DecodeReadRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if !c.chargeOK(r, req.Length) {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	if o.pipe != nil {
+		data := o.pipe.read(int(req.Length))
+		if len(data) == 0 {
+			return c.errorResponse(r, statusPipeEmpty)
+		}
+		status := statusSuccess
+		if o.pipe.pending() > 0 {
+			status = statusBufferOverflow
+		}
+		return c.newResponse(r, status, append(wire.AppendReadResponseHeader(nil, uint32(len(data))), data...))
+	}
+	if o.isDir {
+		return c.errorResponse(r, statusInvalidDeviceRequest)
+	}
+	if o.access&(FileReadData|FileExecute) == 0 {
+		return c.errorResponse(r, statusAccessDenied)
+	}
+	if req.Offset > 1<<62 {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	bp := getBuf(wire.ReadResponseHeaderSize + int(req.Length))
+	body := *bp
+	ctx, cancel := c.reqCtx()
+	n, err := o.h.ReadAt(ctx, body[wire.ReadResponseHeaderSize:], int64(req.Offset))
+	cancel()
+	if err != nil {
+		putBuf(bp)
+		return c.errorResponse(r, statusOf(err))
+	}
+	if n == 0 && req.Length > 0 || uint32(n) < req.MinimumCount {
+		putBuf(bp)
+		return c.errorResponse(r, statusEndOfFile)
+	}
+	wire.AppendReadResponseHeader(body[:0], uint32(n))
+	resp := c.ok(r, body[:wire.ReadResponseHeaderSize+n])
+	resp.release = func() { putBuf(bp) }
+	return resp
+}
+
+func (c *conn) write(r *request) *response {
+	req, err := wire.DecodeWriteRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if !c.chargeOK(r, uint32(len(req.Data))) {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	if o.pipe != nil {
+		o.pipe.write(req.Data)
+		return c.ok(r, wire.AppendWriteResponse(nil, uint32(len(req.Data))))
+	}
+	if o.isDir {
+		return c.errorResponse(r, statusInvalidDeviceRequest)
+	}
+	if o.access&(FileWriteData|FileAppendData) == 0 {
+		return c.errorResponse(r, statusAccessDenied)
+	}
+	if req.Offset > 1<<42 {
+		return c.errorResponse(r, statusDiskFull)
+	}
+	ctx, cancel := c.reqCtx()
+	err = o.h.WriteAt(ctx, req.Data, int64(req.Offset))
+	cancel()
+	if err != nil {
+		return c.errorResponse(r, statusOf(err))
+	}
+	return c.ok(r, wire.AppendWriteResponse(nil, uint32(len(req.Data))))
+}
+
+const statusInvalidLockRange uint32 = 0xC00001A1
+
+// lock handles LOCK: unlocks, or locks taken all-or-nothing; a lock that
+// may wait and conflicts goes asynchronous and retries until granted,
+// cancelled or the handle closes.
+func (c *conn) lock(r *request) *response {
+	req, err := wire.DecodeLockRequest(r.msg)
+	if err != nil || len(req.Locks) > 64 {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	if o.h == nil || o.isDir {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	unlock := req.Locks[0].Flags&wire.LockUnlock != 0
+	for _, l := range req.Locks {
+		if (l.Flags&wire.LockUnlock != 0) != unlock {
+			return c.errorResponse(r, statusInvalidParameter)
+		}
+		kind := l.Flags &^ wire.LockFailImmediately
+		if !unlock && kind != wire.LockShared && kind != wire.LockExclusive {
+			return c.errorResponse(r, statusInvalidParameter)
+		}
+		if l.Length > 0 && l.Offset+l.Length-1 < l.Offset {
+			return c.errorResponse(r, statusInvalidLockRange)
+		}
+	}
+	ctx, cancel := c.reqCtx()
+	defer cancel()
+	if unlock {
+		for _, l := range req.Locks {
+			if err := o.h.Unlock(ctx, l.Offset, l.Length); err != nil {
+				return c.errorResponse(r, statusOf(err))
+			}
+		}
+		return c.ok(r, wire.SmallResponse(nil))
+	}
+	try := func(ctx context.Context) error {
+		for i, l := range req.Locks {
+			if err := o.h.Lock(ctx, l.Offset, l.Length, l.Flags&wire.LockExclusive != 0); err != nil {
+				for _, u := range req.Locks[:i] {
+					o.h.Unlock(ctx, u.Offset, u.Length)
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	err = try(ctx)
+	if err == nil {
+		return c.ok(r, wire.SmallResponse(nil))
+	}
+	wait := len(req.Locks) == 1 && req.Locks[0].Flags&wire.LockFailImmediately == 0
+	if !errors.Is(err, ErrLockConflict) || !wait {
+		if errors.Is(err, ErrLockConflict) {
+			return c.errorResponse(r, statusLockNotGranted)
+		}
+		return c.errorResponse(r, statusOf(err))
+	}
+	op, actx, interim := c.goAsync(r)
+	if op == nil {
+		return interim
+	}
+	c.work.Add(1)
+	go func() {
+		defer c.work.Done()
+		delay := 5 * time.Millisecond
+		for {
+			select {
+			case <-actx.Done():
+				c.finishAsync(op, statusCancelled, nil)
+				return
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 100*time.Millisecond)
+			ctx, cancel := context.WithTimeout(actx, time_30s)
+			err := try(ctx)
+			cancel()
+			switch {
+			case err == nil:
+				c.finishAsync(op, statusSuccess, wire.SmallResponse(nil))
+				return
+			case errors.Is(err, ErrLockConflict):
+			case actx.Err() != nil:
+				c.finishAsync(op, statusCancelled, nil)
+				return
+			default:
+				c.finishAsync(op, statusOf(err), nil)
+				return
+			}
+		}
+	}()
+	return interim
+}

@@ -1,0 +1,530 @@
+package smb
+
+import (
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+// File information classes (MS-FSCC §2.4).
+const (
+	fileDirectoryInformation       = 1
+	fileFullDirectoryInformation   = 2
+	fileBothDirectoryInformation   = 3
+	fileBasicInformation           = 4
+	fileStandardInformation        = 5
+	fileInternalInformation        = 6
+	fileEaInformation              = 7
+	fileAccessInformation          = 8
+	fileNameInformation            = 9
+	fileRenameInformation          = 10
+	fileNamesInformation           = 12
+	fileDispositionInformation     = 13
+	filePositionInformation        = 14
+	fileFullEaInformation          = 15
+	fileModeInformation            = 16
+	fileAlignmentInformation       = 17
+	fileAllInformation             = 18
+	fileAllocationInformation      = 19
+	fileEndOfFileInformation       = 20
+	fileAlternateNameInformation   = 21
+	fileStreamInformation          = 22
+	fileCompressionInformation     = 28
+	fileNetworkOpenInformation     = 34
+	fileAttributeTagInformation    = 35
+	fileIDBothDirectoryInformation = 37
+	fileIDFullDirectoryInformation = 38
+	fileIDExtdDirectoryInformation = 60
+	fileNormalizedNameInformation  = 48
+	fileIDInformation              = 59
+	fileDispositionInformationEx   = 64
+	fileRenameInformationEx        = 65
+)
+
+// File system information classes (MS-FSCC §2.5).
+const (
+	fileFsVolumeInformation     = 1
+	fileFsSizeInformation       = 3
+	fileFsDeviceInformation     = 4
+	fileFsAttributeInformation  = 5
+	fileFsFullSizeInformation   = 7
+	fileFsObjectIDInformation   = 8
+	fileFsSectorSizeInformation = 11
+)
+
+// matchPattern reports whether name matches a directory search pattern,
+// case-insensitively, with the DOS wildcards of MS-FSCC §2.1.4.4
+// (* ? < > ").
+func matchPattern(pattern, name string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	p, n := []rune(strings.ToUpper(pattern)), []rune(strings.ToUpper(name))
+	var match func(i, j int) bool
+	steps := 0
+	match = func(i, j int) bool {
+		if steps++; steps > 100000 {
+			return false
+		}
+		for i < len(p) {
+			switch p[i] {
+			case '*', '<':
+				for k := j; k <= len(n); k++ {
+					if match(i+1, k) {
+						return true
+					}
+				}
+				return false
+			case '?', '>':
+				if j < len(n) {
+					j++
+				} else if p[i] == '?' {
+					return false
+				}
+			case '"':
+				if j < len(n) && n[j] == '.' {
+					j++
+				} else if j < len(n) {
+					return false
+				}
+			default:
+				if j >= len(n) || n[j] != p[i] {
+					return false
+				}
+				j++
+			}
+			i++
+		}
+		return j == len(n)
+	}
+	return match(0, 0)
+}
+
+func hasWildcard(p string) bool { return strings.ContainsAny(p, "*?<>\"") }
+
+// queryDirectory handles QUERY_DIRECTORY.
+func (c *conn) queryDirectory(r *request) *response {
+	req, err := wire.DecodeQueryDirectoryRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if !c.chargeOK(r, req.OutputLength) {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	if !o.isDir || o.h == nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	switch req.InfoClass {
+	case fileDirectoryInformation, fileFullDirectoryInformation, fileBothDirectoryInformation,
+		fileNamesInformation, fileIDBothDirectoryInformation, fileIDFullDirectoryInformation,
+		fileIDExtdDirectoryInformation:
+	default:
+		return c.errorResponse(r, statusInvalidInfoClass)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	first := o.dirList == nil || req.Flags&(wire.QDRestartScans|wire.QDReopen) != 0
+	if first {
+		ctx, cancel := c.reqCtx()
+		entries, err := o.h.ReadDir(ctx)
+		var self Stat
+		if err == nil {
+			self, err = o.h.Stat(ctx)
+		}
+		cancel()
+		if err != nil {
+			return c.errorResponse(r, statusOf(err))
+		}
+		pattern := req.Pattern
+		if pattern == "" {
+			pattern = "*"
+		}
+		list := make([]Stat, 0, len(entries)+2)
+		dot, dotdot := self, self
+		dot.Name, dotdot.Name = ".", ".."
+		for _, e := range append([]Stat{dot, dotdot}, entries...) {
+			if hasWildcard(pattern) && matchPattern(pattern, e.Name) || !hasWildcard(pattern) && strings.EqualFold(pattern, e.Name) {
+				list = append(list, e)
+			}
+		}
+		o.dirList, o.dirPos, o.dirPattern = list, 0, pattern
+		if len(list) == 0 {
+			return c.errorResponse(r, statusNoSuchFile)
+		}
+	}
+	var out []byte
+	prev, end := -1, 0
+	max := int(req.OutputLength)
+	for o.dirPos < len(o.dirList) {
+		e := &o.dirList[o.dirPos]
+		out = wire.Pad8(out[:end], 0)
+		start := len(out)
+		out = appendDirEntry(out, req.InfoClass, e, uint32(o.dirPos))
+		if len(out) > max {
+			break
+		}
+		if prev >= 0 {
+			le.PutUint32(out[prev:], uint32(start-prev))
+		}
+		prev, end = start, len(out)
+		o.dirPos++
+		if req.Flags&wire.QDReturnSingleEntry != 0 {
+			break
+		}
+	}
+	out = out[:end]
+	if prev < 0 {
+		if o.dirPos < len(o.dirList) {
+			return c.errorResponse(r, statusInfoLengthMismatch)
+		}
+		return c.errorResponse(r, statusNoMoreFiles)
+	}
+	return c.ok(r, wire.AppendBufferResponse(nil, out))
+}
+
+func appendDirEntry(b []byte, class uint8, e *Stat, index uint32) []byte {
+	b = le.AppendUint32(b, 0) // NextEntryOffset
+	b = le.AppendUint32(b, index)
+	nameLen := uint32(wire.UTF16Len(e.Name))
+	if class == fileNamesInformation {
+		b = le.AppendUint32(b, nameLen)
+		return wire.AppendUTF16(b, e.Name)
+	}
+	t := statTimes(e)
+	b = le.AppendUint64(b, t.CreationTime)
+	b = le.AppendUint64(b, t.LastAccessTime)
+	b = le.AppendUint64(b, t.LastWriteTime)
+	b = le.AppendUint64(b, t.ChangeTime)
+	b = le.AppendUint64(b, t.EndOfFile)
+	b = le.AppendUint64(b, t.AllocationSize)
+	b = le.AppendUint32(b, t.FileAttributes)
+	b = le.AppendUint32(b, nameLen)
+	switch class {
+	case fileFullDirectoryInformation:
+		b = le.AppendUint32(b, 0)
+	case fileIDFullDirectoryInformation:
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint64(b, e.FileID)
+	case fileBothDirectoryInformation:
+		b = le.AppendUint32(b, 0)
+		b = append(b, 0, 0)
+		b = append(b, make([]byte, 24)...)
+	case fileIDBothDirectoryInformation:
+		b = le.AppendUint32(b, 0)
+		b = append(b, 0, 0)
+		b = append(b, make([]byte, 24)...)
+		b = append(b, 0, 0)
+		b = le.AppendUint64(b, e.FileID)
+	case fileIDExtdDirectoryInformation:
+		b = le.AppendUint32(b, 0) // EaSize
+		b = le.AppendUint32(b, 0) // ReparsePointTag
+		b = le.AppendUint64(b, e.FileID)
+		b = le.AppendUint64(b, 0) // 128-bit FileId, high half
+	}
+	return wire.AppendUTF16(b, e.Name)
+}
+
+// queryInfo handles QUERY_INFO.
+func (c *conn) queryInfo(r *request) *response {
+	req, err := wire.DecodeQueryInfoRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if !c.chargeOK(r, req.OutputLength) {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	var st Stat
+	if o.h != nil {
+		ctx, cancel := c.reqCtx()
+		st, err = o.h.Stat(ctx)
+		cancel()
+		if err != nil {
+			return c.errorResponse(r, statusOf(err))
+		}
+	} else {
+		st = Stat{Name: o.name, Attributes: AttrNormal}
+	}
+	var out []byte
+	variable := false
+	switch req.InfoType {
+	case wire.InfoFile:
+		out, variable = c.fileInfo(o, &st, req.InfoClass)
+		if out == nil {
+			return c.errorResponse(r, statusInvalidInfoClass)
+		}
+	case wire.InfoFilesystem:
+		out, variable = c.fsInfo(req.InfoClass)
+		if out == nil {
+			return c.errorResponse(r, statusInvalidInfoClass)
+		}
+	case wire.InfoSecurity:
+		sddl := ""
+		if o.h != nil {
+			ctx, cancel := c.reqCtx()
+			sddl, err = o.h.SDDL(ctx)
+			cancel()
+			if err != nil {
+				return c.errorResponse(r, statusOf(err))
+			}
+		}
+		sd, err := securityDescriptor(sddl, req.AddlInfo)
+		if err != nil {
+			sd, _ = securityDescriptor("", req.AddlInfo)
+		}
+		if uint32(len(sd)) > req.OutputLength {
+			resp := c.newResponse(r, statusBufferTooSmall, nil)
+			resp.body = append([]byte{9, 0, 0, 0}, le.AppendUint32(le.AppendUint32(nil, 4), uint32(len(sd)))...)
+			return resp
+		}
+		out = sd
+	default:
+		return c.errorResponse(r, statusNotSupported)
+	}
+	if uint32(len(out)) > req.OutputLength {
+		if !variable {
+			return c.errorResponse(r, statusInfoLengthMismatch)
+		}
+		return c.newResponse(r, statusBufferOverflow, wire.AppendBufferResponse(nil, out[:req.OutputLength]))
+	}
+	return c.ok(r, wire.AppendBufferResponse(nil, out))
+}
+
+func appendBasic(b []byte, st *Stat) []byte {
+	t := statTimes(st)
+	b = le.AppendUint64(b, t.CreationTime)
+	b = le.AppendUint64(b, t.LastAccessTime)
+	b = le.AppendUint64(b, t.LastWriteTime)
+	b = le.AppendUint64(b, t.ChangeTime)
+	b = le.AppendUint32(b, t.FileAttributes)
+	return le.AppendUint32(b, 0)
+}
+
+func appendStandard(b []byte, st *Stat) []byte {
+	t := statTimes(st)
+	b = le.AppendUint64(b, t.AllocationSize)
+	b = le.AppendUint64(b, t.EndOfFile)
+	b = le.AppendUint32(b, 1)
+	b = append(b, boolByte(st.DeletePending), boolByte(st.IsDir), 0, 0)
+	return b
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
+	switch class {
+	case fileBasicInformation:
+		return appendBasic(nil, st), false
+	case fileStandardInformation:
+		return appendStandard(nil, st), false
+	case fileInternalInformation:
+		return le.AppendUint64(nil, st.FileID), false
+	case fileEaInformation:
+		return le.AppendUint32(nil, 0), false
+	case fileAccessInformation:
+		return le.AppendUint32(nil, o.access), false
+	case filePositionInformation:
+		return le.AppendUint64(nil, 0), false
+	case fileModeInformation:
+		return le.AppendUint32(nil, 0), false
+	case fileAlignmentInformation:
+		return le.AppendUint32(nil, 0), false
+	case fileNameInformation, fileNormalizedNameInformation:
+		name := `\` + strings.ReplaceAll(o.path, "/", `\`)
+		return wire.AppendUTF16(le.AppendUint32(nil, uint32(wire.UTF16Len(name))), name), true
+	case fileAllInformation:
+		b := appendBasic(nil, st)
+		b = appendStandard(b, st)
+		b = le.AppendUint64(b, st.FileID)
+		b = le.AppendUint32(b, 0)        // EA size
+		b = le.AppendUint32(b, o.access) // access flags
+		b = le.AppendUint64(b, 0)        // position
+		b = le.AppendUint32(b, 0)        // mode
+		b = le.AppendUint32(b, 0)        // alignment
+		name := `\` + strings.ReplaceAll(o.path, "/", `\`)
+		b = le.AppendUint32(b, uint32(wire.UTF16Len(name)))
+		return wire.AppendUTF16(b, name), true
+	case fileNetworkOpenInformation:
+		t := statTimes(st)
+		b := le.AppendUint64(nil, t.CreationTime)
+		b = le.AppendUint64(b, t.LastAccessTime)
+		b = le.AppendUint64(b, t.LastWriteTime)
+		b = le.AppendUint64(b, t.ChangeTime)
+		b = le.AppendUint64(b, t.AllocationSize)
+		b = le.AppendUint64(b, t.EndOfFile)
+		b = le.AppendUint32(b, t.FileAttributes)
+		return le.AppendUint32(b, 0), false
+	case fileAttributeTagInformation:
+		return le.AppendUint32(le.AppendUint32(nil, attrs(st)), 0), false
+	case fileStreamInformation:
+		if st.IsDir {
+			return []byte{}, true
+		}
+		b := le.AppendUint32(nil, 0)
+		b = le.AppendUint32(b, uint32(wire.UTF16Len("::$DATA")))
+		b = le.AppendUint64(b, uint64(st.Size))
+		b = le.AppendUint64(b, allocSize(st.Size))
+		return wire.AppendUTF16(b, "::$DATA"), true
+	case fileCompressionInformation:
+		b := le.AppendUint64(nil, uint64(st.Size))
+		return append(b, make([]byte, 8)...), false
+	case fileIDInformation:
+		b := le.AppendUint64(nil, 0x4c415a55)
+		b = le.AppendUint64(b, st.FileID)
+		return le.AppendUint64(b, 0), false
+	}
+	return nil, false
+}
+
+func (c *conn) fsInfo(class uint8) ([]byte, bool) {
+	const totalUnits, freeUnits = 5 << 40 / 4096, 5 << 40 / 4096 // a 5 TiB share, the largest standard quota
+	switch class {
+	case fileFsVolumeInformation:
+		b := le.AppendUint64(nil, fileTime(c.s.started))
+		b = le.AppendUint32(b, 0x4c415a55)
+		label := "lazuli"
+		b = le.AppendUint32(b, uint32(wire.UTF16Len(label)))
+		b = append(b, 0, 0)
+		return wire.AppendUTF16(b, label), true
+	case fileFsSizeInformation:
+		b := le.AppendUint64(nil, totalUnits)
+		b = le.AppendUint64(b, freeUnits)
+		b = le.AppendUint32(b, 8)
+		return le.AppendUint32(b, 512), false
+	case fileFsFullSizeInformation:
+		b := le.AppendUint64(nil, totalUnits)
+		b = le.AppendUint64(b, freeUnits)
+		b = le.AppendUint64(b, freeUnits)
+		b = le.AppendUint32(b, 8)
+		return le.AppendUint32(b, 512), false
+	case fileFsDeviceInformation:
+		return le.AppendUint32(le.AppendUint32(nil, 7), 0), false // FILE_DEVICE_DISK
+	case fileFsAttributeInformation:
+		// Case-preserving, Unicode names, persistent ACLs.
+		b := le.AppendUint32(nil, 0x00000002|0x00000004|0x00000008)
+		b = le.AppendUint32(b, 255)
+		b = le.AppendUint32(b, uint32(wire.UTF16Len("NTFS")))
+		return wire.AppendUTF16(b, "NTFS"), true
+	case fileFsObjectIDInformation:
+		return make([]byte, 64), false
+	case fileFsSectorSizeInformation:
+		b := le.AppendUint32(nil, 512)
+		b = le.AppendUint32(b, 4096)
+		b = le.AppendUint32(b, 4096)
+		b = le.AppendUint32(b, 4096)
+		b = le.AppendUint32(b, 0x0000000B)
+		b = le.AppendUint32(b, 0)
+		return le.AppendUint32(b, 0), false
+	}
+	return nil, false
+}
+
+// setInfo handles SET_INFO.
+func (c *conn) setInfo(r *request) *response {
+	req, err := wire.DecodeSetInfoRequest(r.msg)
+	if err != nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	o := c.lookupOpen(r, req.FileID)
+	if o == nil {
+		return c.errorResponse(r, statusFileClosed)
+	}
+	if o.h == nil {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if req.InfoType != wire.InfoFile {
+		return c.errorResponse(r, statusNotSupported)
+	}
+	b := req.Buffer
+	ctx, cancel := c.reqCtx()
+	defer cancel()
+	need := func(n int, access uint32) uint32 {
+		if len(b) < n {
+			return statusInfoLengthMismatch
+		}
+		if o.access&access == 0 {
+			return statusAccessDenied
+		}
+		return statusSuccess
+	}
+	var status uint32
+	switch req.InfoClass {
+	case fileBasicInformation:
+		if status = need(36, FileWriteAttributes); status == statusSuccess {
+			status = statusOf(o.h.SetBasic(ctx, SetBasic{Creation: fromFileTime(le.Uint64(b)),
+				LastAccess: fromFileTime(le.Uint64(b[8:])), LastWrite: fromFileTime(le.Uint64(b[16:])),
+				Change: fromFileTime(le.Uint64(b[24:])), Attributes: le.Uint32(b[32:])}))
+		}
+	case fileEndOfFileInformation:
+		if status = need(8, FileWriteData); status == statusSuccess {
+			size := le.Uint64(b)
+			if size > 1<<42 {
+				status = statusDiskFull
+			} else {
+				status = statusOf(o.h.Truncate(ctx, int64(size)))
+			}
+		}
+	case fileAllocationInformation:
+		if status = need(8, FileWriteData); status == statusSuccess {
+			st, err := o.h.Stat(ctx)
+			if err == nil && int64(le.Uint64(b)) < st.Size && le.Uint64(b) < 1<<62 {
+				err = o.h.Truncate(ctx, int64(le.Uint64(b)))
+			}
+			status = statusOf(err)
+		}
+	case fileDispositionInformation:
+		if status = need(1, Delete); status == statusSuccess {
+			status = statusOf(o.h.SetDeletePending(ctx, b[0] != 0))
+		}
+	case fileDispositionInformationEx:
+		if status = need(4, Delete); status == statusSuccess {
+			status = statusOf(o.h.SetDeletePending(ctx, le.Uint32(b)&1 != 0))
+		}
+	case fileRenameInformation, fileRenameInformationEx:
+		if status = need(20, Delete); status == statusSuccess {
+			n := le.Uint32(b[16:])
+			if uint64(n) > uint64(len(b)-20) {
+				status = statusInvalidParameter
+				break
+			}
+			name, err := wire.DecodeUTF16(b[20 : 20+n])
+			if err != nil {
+				status = statusInvalidParameter
+				break
+			}
+			path, ok := sharePath(strings.TrimPrefix(name, `\`))
+			if !ok || path == "" {
+				status = statusObjectNameInvalid
+				break
+			}
+			replace := b[0] != 0
+			if req.InfoClass == fileRenameInformationEx {
+				replace = le.Uint32(b)&1 != 0
+			}
+			if status = statusOf(o.h.Rename(ctx, path, replace)); status == statusSuccess {
+				o.path = path
+			}
+		}
+	case filePositionInformation, fileModeInformation:
+		status = statusSuccess
+	default:
+		status = statusInvalidInfoClass
+	}
+	if status != statusSuccess {
+		return c.errorResponse(r, status)
+	}
+	return c.ok(r, wire.AppendSetInfoResponse(nil))
+}

@@ -1,0 +1,352 @@
+// Package smbtest is a small SMB 2.1 client for tests: NTLMv2 logon, tree
+// connect and the file commands, one request at a time, returning NT
+// status codes so tests can assert them. It is not a general client.
+package smbtest
+
+import (
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/crypt"
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+var le = binary.LittleEndian
+
+// Status codes tests compare with.
+const (
+	StatusSuccess          uint32 = 0
+	StatusPending          uint32 = 0x00000103
+	StatusMoreProcessing   uint32 = 0xC0000016
+	StatusSharingViolation uint32 = 0xC0000043
+	StatusDeletePending    uint32 = 0xC0000056
+	StatusFileLockConflict uint32 = 0xC0000054
+	StatusLockNotGranted   uint32 = 0xC0000055
+	StatusFileClosed       uint32 = 0xC0000128
+	StatusNotFound         uint32 = 0xC0000034
+	StatusLogonFailure     uint32 = 0xC000006D
+	StatusCancelled        uint32 = 0xC0000120
+)
+
+// Client is one SMB connection with one session and one tree.
+type Client struct {
+	conn net.Conn
+	mid  uint64
+	sid  uint64
+	tid  uint32
+}
+
+// Dial connects, negotiates SMB 2.1 and logs on.
+func Dial(addr, user, password string) (*Client, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{conn: nc}
+	body := make([]byte, 36)
+	le.PutUint16(body, 36)
+	le.PutUint16(body[2:], 1)
+	le.PutUint16(body[4:], 1)
+	body = le.AppendUint16(body, wire.Dialect210)
+	if h, _, err := c.Do(wire.Negotiate, body); err != nil || h.Status != 0 {
+		nc.Close()
+		return nil, fmt.Errorf("negotiate: %v %#x", err, h.Status)
+	}
+	neg := append([]byte("NTLMSSP\x00"), 1, 0, 0, 0)
+	neg = le.AppendUint32(neg, 0x00088207) // unicode, request target, NTLM, always sign, ESS
+	neg = append(neg, make([]byte, 16)...)
+	h, resp, err := c.Do(wire.SessionSetup, sessionSetup(neg))
+	if err != nil || h.Status != StatusMoreProcessing {
+		nc.Close()
+		return nil, fmt.Errorf("session setup: %v %#x", err, h.Status)
+	}
+	c.sid = h.SessionID
+	chal := resp[wire.HeaderSize+8:]
+	if len(chal) < 48 {
+		nc.Close()
+		return nil, fmt.Errorf("short challenge")
+	}
+	auth := authenticate(chal, user, password)
+	h, _, err = c.Do(wire.SessionSetup, sessionSetup(auth))
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if h.Status != 0 {
+		nc.Close()
+		return nil, StatusError(h.Status)
+	}
+	return c, nil
+}
+
+// StatusError is an NT status a request ended with.
+type StatusError uint32
+
+func (e StatusError) Error() string { return fmt.Sprintf("NT status %#08x", uint32(e)) }
+
+func sessionSetup(tok []byte) []byte {
+	b := make([]byte, 24)
+	le.PutUint16(b, 25)
+	le.PutUint16(b[12:], wire.HeaderSize+24)
+	le.PutUint16(b[14:], uint16(len(tok)))
+	return append(b, tok...)
+}
+
+func u16(s string) []byte {
+	var b []byte
+	for _, c := range utf16.Encode([]rune(s)) {
+		b = le.AppendUint16(b, c)
+	}
+	return b
+}
+
+func hmacMD5(key []byte, parts ...[]byte) []byte {
+	m := hmac.New(md5.New, key)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+// authenticate builds an NTLMv2 AUTHENTICATE_MESSAGE for a challenge.
+func authenticate(chal []byte, user, password string) []byte {
+	serverChallenge := chal[24:32]
+	infoLen, infoOff := int(le.Uint16(chal[40:])), int(le.Uint32(chal[44:]))
+	var info []byte
+	if infoOff+infoLen <= len(chal) {
+		info = chal[infoOff : infoOff+infoLen]
+	}
+	domain := "AZURE"
+	h := crypt.MD4(u16(password))
+	owf := hmacMD5(h[:], u16(strings.ToUpper(user)+domain))
+	temp := []byte{1, 1, 0, 0, 0, 0, 0, 0}
+	temp = le.AppendUint64(temp, uint64(time.Now().UnixNano()/100+116444736000000000))
+	cc := make([]byte, 8)
+	rand.Read(cc)
+	temp = append(temp, cc...)
+	temp = append(temp, 0, 0, 0, 0)
+	temp = append(temp, info...)
+	temp = append(temp, 0, 0, 0, 0)
+	proof := hmacMD5(owf, serverChallenge, temp)
+	nt := append(proof, temp...)
+	lm := make([]byte, 24)
+	fields := [][]byte{lm, nt, u16(domain), u16(user), u16("TEST"), nil}
+	m := append([]byte("NTLMSSP\x00"), 3, 0, 0, 0)
+	off := 64
+	for _, f := range fields {
+		m = le.AppendUint16(m, uint16(len(f)))
+		m = le.AppendUint16(m, uint16(len(f)))
+		m = le.AppendUint32(m, uint32(off))
+		off += len(f)
+	}
+	m = le.AppendUint32(m, 0x00088205)
+	for _, f := range fields {
+		m = append(m, f...)
+	}
+	return m
+}
+
+// Do sends one request and returns the final response (waiting past
+// STATUS_PENDING interim responses).
+func (c *Client) Do(cmd uint16, body []byte) (wire.Header, []byte, error) {
+	mid, err := c.Send(cmd, body)
+	if err != nil {
+		return wire.Header{}, nil, err
+	}
+	return c.Wait(mid)
+}
+
+// Wait reads responses until the final one of message mid.
+func (c *Client) Wait(mid uint64) (wire.Header, []byte, error) {
+	for {
+		h, b, err := c.Recv()
+		if err != nil {
+			return h, nil, err
+		}
+		if h.MessageID == mid && !(h.Status == StatusPending && h.Flags&wire.FlagAsync != 0) {
+			return h, b, nil
+		}
+	}
+}
+
+// Send sends a request and returns its message id; the credit charge
+// covers the bytes a READ asks for or a WRITE carries.
+func (c *Client) Send(cmd uint16, body []byte) (uint64, error) {
+	n := 0
+	switch {
+	case cmd == wire.Write:
+		n = len(body) - 48
+	case cmd == wire.Read && len(body) >= 8:
+		n = int(le.Uint32(body[4:]))
+	}
+	return c.SendCharged(cmd, body, uint16(max(1, (n+65535)/65536)))
+}
+
+// SendCharged sends a request with the given credit charge.
+func (c *Client) SendCharged(cmd uint16, body []byte, charge uint16) (uint64, error) {
+	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: charge}
+	c.mid += uint64(max(charge, 1))
+	msg := h.Append(nil)
+	msg = append(msg, body...)
+	n := len(msg)
+	c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := c.conn.Write(append([]byte{0, byte(n >> 16), byte(n >> 8), byte(n)}, msg...))
+	return h.MessageID, err
+}
+
+// Recv reads one response.
+func (c *Client) Recv() (wire.Header, []byte, error) {
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.conn, hdr[:]); err != nil {
+		return wire.Header{}, nil, err
+	}
+	b := make([]byte, int(hdr[1])<<16|int(hdr[2])<<8|int(hdr[3]))
+	if _, err := io.ReadFull(c.conn, b); err != nil {
+		return wire.Header{}, nil, err
+	}
+	h, err := wire.DecodeHeader(b)
+	return h, b, err
+}
+
+// Close ends the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// TreeConnect connects to a share.
+func (c *Client) TreeConnect(share string) error {
+	path := u16(`\\127.0.0.1\` + share)
+	b := make([]byte, 8)
+	le.PutUint16(b, 9)
+	le.PutUint16(b[4:], wire.HeaderSize+8)
+	le.PutUint16(b[6:], uint16(len(path)))
+	h, _, err := c.Do(wire.TreeConnect, append(b, path...))
+	if err != nil {
+		return err
+	}
+	if h.Status != 0 {
+		return StatusError(h.Status)
+	}
+	c.tid = h.TreeID
+	return nil
+}
+
+// Create opens a file; it returns the status and, on success, the FileID.
+func (c *Client) Create(path string, access, share, disposition, options uint32) (wire.FileID, uint32) {
+	name := u16(strings.ReplaceAll(path, "/", `\`))
+	b := make([]byte, 56)
+	le.PutUint16(b, 57)
+	le.PutUint32(b[4:], 2) // impersonation
+	le.PutUint32(b[24:], access)
+	le.PutUint32(b[32:], share)
+	le.PutUint32(b[36:], disposition)
+	le.PutUint32(b[40:], options)
+	le.PutUint16(b[44:], wire.HeaderSize+56)
+	le.PutUint16(b[46:], uint16(len(name)))
+	b = append(b, name...)
+	if len(name) == 0 {
+		b = append(b, 0)
+	}
+	h, resp, err := c.Do(wire.Create, b)
+	if err != nil {
+		return wire.FileID{}, 0xFFFFFFFF
+	}
+	if h.Status != 0 {
+		return wire.FileID{}, h.Status
+	}
+	r := resp[wire.HeaderSize:]
+	return wire.FileID{Persistent: le.Uint64(r[64:]), Volatile: le.Uint64(r[72:])}, 0
+}
+
+func fileIDBody(size uint16, n int, fid wire.FileID, at int) []byte {
+	b := make([]byte, n)
+	le.PutUint16(b, size)
+	le.PutUint64(b[at:], fid.Persistent)
+	le.PutUint64(b[at+8:], fid.Volatile)
+	return b
+}
+
+func (c *Client) status(cmd uint16, body []byte) uint32 {
+	h, _, err := c.Do(cmd, body)
+	if err != nil {
+		return 0xFFFFFFFF
+	}
+	return h.Status
+}
+
+// CloseFile closes an open.
+func (c *Client) CloseFile(fid wire.FileID) uint32 {
+	return c.status(wire.Close, fileIDBody(24, 24, fid, 8))
+}
+
+// Write writes data at off.
+func (c *Client) Write(fid wire.FileID, off uint64, data []byte) uint32 {
+	b := fileIDBody(49, 48, fid, 16)
+	le.PutUint16(b[2:], wire.HeaderSize+48)
+	le.PutUint32(b[4:], uint32(len(data)))
+	le.PutUint64(b[8:], off)
+	return c.status(wire.Write, append(b, data...))
+}
+
+// Read reads up to n bytes at off.
+func (c *Client) Read(fid wire.FileID, off uint64, n uint32) ([]byte, uint32) {
+	b := fileIDBody(49, 49, fid, 16)
+	le.PutUint32(b[4:], n)
+	le.PutUint64(b[8:], off)
+	h, resp, err := c.Do(wire.Read, b)
+	if err != nil {
+		return nil, 0xFFFFFFFF
+	}
+	if h.Status != 0 {
+		return nil, h.Status
+	}
+	r := resp[wire.HeaderSize:]
+	off2, l := int(r[2]), int(le.Uint32(r[4:]))
+	return resp[off2 : off2+l], 0
+}
+
+// Lock sends one lock element (flags as in MS-SMB2 LOCK) and waits for
+// the final answer.
+func (c *Client) Lock(fid wire.FileID, off, n uint64, flags uint32) uint32 {
+	b := fileIDBody(48, 24, fid, 8)
+	le.PutUint16(b[2:], 1)
+	b = le.AppendUint64(b, off)
+	b = le.AppendUint64(b, n)
+	b = le.AppendUint32(b, flags)
+	b = le.AppendUint32(b, 0)
+	return c.status(wire.Lock, b)
+}
+
+// SetDisposition sets or clears delete-pending through fid.
+func (c *Client) SetDisposition(fid wire.FileID, pending bool) uint32 {
+	b := fileIDBody(33, 32, fid, 16)
+	b[2], b[3] = wire.InfoFile, 13
+	le.PutUint32(b[4:], 1)
+	le.PutUint16(b[8:], wire.HeaderSize+32)
+	v := byte(0)
+	if pending {
+		v = 1
+	}
+	return c.status(wire.SetInfo, append(b, v))
+}
+
+// SendRaw sends a request with an explicit message id (and async id when
+// nonzero), without consuming a credit: for CANCEL.
+func (c *Client) SendRaw(cmd uint16, body []byte, mid, asyncID uint64) error {
+	h := wire.Header{Command: cmd, MessageID: mid, SessionID: c.sid, TreeID: c.tid}
+	if asyncID != 0 {
+		h.Flags |= wire.FlagAsync
+		h.AsyncID = asyncID
+	}
+	msg := append(h.Append(nil), body...)
+	n := len(msg)
+	_, err := c.conn.Write(append([]byte{0, byte(n >> 16), byte(n >> 8), byte(n)}, msg...))
+	return err
+}

@@ -1,0 +1,278 @@
+// Package smbfile is the SMB server's Backend over the File service: each
+// SMB operation is one call into package file, which runs it in a storage
+// transaction against the same share, node and handle records REST uses,
+// so share modes, delete-pending state and byte-range locks are one truth
+// for both protocols.
+package smbfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+)
+
+// Backend serves SMB from a File service.
+type Backend struct{ svc *file.Service }
+
+// New returns the Backend of svc.
+func New(svc *file.Service) *Backend { return &Backend{svc: svc} }
+
+// Shares lists the account's shares (snapshots are not served over SMB).
+func (b *Backend) Shares(ctx context.Context, account string) ([]string, error) {
+	var out []string
+	marker := ""
+	for {
+		shares, next, err := b.svc.ListShares(ctx, file.ListSharesRequest{Account: account, Marker: marker, Max: 5000})
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		for _, s := range shares {
+			out = append(out, s.Name)
+		}
+		if next == "" || len(out) > 100000 {
+			return out, nil
+		}
+		marker = next
+	}
+}
+
+// ShareExists answers smb.ErrShareNotFound for a share the account lacks.
+func (b *Backend) ShareExists(ctx context.Context, account, share string) error {
+	_, err := b.svc.GetShare(ctx, file.ShareRef{Account: account, Name: share}, "")
+	return mapErr(err)
+}
+
+// Open runs an SMB CREATE as file.Open.
+func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
+	ref := file.ShareRef{Account: req.Account, Name: req.Share}
+	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path,
+		Disposition:   file.Disposition(req.Disposition),
+		Directory:     req.CreateOptions&smb.FileDirectoryFile != 0,
+		NonDirectory:  req.CreateOptions&smb.FileNonDirectoryFile != 0,
+		DesiredAccess: req.DesiredAccess, ShareAccess: req.ShareAccess,
+		DeleteOnClose: req.CreateOptions&smb.FileDeleteOnClose != 0,
+		Attrs:         file.Attr(req.Attributes &^ (smb.AttrDirectory | smb.AttrNormal)),
+		Session:       req.SessionID, ClientIP: req.ClientIP})
+	if err != nil {
+		if code(err) == "ResourceTypeMismatch" {
+			if req.CreateOptions&smb.FileDirectoryFile != 0 {
+				return nil, smb.ErrNotDirectory
+			}
+			return nil, smb.ErrIsDirectory
+		}
+		return nil, mapErr(err)
+	}
+	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, nil
+}
+
+type handle struct {
+	svc    *file.Service
+	share  file.ShareRef
+	ref    file.HandleRef
+	action uint32
+}
+
+func (h *handle) ID() uint64     { return h.ref.ID }
+func (h *handle) Action() uint32 { return h.action }
+
+func stat(n *file.Node) smb.Stat {
+	return smb.Stat{Name: n.Name, IsDir: n.Dir, Size: n.Size, FileID: n.ID, ParentID: n.Parent,
+		Attributes: uint32(n.Attrs), Creation: n.CreationTime, LastAccess: n.LastAccessTime,
+		LastWrite: n.LastWriteTime, Change: n.ChangeTime, DeletePending: n.DeletePending}
+}
+
+func (h *handle) Stat(ctx context.Context) (smb.Stat, error) {
+	n, err := h.svc.GetInfo(ctx, h.ref)
+	if err != nil {
+		return smb.Stat{}, mapErr(err)
+	}
+	return stat(n), nil
+}
+
+func (h *handle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	segs, n, err := h.svc.ReadAt(ctx, h.ref, off, int64(len(p)))
+	if err != nil {
+		return 0, dataErr(err)
+	}
+	want := int(min(int64(len(p)), max(n.Size-off, 0)))
+	if want == 0 {
+		return 0, nil
+	}
+	rc := h.svc.Stream(ctx, segs)
+	defer rc.Close()
+	got, err := io.ReadFull(rc, p[:want])
+	if err != nil {
+		return got, err
+	}
+	return got, nil
+}
+
+func (h *handle) WriteAt(ctx context.Context, p []byte, off int64) error {
+	data, err := h.svc.Ingest(ctx, bytes.NewReader(p), int64(len(p)), nil)
+	if err != nil {
+		return mapErr(err)
+	}
+	_, err = h.svc.WriteAt(ctx, h.ref, off, data)
+	return dataErr(err)
+}
+
+func (h *handle) Truncate(ctx context.Context, size int64) error {
+	_, err := h.svc.SetEndOfFile(ctx, h.ref, size)
+	return dataErr(err)
+}
+
+func (h *handle) SetBasic(ctx context.Context, sb smb.SetBasic) error {
+	var bi file.BasicInfo
+	for _, t := range []struct {
+		v   time.Time
+		dst **time.Time
+	}{{sb.Creation, &bi.Creation}, {sb.LastAccess, &bi.LastAccess}, {sb.LastWrite, &bi.LastWrite}, {sb.Change, &bi.Change}} {
+		if !t.v.IsZero() {
+			v := t.v
+			*t.dst = &v
+		}
+	}
+	if sb.Attributes != 0 {
+		a := file.Attr(sb.Attributes)
+		bi.Attrs = &a
+	}
+	_, err := h.svc.SetBasicInfo(ctx, h.ref, bi)
+	return mapErr(err)
+}
+
+func (h *handle) SetDeletePending(ctx context.Context, pending bool) error {
+	_, err := h.svc.SetDeletePending(ctx, h.ref, pending)
+	if code(err) == "ReadOnlyAttribute" {
+		return smb.ErrCannotDelete
+	}
+	return mapErr(err)
+}
+
+func (h *handle) Rename(ctx context.Context, newPath string, replace bool) error {
+	_, err := h.svc.RenameHandle(ctx, h.ref, newPath, replace)
+	switch code(err) {
+	case "ResourceAlreadyExists":
+		return smb.ErrExists
+	case "ResourceTypeMismatch", "SharingViolation":
+		return smb.ErrAccessDenied
+	}
+	return mapErr(err)
+}
+
+func (h *handle) Lock(ctx context.Context, off, n uint64, exclusive bool) error {
+	return mapErr(h.svc.Lock(ctx, h.ref, off, n, exclusive))
+}
+
+func (h *handle) Unlock(ctx context.Context, off, n uint64) error {
+	err := h.svc.Unlock(ctx, h.ref, off, n)
+	if code(err) == "ResourceNotFound" {
+		return smb.ErrRangeNotLocked
+	}
+	return mapErr(err)
+}
+
+func (h *handle) ReadDir(ctx context.Context) ([]smb.Stat, error) {
+	var out []smb.Stat
+	marker := ""
+	for {
+		nodes, next, err := h.svc.ReadDir(ctx, h.ref, "", marker, 5000)
+		if err != nil {
+			if code(err) == "ResourceTypeMismatch" {
+				return nil, smb.ErrNotDirectory
+			}
+			return nil, mapErr(err)
+		}
+		for _, n := range nodes {
+			out = append(out, stat(n))
+		}
+		if next == "" {
+			return out, nil
+		}
+		marker = next
+	}
+}
+
+func (h *handle) SDDL(ctx context.Context) (string, error) {
+	n, err := h.svc.GetInfo(ctx, h.ref)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	if n.PermKey == "" {
+		return "", nil
+	}
+	sddl, err := h.svc.GetPermission(ctx, h.share, n.PermKey)
+	if err != nil {
+		return "", nil // a missing permission reads as the default descriptor
+	}
+	return sddl, nil
+}
+
+func (h *handle) Close(ctx context.Context) error {
+	_, err := h.svc.Close(ctx, h.ref)
+	return mapErr(err)
+}
+
+func code(err error) string {
+	var ae *azerr.Error
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	return ""
+}
+
+// dataErr maps errors of reads and writes, where a type mismatch means
+// the handle is a directory's.
+func dataErr(err error) error {
+	if code(err) == "ResourceTypeMismatch" {
+		return smb.ErrIsDirectory
+	}
+	return mapErr(err)
+}
+
+// mapErr turns the File service's errors into the SMB layer's.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, file.ErrHandleClosed):
+		return smb.ErrFileClosed
+	case errors.Is(err, file.ErrAccessDenied):
+		return smb.ErrAccessDenied
+	}
+	switch code(err) {
+	case "ResourceNotFound":
+		return smb.ErrNotFound
+	case "ParentNotFound":
+		return smb.ErrPathNotFound
+	case "ShareNotFound", "ShareBeingDeleted":
+		return smb.ErrShareNotFound
+	case "ResourceAlreadyExists":
+		return smb.ErrExists
+	case "ResourceTypeMismatch":
+		return smb.ErrInvalidParameter
+	case "SharingViolation", "LeaseIdMissing", "LeaseAlreadyPresent":
+		return smb.ErrSharingViolation
+	case "SMBDeletePending", "DeletePending":
+		return smb.ErrDeletePending
+	case "FileLockConflict":
+		return smb.ErrLockConflict
+	case "DirectoryNotEmpty":
+		return smb.ErrNotEmpty
+	case "ReadOnlyAttribute", "ShareSnapshotOperationNotSupported", "CannotDeleteFileOrDirectory":
+		return smb.ErrAccessDenied
+	case "ShareSizeLimitReached":
+		return smb.ErrDiskFull
+	case "InvalidResourceName", "InvalidFileOrDirectoryPathName":
+		return smb.ErrInvalidName
+	case "InvalidRange", "OutOfRangeInput", "InvalidHeaderValue":
+		return smb.ErrInvalidParameter
+	}
+	return err
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Compares lazuli's SMB server with Samba's smbd, in one run, through
+# smbclient: a 256 MiB file put and get, and 1,000 small files put.
+# lazuli runs on a data directory (log engine); smbd serves a plain
+# directory. Needs root (smbd), smbclient, samba and the az CLI (to create
+# the share over REST). Ports: LAZULI_BENCH_BASE (default 32400) and up.
+#
+#   scripts/smb-bench.sh [big MiB (256)] [small files (1000)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+big_mib=${1:-256}
+small=${2:-1000}
+base=${LAZULI_BENCH_BASE:-32400}
+key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+tmp=$(mktemp -d)
+trap 'kill ${lz_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+go build -o "$tmp/lazuli" ./cmd/lazuli
+"$tmp/lazuli" --location "$tmp/lz-data" --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
+  --filePort $((base + 3)) --smbPort $((base + 4)) 2>"$tmp/lz.log" &
+lz_pid=$!
+
+mkdir -p "$tmp"/{private,lock,state,cache,pid,ncalrpc,share}
+cat >"$tmp/smb.conf" <<CONF
+[global]
+  smb ports = $((base + 5))
+  interfaces = lo
+  bind interfaces only = yes
+  disable netbios = yes
+  private dir = $tmp/private
+  lock directory = $tmp/lock
+  state directory = $tmp/state
+  cache directory = $tmp/cache
+  pid directory = $tmp/pid
+  ncalrpc dir = $tmp/ncalrpc
+  log file = $tmp/smbd.log
+  passdb backend = tdbsam:$tmp/private/passdb.tdb
+  map to guest = never
+  server min protocol = SMB2_02
+[bench]
+  path = $tmp/share
+  read only = no
+  force user = root
+CONF
+printf '%s\n%s\n' "$key" "$key" | smbpasswd -c "$tmp/smb.conf" -a -s root >/dev/null
+smbd --foreground --no-process-group -s "$tmp/smb.conf" >"$tmp/smbd.out" 2>&1 &
+smbd_pid=$!
+
+for _ in $(seq 1 100); do
+  grep -q '^lazuli: blob' "$tmp/lz.log" && break
+  sleep 0.1
+done
+cs="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;FileEndpoint=http://127.0.0.1:$((base + 3))/devstoreaccount1;"
+az storage share create --name bench --connection-string "$cs" -o none
+
+head -c $((big_mib << 20)) /dev/urandom >"$tmp/big.bin"
+mkdir "$tmp/small"
+for i in $(seq 1 "$small"); do head -c 4096 /dev/urandom >"$tmp/small/f$i"; done
+sleep 1
+
+# run NAME PORT USER COMMANDS: prints the wall time of one smbclient call.
+run() {
+  local start end
+  start=$(date +%s.%N)
+  (cd "$tmp" && smbclient "//127.0.0.1/$5" -p "$2" -U "$3" -m SMB3 -c "$4" >"$tmp/out.$1" 2>&1) ||
+    { echo "$1 failed:"; cat "$tmp/out.$1"; exit 1; }
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+
+rss() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+
+printf '%-28s %12s %12s %8s\n' workload "lazuli (s)" "smbd (s)" ratio
+for w in "put ${big_mib} MiB" "get ${big_mib} MiB" "put ${small} small files"; do
+  case $w in
+    put*MiB) cmd="put big.bin big.bin" ;;
+    get*MiB) cmd="get big.bin big.out; !rm -f big.out" ;;
+    *) cmd="mkdir s; cd s; lcd small; prompt off; mput *" ;;
+  esac
+  l=$(run lazuli $((base + 4)) "devstoreaccount1%$key" "$cmd" bench)
+  s=$(run smbd $((base + 5)) "root%$key" "$cmd" bench)
+  printf '%-28s %12.2f %12.2f %8.2f\n' "$w" "$l" "$s" "$(echo "$l / $s" | bc -l)"
+done
+echo "lazuli peak RSS: $(rss $lz_pid) KiB"

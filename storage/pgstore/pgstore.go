@@ -1,0 +1,409 @@
+// Package pgstore is the storage engine on PostgreSQL, through which any
+// number of stateless lazuli instances serve one set of accounts.
+//
+// Keys and values live in one table, lazuli_kv (k BYTEA PRIMARY KEY,
+// v BYTEA); chunk bytes live in the database too, as rows of at most
+// PartSize bytes, so an instance keeps nothing on local disk.
+//
+// Update runs a SERIALIZABLE transaction and runs it again, after a short
+// randomized backoff, when the database reports a serialization failure
+// (SQLSTATE 40001) or a deadlock (40P01): both guarantee the attempt was
+// rolled back, so a retry never repeats a committed effect. A commit whose
+// outcome is unknown (the connection died during COMMIT) is never retried;
+// it returns an error wrapping storage.ErrUnavailable. Writes are held in
+// the transaction and sent with COMMIT in one round trip, and BEGIN goes
+// out with the first statement, so an Update costs one round trip per read
+// plus one.
+//
+// View runs a REPEATABLE READ READ ONLY transaction: one snapshot for all
+// its reads, taken at its first read.
+//
+// The SQL is the subset PostgreSQL 13+, CockroachDB and YugabyteDB accept
+// in common: plain tables with primary keys, INSERT ... ON CONFLICT,
+// unnest of arrays, ANY, substring on BYTEA, clock_timestamp(). No large
+// objects, advisory locks or LISTEN/NOTIFY. Only PostgreSQL is tested.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Options configure Open.
+type Options struct {
+	// URL is a PostgreSQL connection string (postgres://user:pw@host/db
+	// or key=value form).
+	URL string
+	// MaxConns bounds the connection pool (0: pgx's default, the larger
+	// of 4 and the number of CPUs).
+	MaxConns int32
+	// Clock is the instance's own clock (nil: time.Now). Store.Now
+	// corrects it against the database's clock; tests skew it.
+	Clock func() time.Time
+	// Log receives clock and connectivity warnings (nil: discarded).
+	Log *slog.Logger
+}
+
+// Store is a storage.Engine on PostgreSQL. It is safe for concurrent use
+// by many goroutines and by many processes sharing the database.
+type Store struct {
+	pool   *pgxpool.Pool
+	chunks *chunkStore
+	clock  *dbClock
+	log    *slog.Logger
+	closed atomic.Bool
+
+	stopClock context.CancelFunc
+	clockDone chan struct{}
+}
+
+var _ storage.Engine = (*Store)(nil)
+
+// Open connects to the database, creates or migrates the schema (safe when
+// several instances start at once), and synchronizes the clock.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s := &Store{pool: pool, log: o.Log}
+	s.chunks = &chunkStore{s: s}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.clock = &dbClock{local: o.Clock}
+	if err := s.clock.sync(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: clock: %w", err)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	s.stopClock, s.clockDone = cancel, make(chan struct{})
+	go s.clock.run(cctx, pool, s.log, s.clockDone)
+	return s, nil
+}
+
+// Now returns the database's clock, read from the instance's monotonic
+// clock since the last synchronization: every instance on one database
+// decides times (lease expiry, visibility, SAS validity, Last-Modified) by
+// the same clock, whatever its own wall clock says. It never goes back.
+func (s *Store) Now() time.Time { return s.clock.now() }
+
+// Chunks returns the chunk store (rows in the same database).
+func (s *Store) Chunks() storage.ChunkStore { return s.chunks }
+
+// Close waits for transactions in flight and closes the pool.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.stopClock()
+	<-s.clockDone
+	s.pool.Close()
+	return nil
+}
+
+// Retry policy of Update: exponential backoff with full jitter, bounded in
+// attempts and in each wait.
+const (
+	maxAttempts = 60
+	minBackoff  = 500 * time.Microsecond
+	maxBackoff  = 50 * time.Millisecond
+	// commitTimeout bounds a commit that runs on after the caller's
+	// context ended (its outcome must be known).
+	commitTimeout = 30 * time.Second
+)
+
+// Update runs fn in a SERIALIZABLE transaction, retried on serialization
+// failures and deadlocks.
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	deadConnRetries := 0
+	for attempt := 0; ; attempt++ {
+		err, retry := s.updateOnce(ctx, fn)
+		var fe fnError
+		if errors.As(err, &fe) {
+			return fe.err // fn's own error, unchanged
+		}
+		if !retry && deadConnRetries < 2 && pgconn.SafeToRetry(err) {
+			// Nothing reached the server (a connection it had closed,
+			// after a restart): the attempt never began there.
+			deadConnRetries++
+			retry = true
+		}
+		if !retry {
+			return s.mapErr(err)
+		}
+		if attempt+1 >= maxAttempts {
+			return fmt.Errorf("%w: %d attempts: %v", storage.ErrConflict, attempt+1, err)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
+		}
+		if s.closed.Load() {
+			return storage.ErrClosed
+		}
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	d := minBackoff << min(attempt, 10)
+	d = min(d, maxBackoff)
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// updateOnce runs one attempt; retry reports whether the database rolled
+// it back for a reason another attempt may not meet.
+func (s *Store) updateOnce(ctx context.Context, fn func(storage.Tx) error) (err error, retry bool) {
+	tctx, cancel := txContext(ctx)
+	defer cancel()
+	t := &tx{ctx: tctx, s: s, write: true, begin: beginSerializable}
+	defer func() {
+		// fn panicked or called runtime.Goexit: roll back, release.
+		if !t.released {
+			t.finish(false)
+		}
+	}()
+	ferr := fn(t)
+	t.done = true
+	if t.err != nil {
+		// A statement failed: the transaction is aborted whatever fn
+		// made of the error.
+		t.finish(false)
+		return t.err, isRetryable(t.err)
+	}
+	if ferr != nil {
+		t.finish(false)
+		return fnError{ferr}, false
+	}
+	if err := t.commit(); err != nil {
+		return err, isRetryable(err)
+	}
+	return nil, false
+}
+
+// txTimeout bounds one View or Update attempt.
+const txTimeout = time.Minute
+
+// txContext is the context of a transaction's statements: once fn runs,
+// the transaction finishes whatever becomes of the caller's context (as on
+// the embedded engines, whose reads do not watch it), within txTimeout.
+func txContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), txTimeout)
+}
+
+// fnError carries the error of an Update's function out of updateOnce.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+// View runs fn against one snapshot.
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tctx, cancel := txContext(ctx)
+	defer cancel()
+	t := &tx{ctx: tctx, s: s, begin: beginSnapshot}
+	defer func() {
+		// fn panicked or called runtime.Goexit: roll back, release.
+		if !t.released {
+			t.finish(false)
+		}
+	}()
+	ferr := fn(t)
+	t.done = true
+	t.finish(true)
+	if t.err != nil {
+		return s.mapErr(t.err)
+	}
+	return ferr
+}
+
+// GetOne reads one key in a single statement (its own snapshot), without
+// an explicit transaction.
+func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	var v []byte
+	err := s.withRetryOnDeadConn(ctx, func() error {
+		return s.pool.QueryRow(ctx, sqlGet, key).Scan(&v)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.mapErr(err)
+	}
+	return v, nil
+}
+
+// withRetryOnDeadConn runs a single statement again when it failed before
+// anything reached the server (an idle connection the server had closed,
+// after a database restart), at most a few times.
+func (s *Store) withRetryOnDeadConn(ctx context.Context, f func() error) error {
+	for i := 0; ; i++ {
+		err := f()
+		if err == nil || i == 3 || !pgconn.SafeToRetry(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// mapErr turns database and connection failures into storage sentinels:
+// a closed engine, contention that outlasted the retries, or a database
+// that cannot be reached (storage.ErrUnavailable, which clients see as a
+// retryable 503 ServerBusy).
+func (s *Store) mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.closed.Load() && !errors.Is(err, storage.ErrNotFound) {
+		return storage.ErrClosed
+	}
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrConflict) ||
+		errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrUnavailable) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case isRetryable(err):
+			return fmt.Errorf("%w: %v", storage.ErrConflict, err)
+		case len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "53" || pe.Code[:2] == "57"):
+			// Connection exceptions, insufficient resources, operator
+			// intervention (shutdown, starting up).
+			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
+		}
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	// Everything else from the driver is about reaching the server.
+	return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
+}
+
+// isRetryable reports a serialization failure or a deadlock: the
+// transaction was rolled back and may simply run again.
+func isRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// dbClock tracks the database's clock with the instance's monotonic one.
+type dbClock struct {
+	local func() time.Time
+
+	mu      sync.Mutex
+	dbAt    time.Time // database time at the sample
+	localAt time.Time // local clock at the sample
+	rtt     time.Duration
+	last    time.Time // latest value handed out
+}
+
+// Clock synchronization: a sample's error is at most half its round trip;
+// samples slower than maxSampleRTT are not taken unless nothing better
+// came for syncMaxAge.
+const (
+	syncEvery    = 5 * time.Second
+	syncMaxAge   = time.Minute
+	maxSampleRTT = 20 * time.Millisecond
+)
+
+func (c *dbClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.dbAt.Add(c.local().Sub(c.localAt))
+	if t.Before(c.last) {
+		t = c.last
+	}
+	c.last = t
+	return t
+}
+
+// sync takes a sample: the database's clock_timestamp() against the
+// midpoint of the local clock around the query.
+func (c *dbClock) sync(ctx context.Context, pool *pgxpool.Pool) error {
+	best := time.Duration(-1)
+	var dbAt, localAt time.Time
+	for range 3 {
+		t0 := c.local()
+		var db time.Time
+		if err := pool.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&db); err != nil {
+			return err
+		}
+		t1 := c.local()
+		if rtt := t1.Sub(t0); best < 0 || rtt < best {
+			best, dbAt, localAt = rtt, db.Add(rtt/2), t1
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.localAt.IsZero() || best <= maxSampleRTT || c.local().Sub(c.localAt) > syncMaxAge {
+		c.dbAt, c.localAt, c.rtt = dbAt, localAt, best
+	}
+	return nil
+}
+
+func (c *dbClock) run(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := c.sync(sctx, pool)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			log.Warn("pgstore: clock synchronization", "err", err)
+		}
+	}
+}

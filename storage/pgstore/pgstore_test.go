@@ -1,0 +1,194 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/storage"
+	"github.com/lazuli-storage/lazuli/storage/chunkgc"
+	"github.com/lazuli-storage/lazuli/storage/pgstore"
+	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/storage/storagetest"
+)
+
+func TestMain(m *testing.M) {
+	storagetest.CrashMain(openForCrash)
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+// openURL opens a store on url, failing the test on error.
+func openURL(tb testing.TB, url string) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.Open(context.Background(), pgstore.Options{URL: url, MaxConns: 16})
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+// openDir opens the store of a test directory: each directory names its
+// own database, so closing and opening the same directory finds the same
+// data.
+func openDir(t *testing.T, dir string) storage.Engine {
+	url, err := pgtest.DatabaseFor(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openURL(t, url)
+}
+
+// openForCrash is the crash test's opener: the writer process it starts
+// reaches the same server through the environment. The sync flag has no
+// meaning here: every commit waits for the database.
+func openForCrash(dir string, _ bool) (storage.Engine, error) {
+	url, err := pgtest.DatabaseFor(dir)
+	if err != nil {
+		return nil, err
+	}
+	return pgstore.Open(context.Background(), pgstore.Options{URL: url, MaxConns: 16})
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.RunDurable(t, openDir)
+}
+
+func TestCrashKill9(t *testing.T) {
+	pgtest.Shared(t)
+	storagetest.RunCrash(t, openForCrash)
+}
+
+// TestSchemaConcurrentOpen: instances starting at once on an empty
+// database all come up, and agree on the schema.
+func TestSchemaConcurrentOpen(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var wg sync.WaitGroup
+	stores := make([]*pgstore.Store, 6)
+	errs := make([]error, len(stores))
+	for i := range stores {
+		wg.Go(func() {
+			stores[i], errs[i] = pgstore.Open(context.Background(), pgstore.Options{URL: url, MaxConns: 2})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: %v", i, err)
+		}
+	}
+	storagetest.MustSet(t, stores[0], "k", "v")
+	for i, s := range stores {
+		v, err := storage.GetValue(context.Background(), s, []byte("k"))
+		if err != nil || string(v) != "v" {
+			t.Fatalf("instance %d reads %q, %v", i, v, err)
+		}
+		s.Close()
+	}
+}
+
+// TestChunkGCAcrossInstances: collectors on two instances run again and
+// again while a third instance streams a large chunk slowly (longer than
+// the grace period). The chunk in flight and the referenced one survive;
+// the unreferenced one goes.
+func TestChunkGCAcrossInstances(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b, up := openURL(t, url), openURL(t, url), openURL(t, url)
+	defer a.Close()
+	defer b.Close()
+	defer up.Close()
+	ctx := context.Background()
+	put := func(s *pgstore.Store, data []byte) storage.ChunkRef {
+		ref, _, err := s.Chunks().Put(ctx, bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref
+	}
+	live := put(a, []byte("referenced"))
+	dead := put(b, []byte("unreferenced"))
+	storagetest.MustSet(t, a, "ref/live", string(live))
+	marker := func(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
+		return e.View(ctx, func(tx storage.Tx) error {
+			it := tx.Scan([]byte("ref/"), []byte("ref0"), false)
+			defer it.Close()
+			for it.Next() {
+				mark(storage.ChunkRef(it.Value()))
+			}
+			return it.Err()
+		})
+	}
+	const grace = 300 * time.Millisecond
+	var collectors []*chunkgc.Collector
+	for _, s := range []*pgstore.Store{a, b} {
+		c := chunkgc.New(s, []storage.ChunkMarker{marker}, grace)
+		c.Now = s.Now
+		collectors = append(collectors, c)
+	}
+
+	// The slow upload: five parts, 200 ms apart.
+	pr, pw := io.Pipe()
+	part := bytes.Repeat([]byte("p"), pgstore.PartSize)
+	go func() {
+		for range 5 {
+			pw.Write(part)
+			time.Sleep(200 * time.Millisecond)
+		}
+		pw.Close()
+	}()
+	type result struct {
+		ref storage.ChunkRef
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ref, _, err := up.Chunks().Put(ctx, pr)
+		done <- result{ref, err}
+	}()
+	var res result
+	removed := 0
+collect:
+	for {
+		for _, c := range collectors {
+			n, err := c.Collect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			removed += n
+		}
+		select {
+		case res = <-done:
+			break collect
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if res.err != nil {
+		t.Fatalf("upload in flight during collections: %v", res.err)
+	}
+	storagetest.MustSet(t, b, "ref/uploaded", string(res.ref))
+	for _, c := range collectors {
+		if _, err := c.Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ref := range []storage.ChunkRef{live, res.ref} {
+		rc, err := b.Chunks().Open(ctx, ref, 0, -1)
+		if err != nil {
+			t.Fatalf("chunk %s removed while referenced or in flight: %v", ref, err)
+		}
+		n, _ := io.Copy(io.Discard, rc)
+		rc.Close()
+		if ref == res.ref && n != 5*pgstore.PartSize {
+			t.Fatalf("uploaded chunk has %d bytes", n)
+		}
+	}
+	if _, err := a.Chunks().Open(ctx, dead, 0, -1); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("unreferenced chunk still there after %d removals: %v", removed, err)
+	}
+}

@@ -1,0 +1,105 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations[i] brings the schema from version i to i+1. A step runs in
+// one SERIALIZABLE transaction together with the update of the version
+// row, so of several instances starting at once exactly one applies it;
+// the others fail to serialize, retry, and find it applied. Steps only add
+// (CREATE ... IF NOT EXISTS), so a step that meets a half-finished
+// concurrent one is harmless. Append new steps; never edit released ones.
+var migrations = [][]string{
+	{
+		`CREATE TABLE IF NOT EXISTS lazuli_kv (k BYTEA PRIMARY KEY, v BYTEA NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS lazuli_chunks (ref TEXT PRIMARY KEY, written TIMESTAMPTZ NOT NULL,
+			size BIGINT NOT NULL, complete BOOLEAN NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS lazuli_chunk_parts (ref TEXT NOT NULL, seq INT NOT NULL, data BYTEA NOT NULL,
+			PRIMARY KEY (ref, seq))`,
+	},
+}
+
+// SchemaVersion is the schema version this lazuli writes.
+var SchemaVersion = len(migrations)
+
+const sqlSchemaTable = `CREATE TABLE IF NOT EXISTS lazuli_schema (id INT PRIMARY KEY, version INT NOT NULL)`
+
+// migrate creates the version table and applies the missing steps.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	for attempt := 0; ; attempt++ {
+		done, err := migrateStep(ctx, pool)
+		if done {
+			return nil
+		}
+		if err != nil && !raceErr(err) {
+			return fmt.Errorf("pgstore: schema: %w", err)
+		}
+		if attempt == 100 {
+			return fmt.Errorf("pgstore: schema: still racing other instances after %d attempts: %v", attempt, err)
+		}
+		if err != nil {
+			if serr := sleep(ctx, backoff(attempt)*4); serr != nil {
+				return serr
+			}
+		}
+	}
+}
+
+// migrateStep applies at most one step; done reports the schema current.
+func migrateStep(ctx context.Context, pool *pgxpool.Pool) (done bool, err error) {
+	if _, err := pool.Exec(ctx, sqlSchemaTable); err != nil {
+		return false, err
+	}
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	version := 0
+	err = tx.QueryRow(ctx, "SELECT version FROM lazuli_schema WHERE id = 1").Scan(&version)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return false, err
+	}
+	if version > len(migrations) {
+		return false, fmt.Errorf("the database has schema version %d, newer than this lazuli's %d: upgrade lazuli", version, len(migrations))
+	}
+	if version == len(migrations) {
+		return true, tx.Commit(ctx)
+	}
+	for _, stmt := range migrations[version] {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return false, err
+		}
+	}
+	if version == 0 {
+		_, err = tx.Exec(ctx, "INSERT INTO lazuli_schema (id, version) VALUES (1, 1)")
+	} else {
+		_, err = tx.Exec(ctx, "UPDATE lazuli_schema SET version = $1 WHERE id = 1 AND version = $2", version+1, version)
+	}
+	if err != nil {
+		return false, err
+	}
+	return false, tx.Commit(ctx)
+}
+
+// raceErr reports the errors that concurrent schema changes by other
+// instances cause: serialization failures, deadlocks, and the duplicate
+// catalog rows of two CREATE ... IF NOT EXISTS at once.
+func raceErr(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "40001", "40P01", "23505", "42P07", "42710":
+		return true
+	}
+	return false
+}

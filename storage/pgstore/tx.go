@@ -1,0 +1,367 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Statements of the key/value table.
+const (
+	beginSerializable = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	beginSnapshot     = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+	sqlGet    = "SELECT v FROM lazuli_kv WHERE k = $1"
+	sqlUpsert = "INSERT INTO lazuli_kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) " +
+		"ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+	sqlDelete = "DELETE FROM lazuli_kv WHERE k = ANY($1::bytea[])"
+
+	sqlScanUp       = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
+	sqlScanUpOpen   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k LIMIT $2"
+	sqlScanDown     = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
+	sqlScanDownOpen = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2"
+)
+
+// Scan pages: the first is small (listings often stop early), later ones
+// grow.
+const (
+	firstPage = 32
+	maxPage   = 1024
+)
+
+// errTxDone is returned by a Tx used after its function returned.
+var errTxDone = errors.New("pgstore: transaction used after it ended")
+
+// tx is one View or Update attempt on one pooled connection. BEGIN is
+// sent with the first statement; writes are held in pend until a Scan or
+// the commit sends them.
+type tx struct {
+	ctx   context.Context
+	s     *Store
+	c     *pgxpool.Conn // taken at the first statement
+	write bool
+	begin string
+	begun bool
+	done  bool
+	// released is set once the connection went back to the pool.
+	released bool
+	// err is the first statement failure: the database transaction is
+	// aborted from then on.
+	err  error
+	pend map[string]pendingWrite
+}
+
+type pendingWrite struct {
+	v   []byte
+	del bool
+}
+
+func (t *tx) Get(key []byte) ([]byte, error) {
+	if t.done {
+		return nil, errTxDone
+	}
+	if p, ok := t.pend[string(key)]; ok {
+		if p.del {
+			return nil, storage.ErrNotFound
+		}
+		return p.v, nil
+	}
+	var v []byte
+	found := false
+	err := t.run(sqlGet, []any{key}, func(r pgx.Rows) error {
+		found = true
+		return r.Scan(&v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, storage.ErrNotFound
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+func (t *tx) Set(key, value []byte) error {
+	if !t.write {
+		return storage.ErrReadOnly
+	}
+	if t.done {
+		return errTxDone
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	t.put(key, pendingWrite{v: value})
+	return nil
+}
+
+func (t *tx) Delete(key []byte) error {
+	if !t.write {
+		return storage.ErrReadOnly
+	}
+	if t.done {
+		return errTxDone
+	}
+	t.put(key, pendingWrite{del: true})
+	return nil
+}
+
+func (t *tx) put(key []byte, p pendingWrite) {
+	if t.pend == nil {
+		t.pend = map[string]pendingWrite{}
+	}
+	t.pend[string(key)] = p
+}
+
+// acquire takes the connection for the first statement. Taking it this
+// late keeps a View or Update that waits on something else (a nested
+// View) from holding a connection others need.
+func (t *tx) acquire() error {
+	if t.c != nil {
+		return nil
+	}
+	c, err := t.s.pool.Acquire(t.ctx)
+	if err != nil {
+		t.err = err
+		return err
+	}
+	t.c = c
+	return nil
+}
+
+// queue adds BEGIN (once) and the held writes to b.
+func (t *tx) queue(b *pgx.Batch) {
+	if !t.begun {
+		b.Queue(t.begin)
+	}
+	if len(t.pend) == 0 {
+		return
+	}
+	var ks, vs, dels [][]byte
+	for k, p := range t.pend {
+		if p.del {
+			dels = append(dels, []byte(k))
+		} else {
+			ks, vs = append(ks, []byte(k)), append(vs, p.v)
+		}
+	}
+	if len(ks) > 0 {
+		b.Queue(sqlUpsert, ks, vs)
+	}
+	if len(dels) > 0 {
+		b.Queue(sqlDelete, dels)
+	}
+	t.pend = nil
+}
+
+// run sends BEGIN if needed, the held writes and one query in a single
+// round trip, and calls each for every row.
+func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	t.queue(b)
+	n := b.Len()
+	b.Queue(sql, args...)
+	br := t.c.SendBatch(t.ctx, b)
+	t.begun = true
+	err := func() error {
+		for range n {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.err = err
+	}
+	return err
+}
+
+// commit sends BEGIN if needed, the held writes and COMMIT in one round
+// trip, and releases the connection. The commit runs to its end even if
+// the caller's context ends: its outcome must be reported.
+func (t *tx) commit() error {
+	if !t.begun && len(t.pend) == 0 {
+		t.released = true
+		return nil
+	}
+	if err := t.acquire(); err != nil {
+		t.released = true
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), commitTimeout)
+	defer cancel()
+	b := &pgx.Batch{}
+	t.queue(b)
+	b.Queue("COMMIT")
+	br := t.c.SendBatch(ctx, b)
+	t.begun = true
+	var err error
+	for range b.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	t.release(ctx)
+	return err
+}
+
+// finish ends the transaction without committing and releases the
+// connection.
+func (t *tx) finish(bool) {
+	t.done = true
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
+	defer cancel()
+	t.release(ctx)
+}
+
+// release rolls back whatever transaction is still open on the
+// connection and returns it to the pool (which drops a connection that is
+// broken or still inside a transaction).
+func (t *tx) release(ctx context.Context) {
+	if t.c == nil {
+		t.released = true
+		return
+	}
+	pc := t.c.Conn().PgConn()
+	if !pc.IsClosed() && pc.TxStatus() != 'I' {
+		if _, err := pc.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
+			pc.Close(ctx)
+		}
+	}
+	t.c.Release()
+	t.released = true
+}
+
+func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
+	if t.done {
+		return &iter{err: errTxDone}
+	}
+	if lower == nil {
+		lower = []byte{} // NULL would match nothing
+	}
+	return &iter{t: t, lower: lower, upper: upper, reverse: reverse, limit: firstPage}
+}
+
+// iter reads a key range in pages, each page one query in the
+// transaction's snapshot, so Gets may run between its pages.
+type iter struct {
+	t            *tx
+	lower, upper []byte
+	reverse      bool
+	limit        int
+	last         bool // the previous page was the last
+	page         []kv
+	i            int
+	cur          kv
+	err          error
+	closed       bool
+}
+
+type kv struct{ k, v []byte }
+
+func (it *iter) Next() bool {
+	if it.err != nil || it.closed {
+		return false
+	}
+	if it.i >= len(it.page) {
+		if it.last || !it.fetch() {
+			return false
+		}
+	}
+	it.cur = it.page[it.i]
+	it.i++
+	return true
+}
+
+func (it *iter) fetch() bool {
+	if it.t.done {
+		it.err = errTxDone
+		return false
+	}
+	if it.upper != nil && string(it.lower) >= string(it.upper) {
+		it.last = true
+		return false
+	}
+	var sql string
+	var args []any
+	switch {
+	case !it.reverse && it.upper != nil:
+		sql, args = sqlScanUp, []any{it.lower, it.upper, it.limit}
+	case !it.reverse:
+		sql, args = sqlScanUpOpen, []any{it.lower, it.limit}
+	case it.upper != nil:
+		sql, args = sqlScanDown, []any{it.lower, it.upper, it.limit}
+	default:
+		sql, args = sqlScanDownOpen, []any{it.lower, it.limit}
+	}
+	page := it.page[:0]
+	err := it.t.run(sql, args, func(r pgx.Rows) error {
+		var e kv
+		if err := r.Scan(&e.k, &e.v); err != nil {
+			return err
+		}
+		if e.v == nil {
+			e.v = []byte{}
+		}
+		if e.k == nil {
+			e.k = []byte{}
+		}
+		page = append(page, e)
+		return nil
+	})
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.page, it.i = page, 0
+	if len(page) < it.limit {
+		it.last = true
+	} else {
+		lastKey := page[len(page)-1].k
+		if it.reverse {
+			it.upper = lastKey
+		} else {
+			it.lower = append(append(make([]byte, 0, len(lastKey)+1), lastKey...), 0)
+		}
+		it.limit = min(it.limit*2, maxPage)
+	}
+	// Entries of the page are handed out; a new slice for the next one.
+	it.page = page
+	return len(page) > 0
+}
+
+func (it *iter) Key() []byte   { return it.cur.k }
+func (it *iter) Value() []byte { return it.cur.v }
+func (it *iter) Err() error    { return it.err }
+func (it *iter) Close() error  { it.closed = true; return nil }
