@@ -216,7 +216,7 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 	}
-	accounts, warnings, err := auth.ParseAccountsWarn(os.Getenv("AZURITE_ACCOUNTS"))
+	accounts, warnings, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
 	if (*o.engine == server.EnginePostgres) != (*o.pgURL != "") {
 		log.Error("--engine postgres and --postgres <url> go together")
 		return 2

@@ -46,7 +46,7 @@ func startProcess(t *testing.T, url string) *process {
 	bin, err := buildLazuli()
 	must(t, err)
 	cmd := exec.Command(bin, "--engine", "postgres", "--postgres", url, "--silent",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
 	stderr, err := cmd.StderrPipe()
 	must(t, err)
 	must(t, cmd.Start())

@@ -47,20 +47,13 @@ type Account struct {
 }
 
 // ParseAccounts parses the AZURITE_ACCOUNTS form
-// "name1:key1[:key2];name2:key1" (keys base64, read as leniently as the
-// reference emulator reads them; see ParseAccountsWarn).
-func ParseAccounts(s string) ([]Account, error) {
-	accs, _, err := ParseAccountsWarn(s)
-	return accs, err
-}
-
-// ParseAccountsWarn is ParseAccounts that also returns one warning per
-// key that is not strict base64. Such keys are decoded the way Node.js
-// decodes base64, as the reference emulator does, because its users'
-// scripts carry keys like that: the standard and URL-safe alphabets both
-// count, any other character is skipped, the first "=" ends the key, and
-// left-over bits are dropped.
-func ParseAccountsWarn(s string) ([]Account, []string, error) {
+// "name1:key1[:key2];name2:key1" (keys base64) and returns one warning
+// per key that is not strict base64. Such keys are decoded the way
+// Node.js decodes base64, as the reference emulator does, because its
+// users' scripts carry keys like that: the standard and URL-safe
+// alphabets both count, any other character is skipped, the first "="
+// ends the key, and left-over bits are dropped.
+func ParseAccounts(s string) ([]Account, []string, error) {
 	var out []Account
 	var warnings []string
 	for _, part := range strings.Split(s, ";") {

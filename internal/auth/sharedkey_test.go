@@ -306,7 +306,7 @@ func TestUnknownAccountRefused(t *testing.T) {
 func TestParseAccountsKeys(t *testing.T) {
 	k1 := base64.StdEncoding.EncodeToString([]byte("k1"))
 	k2 := base64.StdEncoding.EncodeToString([]byte("k2"))
-	accs, err := ParseAccounts("a1:" + k1 + ":" + k2 + ";a2:" + k1)
+	accs, _, err := ParseAccounts("a1:" + k1 + ":" + k2 + ";a2:" + k1)
 	if err != nil || len(accs) != 2 || len(accs[0].Keys) != 2 || string(accs[0].Keys[1]) != "k2" {
 		t.Fatalf("%v %v", accs, err)
 	}
@@ -334,7 +334,7 @@ func TestParseAccountsLenient(t *testing.T) {
 		"key-that-isnt-base64": "91ecbeb616adfa2b27b7e6dab1eeb8",
 		"password123":          "a5ab2cc28addd76d",
 	} {
-		accs, warns, err := ParseAccountsWarn("acct:" + key)
+		accs, warns, err := ParseAccounts("acct:" + key)
 		if err != nil {
 			t.Fatalf("%q: %v", key, err)
 		}
@@ -345,10 +345,10 @@ func TestParseAccountsLenient(t *testing.T) {
 			t.Errorf("%q: %d warnings", key, len(warns))
 		}
 	}
-	if _, warns, err := ParseAccountsWarn("acct:YWJjZA=="); err != nil || len(warns) != 0 {
+	if _, warns, err := ParseAccounts("acct:YWJjZA=="); err != nil || len(warns) != 0 {
 		t.Fatalf("strict key: %v %v", warns, err)
 	}
-	if _, _, err := ParseAccountsWarn("acct:!!!!"); err == nil {
+	if _, _, err := ParseAccounts("acct:!!!!"); err == nil {
 		t.Fatal("a key with no bytes was accepted")
 	}
 }

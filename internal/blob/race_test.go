@@ -548,3 +548,130 @@ func TestPutBlockFromURLReadsTheClockOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestRaceSealAgainstAppends seals an append blob while many goroutines
+// append to it: the seal is one point in the order of appends, so every
+// append either landed before it (and is in the content, at its offset)
+// or was refused with BlobIsSealed; none is lost or half-written.
+func TestRaceSealAgainstAppends(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		ref := Ref{"acct", "cont", "log", ""}
+		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: AppendBlob}); err != nil {
+			t.Fatal(err)
+		}
+		const writers = 24
+		g := newGate(writers + 1)
+		type result struct {
+			off  int64
+			line string
+			err  error
+		}
+		results := make([]result, writers)
+		var wg sync.WaitGroup
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				line := fmt.Sprintf("line %02d\n", i)
+				in := ingest(t, s, []byte(line))
+				g.wait()
+				_, off, err := s.AppendBlock(ctx, ref, AppendRequest{Data: in})
+				results[i] = result{off, line, err}
+			}(i)
+		}
+		var sealErr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.wait()
+			_, sealErr = s.SealBlob(ctx, ref, nil, Cond{})
+		}()
+		g.open()
+		wg.Wait()
+		if sealErr != nil {
+			t.Fatal(sealErr)
+		}
+		b, err := s.GetBlob(ctx, ref, Cond{}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := s.Open(ctx, b, 0, b.Size)
+		content, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var landed int64
+		for _, r := range results {
+			switch codeOf(r.err) {
+			case "":
+				landed += int64(len(r.line))
+				if got := string(content[r.off : r.off+int64(len(r.line))]); got != r.line {
+					t.Fatalf("append at %d holds %q, want %q", r.off, got, r.line)
+				}
+			case "BlobIsSealed":
+			default:
+				t.Fatalf("append: %v", r.err)
+			}
+		}
+		if landed != b.Size || !b.Sealed {
+			t.Fatalf("landed %d bytes, blob holds %d, sealed %v", landed, b.Size, b.Sealed)
+		}
+		if _, _, err := s.AppendBlock(ctx, ref, AppendRequest{Data: ingest(t, s, []byte("late\n"))}); codeOf(err) != "BlobIsSealed" {
+			t.Fatalf("append after the race: %v", err)
+		}
+	})
+}
+
+// TestRaceCreateOnlyPutBlob races writers allowed to create but not to
+// overwrite (a SAS with create and no write permission): exactly one
+// creates the blob, every other gets 403 AuthorizationPermissionMismatch,
+// and the blob holds the winner's content.
+func TestRaceCreateOnlyPutBlob(t *testing.T) {
+	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
+		ctx := context.Background()
+		ref := Ref{"acct", "cont", "once", ""}
+		const writers = 16
+		g := newGate(writers)
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				in := ingest(t, s, []byte(fmt.Sprint("writer ", i)))
+				g.wait()
+				_, errs[i] = s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in, Cond: Cond{CreateOnly: true}})
+			}(i)
+		}
+		g.open()
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch codeOf(err) {
+			case "":
+				if winner >= 0 {
+					t.Fatalf("writers %d and %d both created the blob", winner, i)
+				}
+				winner = i
+			case "AuthorizationPermissionMismatch":
+			default:
+				t.Fatalf("writer %d: %v", i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatal("nobody created the blob")
+		}
+		b, err := s.GetBlob(ctx, ref, Cond{}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := s.Open(ctx, b, 0, b.Size)
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if string(got) != fmt.Sprint("writer ", winner) {
+			t.Fatalf("content %q, winner %d", got, winner)
+		}
+	})
+}

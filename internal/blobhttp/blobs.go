@@ -211,21 +211,13 @@ func (h *handler) putBlob(rq *req) error {
 			}
 		}
 	default:
-		body, size, structured, err := rq.upload()
+		u, err := rq.upload()
 		if err != nil {
 			return err
 		}
-		data, err := h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5)
-		if err != nil {
+		if pr.Data, err = h.ingest(rq, u, sums, true); err != nil {
 			return err
 		}
-		if structured {
-			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
-		}
-		if err := sums.verify(data); err != nil {
-			return err
-		}
-		pr.Data = data
 	}
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
@@ -725,18 +717,12 @@ func (h *handler) putBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	body, _, structured, err := rq.upload()
+	u, err := rq.upload()
 	if err != nil {
 		return err
 	}
-	data, err := h.svc.Ingest(rq.ctx(), body, false, sums.md5)
+	data, err := h.ingest(rq, u, sums, false)
 	if err != nil {
-		return err
-	}
-	if structured {
-		rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
-	}
-	if err := sums.verify(data); err != nil {
 		return err
 	}
 	if err := h.svc.PutBlock(rq.ctx(), rq.ref(), id, data, cond); err != nil {
@@ -817,7 +803,7 @@ func (h *handler) putBlockList(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = createOnly
-	txMD5, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
+	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
 	}
@@ -825,10 +811,14 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	if txMD5 != nil {
-		if sum := md5.Sum(body); !bytes.Equal(sum[:], txMD5) {
+	// The transactional checksums cover the XML body.
+	if sums.md5 != nil {
+		if sum := md5.Sum(body); !bytes.Equal(sum[:], sums.md5) {
 			return azerr.New("Md5Mismatch")
 		}
+	}
+	if err := sums.verify(blob.Ingested{CRC64: blob.CRC64(body)}); err != nil {
+		return err
 	}
 	items, err := parseBlockList(body)
 	if err != nil {
@@ -966,12 +956,13 @@ func (h *handler) putPage(rq *req) error {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 		}
 	} else {
-		body, n, structured, err := rq.upload()
+		u, err := rq.upload()
 		if err != nil {
 			return err
 		}
+		n := u.size
 		limit := int64(blob.MaxPageWrite)
-		if structured {
+		if u.structured {
 			limit = structuredLen(limit)
 		}
 		if _, err := rq.contentLength(limit); err != nil {
@@ -986,17 +977,11 @@ func (h *handler) putPage(rq *req) error {
 		if sums, err = rq.txChecksums(); err != nil {
 			return err
 		}
-		if pr.Data, err = h.svc.Ingest(rq.ctx(), body, false, sums.md5); err != nil {
+		if pr.Data, err = h.ingest(rq, u, sums, false); err != nil {
 			return err
-		}
-		if structured {
-			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
 		}
 		if pr.Data.Size != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
-		}
-		if err := sums.verify(pr.Data); err != nil {
-			return err
 		}
 		uploaded = true
 	}
@@ -1100,11 +1085,11 @@ func (h *handler) appendBlock(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New("InvalidOperation")
 	}
-	body, size, structured, err := rq.upload()
+	u, err := rq.upload()
 	if err != nil {
 		return err
 	}
-	if hd.Get("X-Ms-Copy-Source") == "" && size == 0 {
+	if hd.Get("X-Ms-Copy-Source") == "" && u.size == 0 {
 		// An append of nothing is refused.
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
@@ -1134,16 +1119,8 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else {
-		if ar.Data, err = h.svc.IngestSize(rq.ctx(), body, size, true, sums.md5); err != nil {
-			return err
-		}
-		if structured {
-			rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
-		}
-		if err := sums.verify(ar.Data); err != nil {
-			return err
-		}
+	} else if ar.Data, err = h.ingest(rq, u, sums, true); err != nil {
+		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)
 	if err != nil {

@@ -42,7 +42,6 @@ type smReader struct {
 	seg     int
 	left    int64 // content bytes left in the current segment
 	got     int64
-	read    int64 // encoded bytes consumed
 	segCRC  hash.Hash64
 	msgCRC  hash.Hash64
 	started bool
@@ -66,7 +65,6 @@ func (m *smReader) full(n int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	m.read += int64(n)
 	return buf, nil
 }
 
@@ -143,7 +141,6 @@ func (m *smReader) Read(p []byte) (int, error) {
 	m.msgCRC.Write(p[:n])
 	m.left -= int64(n)
 	m.got += int64(n)
-	m.read += int64(n)
 	if err == io.EOF {
 		if m.left > 0 {
 			return n, smInvalid("it ends early")
@@ -153,31 +150,50 @@ func (m *smReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// upload returns what an upload stores: the request body, or the content
-// of a structured message body, with its length (-1 when unknown). The
-// second result says the body was a structured message; the answer then
-// carries x-ms-structured-body.
-func (rq *req) upload() (io.Reader, int64, bool, error) {
+// uploadBody is what an upload stores: the request body, or the content
+// of a structured message body.
+type uploadBody struct {
+	r          io.Reader
+	size       int64 // content length; -1 when unknown
+	structured bool  // the answer then carries x-ms-structured-body
+}
+
+// upload returns the content of an upload's body.
+func (rq *req) upload() (uploadBody, error) {
 	hd := rq.r.Header
 	v := hd.Get("X-Ms-Structured-Body")
 	if v == "" {
-		return rq.body(), rq.r.ContentLength, false, nil
+		return uploadBody{r: rq.body(), size: rq.r.ContentLength}, nil
 	}
 	if !strings.EqualFold(strings.Join(strings.Fields(v), " "), structuredValue) {
-		return nil, 0, false, azerr.InvalidHeader("x-ms-structured-body", v)
+		return uploadBody{}, azerr.InvalidHeader("x-ms-structured-body", v)
 	}
 	if hd.Get("Content-Md5") != "" || hd.Get("X-Ms-Content-Crc64") != "" {
-		return nil, 0, false, azerr.InvalidHeader("x-ms-structured-body", v)
+		return uploadBody{}, azerr.InvalidHeader("x-ms-structured-body", v)
 	}
 	cv := hd.Get("X-Ms-Structured-Content-Length")
 	if cv == "" {
-		return nil, 0, false, azerr.MissingHeader("x-ms-structured-content-length")
+		return uploadBody{}, azerr.MissingHeader("x-ms-structured-content-length")
 	}
 	n, err := strconv.ParseInt(cv, 10, 64)
 	if err != nil || n < 0 || (rq.r.ContentLength >= 0 && n > rq.r.ContentLength) {
-		return nil, 0, false, azerr.InvalidHeader("x-ms-structured-content-length", cv)
+		return uploadBody{}, azerr.InvalidHeader("x-ms-structured-content-length", cv)
 	}
-	return newSMReader(rq.body(), rq.r.ContentLength, n), n, true, nil
+	return uploadBody{r: newSMReader(rq.body(), rq.r.ContentLength, n), size: n, structured: true}, nil
+}
+
+// ingest writes an upload's content to the chunk store (inline when
+// small and inline is set), checks its transactional checksums and marks
+// a structured message answer.
+func (h *handler) ingest(rq *req, u uploadBody, sums txSums, inline bool) (blob.Ingested, error) {
+	data, err := h.svc.IngestSize(rq.ctx(), u.r, u.size, inline, sums.md5)
+	if err != nil {
+		return data, err
+	}
+	if u.structured {
+		rq.w.Header().Set("X-Ms-Structured-Body", structuredValue)
+	}
+	return data, sums.verify(data)
 }
 
 // smSegment is the content length of the segments lazuli writes.

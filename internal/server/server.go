@@ -203,7 +203,12 @@ func New(cfg Config) (*Server, error) {
 		s.logRecovered(dir, time.Since(started))
 	}
 	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
-	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
+	var debug io.Writer
+	if cfg.Debug != nil {
+		// The four services write their debug dumps to one writer.
+		debug = &lockedWriter{w: cfg.Debug}
+	}
+	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
@@ -547,6 +552,19 @@ func (s *Server) Close() error {
 		}
 	}
 	return err
+}
+
+// lockedWriter serializes writes to w, so that dumps written at once by
+// several handlers do not interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // connTracker counts connections with a request in flight, for Close.

@@ -5,7 +5,9 @@
 // bodies). Exits non-zero on any mismatch.
 //
 // Environment: LAZULI_BLOB_URL (default http://127.0.0.1:10000/devstoreaccount1),
-// LAZULI_ACCOUNT / LAZULI_KEY (default: the development account).
+// LAZULI_ACCOUNT / LAZULI_KEY (default: the development account), and
+// LAZULI_LENIENT_ACCOUNT ("name:key", optional): an AZURITE_ACCOUNTS
+// account whose key is not strict base64.
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { StorageCRC64Calculator } from "@azure/storage-common";
 
@@ -125,6 +127,22 @@ try {
   check("structured download", await text(checked.readableStreamBody), new TextDecoder().decode(data));
   const ranged = await whole.download(0, 1, { rangeGetContentCrc64: true });
   check("range crc64", Buffer.from(ranged.contentCrc64 ?? []).toString("base64"), Buffer.from(await crc64(data.slice(0, 1))).toString("base64"));
+
+  // An account whose key is not strict base64 (AZURITE_ACCOUNTS
+  // "name:key"): the SDK decodes such keys as Node.js does, and so must
+  // the server.
+  const lenient = process.env.LAZULI_LENIENT_ACCOUNT;
+  if (lenient) {
+    const [name, lkey] = lenient.split(":");
+    const lsvc = new BlobServiceClient(url.replace(/[^/]+\/?$/, name), new StorageSharedKeyCredential(name, lkey), {
+      retryOptions: { maxTries: 1 },
+    });
+    const lc = lsvc.getContainerClient("lenient" + Date.now().toString(36));
+    await lc.create();
+    await lc.getBlockBlobClient("b").upload("lenient key", 11);
+    check("lenient key account", await text((await lc.getBlobClient("b").download()).readableStreamBody), "lenient key");
+    await lc.delete();
+  }
 } catch (err) {
   failures.push(`unexpected error: ${err?.stack ?? err}`);
 } finally {
