@@ -146,8 +146,8 @@ func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 // usage writes --help: a summary, the flags by group with their
 // environment variables, the other variables and an example.
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `lazuli serves the Azure Storage Blob, Queue and Table protocols on loopback or a
-network, as a drop-in for the reference emulator: the same flags, ports, account
+	fmt.Fprintf(w, `lazuli serves the Azure Storage Blob, Queue, Table and File (REST) protocols on
+loopback or a network, as a drop-in for the reference emulator: the same flags, ports, account
 (devstoreaccount1 and its published key) and AZURITE_ACCOUNTS.
 
 Usage: lazuli [flags]

@@ -199,9 +199,10 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 // TestReferenceEmulatorCommandLineStarts starts the binary with every flag
 // of the reference emulator at once, as a script written for it would.
 func TestReferenceEmulatorCommandLineStarts(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	args := []string{"--blobHost", "127.0.0.1", "--blobPort", "0", "--queueHost", "127.0.0.1", "--queuePort", "0",
-		"--tableHost", "127.0.0.1", "--tablePort", "0", "--filePort", "0", "--smbPort", "0",
+		"--tableHost", "127.0.0.1", "--tablePort", "0", "--filePort", "0",
 		"--blobKeepAliveTimeout", "5", "--queueKeepAliveTimeout", "5", "--tableKeepAliveTimeout", "5",
 		"-l", dir, "--location", dir, "-L", "--loose", "-s", "--silent", "--skipApiVersionCheck",
 		"--disableProductStyleUrl", "--disableTelemetry", "--extentMemoryLimit", "100", "--inMemoryPersistence",
@@ -242,7 +243,9 @@ func startLazuliLog(t *testing.T, bin string, args ...string) func() string {
 	select {
 	case <-ready:
 	case <-time.After(20 * time.Second):
-		t.Fatal("lazuli did not start")
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		t.Fatalf("lazuli did not start:\n%s", buf.String())
 	}
 	return func() string { mu <- struct{}{}; defer func() { <-mu }(); return buf.String() }
 }
@@ -262,6 +265,7 @@ func runFail(t *testing.T, args ...string) string {
 // TestPortInUseNamesTheFlagAndCreatesNothing: a port in use stops startup
 // with the flag to change, before the data directory is created.
 func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
+	freeSMBPort(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -269,9 +273,21 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	dir := filepath.Join(t.TempDir(), "new-data")
-	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--location", dir)
+	debugFile := filepath.Join(filepath.Dir(dir), "debug.log")
+	out := runFail(t, "--queuePort", port, "--blobPort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir,
+		"--debug", debugFile, "--cpuprofile", debugFile+".prof")
 	if !strings.Contains(out, "--queuePort") || !strings.Contains(out, "in use") {
 		t.Errorf("message does not name --queuePort:\n%s", out)
+	}
+	for _, p := range []string{dir, debugFile, debugFile + ".prof"} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was created: %v", p, err)
+		}
+	}
+	// The SMB port is bound with the others, before the data directory.
+	out = runFail(t, "--smbPort", port, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--location", dir)
+	if !strings.Contains(out, "--smbPort") || !strings.Contains(out, "in use") {
+		t.Errorf("message does not name --smbPort:\n%s", out)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the data directory was created: %v", err)
@@ -281,6 +297,7 @@ func TestPortInUseNamesTheFlagAndCreatesNothing(t *testing.T) {
 // TestLockedDirectoryNamesTheProcess: a second lazuli on the same data
 // directory names the process that holds it.
 func TestLockedDirectoryNamesTheProcess(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
 	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
@@ -293,6 +310,7 @@ func TestLockedDirectoryNamesTheProcess(t *testing.T) {
 // TestStartupLogSaysWhatWasRecovered restarts on a directory holding a
 // container and checks the summary line.
 func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
+	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
 	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
@@ -303,11 +321,19 @@ func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 			t.Fatalf("create container: %v %v", err, resp)
 		}
 	}
+	resp, _, err := c.do("PUT", "http://"+addrs[3]+"/devstoreaccount1/share1?restype=share", nil, nil)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create share: %v %v", err, resp)
+	}
+	resp, _, err = c.do("PUT", "http://"+addrs[3]+"/devstoreaccount1/share1?restype=share&comp=snapshot", nil, nil)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("snapshot share: %v %v", err, resp)
+	}
 	cmd.Process.Signal(sigterm)
 	cmd.Wait()
 	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	line := regexp.MustCompile(`data directory opened.*`).FindString(log())
-	for _, want := range []string{"accounts_with_data=1", "containers=2", "queues=0", "tables=0", "bytes_on_disk=", "took="} {
+	for _, want := range []string{"accounts=1", "accounts_with_data=1", "containers=2", "queues=0", "tables=0", "shares=1", "bytes_on_disk=", "took="} {
 		if !strings.Contains(line, want) {
 			t.Errorf("startup summary %q lacks %s", line, want)
 		}
@@ -337,6 +363,7 @@ func selfSigned(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
 // PFX file, as --cert x.pfx --pwd secret does for the reference emulator,
 // and refuses a wrong password with a message saying so.
 func TestPFXCertificateWithPassword(t *testing.T) {
+	freeSMBPort(t)
 	cert, key := selfSigned(t)
 	pfx, err := pkcs12.Modern.Encode(key, cert, nil, "s3cret")
 	if err != nil {
@@ -372,6 +399,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 // TestKeepAliveTimeout: --blobKeepAliveTimeout closes an idle kept-alive
 // connection after that many seconds.
 func TestKeepAliveTimeout(t *testing.T) {
+	freeSMBPort(t)
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--blobKeepAliveTimeout", "1",
 		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
 	c, err := net.Dial("tcp", addrs[0])
@@ -439,3 +467,8 @@ func allFlagNames(fs *flag.FlagSet) []string {
 	sort.Strings(out)
 	return out
 }
+
+// freeSMBPort makes the servers a test starts take a free SMB port
+// through LAZULI_SMB_PORT, keeping their command lines those of the
+// reference emulator (whose flags have no SMB port).
+func freeSMBPort(t *testing.T) { t.Setenv(envName("smbPort"), "0") }

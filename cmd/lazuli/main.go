@@ -119,7 +119,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.filePort = fs.Int("filePort", 10003, "File service port")
 	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
 	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
-	o.location = fs.String("location", "lazuli-data", "data directory")
+	o.location = fs.String("location", server.DefaultLocation, "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
 	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
 	o.salvage = fs.Bool("salvage", false, "start even if the log is damaged (not only torn at its end): move the damaged file and later logs into <location>/salvage/ and keep the records before the damage")
@@ -351,7 +351,7 @@ func (l *lateFile) Write(p []byte) (int, error) {
 }
 
 // listenFlags names the flags that set each service's port.
-var listenFlags = map[auth.Service]string{auth.Blob: "blobPort", auth.Queue: "queuePort", auth.Table: "tablePort", auth.File: "filePort"}
+var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort"}
 
 // startAdvice turns a startup error into a message that says what to do.
 func startAdvice(err error) string {

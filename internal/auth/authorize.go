@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
@@ -330,7 +331,7 @@ func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.
 	for _, key := range acc.Keys {
 		udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion)
 		for _, sts := range candidates {
-			if sas.SignatureMatches(udk, sts, v.Signature) {
+			if sharedkey.SignatureMatches(udk, sts, v.Signature) {
 				return nil
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
@@ -28,7 +29,7 @@ func mintServiceSAS(tb testing.TB, key []byte, svc sas.Service, container, objec
 		tb.Fatal(err)
 	}
 	canon := sas.CanonicalizedResource(svc, v.Version, DevAccount, container, object)
-	q.Set("sig", sas.ComputeSignature(key, sas.ServiceStringToSign(svc, canon, v, timestamp)))
+	q.Set("sig", sharedkey.ComputeSignature(key, sas.ServiceStringToSign(svc, canon, v, timestamp)))
 	return q.Encode()
 }
 
@@ -43,7 +44,7 @@ func mintAccountSAS(tb testing.TB, key []byte, query string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	q.Set("sig", sas.ComputeSignature(key, sas.AccountStringToSign(DevAccount, v)))
+	q.Set("sig", sharedkey.ComputeSignature(key, sas.AccountStringToSign(DevAccount, v)))
 	return q.Encode()
 }
 

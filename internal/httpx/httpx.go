@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +63,10 @@ type Options struct {
 	Log  *slog.Logger
 	// Silent turns the access log off.
 	Silent bool
-	// Debug, when set, receives raw request and response headers.
+	// Debug, when set, receives raw request and response headers, one
+	// Write per request; requests running at once write at once, so a
+	// writer shared with other handlers must serialize its writes (the
+	// server's does).
 	Debug io.Writer
 	// StrictVersion rejects x-ms-version values lazuli does not know.
 	StrictVersion bool
@@ -78,8 +80,6 @@ type Options struct {
 	// request, whatever the host name.
 	PathStyleOnly bool
 }
-
-var debugMu sync.Mutex
 
 // Wrap puts the shared plumbing around a service handler.
 func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
@@ -317,9 +317,7 @@ func writeDebug(w io.Writer, r *http.Request, rw *recorder) {
 		}
 	}
 	b.WriteString("\n")
-	debugMu.Lock()
 	io.WriteString(w, b.String())
-	debugMu.Unlock()
 }
 
 // repeatedHeader finds an x-ms-* header sent more than once, other than

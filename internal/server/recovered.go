@@ -8,6 +8,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/queue"
 	"github.com/lazuli-storage/lazuli/internal/table"
@@ -18,9 +19,10 @@ import (
 type Recovered struct {
 	// Accounts is the number of configured accounts holding at least one
 	// container, queue or table.
-	Accounts                   int
-	Containers, Queues, Tables int
-	// Bytes is the size of the files in the data directory.
+	Accounts                           int
+	Containers, Queues, Tables, Shares int
+	// Bytes is the size of the files in the data directory (zero for an
+	// engine without one).
 	Bytes int64
 	// Took is how long opening the engine (its recovery) took.
 	Took time.Duration
@@ -33,20 +35,24 @@ func countRecovered(ctx context.Context, eng storage.Engine, accounts []string, 
 	err := eng.View(ctx, func(tx storage.Tx) error {
 		r = Recovered{}
 		for _, acct := range accounts {
-			c, err := countKeys(tx, blob.ContainersKeyPrefix(acct))
+			c, err := countKeys(tx, blob.ContainersKeyPrefix(acct), nil)
 			if err != nil {
 				return err
 			}
-			q, err := countKeys(tx, queue.QueuesKeyPrefix(acct))
+			q, err := countKeys(tx, queue.QueuesKeyPrefix(acct), nil)
 			if err != nil {
 				return err
 			}
-			t, err := countKeys(tx, table.TablesKeyPrefix(acct))
+			t, err := countKeys(tx, table.TablesKeyPrefix(acct), nil)
 			if err != nil {
 				return err
 			}
-			r.Containers, r.Queues, r.Tables = r.Containers+c, r.Queues+q, r.Tables+t
-			if c+q+t > 0 {
+			sh, err := countKeys(tx, file.SharesKeyPrefix(acct), file.IsShareKey)
+			if err != nil {
+				return err
+			}
+			r.Containers, r.Queues, r.Tables, r.Shares = r.Containers+c, r.Queues+q, r.Tables+t, r.Shares+sh
+			if c+q+t+sh > 0 {
 				r.Accounts++
 			}
 		}
@@ -54,6 +60,9 @@ func countRecovered(ctx context.Context, eng storage.Engine, accounts []string, 
 	})
 	if err != nil {
 		return r, err
+	}
+	if dir == "" {
+		return r, nil
 	}
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -66,18 +75,22 @@ func countRecovered(ctx context.Context, eng storage.Engine, accounts []string, 
 	return r, nil
 }
 
-func countKeys(tx storage.Tx, prefix []byte) (int, error) {
+// countKeys counts the keys under prefix that keep accepts (all of them
+// when keep is nil).
+func countKeys(tx storage.Tx, prefix []byte, keep func([]byte) bool) (int, error) {
 	it := tx.Scan(prefix, keyenc.PrefixEnd(prefix), false)
 	defer it.Close()
 	n := 0
 	for it.Next() {
-		n++
+		if keep == nil || keep(it.Key()) {
+			n++
+		}
 	}
 	return n, it.Err()
 }
 
-// logRecovered logs what the data directory dir held once the engine was
-// open, and how long opening it took.
+// logRecovered logs what the data directory dir (or, with dir "", the
+// database) held once the engine was open, and how long opening it took.
 func (s *Server) logRecovered(dir string, took time.Duration) {
 	names := []string{auth.DevAccount}
 	for _, a := range s.cfg.Accounts {
@@ -92,8 +105,12 @@ func (s *Server) logRecovered(dir string, took time.Duration) {
 	}
 	r.Took = took
 	s.recovered = r
-	s.cfg.Log.Info("data directory opened", "location", dir, "accounts", len(names), "accounts_with_data", r.Accounts,
-		"containers", r.Containers, "queues", r.Queues, "tables", r.Tables,
+	where := dir
+	if where == "" {
+		where = "database"
+	}
+	s.cfg.Log.Info("data directory opened", "location", where, "accounts", len(names), "accounts_with_data", r.Accounts,
+		"containers", r.Containers, "queues", r.Queues, "tables", r.Tables, "shares", r.Shares,
 		"bytes_on_disk", r.Bytes, "took", r.Took.Round(time.Millisecond).String())
 }
 

@@ -145,6 +145,8 @@ type Server struct {
 	smb      *smb.Server
 	smbFiles *file.Service
 	smbAddr  string
+	// smbListener is bound by New with the others and served by Start.
+	smbListener net.Listener
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -174,11 +176,13 @@ func New(cfg Config) (*Server, error) {
 		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
 			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
 		if err != nil {
+			s.closeListeners()
 			return nil, fmt.Errorf("open PostgreSQL: %w", err)
 		}
 		s.engine, s.ownsEng = pg, true
 		cfg.Now = pg.Now
 		s.cfg.Now = pg.Now
+		s.logRecovered("", time.Since(started))
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -199,7 +203,12 @@ func New(cfg Config) (*Server, error) {
 		s.logRecovered(dir, time.Since(started))
 	}
 	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
-	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: cfg.Debug,
+	var debug io.Writer
+	if cfg.Debug != nil {
+		// The four services write their debug dumps to one writer.
+		debug = &lockedWriter{w: cfg.Debug}
+	}
+	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
@@ -305,7 +314,8 @@ func (s *Server) baseURL(svc auth.Service) func(string) string {
 
 // ListenError is a service address that could not be bound.
 type ListenError struct {
-	Service auth.Service
+	// Service is "blob", "queue", "table", "file" or "smb".
+	Service string
 	Addr    string
 	Err     error
 }
@@ -337,7 +347,7 @@ func (s *Server) bind() error {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
 			s.closeListeners()
-			return &ListenError{Service: l.svc, Addr: l.addr, Err: err}
+			return &ListenError{Service: l.svc.String(), Addr: l.addr, Err: err}
 		}
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
@@ -351,6 +361,14 @@ func (s *Server) bind() error {
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
 	}
+	if s.cfg.SMBAddr != "" {
+		ln, err := net.Listen("tcp", s.cfg.SMBAddr)
+		if err != nil {
+			s.closeListeners()
+			return &ListenError{Service: "smb", Addr: s.cfg.SMBAddr, Err: err}
+		}
+		s.smbListener = ln
+	}
 	return nil
 }
 
@@ -359,6 +377,10 @@ func (s *Server) closeListeners() {
 	for svc, ln := range s.listeners {
 		ln.Close()
 		delete(s.listeners, svc)
+	}
+	if s.smbListener != nil {
+		s.smbListener.Close()
+		s.smbListener = nil
 	}
 }
 
@@ -464,10 +486,11 @@ func (s *Server) startSMB() error {
 			return fmt.Errorf("smb: release old handles: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", s.cfg.SMBAddr)
-	if err != nil {
-		return fmt.Errorf("smb: %w", err)
+	ln := s.smbListener
+	if ln == nil {
+		return errors.New("smb: no listener (the server was closed)")
 	}
+	s.smbListener = nil
 	s.smbAddr = ln.Addr().String()
 	s.wg.Add(1)
 	go func() {
@@ -529,6 +552,19 @@ func (s *Server) Close() error {
 		}
 	}
 	return err
+}
+
+// lockedWriter serializes writes to w, so that dumps written at once by
+// several handlers do not interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // connTracker counts connections with a request in flight, for Close.

@@ -85,7 +85,9 @@ func parseETag(s string) (int64, bool) {
 // parseCanonicalETag reads an ETag exactly as AppendETag writes it
 // (W/"datetime'2021-10-15T16%3A13%3A06.0167921Z'") without the general
 // date parser; anything else, or a date it does not vouch for, reports
-// false and is left to parseETagGeneral.
+// false and is left to parseETagGeneral. Worth its lines: without it
+// BenchmarkWorkloadReplaceIfMatch (memory engine) makes 42 instead of 40
+// allocations per request and spends about 5% more CPU.
 func parseCanonicalETag(s string) (int64, bool) {
 	const (
 		prefix = `W/"datetime'`
@@ -380,88 +382,41 @@ func decodeEntity(pk, rk string, b []byte) (*Entity, error) {
 // carved from slab when it has room (a query decodes many entities into
 // shared backing arrays); the rest of slab is returned.
 func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Property, error) {
-	if len(b) < 9 || b[0] != encVersion {
+	it, ok := propsOf(b)
+	if !ok {
 		return slab, errCorrupt
 	}
 	*e = Entity{PartitionKey: pk, RowKey: rk, Timestamp: int64(binary.BigEndian.Uint64(b[1:9]))}
 	// Names and string values are substrings of one copy of the record:
-	// one allocation per entity instead of one per name and per value.
+	// one allocation per entity instead of one per name and per value. A
+	// piece the iterator hands out is a plain slice of b, so its offset is
+	// what its capacity lacks of b's.
 	all := string(b)
-	whole := len(b)
-	b = b[9:]
 	str := func(s []byte) string {
-		off := whole - len(b) - len(s)
+		off := cap(b) - cap(s)
 		return all[off : off+len(s)]
 	}
-	cnt, n := binary.Uvarint(b)
-	if n <= 0 || cnt > 1024 {
-		return slab, errCorrupt
-	}
-	b = b[n:]
-	if cnt > 0 && uint64(cap(slab)-len(slab)) >= cnt {
+	if cnt := it.left; cnt > 0 && uint64(cap(slab)-len(slab)) >= cnt {
 		e.Props = slab[len(slab):len(slab)]
 		slab = slab[:len(slab)+int(cnt)]
 	} else {
 		e.Props = make([]Property, 0, cnt)
 	}
-	readBytes := func() ([]byte, bool) {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < l {
-			return nil, false
-		}
-		out := b[n : n+int(l)]
-		b = b[n+int(l):]
-		return out, true
-	}
-	for i := uint64(0); i < cnt; i++ {
-		name, ok := readBytes()
-		if !ok || len(b) < 1 {
-			return slab, errCorrupt
-		}
-		nameStr := str(name)
-		t := odata.Type(b[0])
-		b = b[1:]
-		v := odata.Value{Type: t}
-		switch t {
+	var p RawProp
+	for it.Next(&p) {
+		var v odata.Value
+		switch p.Type {
 		case odata.String, odata.Guid:
-			s, ok := readBytes()
-			if !ok {
-				return slab, errCorrupt
-			}
-			v.Str = str(s)
+			v = odata.Value{Type: p.Type, Str: str(p.Data)}
 		case odata.Binary:
-			s, ok := readBytes()
-			if !ok {
-				return slab, errCorrupt
-			}
-			v.Bytes = append([]byte{}, s...)
-		case odata.Int32:
-			if len(b) < 4 {
-				return slab, errCorrupt
-			}
-			v.Int = int64(int32(binary.BigEndian.Uint32(b)))
-			b = b[4:]
-		case odata.Int64, odata.DateTime, odata.Double:
-			if len(b) < 8 {
-				return slab, errCorrupt
-			}
-			u := binary.BigEndian.Uint64(b)
-			b = b[8:]
-			if t == odata.Double {
-				v.Float = math.Float64frombits(u)
-			} else {
-				v.Int = int64(u)
-			}
-		case odata.Boolean:
-			if len(b) < 1 {
-				return slab, errCorrupt
-			}
-			v.Bool = b[0] != 0
-			b = b[1:]
+			v = odata.Value{Type: p.Type, Bytes: append([]byte{}, p.Data...)}
 		default:
-			return slab, errCorrupt
+			v = p.value()
 		}
-		e.Props = append(e.Props, Property{Name: nameStr, Value: v})
+		e.Props = append(e.Props, Property{Name: str(p.Name), Value: v})
+	}
+	if it.bad {
+		return slab, errCorrupt
 	}
 	e.Props = e.Props[:len(e.Props):len(e.Props)]
 	return slab, nil
@@ -489,74 +444,11 @@ func (r *rawEntity) Lookup(name string) (odata.Value, bool) {
 		}
 		return odata.Value{Type: odata.DateTime, Int: int64(binary.BigEndian.Uint64(r.b[1:9]))}, true
 	}
-	if len(r.b) < 9 || r.b[0] != encVersion {
-		return odata.Value{}, false
-	}
-	b := r.b[9:]
-	cnt, n := binary.Uvarint(b)
-	if n <= 0 {
-		return odata.Value{}, false
-	}
-	b = b[n:]
-	next := func() ([]byte, bool) {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < l {
-			return nil, false
-		}
-		out := b[n : n+int(l)]
-		b = b[n+int(l):]
-		return out, true
-	}
-	for i := uint64(0); i < cnt; i++ {
-		pname, ok := next()
-		if !ok || len(b) < 1 {
-			return odata.Value{}, false
-		}
-		t := odata.Type(b[0])
-		b = b[1:]
-		match := string(pname) == name
-		v := odata.Value{Type: t}
-		switch t {
-		case odata.String, odata.Guid, odata.Binary:
-			s, ok := next()
-			if !ok {
-				return odata.Value{}, false
-			}
-			if match {
-				if t == odata.Binary {
-					v.Bytes = s
-				} else {
-					v.Str = string(s)
-				}
-			}
-		case odata.Int32:
-			if len(b) < 4 {
-				return odata.Value{}, false
-			}
-			v.Int = int64(int32(binary.BigEndian.Uint32(b)))
-			b = b[4:]
-		case odata.Int64, odata.DateTime, odata.Double:
-			if len(b) < 8 {
-				return odata.Value{}, false
-			}
-			u := binary.BigEndian.Uint64(b)
-			b = b[8:]
-			if t == odata.Double {
-				v.Float = math.Float64frombits(u)
-			} else {
-				v.Int = int64(u)
-			}
-		case odata.Boolean:
-			if len(b) < 1 {
-				return odata.Value{}, false
-			}
-			v.Bool = b[0] != 0
-			b = b[1:]
-		default:
-			return odata.Value{}, false
-		}
-		if match {
-			return v, true
+	it, _ := propsOf(r.b)
+	var p RawProp
+	for it.Next(&p) {
+		if string(p.Name) == name {
+			return p.value(), true
 		}
 	}
 	return odata.Value{}, false

@@ -211,12 +211,23 @@ func TestRowPropsMatchDecode(t *testing.T) {
 	if !r.Lookup("G", &p) || string(p.Data) != e.Props[7].Value.Str || r.Lookup("Nope", &p) {
 		t.Fatal("Lookup")
 	}
-	// checkRecord refuses exactly what decodeEntity refuses.
+	if d, err := decodeEntity("p", "r", rec); err != nil || !reflect.DeepEqual(d, e) {
+		t.Fatalf("decode: %+v, %v", d, err)
+	}
+	for _, pr := range e.Props {
+		if v, ok := (&rawEntity{b: rec}).Lookup(pr.Name); !ok || !reflect.DeepEqual(v, pr.Value) {
+			t.Fatalf("rawEntity.Lookup(%s) = %+v, %v", pr.Name, v, ok)
+		}
+	}
+	// Every truncation is refused by checkRecord and decodeEntity alike,
+	// and a filter's lookup on it finds at most the properties before the
+	// cut, without panicking.
 	for i := 0; i < len(rec); i++ {
 		_, err := decodeEntity("p", "r", rec[:i])
-		if checkRecord(rec[:i]) != (err == nil) {
+		if checkRecord(rec[:i]) || err == nil {
 			t.Fatalf("truncated at %d: checkRecord %v, decode %v", i, checkRecord(rec[:i]), err)
 		}
+		(&rawEntity{b: rec[:i]}).Lookup("Y")
 	}
 	bad := append([]byte{}, rec...)
 	bad[0] = 9

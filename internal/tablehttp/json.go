@@ -416,26 +416,34 @@ func needsAnnotation(v odata.Value, level metadata) bool {
 }
 
 func appendValue(b []byte, v odata.Value) []byte {
-	switch v.Type {
+	return appendScalar(b, v.Type, v.Str, v.Bytes, v.Int, v.Float, v.Bool)
+}
+
+// appendScalar renders a value of type t: text is a String's or Guid's
+// text, bin a Binary's bytes, and i, f and bl the other types' values. It
+// is the one renderer of decoded (appendValue) and stored (appendRawValue)
+// values.
+func appendScalar[T string | []byte](b []byte, t odata.Type, text T, bin []byte, i int64, f float64, bl bool) []byte {
+	switch t {
 	case odata.String, odata.Guid:
-		return jsonString(b, v.Str)
+		return jsonString(b, text)
 	case odata.Int32:
-		return strconv.AppendInt(b, v.Int, 10)
+		return strconv.AppendInt(b, i, 10)
 	case odata.Int64:
-		return append(strconv.AppendInt(append(b, '"'), v.Int, 10), '"')
+		return append(strconv.AppendInt(append(b, '"'), i, 10), '"')
 	case odata.Double:
-		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
-			return jsonString(b, odata.FormatDouble(v.Float))
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return jsonString(b, odata.FormatDouble(f))
 		}
-		return odata.AppendDouble(b, v.Float)
+		return odata.AppendDouble(b, f)
 	case odata.Boolean:
-		return strconv.AppendBool(b, v.Bool)
+		return strconv.AppendBool(b, bl)
 	case odata.DateTime:
 		// Digits, '-', 'T', ':', '.' and 'Z' need no escaping.
-		return append(odata.AppendDateTime(append(b, '"'), v.Int), '"')
+		return append(odata.AppendDateTime(append(b, '"'), i), '"')
 	case odata.Binary:
 		// The base64 alphabet needs no escaping.
-		return append(base64.StdEncoding.AppendEncode(append(b, '"'), v.Bytes), '"')
+		return append(base64.StdEncoding.AppendEncode(append(b, '"'), bin), '"')
 	}
 	return append(b, "null"...)
 }

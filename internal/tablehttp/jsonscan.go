@@ -122,10 +122,11 @@ func scanPlainString(b []byte, i int) (int, bool) {
 // no '"', no '\\' and no byte below 0x20; with ascii set, also no byte at
 // or above 0x7F (the renderer escapes those, as Azure does). It is the one
 // byte scanner of the Table JSON code, and tests eight bytes at a time:
-// each term below sets a byte's high bit when that byte (or, only when some
-// byte really matches, a byte above it) is below 0x20, has its high bit set
-// or equals 0x7F, '"' or '\\' (a zero byte after the XOR), so the test as a
-// whole is exact.
+// each term sets a byte's high bit when that byte (or, only when some byte
+// really matches, a byte above it, through a borrow or carry) is '"' or
+// '\\' (a zero byte after the XOR, minus one), below 0x20, or in ascii mode
+// 0x7F or above; outside ascii mode the high bits of bytes above 0x7F are
+// cleared, since they are allowed. So the test as a whole is exact.
 func jsonPlain[T string | []byte](s T, ascii bool) bool {
 	const (
 		ones  = 0x0101010101010101
@@ -136,13 +137,15 @@ func jsonPlain[T string | []byte](s T, ascii bool) bool {
 		w := s[i : i+8]
 		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		below := (x - 0x20*ones) &^ x
 		quote := x ^ ('"' * ones)
 		bslash := x ^ ('\\' * ones)
-		bad := below | ((quote - ones) &^ quote) | ((bslash - ones) &^ bslash)
+		bad := (quote - ones) | (bslash - ones) | (x - 0x20*ones)
 		if ascii {
-			del := x ^ (0x7F * ones)
-			bad |= x | ((del - ones) &^ del)
+			// x+1 carries into a high bit exactly at 0x7F (and bytes with
+			// the high bit already set are bad themselves).
+			bad |= x | (x + ones)
+		} else {
+			bad &^= x
 		}
 		if bad&highs != 0 {
 			return false

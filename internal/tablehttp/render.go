@@ -1,10 +1,8 @@
 package tablehttp
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/table"
@@ -143,28 +141,7 @@ func rawNeedsAnnotation(p *table.RawProp) bool {
 
 // appendRawValue is appendValue for a stored property.
 func appendRawValue(b []byte, p *table.RawProp) []byte {
-	switch p.Type {
-	case odata.String, odata.Guid:
-		return jsonString(b, p.Data)
-	case odata.Int32:
-		return strconv.AppendInt(b, p.Int, 10)
-	case odata.Int64:
-		return append(strconv.AppendInt(append(b, '"'), p.Int, 10), '"')
-	case odata.Double:
-		if math.IsNaN(p.Float) || math.IsInf(p.Float, 0) {
-			return jsonString(b, odata.FormatDouble(p.Float))
-		}
-		return odata.AppendDouble(b, p.Float)
-	case odata.Boolean:
-		return strconv.AppendBool(b, p.Bool)
-	case odata.DateTime:
-		// Digits, '-', 'T', ':', '.' and 'Z' need no escaping.
-		return append(odata.AppendDateTime(append(b, '"'), p.Int), '"')
-	case odata.Binary:
-		// The base64 alphabet needs no escaping.
-		return append(base64.StdEncoding.AppendEncode(append(b, '"'), p.Data), '"')
-	}
-	return append(b, "null"...)
+	return appendScalar(b, p.Type, p.Data, p.Data, p.Int, p.Float, p.Bool)
 }
 
 // appendRawProp is appendProp for a stored property.

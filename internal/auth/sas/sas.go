@@ -6,14 +6,13 @@
 package sas
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
 
 // Service is a storage service, as named by the ss letters of an account
@@ -266,25 +265,6 @@ func HTTPAllowed(spr string) bool {
 	return spr == "" || strings.Contains(spr, "http,") || strings.HasSuffix(spr, ",http")
 }
 
-// ComputeSignature returns base64(HMAC-SHA256(key, stringToSign)).
-func ComputeSignature(key []byte, stringToSign string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(stringToSign))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
-// SignatureMatches reports in constant time whether sig is the signature
-// of stringToSign under key.
-func SignatureMatches(key []byte, stringToSign, sig string) bool {
-	got, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil {
-		return false
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(stringToSign))
-	return hmac.Equal(got, m.Sum(nil))
-}
-
 // AccountStringToSign returns the string-to-sign of an account SAS:
 // account, sp, ss, srt, st, se, sip, spr, sv, each followed by a newline,
 // with ses added before the final newline from sv 2020-12-06 on.
@@ -446,7 +426,7 @@ func (v *Values) Encode() string {
 // v.Signature and returns the encoded query. It is the client side of
 // AccountStringToSign, for tests and tools that speak raw HTTP.
 func SignAccount(account string, key []byte, v *Values) string {
-	v.Signature = ComputeSignature(key, AccountStringToSign(account, v))
+	v.Signature = sharedkey.ComputeSignature(key, AccountStringToSign(account, v))
 	return v.Encode()
 }
 
@@ -456,6 +436,6 @@ func SignAccount(account string, key []byte, v *Values) string {
 // snapshot or version a Blob SAS with sr=bs or sr=bv is bound to.
 func SignService(svc Service, account string, key []byte, container, object, signedTimestamp string, v *Values) string {
 	canonical := CanonicalizedResource(svc, v.Version, account, container, object)
-	v.Signature = ComputeSignature(key, ServiceStringToSign(svc, canonical, v, signedTimestamp))
+	v.Signature = sharedkey.ComputeSignature(key, ServiceStringToSign(svc, canonical, v, signedTimestamp))
 	return v.Encode()
 }

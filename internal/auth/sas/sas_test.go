@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
 
 func mustParse(t *testing.T, q string) *Values {
@@ -199,11 +201,11 @@ func TestServiceStringToSign(t *testing.T) {
 }
 
 func TestSignatureKnownAnswer(t *testing.T) {
-	sig := ComputeSignature([]byte("key"), "The quick brown fox jumps over the lazy dog")
+	sig := sharedkey.ComputeSignature([]byte("key"), "The quick brown fox jumps over the lazy dog")
 	if sig != "97yD9DBThCSxMpjmqm+xQ+9NWaFJRhdZl0edvC0aPNg=" {
 		t.Fatal(sig)
 	}
-	if !SignatureMatches([]byte("key"), "The quick brown fox jumps over the lazy dog", sig) || SignatureMatches([]byte("key2"), "The quick brown fox jumps over the lazy dog", sig) {
+	if !sharedkey.SignatureMatches([]byte("key"), "The quick brown fox jumps over the lazy dog", sig) || sharedkey.SignatureMatches([]byte("key2"), "The quick brown fox jumps over the lazy dog", sig) {
 		t.Fatal("SignatureMatches wrong")
 	}
 }
@@ -235,7 +237,7 @@ func FuzzParseSAS(f *testing.F) {
 			_ = ServiceStringToSign(s, CanonicalizedResource(s, v.Version, "acct", v.TableName, v.ContentType), v, v.Start)
 		}
 		_ = IPAllowed(v.IP, ip)
-		_ = SignatureMatches([]byte("k"), q, v.Signature)
+		_ = sharedkey.SignatureMatches([]byte("k"), q, v.Signature)
 	})
 }
 
@@ -280,13 +282,13 @@ func TestSignRoundTrip(t *testing.T) {
 	v := &Values{Version: "2026-12-06", Services: "bq", ResourceTypes: "sco", Permissions: "rl", Expiry: "2030-01-01T00:00:00Z", IP: "1.2.3.4", Protocol: "https,http"}
 	q := SignAccount("acct", key, v)
 	p := mustParse(t, q)
-	if !SignatureMatches(key, AccountStringToSign("acct", p), p.Signature) {
+	if !sharedkey.SignatureMatches(key, AccountStringToSign("acct", p), p.Signature) {
 		t.Fatalf("account SAS %q does not verify", q)
 	}
 	v = &Values{Version: "2026-12-06", Resource: "b", Permissions: "r", Expiry: "2030-01-01", ContentType: "text/plain", EncryptionScope: "s"}
 	q = SignService(Blob, "acct", key, "c", "dir/b", "", v)
 	p = mustParse(t, q)
-	if !SignatureMatches(key, ServiceStringToSign(Blob, "/blob/acct/c/dir/b", p, ""), p.Signature) {
+	if !sharedkey.SignatureMatches(key, ServiceStringToSign(Blob, "/blob/acct/c/dir/b", p, ""), p.Signature) {
 		t.Fatalf("service SAS %q does not verify", q)
 	}
 	if p.ContentType != "text/plain" || p.EncryptionScope != "s" || p.Resource != "b" {
@@ -294,7 +296,7 @@ func TestSignRoundTrip(t *testing.T) {
 	}
 	v = &Values{Version: "2019-02-02", Permissions: "r", Expiry: "2030-01-01", TableName: "t", StartPK: "a", EndPK: "b", StartRK: "1", EndRK: "2"}
 	p = mustParse(t, SignService(Table, "acct", key, "T", "", "", v))
-	if p.StartPK != "a" || p.StartRK != "1" || p.EndPK != "b" || p.EndRK != "2" || !SignatureMatches(key, ServiceStringToSign(Table, "/table/acct/t", p, ""), p.Signature) {
+	if p.StartPK != "a" || p.StartRK != "1" || p.EndPK != "b" || p.EndRK != "2" || !sharedkey.SignatureMatches(key, ServiceStringToSign(Table, "/table/acct/t", p, ""), p.Signature) {
 		t.Fatalf("table SAS: %+v", p)
 	}
 }

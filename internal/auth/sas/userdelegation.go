@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"strings"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
 )
 
 // KeyTimeLayout is how the start and expiry of a user delegation key are
@@ -85,6 +87,6 @@ func userDelegationStringToSign(canonical string, v *Values, ts, signedHeaders, 
 // v.Signature and returns the encoded query (tests and raw-HTTP tools).
 func SignUserDelegation(account string, udk []byte, container, object, signedTimestamp string, v *Values) string {
 	canonical := CanonicalizedResource(Blob, v.Version, account, container, object)
-	v.Signature = ComputeSignature(udk, UserDelegationStringsToSign(canonical, v, signedTimestamp, "", "")[0])
+	v.Signature = sharedkey.ComputeSignature(udk, UserDelegationStringsToSign(canonical, v, signedTimestamp, "", "")[0])
 	return v.Encode()
 }
