@@ -476,68 +476,74 @@ func pageSize(top int) int {
 // When the key range is exactly what the filter asks for (rangeExact), the
 // filter is not evaluated row by row.
 func (s *Service) scan(ctx context.Context, account, table string, q Query, reset func(), emit func(pk, rk, rec []byte) error) (more bool, npk, nrk string, err error) {
-	top := pageSize(q.Top)
+	err = s.eng.View(ctx, func(tx storage.Tx) error {
+		reset()
+		var err error
+		more, npk, nrk, err = s.scanTx(tx, account, table, q, pageSize(q.Top), emit)
+		return err
+	})
+	return more, npk, nrk, err
+}
+
+// scanTx is scan inside the read transaction tx, for a page of at most top
+// entities.
+func (s *Service) scanTx(tx storage.Tx, account, table string, q Query, top int, emit func(pk, rk, rec []byte) error) (more bool, npk, nrk string, err error) {
 	filter := q.Filter
 	if rangeExact(filter) {
 		filter = nil
 	}
-	err = s.eng.View(ctx, func(tx storage.Tx) error {
-		more, npk, nrk = false, "", ""
-		reset()
-		uid, err := tableUID(tx, account, table)
+	uid, err := tableUID(tx, account, table)
+	if err != nil {
+		return false, "", "", err
+	}
+	base := entitiesPrefix(uid)
+	lo, hi := keyRange(uid, q.Filter)
+	lo, hi = q.Range.bounds(uid, lo, hi)
+	if q.Continue {
+		resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
+		if bytes.Compare(resume, lo) > 0 {
+			lo = resume
+		}
+	}
+	if hi != nil && bytes.Compare(lo, hi) >= 0 {
+		return false, "", "", nil
+	}
+	it := tx.Scan(lo, hi, false)
+	defer it.Close()
+	examined, matched := 0, 0
+	var raw rawEntity
+	var pkStr string
+	for it.Next() {
+		pkb, rest, err := keyStringBytes(it.Key()[len(base):])
 		if err != nil {
-			return err
+			return false, "", "", err
 		}
-		base := entitiesPrefix(uid)
-		lo, hi := keyRange(uid, q.Filter)
-		lo, hi = q.Range.bounds(uid, lo, hi)
-		if q.Continue {
-			resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
-			if bytes.Compare(resume, lo) > 0 {
-				lo = resume
-			}
+		rkb, _, err := keyStringBytes(rest)
+		if err != nil {
+			return false, "", "", err
 		}
-		if hi != nil && bytes.Compare(lo, hi) >= 0 {
-			return nil
+		if matched == top || examined >= s.maxScan {
+			more, npk, nrk = true, string(pkb), string(rkb)
+			break
 		}
-		it := tx.Scan(lo, hi, false)
-		defer it.Close()
-		examined, matched := 0, 0
-		var raw rawEntity
-		var pkStr string
-		for it.Next() {
-			pkb, rest, err := keyStringBytes(it.Key()[len(base):])
-			if err != nil {
-				return err
+		examined++
+		if filter != nil {
+			// The evaluator reads keys as strings; consecutive rows of
+			// one partition share one.
+			if string(pkb) != pkStr || pkStr == "" {
+				pkStr = string(pkb)
 			}
-			rkb, _, err := keyStringBytes(rest)
-			if err != nil {
-				return err
-			}
-			if matched == top || examined >= s.maxScan {
-				more, npk, nrk = true, string(pkb), string(rkb)
-				break
-			}
-			examined++
-			if filter != nil {
-				// The evaluator reads keys as strings; consecutive rows of
-				// one partition share one.
-				if string(pkb) != pkStr || pkStr == "" {
-					pkStr = string(pkb)
-				}
-				raw = rawEntity{pk: pkStr, rk: rkb, b: it.Value()}
-				if !filter.Match(&raw) {
-					continue
-				}
-			}
-			matched++
-			if err := emit(pkb, rkb, it.Value()); err != nil {
-				return err
+			raw = rawEntity{pk: pkStr, rk: rkb, b: it.Value()}
+			if !filter.Match(&raw) {
+				continue
 			}
 		}
-		return it.Err()
-	})
-	return more, npk, nrk, err
+		matched++
+		if err := emit(pkb, rkb, it.Value()); err != nil {
+			return false, "", "", err
+		}
+	}
+	return more, npk, nrk, it.Err()
 }
 
 // keyRange derives the scan bounds [lo, hi) from the comparisons on

@@ -916,27 +916,25 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	}
 	defer qb.release(&h.pages)
 	page := &qb.page
-	if err := h.svc.QueryRows(r.Context(), info.Account, res.table, query, page); err != nil {
-		return err
-	}
 	base := h.d.BaseURL(info.Account)
 	ew := &qb.ew
 	*ew = entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel, scratch: ew.scratch}
 	b := qb.out[:0]
-	if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
-		b = make([]byte, 0, need)
-	}
-	hdr := w.Header()
-	if page.More {
-		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
-		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
-	}
-	setJSONHeaders(w, level)
 	// A page is rendered into b and sent with a Content-Length when it is
 	// small; past streamAt bytes the response is sent as it is rendered,
 	// streamAt at a time, so a page of large entities (up to 1,000 of up
-	// to 1 MiB each) never sits in memory rendered as well as stored.
+	// to 1 MiB each) never sits in memory rendered as well as stored. And
+	// a page whose records come to more than holdPage bytes is not held at
+	// all: its rows are rendered as the engine hands them over.
 	streaming, gone := false, false
+	writeHead := func() {
+		hdr := w.Header()
+		if page.More {
+			hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
+			hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+		}
+		setJSONHeaders(w, level)
+	}
 	flush := func() {
 		if !streaming {
 			streaming = true
@@ -947,21 +945,60 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 		}
 		b = b[:0]
 	}
-	b = append(b, '{')
-	if level != noMetadata {
-		b = append(b, `"odata.metadata":`...)
-		ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), res.table...)
-		b = jsonString(b, ew.scratch)
-		b = append(b, ',')
-	}
-	b = append(b, `"value":[`...)
-	for i := range page.Len() {
-		if i > 0 {
+	open := func() {
+		b = append(b, '{')
+		if level != noMetadata {
+			b = append(b, `"odata.metadata":`...)
+			ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), res.table...)
+			b = jsonString(b, ew.scratch)
 			b = append(b, ',')
 		}
-		b = ew.appendRow(b, page.Row(i))
+		b = append(b, `"value":[`...)
+	}
+	first := true
+	row := func(r table.Row) error {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = ew.appendRow(b, r)
 		if len(b) >= streamAt {
 			if flush(); gone {
+				return errClientGone
+			}
+		}
+		return nil
+	}
+	streamed := false
+	err = h.svc.QueryRows(r.Context(), info.Account, res.table, query, page, holdPage, func(page *table.RowPage, rows func(func(table.Row) error) error) error {
+		streamed = true
+		if cap(b) < streamAt+streamAt/2 {
+			b = make([]byte, 0, streamAt+streamAt/2)
+		}
+		writeHead()
+		open()
+		return rows(row)
+	})
+	switch {
+	case errors.Is(err, errClientGone):
+		return nil
+	case err != nil && streaming:
+		// The status is sent: cut the response short, so that the client
+		// sees a broken body rather than a well-formed partial page.
+		panic(http.ErrAbortHandler)
+	case err != nil:
+		w.Header().Del("x-ms-continuation-NextPartitionKey")
+		w.Header().Del("x-ms-continuation-NextRowKey")
+		return err
+	}
+	if !streamed {
+		if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
+			b = make([]byte, 0, need)
+		}
+		writeHead()
+		open()
+		for i := range page.Len() {
+			if row(page.Row(i)) != nil {
 				return nil
 			}
 		}
@@ -972,11 +1009,19 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 		flush()
 		return nil
 	}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	return nil
 }
+
+// holdPage is the size of a page's records past which Query Entities
+// renders its rows as the engine hands them over instead of holding the
+// page (table.Service.QueryRows).
+const holdPage = 1 << 20
+
+// errClientGone ends the rendering of a page whose client went away.
+var errClientGone = errors.New("the client went away")
 
 // streamAt is the size past which a Query Entities response is streamed.
 const streamAt = 256 << 10
