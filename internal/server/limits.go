@@ -206,9 +206,13 @@ func (w *rawResponse) Write(p []byte) (int, error) {
 
 // budgetState follows the connection's state: StateActive means net/http
 // has read a request head and runs its handler; when the request is over
-// (idle or closed) its reservation is released.
+// (idle or closed) its reservation is released, and the raw header
+// recorder lets go of what it kept of the request.
 func budgetState(c net.Conn, st http.ConnState) {
 	if rc, ok := c.(*httpx.RawConn); ok {
+		if st == http.StateIdle {
+			rc.Idle()
+		}
 		c = rc.Conn
 	}
 	bc, ok := c.(*budgetConn)
