@@ -168,3 +168,20 @@ func TestHeadBudgetRefusalBothServers(t *testing.T) {
 		})
 	}
 }
+
+// A request without credentials never gets its body read into memory
+// before it is refused: Table's batch (up to 4 MiB) and entity bodies are
+// answered 401 from the headers, while the body has not been sent.
+func TestAnonymousBodiesAreNotRead(t *testing.T) {
+	s := startServer(t, "")
+	for _, head := range []string{
+		"POST /devstoreaccount1/$batch HTTP/1.1\r\nHost: h\r\nContent-Type: multipart/mixed; boundary=b\r\nContent-Length: 4000000\r\n\r\n",
+		"POST /devstoreaccount1/t HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+		"PUT /devstoreaccount1/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+	} {
+		resp, body := sendRaw(t, s.Addr(auth.Table), head)
+		if resp.StatusCode != 401 || resp.Header.Get("x-ms-error-code") != "NoAuthenticationInformation" {
+			t.Errorf("%.40q: %d %s %s, want 401 NoAuthenticationInformation", head, resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
+		}
+	}
+}

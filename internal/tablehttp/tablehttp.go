@@ -358,6 +358,9 @@ func readJSONBody(r *http.Request, limit int64) ([]byte, error) {
 // does (the same limit and errors), into a pooled buffer sized from
 // Content-Length.
 func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
+	if err := anonymousBody(r); err != nil {
+		return err
+	}
 	if err := checkJSONContentType(r.Header); err != nil {
 		return err
 	}
@@ -402,8 +405,22 @@ const maxPooledBody = 64 << 10
 // bodyPool recycles entity request body buffers (*[]byte).
 var bodyPool sync.Pool
 
+// anonymousBody refuses to read the body of a request without credentials:
+// no Table operation is open to anonymous callers, and reading (up to 4
+// MiB of a batch) before the handler's authorization refuses it would let
+// clients without credentials pile up memory.
+func anonymousBody(r *http.Request) error {
+	if id := httpx.FromContext(r.Context()).Identity; id == nil || id.Kind == auth.Anonymous {
+		return azerr.New("NoAuthenticationInformation")
+	}
+	return nil
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if err := anonymousBody(r); err != nil {
+		return nil, err
+	}
 	if r.ContentLength > limit {
 		return nil, azerr.New("RequestBodyTooLarge")
 	}
