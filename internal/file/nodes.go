@@ -167,11 +167,14 @@ func inheritedPerm(tx storage.Tx, sid uint64, parent *Node) (string, error) {
 	if !parent.lazyRoot {
 		return parent.PermKey, nil
 	}
-	root, err := getNode(tx, sid, rootParent, "")
-	if err != nil || root == nil {
+	v, err := tx.Get(nodeKey(sid, rootParent, ""))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
 		return "", err
 	}
-	return root.PermKey, nil
+	return decodePermKey(v)
 }
 
 // resolve loads the share and the node at ref.Path; a missing node is

@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"io"
+	"slices"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -14,36 +15,31 @@ import (
 const PageSize = 512
 
 // loadExtents returns the extents of the file under prefix p that overlap
-// [start, end), in order.
+// [start, end), in order. One descending scan from end finds them all:
+// extents never overlap, so the first one starting at or before start is
+// the last that can reach into the range.
 func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	var out []Extent
-	// The extent starting before start may reach into the range.
-	it := tx.Scan(p, blob.PageKey(p, start), true)
-	if it.Next() {
-		e, err := blob.DecodePage(it.Value())
-		if err != nil {
-			it.Close()
-			return nil, err
-		}
-		if e.Start+e.Seg.Len > start {
-			out = append(out, e)
-		}
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return nil, err
-	}
-	it = tx.Scan(blob.PageKey(p, start), blob.PageKey(p, end), false)
+	it := tx.Scan(p, blob.PageKey(p, end), true)
 	defer it.Close()
 	for it.Next() {
 		e, err := blob.DecodePage(it.Value())
 		if err != nil {
 			return nil, err
 		}
+		if e.Start <= start {
+			if e.Start+e.Seg.Len > start {
+				out = append(out, e)
+			}
+			break
+		}
 		out = append(out, e)
 	}
-	return out, it.Err()
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(out)
+	return out, nil
 }
 
 // writeExtents stores segs at start, replacing what was there.

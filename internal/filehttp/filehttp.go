@@ -415,10 +415,15 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 
 // leaseHeaders writes the lease state of a file or share.
 func leaseHeaders(hd http.Header, st leaseView) {
-	set(hd, "X-Ms-Lease-State", st.state)
-	set(hd, "X-Ms-Lease-Status", st.status)
+	hs := headers{h: hd}
+	hs.lease(st)
+}
+
+func (hs *headers) lease(st leaseView) {
+	hs.set("X-Ms-Lease-State", st.state)
+	hs.set("X-Ms-Lease-Status", st.status)
 	if st.duration != "" {
-		set(hd, "X-Ms-Lease-Duration", st.duration)
+		hs.set("X-Ms-Lease-Duration", st.duration)
 	}
 }
 
@@ -432,15 +437,50 @@ func setETag(hd http.Header, etag uint64, lmt time.Time) {
 // nodeHeaders writes the headers every file and directory response
 // carries: ETag, Last-Modified and the SMB properties.
 func nodeHeaders(hd http.Header, n *file.Node) {
-	setETag(hd, n.ETag, n.Modified)
-	set(hd, "X-Ms-File-Attributes", n.Attrs.String())
-	set(hd, "X-Ms-File-Creation-Time", file.FormatTime(n.CreationTime))
-	set(hd, "X-Ms-File-Last-Write-Time", file.FormatTime(n.LastWriteTime))
-	set(hd, "X-Ms-File-Change-Time", file.FormatTime(n.ChangeTime))
-	set(hd, "X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
-	set(hd, "X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
+	hs := headers{h: hd}
+	hs.node(n)
+}
+
+// headers stores response headers under keys given in canonical form,
+// taking the one-value slices from one shared allocation instead of one
+// per header: a Get File answers with about twenty headers.
+type headers struct {
+	h    http.Header
+	vals []string
+}
+
+// set stores v as the only value of the canonical key k.
+func (hs *headers) set(k, v string) {
+	if len(hs.vals) == 0 {
+		hs.vals = make([]string, 16)
+	}
+	hs.h[k] = hs.vals[:1:1]
+	hs.vals[0] = v
+	hs.vals = hs.vals[1:]
+}
+
+// node writes nodeHeaders; SMB times that are equal (a new file's
+// creation, last write and change time) are formatted once.
+func (hs *headers) node(n *file.Node) {
+	hs.set("Etag", file.ETagString(n.ETag))
+	hs.set("Last-Modified", httpx.FormatHTTPTime(n.Modified))
+	hs.set("X-Ms-File-Attributes", n.Attrs.String())
+	ct := file.FormatTime(n.CreationTime)
+	hs.set("X-Ms-File-Creation-Time", ct)
+	wt := ct
+	if !n.LastWriteTime.Equal(n.CreationTime) {
+		wt = file.FormatTime(n.LastWriteTime)
+	}
+	hs.set("X-Ms-File-Last-Write-Time", wt)
+	cht := wt
+	if !n.ChangeTime.Equal(n.LastWriteTime) {
+		cht = file.FormatTime(n.ChangeTime)
+	}
+	hs.set("X-Ms-File-Change-Time", cht)
+	hs.set("X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
+	hs.set("X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
 	if n.PermKey != "" {
-		set(hd, "X-Ms-File-Permission-Key", n.PermKey)
+		hs.set("X-Ms-File-Permission-Key", n.PermKey)
 	}
 }
 
