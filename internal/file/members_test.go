@@ -273,3 +273,75 @@ func putByte(t *testing.T, svc *Service, ref Ref) error {
 	_, err = svc.PutRange(ctx, PutRangeRequest{Ref: ref, Start: 0, End: 0, Data: data})
 	return err
 }
+
+// unreachable is an engine whose Updates fail while down is set (a
+// database this instance cannot reach).
+type unreachable struct {
+	storage.Engine
+	down atomic.Bool
+}
+
+var errDown = errors.New("engine unreachable")
+
+func (u *unreachable) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if u.down.Load() {
+		return errDown
+	}
+	return u.Engine.Update(ctx, fn)
+}
+
+// TestMembershipLapsesWhenBeatsFail: an instance that cannot renew its
+// membership keeps it until two thirds of Expiry after its last good
+// beat, then gives it up (Lost: connections dropped; Owner refuses
+// opens), before any other instance may declare it dead; when the engine
+// answers again it joins under a new id and its old handles are released.
+func TestMembershipLapsesWhenBeatsFail(t *testing.T) {
+	clk := newFakeClock()
+	eng := memstore.New()
+	t.Cleanup(func() { eng.Close() })
+	ua := &unreachable{Engine: eng}
+	a, b := New(ua, time.Now, newIDString), New(eng, time.Now, newIDString)
+	ctx := context.Background()
+	ref := setup(t, b, ctx)
+	var lost atomic.Int32
+	ma := a.NewMembership(MembershipConfig{Expiry: time.Minute, Clock: clk.now, Lost: func() { lost.Add(1) }})
+	mb := b.NewMembership(MembershipConfig{Expiry: time.Minute, Clock: clk.now})
+	mustNil(t, ma.Join(ctx, false))
+	mustNil(t, mb.Join(ctx, false))
+	owner, _ := ma.Owner()
+	req := openReq(ShareRef{Account: "a", Name: "s"}, "d/f")
+	req.Owner = owner
+	_, err := a.Open(ctx, req)
+	mustNil(t, err)
+
+	ua.down.Store(true)
+	for _, at := range []time.Duration{10, 20, 30} {
+		clk.set(at * time.Second)
+		if err := ma.Tick(ctx); !errors.Is(err, errDown) {
+			t.Fatalf("beat at %v with the engine down: %v", at, err)
+		}
+		if _, err := ma.Owner(); err != nil || lost.Load() != 0 {
+			t.Fatalf("membership at %v s: %v, lost %d; want kept", at, err, lost.Load())
+		}
+	}
+	clk.set(40 * time.Second)
+	if _, err := ma.Owner(); !errors.Is(err, ErrInstanceLost) {
+		t.Fatalf("Owner 40 s after the last beat: %v, want ErrInstanceLost", err)
+	}
+	ma.Tick(ctx)
+	if lost.Load() != 1 {
+		t.Fatalf("Lost called %d times at 40 s, want 1", lost.Load())
+	}
+	if n := handleCount(t, b, ref); n != 1 {
+		t.Fatalf("%d handles while A is only unreachable, want 1", n)
+	}
+	ua.down.Store(false)
+	clk.set(50 * time.Second)
+	mustNil(t, ma.Tick(ctx))
+	if _, err := ma.Owner(); err != nil {
+		t.Fatalf("Owner after joining again: %v", err)
+	}
+	if n := handleCount(t, b, ref); n != 0 {
+		t.Fatalf("%d handles of A's old id after it joined again, want 0", n)
+	}
+}
