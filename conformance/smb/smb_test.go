@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,6 +315,18 @@ func TestListAndForceCloseHandles(t *testing.T) {
 			*hs.Handles[0].SessionID == "" || *hs.Handles[0].SessionID == "0" {
 			t.Fatalf("List Handles of h1.txt: %+v", hs.Handles)
 		}
+		// The file id and parent id are REST's x-ms-file-id and the
+		// root's, the open time is now, the handle id a number.
+		h := hs.Handles[0]
+		fp, err := e.file("h1.txt").GetProperties(ctx(t), nil)
+		must(t, err)
+		rp, err := root.GetProperties(ctx(t), nil)
+		must(t, err)
+		if _, err := strconv.ParseUint(*h.ID, 10, 64); err != nil || *h.FileID != *fp.ID || *h.ParentID != *rp.ID ||
+			h.OpenTime == nil || time.Since(*h.OpenTime).Abs() > time.Minute {
+			t.Fatalf("List Handles of h1.txt: id %s, file id %s (REST %s), parent id %s (root %s), open time %v",
+				*h.ID, *h.FileID, *fp.ID, *h.ParentID, *rp.ID, h.OpenTime)
+		}
 		n, err := e.file("h2.txt").ForceCloseHandles(ctx(t), "*", nil)
 		must(t, err)
 		if *n.NumberOfHandlesClosed != 1 {
@@ -365,5 +378,54 @@ func TestLeasedFileRefusesSMBWriteOpen(t *testing.T) {
 			t.Fatalf("SMB read open of a leased file: %#x", st)
 		}
 		c.CloseFile(fid)
+	})
+}
+
+// TestSMBPropertiesAndSizeAreREST: attributes set over SMB are REST's
+// x-ms-file-attributes, a last-write time set over REST is the one SMB
+// reports, and the volume size SMB reports is the share's quota with
+// what its files use taken off the free space.
+func TestSMBPropertiesAndSizeAreREST(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		_, err := e.share.SetProperties(ctx(t), &share.SetPropertiesOptions{Quota: to(int32(5))})
+		must(t, err)
+		f := e.createFile(t, "p.txt", bytes.Repeat([]byte{1}, 40960))
+
+		out, err := e.smbclient(t, e.name, []string{"-m", "SMB3"}, "setmode p.txt +hr")
+		if err != nil || strings.Contains(out, "NT_STATUS") {
+			t.Fatalf("setmode: %v\n%s", err, out)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		attrs, err := file.ParseNTFSFileAttributes(p.FileAttributes)
+		must(t, err)
+		if !attrs.Hidden || !attrs.ReadOnly {
+			t.Fatalf("x-ms-file-attributes after setmode +hr: %s", *p.FileAttributes)
+		}
+
+		when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+		_, err = f.SetHTTPHeaders(ctx(t), &file.SetHTTPHeadersOptions{SMBProperties: &file.SMBProperties{LastWriteTime: &when}})
+		must(t, err)
+		out, err = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "ls p.txt")
+		if err != nil {
+			t.Fatalf("ls: %v\n%s", err, out)
+		}
+		// smbclient prints the last-write time in the local zone.
+		if local := when.Local().Format("Mon Jan _2 15:04:05 2006"); !strings.Contains(out, local) {
+			t.Fatalf("SMB last-write time: want %q in\n%s", local, out)
+		}
+		out, _ = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "altname p.txt")
+		if !strings.Contains(out, "NT_STATUS_OBJECT_NAME_NOT_FOUND") {
+			t.Fatalf("altname (no 8.3 names): want NT_STATUS_OBJECT_NAME_NOT_FOUND in\n%s", out)
+		}
+
+		out, err = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "du")
+		if err != nil {
+			t.Fatalf("du: %v\n%s", err, out)
+		}
+		want := strconv.Itoa(5<<30/4096) + " blocks of size 4096. " + strconv.Itoa((5<<30-40960)/4096) + " blocks available"
+		if !strings.Contains(out, want) {
+			t.Fatalf("du: want %q in\n%s", want, out)
+		}
 	})
 }

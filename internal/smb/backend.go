@@ -15,6 +15,9 @@ type Backend interface {
 	// ShareExists answers ErrShareNotFound for a share the account does
 	// not have.
 	ShareExists(ctx context.Context, account, share string) error
+	// ShareSize returns a share's quota and the bytes its files use, in
+	// bytes, for the file-system size information classes.
+	ShareSize(ctx context.Context, account, share string) (quota, used int64, err error)
 	// Open opens (or creates, per the disposition) the file or directory
 	// at req.Path and records the open in the handle table, checking
 	// share access against the other opens and REST leases. It answers

@@ -82,6 +82,14 @@ func (fs *memFS) ShareExists(ctx context.Context, account, share string) error {
 	return nil
 }
 
+// ShareSize reports every share as 1 TiB with 1 MiB used.
+func (fs *memFS) ShareSize(ctx context.Context, account, share string) (int64, int64, error) {
+	if fs.shares[share] == nil {
+		return 0, 0, ErrShareNotFound
+	}
+	return 1 << 40, 1 << 20, nil
+}
+
 func (fs *memFS) lookup(share, path string) (parent, n *memNode, name string, err error) {
 	cur := fs.shares[share]
 	if cur == nil {

@@ -52,6 +52,20 @@ func (b *Backend) ShareExists(ctx context.Context, account, share string) error 
 	return mapErr(err)
 }
 
+// ShareSize returns the share's quota and usage (Get Share Stats).
+func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, int64, error) {
+	ref := file.ShareRef{Account: account, Name: share}
+	sh, err := b.svc.GetShare(ctx, ref, "")
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	used, err := b.svc.ShareUsage(ctx, ref)
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	return int64(sh.Quota) << 30, used, nil
+}
+
 // Open runs an SMB CREATE as file.Open.
 func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
