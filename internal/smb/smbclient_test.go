@@ -181,6 +181,22 @@ func TestSmbclientRefusesWrongKeyAndUnknownUser(t *testing.T) {
 	}
 }
 
+// TestSmbclientAnyDomain: the domain of the logon plays no part (Azure
+// Files users type AZURE\\account).
+func TestSmbclientAnyDomain(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	for _, c := range []struct{ user, domain string }{{"AZURE\\" + testAccount, ""}, {testAccount, "WORKGROUP"}, {testAccount, "lazuli.example"}} {
+		args := []string{"-m", "SMB3"}
+		if c.domain != "" {
+			args = append(args, "-W", c.domain)
+		}
+		out, err := smbclient(t, addr, "share1", c.user+"%"+testKey, args, "ls")
+		if err != nil || strings.Contains(out, "NT_STATUS") {
+			t.Fatalf("%s (domain %q): %v\n%s", c.user, c.domain, err, out)
+		}
+	}
+}
+
 func TestSmbclientListsShares(t *testing.T) {
 	_, addr := startServer(t, newMemFS("alpha", "beta"))
 	out, _ := smbclient(t, addr, "-L", testAccount+"%"+testKey, []string{"-m", "SMB3"}, "")
