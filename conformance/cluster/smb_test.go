@@ -42,7 +42,8 @@ func fileService(t *testing.T, endpoint string) *service.Client {
 // database with --instanceExpiry 3s. An SMB client holds, through
 // instance A, an open that shares nothing, an exclusive byte-range lock
 // and a delete-on-close file: instance B's REST sees the handles in List
-// Handles and answers 409 SharingViolation. A is killed with SIGKILL: B
+// Handles and answers 409 SharingViolation, B's SMB
+// STATUS_SHARING_VIOLATION. A is killed with SIGKILL: B
 // releases A's handles within the documented bound (expiry plus two
 // beat intervals, 4 s, here with 2 s of slack for a busy machine) and
 // not before the expiry minus one interval (2.5 s); then the file is
@@ -94,6 +95,15 @@ func TestKillInstanceReleasesSMBHandles(t *testing.T) {
 		t.Fatalf("Put Range through B while A holds the file: %d %s, want 409 SharingViolation", st, code)
 	}
 
+	// And B's SMB: an open of the file A holds unshared is refused.
+	cb, err := smbtest.Dial(b.smb, emulator.Account, emulator.Key)
+	must(t, err)
+	defer cb.Close()
+	must(t, cb.TreeConnect("kill"))
+	if _, st := cb.Create("held.txt", readData, shareAll, openExisting, nonDirectory); st != smbtest.StatusSharingViolation {
+		t.Fatalf("SMB open through B while A holds the file: %#x, want STATUS_SHARING_VIOLATION", st)
+	}
+
 	must(t, a.cmd.Process.Signal(syscall.SIGKILL))
 	a.cmd.Wait()
 	killed := time.Now()
@@ -129,10 +139,6 @@ func TestKillInstanceReleasesSMBHandles(t *testing.T) {
 	if _, err := root.NewFileClient("doc.txt").GetProperties(ctx, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("delete-on-close file of the killed instance: %v, want 404", err)
 	}
-	cb, err := smbtest.Dial(b.smb, emulator.Account, emulator.Key)
-	must(t, err)
-	defer cb.Close()
-	must(t, cb.TreeConnect("kill"))
 	fb, st := cb.Create("held.txt", readData|writeData, 0, openExisting, nonDirectory)
 	if st != 0 {
 		t.Fatalf("exclusive SMB open through B after A died: %#x", st)
