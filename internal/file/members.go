@@ -145,8 +145,11 @@ func (m *Membership) Join(ctx context.Context, exclusive bool) error {
 		}
 	}
 	m.mu.Lock()
-	old := m.old
+	old, left := m.old, m.left
 	m.mu.Unlock()
+	if left {
+		return nil
+	}
 	id := newID()
 	start := m.cfg.Clock()
 	err := m.svc.eng.Update(ctx, func(tx storage.Tx) error {
