@@ -126,7 +126,7 @@ type Config struct {
 }
 
 // DefaultInstanceExpiry is Config.InstanceExpiry's default: the handles
-// of a dead instance go within about 27 s.
+// of a dead instance go within about 27 s (20 s plus two beats of 3.3 s).
 const DefaultInstanceExpiry = 20 * time.Second
 
 // Server is a running lazuli.
