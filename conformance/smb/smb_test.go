@@ -7,6 +7,7 @@ package smb_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"strconv"
@@ -426,6 +427,82 @@ func TestSMBPropertiesAndSizeAreREST(t *testing.T) {
 		want := strconv.Itoa(5<<30/4096) + " blocks of size 4096. " + strconv.Itoa((5<<30-40960)/4096) + " blocks available"
 		if !strings.Contains(out, want) {
 			t.Fatalf("du: want %q in\n%s", want, out)
+		}
+	})
+}
+
+// sidBytes encodes a SID string (S-1-...) in its binary form.
+func sidBytes(t *testing.T, s string) []byte {
+	parts := strings.Split(s, "-")
+	auth, err := strconv.ParseUint(parts[2], 10, 48)
+	must(t, err)
+	b := []byte{1, byte(len(parts) - 3), 0, 0, byte(auth >> 24), byte(auth >> 16), byte(auth >> 8), byte(auth)}
+	for _, p := range parts[3:] {
+		v, err := strconv.ParseUint(p, 10, 32)
+		must(t, err)
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	return b
+}
+
+// ace is an access-allowed (typ 0) or access-denied (1) ACE.
+func ace(t *testing.T, typ, flags byte, mask uint32, sid string) []byte {
+	s := sidBytes(t, sid)
+	b := binary.LittleEndian.AppendUint16([]byte{typ, flags}, uint16(8+len(s)))
+	return append(binary.LittleEndian.AppendUint32(b, mask), s...)
+}
+
+// TestSMBSetSecurityIsRESTPermission: a security descriptor set over SMB
+// (SET_INFO of security information, as Windows' Security tab and icacls
+// do) is the file's permission over REST, one set over REST is what SMB
+// reads, and a handle without WRITE_DAC cannot set it.
+func TestSMBSetSecurityIsRESTPermission(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		f := e.createFile(t, "acl.txt", []byte("x"))
+		const sid = "S-1-5-21-397955417-626881126-188441444-3053964"
+		want := "O:" + sid + "G:" + sid + "D:P(A;;0x1f01ff;;;" + sid + ")(A;;0x1200a9;;;S-1-5-32-545)"
+		owner := sidBytes(t, sid)
+		aces := append(ace(t, 0, 0, 0x1f01ff, sid), ace(t, 0, 0, 0x1200a9, "S-1-5-32-545")...)
+		acl := binary.LittleEndian.AppendUint16([]byte{2, 0}, uint16(8+len(aces)))
+		acl = append(binary.LittleEndian.AppendUint16(acl, 2), 0, 0)
+		sd := binary.LittleEndian.AppendUint16([]byte{1, 0}, 0x8000|0x1000|0x0004)
+		for _, off := range []int{20, 20 + len(owner), 0, 20 + 2*len(owner)} {
+			sd = binary.LittleEndian.AppendUint32(sd, uint32(off))
+		}
+		sd = append(append(append(append(sd, owner...), owner...), acl...), aces...)
+
+		c := e.smb(t)
+		ro, st := c.Create("acl.txt", readData|0x20000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		if st := c.SetInfo(ro, wire.InfoSecurity, 0, 7, sd); st != smbtest.StatusAccessDenied {
+			t.Fatalf("SET_INFO security without WRITE_DAC: %#x, want STATUS_ACCESS_DENIED", st)
+		}
+		fid, st := c.Create("acl.txt", readData|0x20000|0x40000|0x80000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open for WRITE_DAC: %#x", st)
+		}
+		if st := c.SetInfo(fid, wire.InfoSecurity, 0, 7, sd); st != 0 {
+			t.Fatalf("SET_INFO security: %#x", st)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		perm, err := e.share.GetPermission(ctx(t), *p.FilePermissionKey, nil)
+		must(t, err)
+		if *perm.Permission != want {
+			t.Fatalf("REST permission after SMB set it:\n got %s\nwant %s", *perm.Permission, want)
+		}
+
+		rest := "O:" + sid + "G:" + sid + "D:(D;;0x1f01ff;;;S-1-1-0)(A;OICI;0x1f01ff;;;" + sid + ")"
+		_, err = f.SetHTTPHeaders(ctx(t), &file.SetHTTPHeadersOptions{Permissions: &file.Permissions{Permission: &rest}})
+		must(t, err)
+		got, st := c.QueryInfo(fid, wire.InfoSecurity, 0, 4, 4096)
+		if st != 0 {
+			t.Fatalf("QUERY_INFO security: %#x", st)
+		}
+		if deny := ace(t, 1, 0, 0x1f01ff, "S-1-1-0"); !bytes.Contains(got, deny) {
+			t.Fatalf("the DACL SMB reads lacks REST's deny ACE: %x", got)
 		}
 	})
 }

@@ -612,6 +612,27 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 	})
 }
 
+// SetSecurity replaces the security descriptor (SDDL) of the node a
+// handle is open on (SMB SET_INFO of security information; the SMB layer
+// checks the handle's WRITE_OWNER or WRITE_DAC access). The SDDL is
+// stored once per share like a REST x-ms-file-permission; the node's
+// change time and ETag move. A malformed SDDL is 400
+// FileInvalidPermission.
+func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (*Node, error) {
+	if err := ValidateSDDL(sddl); err != nil {
+		return nil, err
+	}
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		key, err := storePermission(tx, ref.Share, Permission{SDDL: sddl}, n.PermKey)
+		if err != nil {
+			return err
+		}
+		n.PermKey, n.ChangeTime = key, now
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		return nil
+	})
+}
+
 // SetDeletePending sets or clears the delete disposition of the node a
 // handle (with DELETE access) is open on: while set, REST sees 409
 // SMBDeletePending and listings leave the node out; the last close

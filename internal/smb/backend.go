@@ -170,6 +170,8 @@ type Handle interface {
 	ReadDir(ctx context.Context) ([]Stat, error)
 	// SDDL is the file's security descriptor in SDDL form.
 	SDDL(ctx context.Context) (string, error)
+	// SetSDDL replaces the file's security descriptor.
+	SetSDDL(ctx context.Context, sddl string) error
 	// Close ends the open, releasing its locks; the file is deleted if
 	// it is delete-pending and this was its last open.
 	Close(ctx context.Context) error

@@ -452,6 +452,27 @@ func (c *conn) fsInfo(class uint8, quota, used int64) ([]byte, bool) {
 }
 
 // setInfo handles SET_INFO.
+// setSecurity replaces the owner, group or DACL of an open's file with
+// those of the security descriptor of a SET_INFO (the SACL is ignored):
+// the owner and group need WRITE_OWNER access, the DACL WRITE_DAC.
+func (c *conn) setSecurity(o *open, req *wire.SetInfoRequest) uint32 {
+	all := o.access&(GenericAll|MaximumAllowed) != 0
+	if req.AddlInfo&3 != 0 && !all && o.access&WriteOwner == 0 || req.AddlInfo&4 != 0 && !all && o.access&WriteDAC == 0 {
+		return statusAccessDenied
+	}
+	ctx, cancel := c.reqCtx()
+	defer cancel()
+	cur, err := o.h.SDDL(ctx)
+	if err != nil {
+		return statusOf(err)
+	}
+	sddl, err := sddlFromDescriptor(req.Buffer, req.AddlInfo, cur)
+	if err != nil {
+		return statusInvalidSecurityDescr
+	}
+	return statusOf(o.h.SetSDDL(ctx, sddl))
+}
+
 func (c *conn) setInfo(r *request) *response {
 	req, err := wire.DecodeSetInfoRequest(r.msg)
 	if err != nil {
@@ -463,6 +484,9 @@ func (c *conn) setInfo(r *request) *response {
 	}
 	if o.h == nil {
 		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if req.InfoType == wire.InfoSecurity {
+		return c.errorResponse(r, c.setSecurity(o, req))
 	}
 	if req.InfoType != wire.InfoFile {
 		return c.errorResponse(r, statusNotSupported)

@@ -28,6 +28,7 @@ type memNode struct {
 	opens         []*memHandle
 	deletePending bool
 	locks         []memLock
+	sddl          string
 }
 
 type memLock struct {
@@ -375,7 +376,18 @@ func (h *memHandle) ReadDir(ctx context.Context) ([]Stat, error) {
 	return out, nil
 }
 
-func (h *memHandle) SDDL(ctx context.Context) (string, error) { return "", nil }
+func (h *memHandle) SDDL(ctx context.Context) (string, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	return h.n.sddl, nil
+}
+
+func (h *memHandle) SetSDDL(ctx context.Context, sddl string) error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	h.n.sddl = sddl
+	return nil
+}
 
 func (h *memHandle) Close(ctx context.Context) error {
 	h.fs.mu.Lock()

@@ -235,6 +235,14 @@ func (h *handle) SDDL(ctx context.Context) (string, error) {
 	return sddl, nil
 }
 
+func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
+	_, err := h.svc.SetSecurity(ctx, h.ref, sddl)
+	if code(err) == "FileInvalidPermission" {
+		return smb.ErrInvalidParameter
+	}
+	return mapErr(err)
+}
+
 func (h *handle) Close(ctx context.Context) error {
 	_, err := h.svc.Close(ctx, h.ref)
 	return mapErr(err)

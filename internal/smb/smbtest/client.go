@@ -34,6 +34,7 @@ const (
 	StatusNotFound         uint32 = 0xC0000034
 	StatusLogonFailure     uint32 = 0xC000006D
 	StatusCancelled        uint32 = 0xC0000120
+	StatusAccessDenied     uint32 = 0xC0000022
 )
 
 // Client is one SMB connection with one session and one tree.
@@ -410,4 +411,36 @@ func (c *Client) Compound(related bool, cmds []uint16, bodies [][]byte) ([]wire.
 		}
 	}
 	return hs, msgs, nil
+}
+
+// SetInfo sends a SET_INFO of info type typ and class with buf.
+func (c *Client) SetInfo(fid wire.FileID, typ, class uint8, addl uint32, buf []byte) uint32 {
+	b := fileIDBody(33, 32, fid, 16)
+	b[2], b[3] = typ, class
+	le.PutUint32(b[4:], uint32(len(buf)))
+	le.PutUint16(b[8:], wire.HeaderSize+32)
+	le.PutUint32(b[12:], addl)
+	return c.status(wire.SetInfo, append(b, buf...))
+}
+
+// QueryInfo sends a QUERY_INFO of info type typ and class and returns
+// the output buffer.
+func (c *Client) QueryInfo(fid wire.FileID, typ, class uint8, addl, max uint32) ([]byte, uint32) {
+	b := fileIDBody(41, 41, fid, 24)
+	b[2], b[3] = typ, class
+	le.PutUint32(b[4:], max)
+	le.PutUint32(b[16:], addl)
+	h, resp, err := c.Do(wire.QueryInfo, b)
+	if err != nil {
+		return nil, 0xFFFFFFFF
+	}
+	if h.Status != 0 {
+		return nil, h.Status
+	}
+	r := resp[wire.HeaderSize:]
+	off, n := int(le.Uint16(r[2:])), int(le.Uint32(r[4:]))
+	if off+n > len(resp) {
+		return nil, 0xFFFFFFFF
+	}
+	return resp[off : off+n], 0
 }
