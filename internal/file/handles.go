@@ -1,6 +1,7 @@
 package file
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -214,6 +215,11 @@ type OpenRequest struct {
 	// Session and ClientIP are reported by List Handles.
 	Session  uint64
 	ClientIP string
+	// Owner is the id of the Membership of the instance opening the
+	// handle (Membership.Owner): the open fails with ErrInstanceLost
+	// unless that membership is alive in the same transaction. Zero
+	// records an unowned handle (tests of this package).
+	Owner uint64
 }
 
 // OpenResult is what Open returns.
@@ -247,6 +253,13 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	hid, fid := newID(), newID()
 	var out *OpenResult
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		if req.Owner != 0 {
+			// The fence: once another instance has declared this one
+			// dead, it opens nothing more (see Membership).
+			if ok, err := memberAlive(tx, req.Owner); err != nil || !ok {
+				return cmp.Or(err, ErrInstanceLost)
+			}
+		}
 		sid, err := shareID(tx, req.Share)
 		if err != nil {
 			return err
@@ -325,7 +338,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		if n.ID == rootID && req.DeleteOnClose {
 			return ErrAccessDenied
 		}
-		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now,
+		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
 			Access: req.DesiredAccess, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
 			n.Handles++
@@ -594,6 +607,27 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 		if bi.Change == nil {
 			n.ChangeTime = now
 		}
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		return nil
+	})
+}
+
+// SetSecurity replaces the security descriptor (SDDL) of the node a
+// handle is open on (SMB SET_INFO of security information; the SMB layer
+// checks the handle's WRITE_OWNER or WRITE_DAC access). The SDDL is
+// stored once per share like a REST x-ms-file-permission; the node's
+// change time and ETag move. A malformed SDDL is 400
+// FileInvalidPermission.
+func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (*Node, error) {
+	if err := ValidateSDDL(sddl); err != nil {
+		return nil, err
+	}
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		key, err := storePermission(tx, ref.Share, Permission{SDDL: sddl}, n.PermKey)
+		if err != nil {
+			return err
+		}
+		n.PermKey, n.ChangeTime = key, now
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
 		return nil
 	})
@@ -1024,61 +1058,4 @@ func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, rec
 		return nil
 	})
 	return closed, err
-}
-
-// CloseAllHandles removes every handle record (for example when the SMB
-// server starts: no connection of an earlier process survives), deleting
-// nodes left pending deletion.
-func (s *Service) CloseAllHandles(ctx context.Context) error {
-	p := root(tagHandle, 0)
-	for {
-		var keys [][]byte
-		err := s.eng.View(ctx, func(tx storage.Tx) error {
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			defer it.Close()
-			for it.Next() && len(keys) < purgeBatch {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			return it.Err()
-		})
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		err = s.eng.Update(ctx, func(tx storage.Tx) error {
-			for _, k := range keys {
-				v, err := tx.Get(k)
-				if errors.Is(err, storage.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				h, err := decode[Handle](v)
-				if err != nil {
-					return err
-				}
-				sid, _, err := keyenc.ReadUint64(k[len(p):])
-				if err != nil {
-					return err
-				}
-				n, err := nodeByID(tx, sid, h.FileID)
-				if err != nil {
-					return err
-				}
-				if n == nil {
-					if err := tx.Delete(k); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := s.closeHandle(tx, sid, h, n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -194,6 +194,9 @@ type Handle struct {
 	Session  uint64    `json:"s"`
 	ClientIP string    `json:"ip,omitempty"`
 	Opened   time.Time `json:"o"`
+	// Owner is the instance (Membership) that opened the handle: when it
+	// dies, the others release its handles.
+	Owner uint64 `json:"ow,omitempty"`
 	// Access is the SMB desired access mask granted; ShareAccess the
 	// FILE_SHARE_* bits the open allows others.
 	Access      uint32 `json:"ac"`
@@ -260,6 +263,8 @@ const (
 	tagQuota   = 'q'
 	tagShID    = 'n'
 	tagDeleted = 'x'
+	tagMember  = 'm'
+	tagBeat    = 'b'
 )
 
 const (

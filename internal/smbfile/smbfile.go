@@ -18,10 +18,14 @@ import (
 )
 
 // Backend serves SMB from a File service.
-type Backend struct{ svc *file.Service }
+type Backend struct {
+	svc *file.Service
+	mem *file.Membership
+}
 
-// New returns the Backend of svc.
-func New(svc *file.Service) *Backend { return &Backend{svc: svc} }
+// New returns the Backend of svc; the handles it opens belong to mem,
+// this instance's membership (Join it before serving).
+func New(svc *file.Service, mem *file.Membership) *Backend { return &Backend{svc: svc, mem: mem} }
 
 // Shares lists the account's shares (snapshots are not served over SMB).
 func (b *Backend) Shares(ctx context.Context, account string) ([]string, error) {
@@ -48,10 +52,28 @@ func (b *Backend) ShareExists(ctx context.Context, account, share string) error 
 	return mapErr(err)
 }
 
+// ShareSize returns the share's quota and usage (Get Share Stats).
+func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, int64, error) {
+	ref := file.ShareRef{Account: account, Name: share}
+	sh, err := b.svc.GetShare(ctx, ref, "")
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	used, err := b.svc.ShareUsage(ctx, ref)
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	return int64(sh.Quota) << 30, used, nil
+}
+
 // Open runs an SMB CREATE as file.Open.
 func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
-	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path,
+	owner, err := b.mem.Owner()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path, Owner: owner,
 		Disposition:   file.Disposition(req.Disposition),
 		Directory:     req.CreateOptions&smb.FileDirectoryFile != 0,
 		NonDirectory:  req.CreateOptions&smb.FileNonDirectoryFile != 0,
@@ -213,6 +235,14 @@ func (h *handle) SDDL(ctx context.Context) (string, error) {
 	return sddl, nil
 }
 
+func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
+	_, err := h.svc.SetSecurity(ctx, h.ref, sddl)
+	if code(err) == "FileInvalidPermission" {
+		return smb.ErrInvalidParameter
+	}
+	return mapErr(err)
+}
+
 func (h *handle) Close(ctx context.Context) error {
 	_, err := h.svc.Close(ctx, h.ref)
 	return mapErr(err)
@@ -245,6 +275,8 @@ func mapErr(err error) error {
 		return smb.ErrFileClosed
 	case errors.Is(err, file.ErrAccessDenied):
 		return smb.ErrAccessDenied
+	case errors.Is(err, file.ErrInstanceLost):
+		return smb.ErrUnavailable
 	}
 	switch code(err) {
 	case "ResourceNotFound":
