@@ -64,6 +64,7 @@ type Store struct {
 	clock  *dbClock
 	log    *slog.Logger
 	closed atomic.Bool
+	stats  updateStats
 
 	stopClock context.CancelFunc
 	clockDone chan struct{}
@@ -125,7 +126,46 @@ func (s *Store) Close() error {
 	s.stopClock()
 	<-s.clockDone
 	s.pool.Close()
+	if st := s.UpdateStats(); st.Updates > 0 {
+		s.log.Info("pgstore updates", "updates", st.Updates, "retried_attempts", st.Retries,
+			"max_attempts", st.MaxAttempts, "gave_up", st.GaveUp)
+	}
 	return nil
+}
+
+// UpdateStats counts Update calls and their retries since Open.
+type UpdateStats struct {
+	// Updates counts Update calls that reached the database.
+	Updates int64
+	// Retries counts attempts run again after a serialization failure,
+	// a deadlock or a connection that was dead before the attempt.
+	Retries int64
+	// MaxAttempts is the most attempts one Update took.
+	MaxAttempts int64
+	// GaveUp counts Updates that still conflicted after maxAttempts.
+	GaveUp int64
+}
+
+type updateStats struct {
+	updates, retries, maxAttempts, gaveUp atomic.Int64
+}
+
+// note records one finished Update of attempts attempts.
+func (u *updateStats) note(attempts int) {
+	u.updates.Add(1)
+	u.retries.Add(int64(attempts - 1))
+	for {
+		m := u.maxAttempts.Load()
+		if int64(attempts) <= m || u.maxAttempts.CompareAndSwap(m, int64(attempts)) {
+			return
+		}
+	}
+}
+
+// UpdateStats returns the counts so far.
+func (s *Store) UpdateStats() UpdateStats {
+	return UpdateStats{Updates: s.stats.updates.Load(), Retries: s.stats.retries.Load(),
+		MaxAttempts: s.stats.maxAttempts.Load(), GaveUp: s.stats.gaveUp.Load()}
 }
 
 // Retry policy of Update: exponential backoff with full jitter, bounded in
@@ -153,6 +193,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		err, retry := s.updateOnce(ctx, fn)
 		var fe fnError
 		if errors.As(err, &fe) {
+			s.stats.note(attempt + 1)
 			return fe.err // fn's own error, unchanged
 		}
 		if !retry && deadConnRetries < 2 && pgconn.SafeToRetry(err) {
@@ -162,9 +203,12 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			retry = true
 		}
 		if !retry {
+			s.stats.note(attempt + 1)
 			return s.mapErr(err)
 		}
 		if attempt+1 >= maxAttempts {
+			s.stats.note(attempt + 1)
+			s.stats.gaveUp.Add(1)
 			return fmt.Errorf("%w: %d attempts: %v", storage.ErrConflict, attempt+1, err)
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
