@@ -1,8 +1,9 @@
 // Package pgstore is the storage engine on PostgreSQL, through which any
 // number of stateless lazuli instances serve one set of accounts.
 //
-// Keys and values live in one table, lazuli_kv (k BYTEA PRIMARY KEY,
-// v BYTEA); chunk bytes live in the database too, as rows of at most
+// Keys and values live in one table, lazuli_kv (h BIGINT, k BYTEA,
+// v BYTEA, primary key (h, k), h a hash of k; an index on k serves range
+// scans); chunk bytes live in the database too, as rows of at most
 // PartSize bytes, so an instance keeps nothing on local disk.
 //
 // Update runs a SERIALIZABLE transaction and runs it again, after a short
@@ -25,6 +26,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,7 +36,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -315,16 +316,29 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, storage.ErrClosed
 	}
 	var v []byte
+	found := false
 	err := s.withRetryOnDeadConn(ctx, func() error {
-		return s.pool.QueryRow(ctx, sqlGet, key).Scan(&v)
+		rows, err := s.pool.Query(ctx, sqlGet, keyHash(key))
+		if err != nil {
+			return err
+		}
+		found = false
+		for rows.Next() {
+			var k, kv []byte
+			if err := rows.Scan(&k, &kv); err != nil {
+				rows.Close()
+				return err
+			}
+			if bytes.Equal(k, key) {
+				found, v = true, kv
+			}
+		}
+		return rows.Err()
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, storage.ErrNotFound
-	}
 	if err != nil {
 		return nil, s.mapErr(err)
 	}
-	return v, nil
+	return foundValue(found, v)
 }
 
 // withRetryOnDeadConn runs a single statement again when it failed before

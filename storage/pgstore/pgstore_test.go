@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,7 +126,10 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 			return it.Err()
 		})
 	}
-	const grace = 300 * time.Millisecond
+	// The upload (six parts 400 ms apart) outlasts the grace period; the
+	// gap between two of its parts stays well inside it, even on a busy
+	// machine.
+	const grace = 1500 * time.Millisecond
 	var collectors []*chunkgc.Collector
 	for _, s := range []*pgstore.Store{a, b} {
 		c := chunkgc.New(s, []storage.ChunkMarker{marker}, grace)
@@ -132,13 +137,13 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 		collectors = append(collectors, c)
 	}
 
-	// The slow upload: five parts, 200 ms apart.
+	// The slow upload.
 	pr, pw := io.Pipe()
 	part := bytes.Repeat([]byte("p"), pgstore.PartSize)
 	go func() {
-		for range 5 {
+		for range 6 {
 			pw.Write(part)
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(400 * time.Millisecond)
 		}
 		pw.Close()
 	}()
@@ -184,11 +189,60 @@ collect:
 		}
 		n, _ := io.Copy(io.Discard, rc)
 		rc.Close()
-		if ref == res.ref && n != 5*pgstore.PartSize {
+		if ref == res.ref && n != 6*pgstore.PartSize {
 			t.Fatalf("uploaded chunk has %d bytes", n)
 		}
 	}
 	if _, err := a.Chunks().Open(ctx, dead, 0, -1); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unreferenced chunk still there after %d removals: %v", removed, err)
 	}
+}
+
+// BenchmarkUpdateNewKeys: 16 writers each create new keys next to each
+// other's (blobs of one container), reading each absent key first, in a
+// table that already holds 20,000 keys. It reports the attempts run again
+// per Update: the serialization failures that index-page granularity
+// causes between writers of disjoint keys (this machine, 2 CPUs: 0.95
+// retries and 908 µs per Update with the key table indexed on k alone,
+// 0.03 and 257 µs with the hashed primary key).
+func BenchmarkUpdateNewKeys(b *testing.B) {
+	s := openURL(b, pgtest.NewDatabase(b))
+	defer s.Close()
+	ctx := context.Background()
+	for j := range 40 {
+		err := s.Update(ctx, func(tx storage.Tx) error {
+			for i := range 500 {
+				tx.Set(fmt.Appendf(nil, "b/other/%05d-%03d", j, i), make([]byte, 300))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	storagetest.MustSet(b, s, "c/container", "x")
+	before := s.UpdateStats()
+	var n atomic.Int64
+	b.SetParallelism(8) // 16 writers on 2 CPUs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			k := fmt.Appendf(nil, "b/container/%09d", n.Add(1))
+			err := s.Update(ctx, func(tx storage.Tx) error {
+				if _, err := tx.Get([]byte("c/container")); err != nil {
+					return err
+				}
+				if _, err := tx.Get(k); !errors.Is(err, storage.ErrNotFound) {
+					return fmt.Errorf("new key: %v", err)
+				}
+				return tx.Set(k, make([]byte, 300))
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	st := s.UpdateStats()
+	b.ReportMetric(float64(st.Retries-before.Retries)/float64(st.Updates-before.Updates), "retries/op")
 }
