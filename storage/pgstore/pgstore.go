@@ -20,9 +20,10 @@
 // its reads, taken at its first read.
 //
 // The SQL is the subset PostgreSQL 13+, CockroachDB and YugabyteDB accept
-// in common: plain tables with primary keys, INSERT ... ON CONFLICT,
-// unnest of arrays, ANY, substring on BYTEA, clock_timestamp(). No large
-// objects, advisory locks or LISTEN/NOTIFY. Only PostgreSQL is tested.
+// in common: plain tables with primary keys, one plain index, INSERT ...
+// ON CONFLICT, unnest of arrays, ANY, substring on BYTEA,
+// clock_timestamp(). No large objects, advisory locks or LISTEN/NOTIFY.
+// Only PostgreSQL is tested.
 package pgstore
 
 import (
