@@ -129,6 +129,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	var serverCPU targetFlags
 	fs.Var(&serverCPU, "cpu", "`target:tier=pid[,pid...]`: report the CPU that these server processes (each with its child "+
 		"processes) use per operation of that target, as tier (repeatable; e.g. pg:lazuli=41,42 --cpu pg:postgres=40)")
+	settleFirst := fs.Bool("settle", true, "before each measurement, flush dirty pages and wait (up to 10 s) for the CPUs to go quiet; "+
+		"false measures at once (shorter runs, on a machine that is never quiet)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -178,7 +180,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		}
 		o.targets = append(o.targets, newTarget(name, a, *version, *concurrency, *timeout))
 	}
-	o.settings = runSettings{settle: true, duration: *duration, warmup: *warmup, concurrency: *concurrency,
+	o.settings = runSettings{settle: *settleFirst, duration: *duration, warmup: *warmup, concurrency: *concurrency,
 		preload: *preload, prefix: runPrefix()}
 	for _, v := range preloadFor {
 		name, n, ok := strings.Cut(v, "=")
