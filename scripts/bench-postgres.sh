@@ -17,6 +17,7 @@
 #   scripts/bench-postgres.sh                              # every workload, 10 s each
 #   scripts/bench-postgres.sh --duration 5s --warmup 1s    # shorter
 #   scripts/bench-postgres.sh --workloads blob-put-1k,table-insert
+#   scripts/bench-postgres.sh --duration 3s --settle=false   # a few minutes on a busy machine
 #
 # Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
 # The PostgreSQL server is a throw-away one: initdb into a scratch directory
