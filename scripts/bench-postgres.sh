@@ -22,7 +22,8 @@
 # Every argument goes to lazuli-bench (see `go run ./cmd/lazuli-bench --help`).
 # The PostgreSQL server is a throw-away one: initdb into a scratch directory
 # (as the "postgres" system user when run as root), default durability
-# (fsync and synchronous_commit on), max_connections 200. Linux only (/proc).
+# (fsync and synchronous_commit on), max_connections 200, max_pred_locks_per_transaction
+# 256 as the README advises. Linux only (/proc).
 # Environment:
 #   BENCH_PORT_BASE   PostgreSQL listens here, the reference emulator on +50..+52,
 #                     lazuli instances on free blocks of four from +10 (default 24000)
@@ -123,6 +124,7 @@ echo "== PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0
   { cat "$scratch/initdb.log" >&2; exit 1; }
 "${run_pg[@]}" "$pgbin/postgres" -D "$scratch/pg/data" -p "$pg_port" -c listen_addresses=127.0.0.1 \
   -c unix_socket_directories="$scratch/pg" -c max_connections=200 -c shared_buffers=128MB \
+  -c max_pred_locks_per_transaction=256 \
   >"$scratch/postgres.log" 2>&1 &
 pg_pid=$!
 wait_port "$pg_port" "$pg_pid" postgres
