@@ -292,3 +292,37 @@ func TestUpdateRetriesInvisibly(t *testing.T) {
 		t.Fatalf("%d runs of the functions, stats %+v: no retry happened", runs.Load(), st)
 	}
 }
+
+// BenchmarkUpdateHotKey: 16 writers read-modify-write one key (a queue's
+// statistics record takes every Put Message this way). It reports the
+// attempts run again per Update. Such writers commit one at a time, so
+// the rate is bounded by the commit latency: on PostgreSQL with fsync on
+// (this machine), 832 µs per Update and 0.87 retries each. Letting retried
+// attempts through one at a time per instance cut the retries to 0.49
+// but not the time, so Update does not.
+func BenchmarkUpdateHotKey(b *testing.B) {
+	s := openURL(b, pgtest.NewDatabase(b))
+	defer s.Close()
+	ctx := context.Background()
+	storagetest.MustSet(b, s, "hot", "0")
+	before := s.UpdateStats()
+	b.SetParallelism(8) // 16 writers on 2 CPUs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			err := s.Update(ctx, func(tx storage.Tx) error {
+				v, err := tx.Get([]byte("hot"))
+				if err != nil {
+					return err
+				}
+				return tx.Set([]byte("hot"), append(v[:len(v):len(v)], 'x'))
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	st := s.UpdateStats()
+	b.ReportMetric(float64(st.Retries-before.Retries)/float64(st.Updates-before.Updates), "retries/op")
+}
