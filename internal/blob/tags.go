@@ -19,17 +19,17 @@ func validTagChar(r rune) bool {
 // characters from the allowed set, keys unique.
 func ValidateTags(tags []KV) error {
 	if len(tags) > MaxTags {
-		return azerr.Newf("InvalidTag", "The tags specified exceed the maximum permissible limit.")
+		return azerr.Newf(azerr.InvalidTag, "The tags specified exceed the maximum permissible limit.")
 	}
 	seen := map[string]bool{}
 	for _, kv := range tags {
 		if len(kv[0]) < 1 || len(kv[0]) > 128 || len(kv[1]) > 256 || seen[kv[0]] {
-			return azerr.New("InvalidTag")
+			return azerr.New(azerr.InvalidTag)
 		}
 		seen[kv[0]] = true
 		for _, r := range kv[0] + kv[1] {
 			if !validTagChar(r) {
-				return azerr.New("InvalidTag")
+				return azerr.New(azerr.InvalidTag)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ type FoundBlob struct {
 func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker string, max int) ([]FoundBlob, string, error) {
 	q, err := parseTags(expr, true)
 	if err != nil {
-		return nil, "", azerr.Newf("InvalidQueryParameterValue", "%s", err.Error()).
+		return nil, "", azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).
 			WithDetail("QueryParameterName", "where").WithDetail("QueryParameterValue", expr)
 	}
 	var out []FoundBlob

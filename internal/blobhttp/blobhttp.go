@@ -71,12 +71,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cpart, bpart, hasBlob := strings.Cut(path, "/")
 	var err error
 	if rq.container, err = url.PathUnescape(cpart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	if hasBlob {
 		if rq.blob, err = url.PathUnescape(bpart); err != nil {
-			httpx.WriteError(w, r, azerr.New("InvalidUri"))
+			httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 			return
 		}
 		// Azure reads a backslash in a blob name as a slash.
@@ -113,7 +113,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ServerBusy, which clients retry; everything else passes through.
 func engineError(err error) error {
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
 	return err
 }
@@ -146,7 +146,7 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 	case !hasBlob:
 		if restype != "container" {
 			if comp == "" && (m == http.MethodGet || m == http.MethodHead) {
-				return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype")
+				return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype")
 			}
 			break
 		}
@@ -224,9 +224,9 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 		}
 	}
 	if m != http.MethodGet && m != http.MethodHead && m != http.MethodPut && m != http.MethodDelete && m != http.MethodPost {
-		return azerr.New("UnsupportedHttpVerb")
+		return azerr.New(azerr.UnsupportedHttpVerb)
 	}
-	return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
+	return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 }
 
 // ---- authorization ----
@@ -251,7 +251,7 @@ func (h *handler) authorize(rq *req, a auth.Access) error {
 // which the returned flag asks the domain to check in its transaction.
 func (h *handler) authorizeCreate(rq *req) (createOnly bool, err error) {
 	err = h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"})
-	if e, ok := azerr.As(err); ok && e.Code == "AuthorizationPermissionMismatch" {
+	if e, ok := azerr.As(err); ok && e.Code == azerr.AuthorizationPermissionMismatch {
 		if err2 := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "c"}); err2 == nil {
 			return true, nil
 		}
@@ -301,7 +301,7 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 		if e, ok := azerr.As(err); ok && e.Status >= 400 && e.Status < 500 {
 			status = e.Status
 		}
-		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(status)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(status)
 	}
 	id, err := h.d.Auth.Authenticate(sr, auth.Blob, src.Account)
 	if err != nil {
@@ -460,7 +460,7 @@ func (rq *req) txChecksums() (txSums, error) {
 // checked while the body is read): 400 Crc64Mismatch.
 func (t txSums) verify(d blob.Ingested) error {
 	if t.crc != nil && !bytes.Equal(t.crc, blob.CRC64Bytes(d.CRC64)) {
-		return azerr.New("Crc64Mismatch")
+		return azerr.New(azerr.Crc64Mismatch)
 	}
 	return nil
 }
@@ -498,12 +498,12 @@ func (rq *req) contentLength(max int64) (int64, error) {
 	n := rq.r.ContentLength
 	if n < 0 {
 		if rq.r.Header.Get("Content-Length") == "" && rq.r.Body != nil && rq.r.Body != http.NoBody {
-			return 0, azerr.New("MissingContentLengthHeader")
+			return 0, azerr.New(azerr.MissingContentLengthHeader)
 		}
 		n = 0
 	}
 	if n > max {
-		return 0, azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(max, 10))
+		return 0, azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.FormatInt(max, 10))
 	}
 	return n, nil
 }

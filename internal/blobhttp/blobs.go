@@ -27,7 +27,7 @@ type bodyReader struct{ r io.Reader }
 func (b bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
-		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+		return n, azerr.Newf(azerr.InvalidInput, "The request body could not be read: %v", err)
 	}
 	return n, err
 }
@@ -62,7 +62,7 @@ func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 	md, err := decodeMD5("x-ms-blob-content-md5", v)
 	if err != nil && anyMD5 {
 		if md, err = base64.StdEncoding.DecodeString(v); err != nil {
-			err = azerr.New("InvalidMd5").WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
+			err = azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
 		}
 	}
 	if err != nil {
@@ -117,7 +117,7 @@ func tierHeader(rq *req) (string, error) {
 	case "archive":
 		return "Archive", nil
 	}
-	return "", azerr.New("InvalidHeaderValue").WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
+	return "", azerr.New(azerr.InvalidHeaderValue).WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
 }
 
 // newVersion is what Put Blob and Put Block List read from the headers
@@ -220,7 +220,7 @@ func (h *handler) putBlob(rq *req) error {
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	b, err := h.svc.PutBlob(rq.ctx(), pr)
 	if err != nil {
@@ -420,13 +420,13 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	if !head && hasRange {
 		if start >= b.Size {
-			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
+			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
 		}
 		if end < 0 || end >= b.Size {
 			end = b.Size - 1
 		}
 		if (wantMD5 || wantCRC) && end-start+1 > 4<<20 {
-			return azerr.New("OutOfRangeInput")
+			return azerr.New(azerr.OutOfRangeInput)
 		}
 	}
 	hs := h.blobHeaders(rq, b)
@@ -685,7 +685,7 @@ func (h *handler) leaseBlob(rq *req) error {
 func (rq *req) blockID() (string, error) {
 	id, ok := rq.q["blockid"]
 	if !ok {
-		return "", azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "blockid")
+		return "", azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "blockid")
 	}
 	if err := blob.ValidateBlockID(id[0]); err != nil {
 		return "", azerr.InvalidQuery("blockid", id[0], "")
@@ -715,7 +715,7 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	u, err := rq.upload()
 	if err != nil {
@@ -748,7 +748,7 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 			break
 		}
 		if err != nil {
-			return nil, azerr.New("InvalidXmlDocument")
+			return nil, azerr.New(azerr.InvalidXmlDocument)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -756,7 +756,7 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 			switch depth {
 			case 1:
 				if t.Name.Local != "BlockList" {
-					return nil, azerr.New("InvalidXmlDocument")
+					return nil, azerr.New(azerr.InvalidXmlDocument)
 				}
 				sawRoot = true
 			case 2:
@@ -764,10 +764,10 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 				case "Committed", "Uncommitted", "Latest":
 					cur = &blob.BlockListItem{Kind: t.Name.Local}
 				default:
-					return nil, azerr.New("InvalidXmlDocument")
+					return nil, azerr.New(azerr.InvalidXmlDocument)
 				}
 			default:
-				return nil, azerr.New("InvalidXmlDocument")
+				return nil, azerr.New(azerr.InvalidXmlDocument)
 			}
 		case xml.CharData:
 			if cur != nil {
@@ -783,7 +783,7 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 		}
 	}
 	if !sawRoot {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	return out, nil
 }
@@ -814,7 +814,7 @@ func (h *handler) putBlockList(rq *req) error {
 	// The transactional checksums cover the XML body.
 	if sums.md5 != nil {
 		if sum := md5.Sum(body); !bytes.Equal(sum[:], sums.md5) {
-			return azerr.New("Md5Mismatch")
+			return azerr.New(azerr.Md5Mismatch)
 		}
 	}
 	if err := sums.verify(blob.Ingested{CRC64: blob.CRC64(body)}); err != nil {
@@ -928,7 +928,7 @@ func (h *handler) putPage(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	var sums txSums
 	uploaded := false
@@ -969,7 +969,7 @@ func (h *handler) putPage(rq *req) error {
 			return err
 		}
 		if n > blob.MaxPageWrite {
-			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
+			return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
 		}
 		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
@@ -1083,7 +1083,7 @@ func (h *handler) appendBlock(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	u, err := rq.upload()
 	if err != nil {
@@ -1153,7 +1153,7 @@ func (h *handler) sealBlob(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	b, err := h.svc.SealBlob(rq.ctx(), rq.ref(), pos, cond)
 	if err != nil {
@@ -1247,7 +1247,7 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier}
 	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
@@ -1371,7 +1371,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
 	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
@@ -1396,7 +1396,7 @@ func (h *handler) abortCopy(rq *req) error {
 	}
 	id := rq.q.Get("copyid")
 	if id == "" {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "copyid")
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "copyid")
 	}
 	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err
@@ -1448,14 +1448,14 @@ func (h *handler) setTags(rq *req) error {
 	if len(bytes.TrimSpace(body)) > 0 {
 		var doc tagsXML
 		if err := xml.Unmarshal(body, &doc); err != nil {
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 		for _, t := range doc.Tags {
 			tags = append(tags, blob.KV{t.Key, t.Value})
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	if err := h.svc.SetTags(rq.ctx(), rq.ref(), tags, cond); err != nil {
 		return err

@@ -53,7 +53,7 @@ func (rq *req) containerCond() (blob.Cond, error) {
 		return c, err
 	}
 	if c.IfMatch != nil || c.IfNoneMatch != nil {
-		return c, azerr.New("UnsupportedHeader")
+		return c, azerr.New(azerr.UnsupportedHeader)
 	}
 	return c, nil
 }
@@ -139,7 +139,7 @@ func (h *handler) setContainerMetadata(rq *req) error {
 		return err
 	}
 	if !cond.IfUnmodifiedSince.IsZero() {
-		return azerr.New("UnsupportedHeader").WithDetail("HeaderName", "If-Unmodified-Since")
+		return azerr.New(azerr.UnsupportedHeader).WithDetail("HeaderName", "If-Unmodified-Since")
 	}
 	meta, err := rq.metadata()
 	if err != nil {
@@ -205,7 +205,7 @@ func readBody(rq *req, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
@@ -236,7 +236,7 @@ func (h *handler) setContainerACL(rq *req) error {
 	seen := map[string]bool{}
 	for _, id := range doc {
 		if seen[id.ID] {
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 		seen[id.ID] = true
 		v := blob.SignedIdentifier{ID: id.ID}
@@ -247,7 +247,7 @@ func (h *handler) setContainerACL(rq *req) error {
 			// the document is refused as a whole otherwise.
 			for _, c := range v.Permission {
 				if !strings.ContainsRune("racwdxyltfmeopi", c) {
-					return azerr.New("InvalidXmlDocument")
+					return azerr.New(azerr.InvalidXmlDocument)
 				}
 			}
 		}
@@ -602,7 +602,7 @@ func (h *handler) findBlobs(rq *req, container string) error {
 	}
 	where := rq.q.Get("where")
 	if where == "" {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "where")
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "where")
 	}
 	marker := rq.q.Get("marker")
 	if marker != "" {

@@ -69,11 +69,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	spart, ppart, _ := strings.Cut(info.Path, "/")
 	var err error
 	if rq.share, err = url.PathUnescape(spart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	if rq.path, err = url.PathUnescape(ppart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	rq.path = strings.Trim(rq.path, "/")
@@ -101,11 +101,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func engineError(err error) error {
 	switch {
 	case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrClosed):
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	case errors.Is(err, file.ErrHandleClosed):
-		return azerr.New("ResourceNotFound")
+		return azerr.New(azerr.ResourceNotFound)
 	case errors.Is(err, file.ErrAccessDenied):
-		return azerr.New("AuthorizationPermissionMismatch")
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	return err
 }
@@ -131,7 +131,7 @@ func (h *handler) route(rq *req) error {
 		return badRoute(m, comp)
 	}
 	if !file.ValidShareName(rq.share) {
-		return azerr.New("InvalidResourceName")
+		return azerr.New(azerr.InvalidResourceName)
 	}
 	if rq.path == "" && restype == "share" {
 		switch {
@@ -195,7 +195,7 @@ func (h *handler) route(rq *req) error {
 	}
 	if rq.path == "" {
 		if restype == "" && get {
-			return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype")
+			return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype")
 		}
 		return badRoute(m, comp)
 	}
@@ -238,7 +238,7 @@ func (rq *req) checkConditions(ifMatchOK bool) error {
 	hd := rq.r.Header
 	if hd.Get("If-None-Match") != "" || hd.Get("If-Modified-Since") != "" || hd.Get("If-Unmodified-Since") != "" ||
 		(hd.Get("If-Match") != "" && !ifMatchOK) {
-		return azerr.New("ConditionHeadersNotSupported")
+		return azerr.New(azerr.ConditionHeadersNotSupported)
 	}
 	return nil
 }
@@ -255,16 +255,16 @@ func (rq *req) ifMatch(n *file.Node) error {
 			return nil
 		}
 	}
-	return azerr.New("ConditionNotMet")
+	return azerr.New(azerr.ConditionNotMet)
 }
 
 func badRoute(m, comp string) error {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete:
 	default:
-		return azerr.New("UnsupportedHttpVerb")
+		return azerr.New(azerr.UnsupportedHttpVerb)
 	}
-	return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
+	return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 }
 
 // ---- authorization ----
@@ -288,7 +288,7 @@ func (h *handler) policyLookup(ctx context.Context, acct, share string) func(str
 	return func(id string) (*auth.Policy, error) {
 		sh, err := h.svc.GetShare(ctx, file.ShareRef{Account: acct, Name: share}, "")
 		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == "ShareNotFound" {
+			if e, ok := azerr.As(err); ok && e.Code == azerr.ShareNotFound {
 				return nil, nil
 			}
 			return nil, err
@@ -400,10 +400,10 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 	switch {
 	case perm == "" || strings.EqualFold(perm, "inherit") || strings.EqualFold(perm, "preserve"):
 	case len(perm) > file.MaxPermissionSize:
-		return p, azerr.New("FileInvalidPermission")
+		return p, azerr.New(azerr.FileInvalidPermission)
 	default:
 		if f := hd.Get("X-Ms-File-Permission-Format"); strings.EqualFold(f, "binary") {
-			return p, azerr.New("FileInvalidPermission").WithDetail("Reason", "binary security descriptors are not supported")
+			return p, azerr.New(azerr.FileInvalidPermission).WithDetail("Reason", "binary security descriptors are not supported")
 		}
 		p.Perm.SDDL = perm
 	}

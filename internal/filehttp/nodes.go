@@ -29,7 +29,7 @@ type bodyReader struct{ r io.Reader }
 func (b bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
-		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+		return n, azerr.Newf(azerr.InvalidInput, "The request body could not be read: %v", err)
 	}
 	return n, err
 }
@@ -52,7 +52,7 @@ func (h *handler) create(rq *req, dir bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	hd := rq.r.Header
 	meta, err := rq.metadata()
@@ -281,7 +281,7 @@ func (h *handler) delete(rq *req, dir bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	if err := h.svc.Delete(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
@@ -297,7 +297,7 @@ func (h *handler) setProps(rq *req, dir bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	smb, err := rq.smbProps(dir, false)
 	if err != nil {
@@ -335,7 +335,7 @@ func (h *handler) setMetadata(rq *req, dir bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	meta, err := rq.metadata()
 	if err != nil {
@@ -440,7 +440,7 @@ func (h *handler) putRange(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	rv := hd.Get("X-Ms-Range")
 	if rv == "" {
@@ -487,7 +487,7 @@ func (h *handler) putRange(rq *req) error {
 				return err
 			}
 			if se >= b.Size {
-				return azerr.New("InvalidRange")
+				return azerr.New(azerr.InvalidRange)
 			}
 			req.Data = blob.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
 			break
@@ -499,10 +499,10 @@ func (h *handler) putRange(rq *req) error {
 		req.Source, req.SourceOff = &src, ss
 	default:
 		if n > file.MaxRangeWrite {
-			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
+			return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
 		}
 		if rq.r.ContentLength < 0 && hd.Get("Content-Length") == "" {
-			return azerr.New("MissingContentLengthHeader")
+			return azerr.New(azerr.MissingContentLengthHeader)
 		}
 		if rq.r.ContentLength != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
@@ -584,7 +584,7 @@ func (h *handler) leaseFile(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	a, err := leaseAction(rq, false)
 	if err != nil {
@@ -700,7 +700,7 @@ func (h *handler) listHandles(rq *req) error {
 	if v := rq.q.Get("marker"); v != "" {
 		m, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return azerr.New("InvalidMarker")
+			return azerr.New(azerr.InvalidMarker)
 		}
 		marker = m
 	}
@@ -799,14 +799,14 @@ func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access
 		sr.Header.Set("X-Ms-Version", rq.info.Version)
 		var sid *auth.Identity
 		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && sid == nil {
-			err = azerr.New("NoAuthenticationInformation")
+			err = azerr.New(azerr.NoAuthenticationInformation)
 		}
 		if err == nil {
 			err = h.d.Auth.Authorize(sid, sr, a)
 		}
 	}
 	if err != nil {
-		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
 	}
 	return nil
 }
@@ -818,7 +818,7 @@ func (h *handler) copyFile(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
@@ -896,7 +896,7 @@ func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, er
 	b, err := h.blobs.GetBlob(ctx, ref, blob.Cond{}, "")
 	if err != nil {
 		if e, ok := azerr.As(err); ok && e.Status == http.StatusNotFound {
-			return nil, azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusNotFound)
+			return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(http.StatusNotFound)
 		}
 		return nil, err
 	}
@@ -942,5 +942,5 @@ func (h *handler) abortCopy(rq *req) error {
 	if _, err := h.svc.Get(rq.ctx(), rq.ref(), false, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
 	}
-	return azerr.New("NoPendingCopyOperation")
+	return azerr.New(azerr.NoPendingCopyOperation)
 }

@@ -24,14 +24,14 @@ const maxXMLBody = 256 << 10
 
 func readBody(rq *req, limit int64) ([]byte, error) {
 	if rq.r.ContentLength > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(rq.r.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
@@ -86,7 +86,7 @@ func (h *handler) setServiceProps(rq *req) error {
 		switch e.XMLName.Local {
 		case "ShareDeleteRetentionPolicy", "ProtocolSettings":
 		default:
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 	}
 	p, err := h.storedProps(rq)
@@ -273,7 +273,7 @@ func (h *handler) createShare(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	meta, err := rq.metadata()
 	if err != nil {
@@ -490,7 +490,7 @@ func (h *handler) setShareACL(rq *req) error {
 			if p.Permission != nil {
 				for _, c := range *p.Permission {
 					if !strings.ContainsRune("rcwdl", c) {
-						return azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", *p.Permission)
+						return azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", *p.Permission)
 					}
 				}
 				si.Permission = *p.Permission
@@ -620,10 +620,10 @@ func (h *handler) createPermission(rq *req) error {
 		Format     string  `json:"format"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil || in.Permission == nil {
-		return azerr.New("InvalidInput")
+		return azerr.New(azerr.InvalidInput)
 	}
 	if strings.EqualFold(in.Format, "binary") {
-		return azerr.New("FileInvalidPermission")
+		return azerr.New(azerr.FileInvalidPermission)
 	}
 	key, err := h.svc.CreatePermission(rq.ctx(), rq.shareRef(), *in.Permission)
 	if err != nil {

@@ -121,7 +121,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				}
 				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
-					WriteError(rw, r, azerr.New("InternalError"))
+					WriteError(rw, r, azerr.New(azerr.InternalError))
 				}
 			}
 			if !o.Silent {
@@ -168,7 +168,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 
 		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
-			WriteError(rw, r, azerr.New("InvalidUri"))
+			WriteError(rw, r, azerr.New(azerr.InvalidUri))
 			return
 		}
 		info.Account, info.Path = account, path

@@ -74,14 +74,14 @@ func segments(p string) ([]string, error) {
 	for i, s := range parts {
 		u, err := url.PathUnescape(s)
 		if err != nil {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		parts[i] = u
 	}
 	return parts, nil
 }
 
-func unsupportedVerb() error { return azerr.New("UnsupportedHttpVerb") }
+func unsupportedVerb() error { return azerr.New(azerr.UnsupportedHttpVerb) }
 
 func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
 	segs, err := segments(info.Path)
@@ -174,7 +174,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		}
 		return unsupportedVerb()
 	}
-	return azerr.New("InvalidUri")
+	return azerr.New(azerr.InvalidUri)
 }
 
 // validateQueueName applies Azure's queue naming rules: 3-63 characters
@@ -183,7 +183,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 // InvalidResourceName otherwise).
 func validateQueueName(name string) error {
 	if len(name) < 3 || len(name) > 63 {
-		return azerr.Newf("OutOfRangeInput", "The specified resource name length is not within the permissible limits.")
+		return azerr.Newf(azerr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -191,10 +191,10 @@ func validateQueueName(name string) error {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '-':
 			if i == 0 || i == len(name)-1 || name[i-1] == '-' {
-				return azerr.New("InvalidResourceName")
+				return azerr.New(azerr.InvalidResourceName)
 			}
 		default:
-			return azerr.New("InvalidResourceName")
+			return azerr.New(azerr.InvalidResourceName)
 		}
 	}
 	return nil
@@ -276,7 +276,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {
-		return nil, azerr.New("InvalidInput")
+		return nil, azerr.New(azerr.InvalidInput)
 	}
 	if len(b) > maxBodySize {
 		return nil, tooLarge()
@@ -289,7 +289,7 @@ func readBody(r *http.Request) ([]byte, error) {
 // answers the same; MessageTooLarge is listed but not what the service
 // sends).
 func tooLarge() error {
-	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(queue.MaxMessageSize))
+	return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(queue.MaxMessageSize))
 }
 
 // messageLimit is the largest message text a request's version allows:
@@ -302,7 +302,7 @@ func messageLimit(version string) int {
 }
 
 func messageTooLarge(limit int) error {
-	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(limit))
+	return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(limit))
 }
 
 // intParam parses an optional integer query parameter. A value that is
@@ -338,13 +338,13 @@ func parseMetadata(r *http.Request) ([]queue.MetadataItem, error) {
 		}
 		name := lk[len("x-ms-meta-"):]
 		if name == "" {
-			return nil, azerr.New("EmptyMetadataKey")
+			return nil, azerr.New(azerr.EmptyMetadataKey)
 		}
 		if !validIdentifier(name) {
-			return nil, azerr.New("InvalidMetadata").WithDetail("MetadataName", name)
+			return nil, azerr.New(azerr.InvalidMetadata).WithDetail("MetadataName", name)
 		}
 		if seen[name] {
-			return nil, azerr.New("InvalidMetadata").WithDetail("MetadataName", name)
+			return nil, azerr.New(azerr.InvalidMetadata).WithDetail("MetadataName", name)
 		}
 		seen[name] = true
 		v := strings.Join(vs, ",")
@@ -352,7 +352,7 @@ func parseMetadata(r *http.Request) ([]queue.MetadataItem, error) {
 		md = append(md, queue.MetadataItem{Name: name, Value: v})
 	}
 	if total > 8*1024 {
-		return nil, azerr.New("MetadataTooLarge")
+		return nil, azerr.New(azerr.MetadataTooLarge)
 	}
 	return md, nil
 }
@@ -740,7 +740,7 @@ func (h *handler) clearMessages(w http.ResponseWriter, r *http.Request, info *ht
 // names no message (404 MessageNotFound, checked after the queue).
 func messageTarget(q url.Values, rawID string) (id queue.MessageID, idOK bool, receipt string, err error) {
 	if !q.Has("popreceipt") {
-		return id, false, "", azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "popreceipt")
+		return id, false, "", azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "popreceipt")
 	}
 	receipt = q.Get("popreceipt")
 	if !queue.ValidPopReceipt(receipt) {
@@ -756,7 +756,7 @@ func (h *handler) unknownMessage(ctx context.Context, account, name string) erro
 	if _, err := h.svc.GetQueueProperties(ctx, account, name); err != nil {
 		return err
 	}
-	return azerr.New("MessageNotFound")
+	return azerr.New(azerr.MessageNotFound)
 }
 
 // deleteMessage implements Delete Message.
@@ -790,7 +790,7 @@ func (h *handler) updateMessage(w http.ResponseWriter, r *http.Request, info *ht
 		return err
 	}
 	if !q.Has("visibilitytimeout") {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "visibilitytimeout")
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "visibilitytimeout")
 	}
 	vis, _, err := intParam(q, "visibilitytimeout", 0, 0, maxVisibilitySeconds)
 	if err != nil {

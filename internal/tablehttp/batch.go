@@ -36,7 +36,7 @@ type batchBody struct {
 }
 
 func malformedBatch(detail string) *azerr.Error {
-	return azerr.Newf("InvalidInput", "The batch request body is malformed: %s.", detail)
+	return azerr.Newf(azerr.InvalidInput, "The batch request body is malformed: %s.", detail)
 }
 
 // parseBatch parses an entity group transaction body: multipart/mixed
@@ -112,7 +112,7 @@ func parseChangeset(boundary string, body []byte) ([]batchRequest, error) {
 			return nil, malformedBatch("the changeset could not be read")
 		}
 		if len(out) > table.MaxBatchOperations {
-			return nil, azerr.Newf("InvalidInput", "The batch request operation exceeds the maximum %d changes per change set.", table.MaxBatchOperations)
+			return nil, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum %d changes per change set.", table.MaxBatchOperations)
 		}
 		pmt, _, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
 		if err != nil || !strings.EqualFold(pmt, "application/http") {
@@ -166,7 +166,7 @@ func parseHTTPPart(b []byte) (*batchRequest, error) {
 func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, nil, azerr.New("InvalidUri")
+		return nil, nil, azerr.New(azerr.InvalidUri)
 	}
 	p := strings.TrimPrefix(u.EscapedPath(), "/")
 	if seg, rest, ok := strings.Cut(p, "/"); ok && (seg == account || strings.TrimSuffix(seg, "-secondary") == account) {
@@ -179,7 +179,7 @@ func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 		return nil, nil, err
 	}
 	if res.tables {
-		return nil, nil, azerr.Newf("InvalidInput", "Table operations are not allowed in a batch.")
+		return nil, nil, azerr.Newf(azerr.InvalidInput, "Table operations are not allowed in a batch.")
 	}
 	return res, queryOf(u), nil
 }
@@ -235,7 +235,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		if !ok {
 			return failure.Err
 		}
-		info.ErrorCode = e.Code
+		info.ErrorCode = e.Code.String()
 		var eb bytes.Buffer
 		azerr.WriteJSON(&eb, e, info.RequestID, info.Start, fmt.Sprintf("%d:", failure.Index))
 		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", csBoundary)
@@ -301,7 +301,7 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	if *tableName == "" {
 		*tableName = res.table
 	} else if !strings.EqualFold(*tableName, res.table) {
-		return nil, 0, false, azerr.New("CommandsInBatchActOnDifferentPartitions")
+		return nil, 0, false, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)
 	}
 	level, err := parseMetadata(q.Get("$format"), br.Header.Get("Accept"))
 	if err != nil {
@@ -310,16 +310,16 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	method := br.Method
 	if xm := br.Header.Values("X-HTTP-Method"); len(xm) > 0 {
 		if len(xm) > 1 {
-			return nil, 0, false, azerr.New("XMethodIncorrectCount")
+			return nil, 0, false, azerr.New(azerr.XMethodIncorrectCount)
 		}
 		if method != http.MethodPost {
-			return nil, 0, false, azerr.New("XMethodNotUsingPost")
+			return nil, 0, false, azerr.New(azerr.XMethodNotUsingPost)
 		}
 		method = strings.ToUpper(xm[0])
 		switch method {
 		case "MERGE", "PUT", "DELETE", "PATCH":
 		default:
-			return nil, 0, false, azerr.New("XMethodIncorrectValue")
+			return nil, 0, false, azerr.New(azerr.XMethodIncorrectValue)
 		}
 	}
 	if method != http.MethodDelete {
@@ -337,7 +337,7 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	case res.hasKeys && !res.partial:
 		op, err = entityOp(method, br.Header, res, func(decode func([]byte) error) error { return decode(br.Body) })
 	default:
-		err = azerr.New("MethodNotAllowed")
+		err = azerr.New(azerr.MethodNotAllowed)
 	}
 	if err != nil {
 		return nil, 0, false, err
@@ -365,7 +365,7 @@ func (h *handler) batchQuery(w http.ResponseWriter, r *http.Request, info *httpx
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", batchBoundary)
 	var e *table.Entity
 	if !res.hasKeys || res.partial {
-		err = azerr.Newf("InvalidInput", "Only a point query is allowed in a batch.")
+		err = azerr.Newf(azerr.InvalidInput, "Only a point query is allowed in a batch.")
 	} else if err = h.authorize(r, info, entityAccess(res.table, res.pk, res.rk, "r", "r")); err == nil {
 		e, err = h.svc.GetEntity(r.Context(), info.Account, res.table, res.pk, res.rk)
 	}

@@ -179,7 +179,7 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 		return err
 	}
 	if !secondaryEndpoint(r) {
-		return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype").WithDetail("QueryParameterValue", "service")
+		return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype").WithDetail("QueryParameterValue", "service")
 	}
 	httpx.WriteXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil

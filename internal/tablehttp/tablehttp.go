@@ -89,7 +89,7 @@ func storageError(err error) error {
 		return err
 	}
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
 	return err
 }
@@ -102,15 +102,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	if xm := r.Header.Values("X-HTTP-Method"); len(xm) > 0 {
 		switch {
 		case len(xm) > 1:
-			return azerr.New("XMethodIncorrectCount")
+			return azerr.New(azerr.XMethodIncorrectCount)
 		case r.Method != http.MethodPost:
-			return azerr.New("XMethodNotUsingPost")
+			return azerr.New(azerr.XMethodNotUsingPost)
 		}
 		switch strings.ToUpper(xm[0]) {
 		case "MERGE", "PUT", "DELETE", "PATCH":
 			method = strings.ToUpper(xm[0])
 		default:
-			return azerr.New("XMethodIncorrectValue")
+			return azerr.New(azerr.XMethodIncorrectValue)
 		}
 	}
 	switch {
@@ -125,15 +125,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 				info.Operation = "SetTableServiceProperties"
 				return h.setServiceProperties(w, r, info)
 			}
-			return azerr.New("UnsupportedHttpVerb")
+			return azerr.New(azerr.UnsupportedHttpVerb)
 		case q.Get("restype") == "service" && q.Get("comp") == "stats":
 			info.Operation = "GetTableServiceStats"
 			return h.getServiceStats(w, r, info)
 		}
-		return azerr.New("InvalidUri")
+		return azerr.New(azerr.InvalidUri)
 	case p == "$batch":
 		if method != http.MethodPost {
-			return azerr.New("UnsupportedHttpVerb")
+			return azerr.New(azerr.UnsupportedHttpVerb)
 		}
 		info.Operation = "EntityGroupTransaction"
 		return h.batch(w, r, info)
@@ -157,7 +157,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 			info.Operation = "QueryTables"
 			return h.getTable(w, r, info, res.tableName)
 		}
-		return azerr.New("UnsupportedHttpVerb")
+		return azerr.New(azerr.UnsupportedHttpVerb)
 	}
 	if c := q.Get("comp"); c != "" && c != "acl" {
 		return azerr.InvalidQuery("comp", c, "")
@@ -171,7 +171,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 			info.Operation = "SetTableACL"
 			return h.setACL(w, r, info, res.table)
 		}
-		return azerr.New("UnsupportedHttpVerb")
+		return azerr.New(azerr.UnsupportedHttpVerb)
 	}
 	if !res.hasKeys || res.partial {
 		switch method {
@@ -185,9 +185,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 			}
 		}
 		if res.partial {
-			return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
+			return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
 		}
-		return azerr.New("MethodNotAllowed")
+		return azerr.New(azerr.MethodNotAllowed)
 	}
 	switch method {
 	case http.MethodGet:
@@ -196,7 +196,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	case http.MethodPut, "MERGE", http.MethodPatch, http.MethodDelete:
 		return h.writeEntity(w, r, info, res, method)
 	}
-	return azerr.New("MethodNotAllowed")
+	return azerr.New(azerr.MethodNotAllowed)
 }
 
 // resource is a parsed Table service path.
@@ -214,25 +214,25 @@ type resource struct {
 func parseResource(p string) (*resource, error) {
 	dec, err := url.PathUnescape(p)
 	if err != nil {
-		return nil, azerr.New("InvalidUri")
+		return nil, azerr.New(azerr.InvalidUri)
 	}
 	dec = strings.TrimSuffix(dec, "/")
 	name, args, hasParen := strings.Cut(dec, "(")
 	if hasParen {
 		if !strings.HasSuffix(args, ")") {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		args = strings.TrimSuffix(args, ")")
 	}
 	if strings.Contains(name, "/") || name == "" {
-		return nil, azerr.New("InvalidUri")
+		return nil, azerr.New(azerr.InvalidUri)
 	}
 	if name == "Tables" {
 		res := &resource{tables: true}
 		if args != "" {
 			v, rest, err := readQuoted(args)
 			if err != nil || strings.TrimSpace(rest) != "" {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.tableName = v
 		}
@@ -248,32 +248,32 @@ func parseResource(p string) (*resource, error) {
 		rest = strings.TrimLeft(rest, " ")
 		k, after, ok := strings.Cut(rest, "=")
 		if !ok {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		v, tail, err := readQuoted(strings.TrimLeft(after, " "))
 		if err != nil {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		switch strings.TrimSpace(k) {
 		case "PartitionKey":
 			if gotPK {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.pk, gotPK = v, true
 		case "RowKey":
 			if gotRK {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.rk, gotRK = v, true
 		default:
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		tail = strings.TrimLeft(tail, " ")
 		if tail == "" {
 			break
 		}
 		if tail[0] != ',' {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		rest = tail[1:]
 	}
@@ -285,7 +285,7 @@ func parseResource(p string) (*resource, error) {
 // readQuoted reads a single-quoted key literal (” escapes a quote).
 func readQuoted(s string) (string, string, error) {
 	if s == "" || s[0] != '\'' {
-		return "", "", azerr.New("InvalidUri")
+		return "", "", azerr.New(azerr.InvalidUri)
 	}
 	// Without a doubled quote the literal is a substring of s.
 	if j := strings.IndexByte(s[1:], '\''); j >= 0 && (j+2 >= len(s) || s[j+2] != '\'') {
@@ -303,7 +303,7 @@ func readQuoted(s string) (string, string, error) {
 		}
 		b.WriteByte(s[i])
 	}
-	return "", "", azerr.New("InvalidUri")
+	return "", "", azerr.New(azerr.InvalidUri)
 }
 
 // authorize runs the auth check for one operation.
@@ -338,9 +338,9 @@ func checkJSONContentType(h http.Header) error {
 	ct := strings.ToLower(h.Get("Content-Type"))
 	if ct != "" && !strings.Contains(ct, "json") {
 		if strings.Contains(ct, "atom") {
-			return azerr.New("AtomFormatNotSupported")
+			return azerr.New(azerr.AtomFormatNotSupported)
 		}
-		return azerr.Newf("MediaTypeNotSupported", "The Content-Type %q is not supported; use application/json.", h.Get("Content-Type"))
+		return azerr.Newf(azerr.MediaTypeNotSupported, "The Content-Type %q is not supported; use application/json.", h.Get("Content-Type"))
 	}
 	return nil
 }
@@ -362,7 +362,7 @@ func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
 		return err
 	}
 	if r.ContentLength > limit {
-		return azerr.New("RequestBodyTooLarge")
+		return azerr.New(azerr.RequestBodyTooLarge)
 	}
 	bp, _ := bodyPool.Get().(*[]byte)
 	if bp == nil {
@@ -379,13 +379,13 @@ func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
 		n, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if int64(len(b)) > limit {
-			return azerr.New("RequestBodyTooLarge")
+			return azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return azerr.Newf("InvalidInput", "The request body could not be read.")
+			return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 		}
 	}
 	err := fn(b)
@@ -405,14 +405,14 @@ var bodyPool sync.Pool
 // readBody reads at most limit bytes of the request body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, azerr.Newf("InvalidInput", "The request body could not be read.")
+		return nil, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if int64(len(b)) > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
@@ -509,7 +509,7 @@ func parseTop(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 || n > table.MaxPageSize {
-		return 0, azerr.Newf("InvalidInput", "The requested number of results $top=%s is not within 1 and %d.", v, table.MaxPageSize)
+		return 0, azerr.Newf(azerr.InvalidInput, "The requested number of results $top=%s is not within 1 and %d.", v, table.MaxPageSize)
 	}
 	return n, nil
 }
@@ -517,7 +517,7 @@ func parseTop(q url.Values) (int, error) {
 func parseFilter(s string) (*odata.Expr, error) {
 	e, err := odata.Parse(s)
 	if err != nil {
-		return nil, azerr.Newf("InvalidInput", "The query filter is not valid: %v", err)
+		return nil, azerr.Newf(azerr.InvalidInput, "The query filter is not valid: %v", err)
 	}
 	return e, nil
 }
@@ -537,7 +537,7 @@ func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *http
 		return invalidJSON()
 	}
 	if req.TableName == nil {
-		return azerr.Newf("PropertiesNeedValue", "The TableName property is required.")
+		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
 	}
 	name := *req.TableName
 	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
@@ -701,7 +701,7 @@ func insertOp(body []byte) (table.Op, error) {
 		return table.Op{}, err
 	}
 	if !be.HasPartitionKey || !be.HasRowKey {
-		return table.Op{}, azerr.Newf("PropertiesNeedValue", "PartitionKey and RowKey are required.")
+		return table.Op{}, azerr.Newf(azerr.PropertiesNeedValue, "PartitionKey and RowKey are required.")
 	}
 	return table.Op{Kind: table.OpInsert, PartitionKey: be.PartitionKey, RowKey: be.RowKey, Props: be.Props}, nil
 }
@@ -794,10 +794,10 @@ func (h *handler) authorizeWrite(r *http.Request, info *httpx.Info, tableName st
 func entityOp(method string, hdr http.Header, res *resource, body func(func([]byte) error) error) (*table.Op, error) {
 	ifMatch := hdr.Values("If-Match")
 	if len(ifMatch) > 1 {
-		return nil, azerr.Newf("InvalidInput", "Only one If-Match value is allowed.")
+		return nil, azerr.Newf(azerr.InvalidInput, "Only one If-Match value is allowed.")
 	}
 	if hdr.Get("If-None-Match") != "" {
-		return nil, azerr.Newf("InvalidInput", "If-None-Match is not supported for this operation.")
+		return nil, azerr.Newf(azerr.InvalidInput, "If-None-Match is not supported for this operation.")
 	}
 	op := &table.Op{PartitionKey: res.pk, RowKey: res.rk}
 	if len(ifMatch) == 1 {
@@ -805,7 +805,7 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 		// A value that is not an entity ETag is malformed input (400),
 		// not a condition that fails (412).
 		if op.IfMatch != "" && !table.ValidETag(op.IfMatch) {
-			return nil, azerr.Newf("InvalidInput", "The If-Match value %q is not a valid ETag.", op.IfMatch)
+			return nil, azerr.Newf(azerr.InvalidInput, "The If-Match value %q is not a valid ETag.", op.IfMatch)
 		}
 	}
 	hasIfMatch := op.IfMatch != ""
@@ -827,7 +827,7 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 			op.Kind = table.OpMerge
 		}
 	default:
-		return nil, azerr.New("MethodNotAllowed")
+		return nil, azerr.New(azerr.MethodNotAllowed)
 	}
 	var be bodyEntity
 	err := body(func(b []byte) error {
@@ -839,7 +839,7 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 		return nil, err
 	}
 	if (be.HasPartitionKey && be.PartitionKey != res.pk) || (be.HasRowKey && be.RowKey != res.rk) {
-		return nil, azerr.Newf("InvalidInput", "The PartitionKey and RowKey in the body must match the request URL.")
+		return nil, azerr.Newf(azerr.InvalidInput, "The PartitionKey and RowKey in the body must match the request URL.")
 	}
 	op.Props = be.Props
 	return op, nil
@@ -890,7 +890,7 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	}
 	// An address with one key is a filter on it.
 	if res.partial {
-		return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
+		return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
 	}
 	query := table.Query{Filter: filter, Top: top}
 	if v := q.Get("NextPartitionKey"); v != "" {
