@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -46,14 +45,6 @@ func (s *subRecorder) WriteHeader(code int) {
 // authenticated and run like a request of its own; the answer is 202 with
 // one multipart part per sub-request, in order.
 func (h *handler) batch(rq *req) error {
-	rq.info.Operation = "BlobBatch"
-	res := auth.ResService
-	if rq.container != "" {
-		res = auth.ResContainer
-	}
-	if err := h.authorize(rq, auth.Access{Resource: res, Perms: "dw", AccountPerms: "dw"}); err != nil {
-		return err
-	}
 	ct := rq.r.Header.Get("Content-Type")
 	boundary, mixed := batchBoundary(ct)
 	if !mixed {

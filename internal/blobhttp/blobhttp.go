@@ -60,6 +60,9 @@ type req struct {
 	container string
 	blob      string
 	snapshot  string
+	// createOnly is set when the caller may create the blob but not
+	// replace it (create permission without write).
+	createOnly bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,117 +119,6 @@ func engineError(err error) error {
 		return azerr.New(azerr.ServerBusy)
 	}
 	return err
-}
-
-func (h *handler) route(rq *req, hasBlob bool) error {
-	m := rq.r.Method
-	comp := rq.q.Get("comp")
-	restype := rq.q.Get("restype")
-	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
-		return h.accountInfo(rq)
-	}
-	switch {
-	case rq.container == "":
-		switch {
-		case comp == "list" && m == http.MethodGet:
-			return h.listContainers(rq)
-		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return h.getServiceProps(rq)
-		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return h.setServiceProps(rq)
-		case comp == "blobs" && m == http.MethodGet:
-			return h.findBlobs(rq, "")
-		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return h.serviceStats(rq)
-		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
-			return h.getUserDelegationKey(rq)
-		case comp == "batch" && m == http.MethodPost:
-			return h.batch(rq)
-		}
-	case !hasBlob:
-		if restype != "container" {
-			if comp == "" && (m == http.MethodGet || m == http.MethodHead) {
-				return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype")
-			}
-			break
-		}
-		switch {
-		case comp == "" && m == http.MethodPut:
-			return h.createContainer(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteContainer(rq)
-		case (comp == "" || comp == "metadata") && (m == http.MethodGet || m == http.MethodHead):
-			return h.getContainerProps(rq, comp)
-		case comp == "metadata" && m == http.MethodPut:
-			return h.setContainerMetadata(rq)
-		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getContainerACL(rq)
-		case comp == "acl" && m == http.MethodPut:
-			return h.setContainerACL(rq)
-		case comp == "lease" && m == http.MethodPut:
-			return h.leaseContainer(rq)
-		case comp == "list" && m == http.MethodGet:
-			return h.listBlobs(rq)
-		case comp == "blobs" && m == http.MethodGet:
-			return h.findBlobs(rq, rq.container)
-		case comp == "batch" && m == http.MethodPost:
-			return h.batch(rq)
-		}
-	default:
-		switch {
-		case comp == "" && m == http.MethodPut:
-			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-				if rq.r.Header.Get("X-Ms-Blob-Type") != "" {
-					return h.putBlobFromURL(rq)
-				}
-				return h.copyBlob(rq)
-			}
-			return h.putBlob(rq)
-		case comp == "" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getBlob(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteBlob(rq)
-		case comp == "properties" && m == http.MethodPut:
-			return h.setBlobProperties(rq)
-		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getBlobMetadata(rq)
-		case comp == "metadata" && m == http.MethodPut:
-			return h.setBlobMetadata(rq)
-		case comp == "snapshot" && m == http.MethodPut:
-			return h.snapshotBlob(rq)
-		case comp == "lease" && m == http.MethodPut:
-			return h.leaseBlob(rq)
-		case comp == "block" && m == http.MethodPut:
-			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-				return h.putBlockFromURL(rq)
-			}
-			return h.putBlock(rq)
-		case comp == "blocklist" && m == http.MethodPut:
-			return h.putBlockList(rq)
-		case comp == "blocklist" && m == http.MethodGet:
-			return h.getBlockList(rq)
-		case comp == "page" && m == http.MethodPut:
-			return h.putPage(rq)
-		case comp == "pagelist" && m == http.MethodGet:
-			return h.getPageRanges(rq)
-		case comp == "appendblock" && m == http.MethodPut:
-			return h.appendBlock(rq)
-		case comp == "seal" && m == http.MethodPut:
-			return h.sealBlob(rq)
-		case comp == "copy" && m == http.MethodPut:
-			return h.abortCopy(rq)
-		case comp == "tags" && m == http.MethodGet:
-			return h.getTags(rq)
-		case comp == "tags" && m == http.MethodPut:
-			return h.setTags(rq)
-		case comp == "tier" && m == http.MethodPut:
-			return h.setTier(rq)
-		}
-	}
-	if m != http.MethodGet && m != http.MethodHead && m != http.MethodPut && m != http.MethodDelete && m != http.MethodPost {
-		return azerr.New(azerr.UnsupportedHttpVerb)
-	}
-	return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 }
 
 // ---- authorization ----
@@ -512,10 +404,6 @@ func (rq *req) contentLength(max int64) (int64, error) {
 
 // accountInfo is Get Account Information.
 func (h *handler) accountInfo(rq *req) error {
-	rq.info.Operation = "GetAccountInfo"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "racwdl", AccountPerms: "racwdlup"}); err != nil {
-		return err
-	}
 	hd := rq.w.Header()
 	hd.Set("X-Ms-Sku-Name", "Standard_RAGRS")
 	hd.Set("X-Ms-Account-Kind", "StorageV2")
@@ -525,10 +413,6 @@ func (h *handler) accountInfo(rq *req) error {
 }
 
 func (h *handler) serviceStats(rq *req) error {
-	rq.info.Operation = "GetServiceStats"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	return writeXML(rq, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 }
 

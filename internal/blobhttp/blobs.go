@@ -158,11 +158,6 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
-	rq.info.Operation = "PutBlob"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -179,7 +174,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	nv.cond.CreateOnly = createOnly
+	nv.cond.CreateOnly = rq.createOnly
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -385,13 +380,6 @@ func (rq *req) requestRange() (start, end int64, has bool, err error) {
 // getBlob is Get Blob (GET) and Get Blob Properties (HEAD).
 func (h *handler) getBlob(rq *req) error {
 	head := rq.r.Method == http.MethodHead
-	rq.info.Operation = "GetBlob"
-	if head {
-		rq.info.Operation = "GetBlobProperties"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -513,10 +501,6 @@ func (h *handler) stream(rq *req, b *blob.Blob, off, n int64, buf []byte) error 
 
 // deleteBlob is Delete Blob.
 func (h *handler) deleteBlob(rq *req) error {
-	rq.info.Operation = "DeleteBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -537,10 +521,6 @@ func (h *handler) deleteBlob(rq *req) error {
 
 // setBlobProperties is Set Blob Properties.
 func (h *handler) setBlobProperties(rq *req) error {
-	rq.info.Operation = "SetBlobProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -592,10 +572,6 @@ func (h *handler) setBlobProperties(rq *req) error {
 
 // getBlobMetadata is Get Blob Metadata.
 func (h *handler) getBlobMetadata(rq *req) error {
-	rq.info.Operation = "GetBlobMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -612,10 +588,6 @@ func (h *handler) getBlobMetadata(rq *req) error {
 
 // setBlobMetadata is Set Blob Metadata.
 func (h *handler) setBlobMetadata(rq *req) error {
-	rq.info.Operation = "SetBlobMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -636,10 +608,6 @@ func (h *handler) setBlobMetadata(rq *req) error {
 
 // snapshotBlob is Snapshot Blob.
 func (h *handler) snapshotBlob(rq *req) error {
-	rq.info.Operation = "SnapshotBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -662,10 +630,6 @@ func (h *handler) snapshotBlob(rq *req) error {
 
 // leaseBlob is Lease Blob.
 func (h *handler) leaseBlob(rq *req) error {
-	rq.info.Operation = "LeaseBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	lr, err := rq.leaseRequest()
 	if err != nil {
 		return err
@@ -695,10 +659,6 @@ func (rq *req) blockID() (string, error) {
 
 // putBlock is Put Block.
 func (h *handler) putBlock(rq *req) error {
-	rq.info.Operation = "PutBlock"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -790,11 +750,6 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 
 // putBlockList is Put Block List.
 func (h *handler) putBlockList(rq *req) error {
-	rq.info.Operation = "PutBlockList"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -802,7 +757,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	nv.cond.CreateOnly = createOnly
+	nv.cond.CreateOnly = rq.createOnly
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -838,10 +793,6 @@ func (h *handler) putBlockList(rq *req) error {
 
 // getBlockList is Get Block List.
 func (h *handler) getBlockList(rq *req) error {
-	rq.info.Operation = "GetBlockList"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	which := strings.ToLower(rq.q.Get("blocklisttype"))
 	switch which {
 	case "":
@@ -885,10 +836,6 @@ func (h *handler) getBlockList(rq *req) error {
 
 // putPage is Put Page (update or clear).
 func (h *handler) putPage(rq *req) error {
-	rq.info.Operation = "PutPage"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	cond, err := rq.cond()
 	if err != nil {
@@ -1002,10 +949,6 @@ func (h *handler) putPage(rq *req) error {
 
 // getPageRanges is Get Page Ranges (optionally a diff with prevsnapshot).
 func (h *handler) getPageRanges(rq *req) error {
-	rq.info.Operation = "GetPageRanges"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -1055,10 +998,6 @@ func (h *handler) getPageRanges(rq *req) error {
 
 // appendBlock is Append Block.
 func (h *handler) appendBlock(rq *req) error {
-	rq.info.Operation = "AppendBlock"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "aw"}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	cond, err := rq.cond()
 	if err != nil {
@@ -1140,10 +1079,6 @@ func (h *handler) appendBlock(rq *req) error {
 
 // sealBlob is Append Blob Seal.
 func (h *handler) sealBlob(rq *req) error {
-	rq.info.Operation = "AppendBlobSeal"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -1201,21 +1136,13 @@ func sourceRef(raw string) (blob.Ref, error) {
 // copyBlob is Copy Blob and Copy Blob From URL (x-ms-requires-sync) for a
 // source on this server; both complete synchronously.
 func (h *handler) copyBlob(rq *req) error {
-	rq.info.Operation = "CopyBlob"
-	if strings.EqualFold(rq.r.Header.Get("X-Ms-Requires-Sync"), "true") {
-		rq.info.Operation = "CopyBlobFromURL"
-	}
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	return h.doCopy(rq, false, createOnly)
+	return h.doCopy(rq, false)
 }
 
-func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
+func (h *handler) doCopy(rq *req, fromURL bool) error {
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
@@ -1229,7 +1156,7 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 	if err != nil {
 		return err
 	}
-	cond.CreateOnly = createOnly
+	cond.CreateOnly = rq.createOnly
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err
@@ -1317,11 +1244,6 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 
 // putBlobFromURL is Put Blob From URL for a source on this server.
 func (h *handler) putBlobFromURL(rq *req) error {
-	rq.info.Operation = "PutBlobFromURL"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -1331,15 +1253,11 @@ func (h *handler) putBlobFromURL(rq *req) error {
 	if n, err := rq.contentLength(0); err != nil || n != 0 {
 		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 	}
-	return h.doCopy(rq, true, createOnly)
+	return h.doCopy(rq, true)
 }
 
 // putBlockFromURL is Put Block From URL for a source on this server.
 func (h *handler) putBlockFromURL(rq *req) error {
-	rq.info.Operation = "PutBlockFromURL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -1384,10 +1302,6 @@ func (h *handler) putBlockFromURL(rq *req) error {
 
 // abortCopy is Abort Copy Blob.
 func (h *handler) abortCopy(rq *req) error {
-	rq.info.Operation = "AbortCopyBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if a := rq.r.Header.Get("X-Ms-Copy-Action"); !strings.EqualFold(a, "abort") {
 		if a == "" {
 			return azerr.MissingHeader("x-ms-copy-action")
@@ -1415,10 +1329,6 @@ type tagsXML struct {
 
 // getTags is Get Blob Tags.
 func (h *handler) getTags(rq *req) error {
-	rq.info.Operation = "GetBlobTags"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
-		return err
-	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
 	if err != nil {
@@ -1435,10 +1345,6 @@ func (h *handler) getTags(rq *req) error {
 
 // setTags is Set Blob Tags.
 func (h *handler) setTags(rq *req) error {
-	rq.info.Operation = "SetBlobTags"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
-		return err
-	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
@@ -1466,10 +1372,6 @@ func (h *handler) setTags(rq *req) error {
 
 // setTier is Set Blob Tier.
 func (h *handler) setTier(rq *req) error {
-	rq.info.Operation = "SetBlobTier"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	tier, err := tierHeader(rq)
 	if err != nil {
 		return err

@@ -22,7 +22,6 @@ const MaxUserDelegationKeyLifetime = 7 * 24 * time.Hour
 // key is derived from the account key and the caller's object and tenant
 // ids (sas.UserDelegationKey), so nothing is stored.
 func (h *handler) getUserDelegationKey(rq *req) error {
-	rq.info.Operation = "GetUserDelegationKey"
 	id := rq.info.Identity
 	if id == nil || id.Kind == auth.Anonymous {
 		return azerr.New(azerr.NoAuthenticationInformation)
