@@ -138,7 +138,7 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 	case rq.container != "":
 		lv = containerLevel
 	}
-	o, _ := routes.Find(rq.r, lv, restype, comp)
+	o, _ := routes.Find(rq.r, m, lv, restype, comp)
 	if o == nil {
 		if lv == containerLevel && restype != "container" && comp == "" && (m == http.MethodGet || m == http.MethodHead) {
 			return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype")

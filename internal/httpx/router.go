@@ -51,16 +51,17 @@ func NewRouter[Op any](routes []Route[Op]) *Router[Op] {
 	return t
 }
 
-// Find returns the op for a request at level with the given restype and
+// Find returns the op for a request with method (the request's, or the
+// one it asks for with X-HTTP-Method) at level with the given restype and
 // comp, trying an exact restype and comp before wildcards. When none
 // matches, otherVerb reports whether the resource has operations for
 // other methods (Azure's UnsupportedHttpVerb).
-func (t *Router[Op]) Find(r *http.Request, level int, restype, comp string) (op *Op, otherVerb bool) {
+func (t *Router[Op]) Find(r *http.Request, method string, level int, restype, comp string) (op *Op, otherVerb bool) {
 	for _, k := range [...]routeKey{
-		{level, restype, comp, r.Method},
-		{level, "*", comp, r.Method},
-		{level, restype, "*", r.Method},
-		{level, "*", "*", r.Method},
+		{level, restype, comp, method},
+		{level, "*", comp, method},
+		{level, restype, "*", method},
+		{level, "*", "*", method},
 	} {
 		for _, rt := range t.index[k] {
 			if rt.When == nil || rt.When(r) {

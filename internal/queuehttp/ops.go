@@ -110,7 +110,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 			return azerr.InvalidQuery("peekonly", peek, "")
 		}
 	}
-	o, otherVerb := routes.Find(r, lv, rq.q.Get("restype"), comp)
+	o, otherVerb := routes.Find(r, r.Method, lv, rq.q.Get("restype"), comp)
 	if o == nil {
 		if otherVerb {
 			return azerr.New(azerr.UnsupportedHttpVerb)

@@ -185,17 +185,17 @@ func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 }
 
 // Entity Group Transaction.
-func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	body, err := readBody(r, maxBatchBody)
+func (h *handler) batch(rq *req) error {
+	body, err := readBody(rq.r, maxBatchBody)
 	if err != nil {
 		return err
 	}
-	bb, err := parseBatch(r.Header.Get("Content-Type"), body)
+	bb, err := parseBatch(rq.r.Header.Get("Content-Type"), body)
 	if err != nil {
 		return err
 	}
 	if bb.Query != nil {
-		return h.batchQuery(w, r, info, bb.Query)
+		return h.batchQuery(rq.w, rq.r, rq.info, bb.Query)
 	}
 	ops := make([]table.Op, 0, len(bb.Changeset))
 	tableName := ""
@@ -203,7 +203,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	var levels []metadata
 	var failure *table.BatchError
 	for i, br := range bb.Changeset {
-		op, level, noContent, err := h.batchOp(r, info, &br, &tableName)
+		op, level, noContent, err := h.batchOp(rq.r, rq.info, &br, &tableName)
 		if err != nil {
 			failure = &table.BatchError{Index: i, Err: err}
 			break
@@ -215,7 +215,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	var results []*table.Entity
 	if failure == nil {
 		if len(ops) > 0 {
-			results, err = h.svc.Batch(r.Context(), info.Account, tableName, ops)
+			results, err = h.svc.Batch(rq.r.Context(), rq.info.Account, tableName, ops)
 		}
 		if err != nil {
 			var be *table.BatchError
@@ -229,15 +229,15 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	csBoundary := "changesetresponse_" + guid.NewString()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchBoundary, csBoundary)
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	if failure != nil {
 		e, ok := azerr.As(storageError(failure.Err))
 		if !ok {
 			return failure.Err
 		}
-		info.ErrorCode = e.Code.String()
+		rq.info.ErrorCode = e.Code.String()
 		var eb bytes.Buffer
-		azerr.WriteJSON(&eb, e, info.RequestID, info.Start, fmt.Sprintf("%d:", failure.Index))
+		azerr.WriteJSON(&eb, e, rq.info.RequestID, rq.info.Start, fmt.Sprintf("%d:", failure.Index))
 		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", csBoundary)
 		fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", e.Status, http.StatusText(e.Status))
 		if failure.Index < len(bb.Changeset) && bb.Changeset[failure.Index].ContentID != "" {
@@ -272,7 +272,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 				fmt.Fprintf(&b, "ETag: %s\r\n", e.ETag())
 			}
 			if withBody {
-				ew := &entityWriter{level: levels[i], baseURL: base, account: info.Account, table: tableName}
+				ew := &entityWriter{level: levels[i], baseURL: base, account: rq.info.Account, table: tableName}
 				fmt.Fprintf(&b, "Content-Type: %s\r\n\r\n", levels[i].contentType())
 				b.Write(ew.appendEntity(nil, e, true))
 				b.WriteString("\r\n")
@@ -283,12 +283,12 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		}
 	}
 	fmt.Fprintf(&b, "--%s--\r\n--%s--\r\n", csBoundary, batchBoundary)
-	w.Header().Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("DataServiceVersion", "3.0;")
-	w.WriteHeader(http.StatusAccepted)
-	w.Write(b.Bytes())
+	rq.w.Header().Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
+	rq.w.Header().Set("Cache-Control", "no-cache")
+	rq.w.Header().Set("X-Content-Type-Options", "nosniff")
+	rq.w.Header().Set("DataServiceVersion", "3.0;")
+	rq.w.WriteHeader(http.StatusAccepted)
+	rq.w.Write(b.Bytes())
 	return nil
 }
 

@@ -94,111 +94,6 @@ func storageError(err error) error {
 	return err
 }
 
-// route dispatches on the resource path and method.
-func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	p := info.Path
-	q := queryOf(r.URL)
-	method := r.Method
-	if xm := r.Header.Values("X-HTTP-Method"); len(xm) > 0 {
-		switch {
-		case len(xm) > 1:
-			return azerr.New(azerr.XMethodIncorrectCount)
-		case r.Method != http.MethodPost:
-			return azerr.New(azerr.XMethodNotUsingPost)
-		}
-		switch strings.ToUpper(xm[0]) {
-		case "MERGE", "PUT", "DELETE", "PATCH":
-			method = strings.ToUpper(xm[0])
-		default:
-			return azerr.New(azerr.XMethodIncorrectValue)
-		}
-	}
-	switch {
-	case p == "" || p == "/":
-		switch {
-		case q.Get("restype") == "service" && q.Get("comp") == "properties":
-			switch method {
-			case http.MethodGet:
-				info.Operation = "GetTableServiceProperties"
-				return h.getServiceProperties(w, r, info)
-			case http.MethodPut:
-				info.Operation = "SetTableServiceProperties"
-				return h.setServiceProperties(w, r, info)
-			}
-			return azerr.New(azerr.UnsupportedHttpVerb)
-		case q.Get("restype") == "service" && q.Get("comp") == "stats":
-			info.Operation = "GetTableServiceStats"
-			return h.getServiceStats(w, r, info)
-		}
-		return azerr.New(azerr.InvalidUri)
-	case p == "$batch":
-		if method != http.MethodPost {
-			return azerr.New(azerr.UnsupportedHttpVerb)
-		}
-		info.Operation = "EntityGroupTransaction"
-		return h.batch(w, r, info)
-	}
-	res, err := parseResource(p)
-	if err != nil {
-		return err
-	}
-	if res.tables {
-		switch {
-		case res.tableName == "" && !res.hasKeys && method == http.MethodGet:
-			info.Operation = "QueryTables"
-			return h.queryTables(w, r, info)
-		case res.tableName == "" && !res.hasKeys && method == http.MethodPost:
-			info.Operation = "CreateTable"
-			return h.createTable(w, r, info)
-		case res.tableName != "" && method == http.MethodDelete:
-			info.Operation = "DeleteTable"
-			return h.deleteTable(w, r, info, res.tableName)
-		case res.tableName != "" && method == http.MethodGet:
-			info.Operation = "QueryTables"
-			return h.getTable(w, r, info, res.tableName)
-		}
-		return azerr.New(azerr.UnsupportedHttpVerb)
-	}
-	if c := q.Get("comp"); c != "" && c != "acl" {
-		return azerr.InvalidQuery("comp", c, "")
-	}
-	if q.Get("comp") == "acl" {
-		switch method {
-		case http.MethodGet, http.MethodHead:
-			info.Operation = "GetTableACL"
-			return h.getACL(w, r, info, res.table)
-		case http.MethodPut:
-			info.Operation = "SetTableACL"
-			return h.setACL(w, r, info, res.table)
-		}
-		return azerr.New(azerr.UnsupportedHttpVerb)
-	}
-	if !res.hasKeys || res.partial {
-		switch method {
-		case http.MethodGet:
-			info.Operation = "QueryEntities"
-			return h.queryEntities(w, r, info, q, res)
-		case http.MethodPost:
-			if !res.hasKeys {
-				info.Operation = "InsertEntity"
-				return h.insertEntity(w, r, info, q, res.table)
-			}
-		}
-		if res.partial {
-			return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
-		}
-		return azerr.New(azerr.MethodNotAllowed)
-	}
-	switch method {
-	case http.MethodGet:
-		info.Operation = "QueryEntity"
-		return h.getEntity(w, r, info, res)
-	case http.MethodPut, "MERGE", http.MethodPatch, http.MethodDelete:
-		return h.writeEntity(w, r, info, res, method)
-	}
-	return azerr.New(azerr.MethodNotAllowed)
-}
-
 // resource is a parsed Table service path.
 type resource struct {
 	tables    bool   // the Tables collection
@@ -523,12 +418,12 @@ func parseFilter(s string) (*odata.Expr, error) {
 }
 
 // Create Table.
-func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) createTable(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r, 64<<10)
+	body, err := readJSONBody(rq.r, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -540,29 +435,29 @@ func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *http
 		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
 	}
 	name := *req.TableName
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
+	if err := h.authorize(rq.r, rq.info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTable(r.Context(), info.Account, name)
+	t, err := h.svc.CreateTable(rq.r.Context(), rq.info.Account, name)
 	if err != nil {
 		return err
 	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	loc := base + "/Tables('" + quoteKey(t.Name) + "')"
-	w.Header().Set("Location", loc)
-	w.Header().Set("DataServiceId", loc)
-	noContent, applied := preferNoContent(r, false)
+	rq.w.Header().Set("Location", loc)
+	rq.w.Header().Set("DataServiceId", loc)
+	noContent, applied := preferNoContent(rq.r, false)
 	if applied != "" {
-		w.Header().Set("Preference-Applied", applied)
+		rq.w.Header().Set("Preference-Applied", applied)
 	}
-	setJSONHeaders(w, level)
+	setJSONHeaders(rq.w, level)
 	if noContent {
-		w.Header().Del("Content-Type")
-		w.WriteHeader(http.StatusNoContent)
+		rq.w.Header().Del("Content-Type")
+		rq.w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	w.WriteHeader(http.StatusCreated)
-	w.Write(appendTable(nil, level, base, info.Account, t.Name, true))
+	rq.w.WriteHeader(http.StatusCreated)
+	rq.w.Write(appendTable(nil, level, base, rq.info.Account, t.Name, true))
 	return nil
 }
 
@@ -588,46 +483,43 @@ func appendTable(b []byte, level metadata, base, account, name string, single bo
 }
 
 // Delete Table.
-func (h *handler) deleteTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "d", AccountPerms: "d", ServiceSASDenied: true, Container: name}); err != nil {
+func (h *handler) deleteTable(rq *req) error {
+	if err := h.svc.DeleteTable(rq.r.Context(), rq.info.Account, rq.res.tableName); err != nil {
 		return err
 	}
-	if err := h.svc.DeleteTable(r.Context(), info.Account, name); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
+	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
 // getTable answers GET Tables('t').
-func (h *handler) getTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) getTable(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true, Container: name}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	t, err := h.svc.GetTable(r.Context(), info.Account, name)
+	t, err := h.svc.GetTable(rq.r.Context(), rq.info.Account, rq.res.tableName)
 	if err != nil {
 		return err
 	}
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(appendTable(nil, level, h.d.BaseURL(info.Account), info.Account, t.Name, true))
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(appendTable(nil, level, h.d.BaseURL(rq.info.Account), rq.info.Account, t.Name, true))
 	return nil
 }
 
 // Query Tables.
-func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) queryTables(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	q := queryOf(r.URL)
+	q := queryOf(rq.r.URL)
 	top, err := parseTop(q)
 	if err != nil {
 		return err
@@ -642,11 +534,11 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 			return err
 		}
 	}
-	names, cont, err := h.svc.QueryTables(r.Context(), info.Account, filter, top, next)
+	names, cont, err := h.svc.QueryTables(rq.r.Context(), rq.info.Account, filter, top, next)
 	if err != nil {
 		return err
 	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	b := []byte{'{'}
 	if level != noMetadata {
 		b = append(b, `"odata.metadata":`...)
@@ -658,40 +550,40 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendTable(b, level, base, info.Account, n, false)
+		b = appendTable(b, level, base, rq.info.Account, n, false)
 	}
 	b = append(b, "]}"...)
 	if cont != "" {
-		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(cont))
+		rq.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(cont))
 	}
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(b)
 	return nil
 }
 
 // Insert Entity.
-func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, tableName string) error {
-	level, err := metadataLevelOf(r, q)
+func (h *handler) insertEntity(rq *req) error {
+	level, err := metadataLevelOf(rq.r, rq.q)
 	if err != nil {
 		return err
 	}
 	var op table.Op
-	err = withJSONBody(r, maxEntityBody, func(body []byte) error {
+	err = withJSONBody(rq.r, maxEntityBody, func(body []byte) error {
 		op, err = insertOp(body)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, entityAccess(tableName, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
+	if err := h.authorize(rq.r, rq.info, entityAccess(rq.res.table, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
 		return err
 	}
-	e, err := h.svc.Apply(r.Context(), info.Account, tableName, op)
+	e, err := h.svc.Apply(rq.r.Context(), rq.info.Account, rq.res.table, op)
 	if err != nil {
 		return err
 	}
-	h.writeInserted(w, r, info, tableName, level, e)
+	h.writeInserted(rq.w, rq.r, rq.info, rq.res.table, level, e)
 	return nil
 }
 
@@ -739,27 +631,27 @@ func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *ht
 
 // writeEntity handles Update, Merge, Insert Or Replace, Insert Or Merge and
 // Delete Entity on an entity address.
-func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource, method string) error {
-	op, err := entityOp(method, r.Header, res, func(decode func([]byte) error) error {
-		return withJSONBody(r, maxEntityBody, decode)
+func (h *handler) writeEntity(rq *req) error {
+	op, err := entityOp(rq.method, rq.r.Header, rq.res, func(decode func([]byte) error) error {
+		return withJSONBody(rq.r, maxEntityBody, decode)
 	})
 	if err != nil {
 		return err
 	}
-	info.Operation = op.Kind.String()
-	if err := h.authorizeWrite(r, info, res.table, op); err != nil {
+	rq.info.Operation = op.Kind.String()
+	if err := h.authorizeWrite(rq.r, rq.info, rq.res.table, op); err != nil {
 		return err
 	}
-	e, err := h.svc.Apply(r.Context(), info.Account, res.table, *op)
+	e, err := h.svc.Apply(rq.r.Context(), rq.info.Account, rq.res.table, *op)
 	if err != nil {
 		return err
 	}
-	hdr := w.Header()
+	hdr := rq.w.Header()
 	if e != nil {
 		hdr[hdrETag] = []string{e.ETag()}
 	}
 	hdr[hdrDataServiceVersion] = valDataServiceVersion
-	w.WriteHeader(http.StatusNoContent)
+	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -846,59 +738,59 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 }
 
 // Query Entities by keys (point query).
-func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) getEntity(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(queryOf(r.URL).Get("$select"))
+	sel, err := parseSelect(queryOf(rq.r.URL).Get("$select"))
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, entityAccess(res.table, res.pk, res.rk, "r", "r")); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	e, err := h.svc.GetEntity(r.Context(), info.Account, res.table, res.pk, res.rk)
+	e, err := h.svc.GetEntity(rq.r.Context(), rq.info.Account, rq.res.table, rq.res.pk, rq.res.rk)
 	if err != nil {
 		return err
 	}
-	ew := &entityWriter{level: level, baseURL: h.d.BaseURL(info.Account), account: info.Account, table: res.table, selected: sel}
-	w.Header().Set("ETag", e.ETag())
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(ew.appendEntity(nil, e, true))
+	ew := &entityWriter{level: level, baseURL: h.d.BaseURL(rq.info.Account), account: rq.info.Account, table: rq.res.table, selected: sel}
+	rq.w.Header().Set("ETag", e.ETag())
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(ew.appendEntity(nil, e, true))
 	return nil
 }
 
 // Query Entities.
-func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, res *resource) error {
-	level, err := metadataLevelOf(r, q)
+func (h *handler) queryEntities(rq *req) error {
+	level, err := metadataLevelOf(rq.r, rq.q)
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(q.Get("$select"))
+	sel, err := parseSelect(rq.q.Get("$select"))
 	if err != nil {
 		return err
 	}
-	top, err := parseTop(q)
+	top, err := parseTop(rq.q)
 	if err != nil {
 		return err
 	}
-	filter, err := parseFilter(q.Get("$filter"))
+	filter, err := parseFilter(rq.q.Get("$filter"))
 	if err != nil {
 		return err
 	}
 	// An address with one key is a filter on it.
-	if res.partial {
+	if rq.res.partial {
 		return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
 	}
 	query := table.Query{Filter: filter, Top: top}
-	if v := q.Get("NextPartitionKey"); v != "" {
+	if v := rq.q.Get("NextPartitionKey"); v != "" {
 		if query.NextPartitionKey, err = decodeToken("NextPartitionKey", v); err != nil {
 			return err
 		}
 		query.Continue = true
-		if v := q.Get("NextRowKey"); v != "" {
+		if v := rq.q.Get("NextRowKey"); v != "" {
 			if query.NextRowKey, err = decodeToken("NextRowKey", v); err != nil {
 				return err
 			}
@@ -906,32 +798,32 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	}
 	// Under a SAS with a key range the query sees only that range, whatever
 	// its filter or continuation asks for.
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table, KeyRangeApplied: true}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	query.Range = table.KeyRange(auth.TableKeyRange(info.Identity))
+	query.Range = table.KeyRange(auth.TableKeyRange(rq.info.Identity))
 	qb, _ := h.pages.Get().(*queryBuf)
 	if qb == nil {
 		qb = new(queryBuf)
 	}
 	defer qb.release(&h.pages)
 	page := &qb.page
-	if err := h.svc.QueryRows(r.Context(), info.Account, res.table, query, page); err != nil {
+	if err := h.svc.QueryRows(rq.r.Context(), rq.info.Account, rq.res.table, query, page); err != nil {
 		return err
 	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	ew := &qb.ew
-	*ew = entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel, scratch: ew.scratch}
+	*ew = entityWriter{level: level, baseURL: base, account: rq.info.Account, table: rq.res.table, selected: sel, scratch: ew.scratch}
 	b := qb.out[:0]
 	if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
 		b = make([]byte, 0, need)
 	}
-	hdr := w.Header()
+	hdr := rq.w.Header()
 	if page.More {
 		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
 		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
 	}
-	setJSONHeaders(w, level)
+	setJSONHeaders(rq.w, level)
 	// A page is rendered into b and sent with a Content-Length when it is
 	// small; past streamAt bytes the response is sent as it is rendered,
 	// streamAt at a time, so a page of large entities (up to 1,000 of up
@@ -940,9 +832,9 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	flush := func() {
 		if !streaming {
 			streaming = true
-			w.WriteHeader(http.StatusOK)
+			rq.w.WriteHeader(http.StatusOK)
 		}
-		if _, err := w.Write(b); err != nil {
+		if _, err := rq.w.Write(b); err != nil {
 			gone = true // the client went away: render no more
 		}
 		b = b[:0]
@@ -950,7 +842,7 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	b = append(b, '{')
 	if level != noMetadata {
 		b = append(b, `"odata.metadata":`...)
-		ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), res.table...)
+		ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), rq.res.table...)
 		b = jsonString(b, ew.scratch)
 		b = append(b, ',')
 	}
@@ -973,8 +865,8 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 		return nil
 	}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(b)
 	return nil
 }
 
