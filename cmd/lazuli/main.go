@@ -37,28 +37,40 @@ func main() {
 // collector's default of running at every doubling costs a lot of CPU for
 // little memory, so it runs at every fivefold growth instead. The log
 // engine keeps every key in the heap, though, and five times a large live
-// heap is too much memory: past bigHeap the default pacing returns.
+// heap is too much memory: past bigHeap the default pacing returns. And
+// fivefold growth must not turn a burst of garbage (many clients sending
+// request heads at once, say) into hundreds of megabytes: a soft memory
+// limit of max(memoryFloor, twice the live heap) makes the collector run
+// early then, never later than the default pacing would.
 const (
 	smallHeapGCPercent = 400
 	bigHeap            = 256 << 20
+	memoryFloor        = 128 << 20
 )
 
 func tuneGC() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	percent := smallHeapGCPercent
 	debug.SetGCPercent(percent)
+	limit := int64(memoryFloor)
+	debug.SetMemoryLimit(limit)
 	for range time.Tick(time.Second) {
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
+		live := sample[0].Value.Uint64()
 		want := smallHeapGCPercent
-		if sample[0].Value.Uint64() > bigHeap {
+		if live > bigHeap {
 			want = 100
 		}
 		if want != percent {
 			percent = want
 			debug.SetGCPercent(percent)
+		}
+		if l := max(memoryFloor, 2*int64(live)); l != limit {
+			limit = l
+			debug.SetMemoryLimit(limit)
 		}
 	}
 }

@@ -69,6 +69,7 @@ func (c *conn) readLine(n *int, limit int, tooLong error) ([]byte, error) {
 // request, its body and its response writer.
 func (c *conn) readRequest() (*exchange, error) {
 	n := 0
+	c.method, c.target = "", ""
 	// The request line: the target and up to 17 bytes of method and
 	// version around it.
 	line, err := c.readLine(&n, MaxURIBytes+32, errURITooLong)
@@ -101,6 +102,7 @@ func (c *conn) readRequest() (*exchange, error) {
 	}
 	method := internMethod(mb)
 	rawURI := string(ub)
+	c.method, c.target = method, rawURI
 	proto := "HTTP/1.1"
 	if minor == 0 {
 		proto = "HTTP/1.0"

@@ -57,6 +57,16 @@ func FromContext(ctx context.Context) *Info {
 	return i
 }
 
+type refusalKey struct{}
+
+// WithRefusal marks a request that the HTTP server refused before its head
+// was read in full (a limit on its size, or the server's budget of head
+// bytes): Wrap answers it with e, and closes the connection, without
+// looking at the request any further.
+func WithRefusal(ctx context.Context, e *azerr.Error) context.Context {
+	return context.WithValue(ctx, refusalKey{}, e)
+}
+
 // Options configures the plumbing shared by all services.
 type Options struct {
 	Auth *auth.Authenticator
@@ -151,6 +161,11 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		hdr["X-Ms-Version"] = []string{version}
 		hdr["Date"] = []string{FormatHTTPTime(info.Start)}
 		info.Version = version
+		if e, ok := r.Context().Value(refusalKey{}).(*azerr.Error); ok {
+			hdr["Connection"] = []string{"close"}
+			WriteError(rw, r, e)
+			return
+		}
 		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
 			return

@@ -356,7 +356,7 @@ func (s *Server) bind() error {
 			// Bound unauthenticated head bytes, and record raw header
 			// names (Azure keeps metadata names' case; h1 keeps them
 			// itself).
-			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
+			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget, srv: s, svc: l.svc}}
 		}
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
@@ -465,9 +465,10 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout,
+			Refused: refusedBy(h)}, nil
 	case "std":
-		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes, IdleTimeout: idle,
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: stdMaxHeaderBytes, IdleTimeout: idle,
 			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
 				budgetState(c, st)
 				s.conns.track(c, st)
