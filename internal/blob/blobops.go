@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -311,7 +312,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 		if req.NewSize != nil {
 			n := *req.NewSize
 			if n%512 != 0 || n < 0 || n > MaxPageBlobSize {
-				return false, azerr.InvalidHeader("x-ms-blob-content-length", itoa(n))
+				return false, azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
 				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
@@ -484,28 +485,6 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 		return putBlob(tx, ref.Account, ref.Container, b)
 	})
 	return out, res, err
-}
-
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [24]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }
 
 // SetTier is Set Blob Tier for block blobs. Leaving the archive tier

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -150,7 +151,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		b.ETag = s.etag(prev, now)
 		if !req.FromURL {
 			b.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success",
-				Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+				Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}
 		}
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -310,7 +311,7 @@ func (e *tagSyntaxError) Error() string {
 	if e.pos == 0 {
 		return "Error parsing query: " + e.msg
 	}
-	return "Error parsing query at or near character position " + itoa(int64(e.pos)) + ": " + e.msg
+	return "Error parsing query at or near character position " + strconv.Itoa(e.pos) + ": " + e.msg
 }
 
 // maxTagsInQuery is how many distinct tags an expression may name.

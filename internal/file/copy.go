@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -137,7 +138,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			return err
 		}
 		n.ETag = s.etag(n.ETag, now)
-		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}
 		if err := writeExtents(tx, extentsPrefix(sh.ID, n.ID), 0, segs); err != nil {
 			return err
 		}

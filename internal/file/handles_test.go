@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func newSvc(t *testing.T) (*Service, context.Context) {
 	eng := memstore.New()
 	t.Cleanup(func() { eng.Close() })
 	n := 0
-	svc := New(eng, time.Now, func() string { n++; return "id-" + itoa(int64(n)) })
+	svc := New(eng, time.Now, func() string { n++; return "id-" + strconv.FormatInt(int64(n), 10) })
 	return svc, context.Background()
 }
 

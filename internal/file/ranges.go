@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"io"
+	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -254,7 +255,7 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 			}
 		}
 		if ranged && start >= n.Size && !(start == 0 && n.Size == 0) {
-			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+itoa(n.Size))
+			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(n.Size, 10))
 		}
 		if count < 0 || count > n.Size-start {
 			count = n.Size - start
@@ -344,26 +345,4 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		return nil
 	})
 	return out, err
-}
-
-func itoa(n int64) string {
-	var b [20]byte
-	i := len(b)
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }
