@@ -1,6 +1,11 @@
 // Package azerr is the one catalog of Azure Storage error codes (code ->
 // HTTP status and default message) and the renderers for Azure's XML error
 // body (Blob, Queue, File) and OData JSON error body (Table).
+//
+// It is a leaf that every other layer uses: the domain packages choose a
+// Code (they know whether a miss is BlobNotFound or ContainerNotFound),
+// the HTTP packages add details, and httpx renders the *Error once per
+// response. Codes are typed constants, so a misspelt code does not compile.
 package azerr
 
 import (

@@ -4,8 +4,11 @@
 // It fits between httpx, whose wrapper has already resolved the account,
 // authenticated the caller and set the common headers, and the domain
 // package blob, which holds every Blob rule and runs it inside storage
-// transactions; this package only translates between the two. The server
-// builds it with New from httpx.Deps.
+// transactions; this package only translates between the two. Every
+// operation is one row of the table in ops.go (path level, restype, comp,
+// method -> operation name, required access, handler); the dispatcher
+// names the operation and authorizes the caller before the handler runs.
+// The server builds it with New from httpx.Deps.
 package blobhttp
 
 import (

@@ -1,6 +1,12 @@
 // Package filehttp is the HTTP surface of the File service (Azure Files
 // REST): it decodes requests, runs the operation in package file and
 // encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package file, which holds every Files rule (including the open-handle
+// table the SMB server shares) and runs it inside storage transactions.
+// The server builds it with New from httpx.Deps.
 package filehttp
 
 import (

@@ -1,7 +1,13 @@
 // Package httpx is the plumbing every service shares: request ids, version
 // and date headers, account resolution from path-style or host-style URLs,
-// authentication, Azure error rendering, panic recovery, the access log and
-// the raw header debug log.
+// authentication, Azure error rendering, panic recovery, the access log,
+// the raw header debug log, and the Router that reads each service's
+// operation table.
+//
+// It sits under the four <service>http packages: the server wraps each of
+// them with Wrap, so by the time a service handler runs the request has an
+// Info (account, caller, version, request id) and every answer, error or
+// not, gets Azure's common headers.
 package httpx
 
 import (

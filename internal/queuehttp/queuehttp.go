@@ -1,10 +1,15 @@
 // Package queuehttp is the HTTP surface of the Queue service: it decodes
 // requests, runs the operation and encodes Azure's responses.
 //
-// Each operation handler names the REST operation it implements. Query
-// parameters are validated here (they carry the names Azure reports in
-// OutOfRangeQueryParameterValue and InvalidQueryParameterValue details);
-// every state check runs in the queue domain inside one transaction.
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package queue. Every operation is one row of the table in ops.go (path
+// level, restype, comp, method -> operation name, required access,
+// handler); the dispatcher names the operation and authorizes the caller
+// before the handler runs. Query parameters are validated here (they carry
+// the names Azure reports in OutOfRangeQueryParameterValue and
+// InvalidQueryParameterValue details); every state check runs in the queue
+// domain inside one transaction.
 package queuehttp
 
 import (

@@ -6,7 +6,9 @@
 // package table, which holds every Table rule and runs it inside storage
 // transactions. All of the Table service's JSON lives here (the OData
 // body reader, the renderers and their byte scanner), since the stored
-// records know nothing of wire formats. The server builds it with New from
+// records know nothing of wire formats. Every operation is one row of the
+// table in ops.go (path level, restype, comp, method -> operation name,
+// required access, handler). The server builds it with New from
 // httpx.Deps and runs the table purge worker it registers.
 package tablehttp
 
