@@ -55,6 +55,8 @@ type req struct {
 	share    string
 	path     string // below the share, '/'-separated, unescaped
 	snapshot string
+	// dir is set for the directory operations (restype=directory).
+	dir bool
 }
 
 func (rq *req) ctx() context.Context { return rq.r.Context() }
@@ -114,125 +116,6 @@ func engineError(err error) error {
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	return err
-}
-
-func (h *handler) route(rq *req) error {
-	m := rq.r.Method
-	comp := rq.q.Get("comp")
-	restype := rq.q.Get("restype")
-	get := m == http.MethodGet || m == http.MethodHead
-	put := m == http.MethodPut
-	if err := rq.checkConditions(get && comp == "" && restype == "" && rq.path != ""); err != nil {
-		return err
-	}
-	if rq.share == "" {
-		switch {
-		case comp == "list" && m == http.MethodGet:
-			return h.listShares(rq)
-		case restype == "service" && comp == "properties" && get:
-			return h.getServiceProps(rq)
-		case restype == "service" && comp == "properties" && put:
-			return h.setServiceProps(rq)
-		}
-		return badRoute(m, comp)
-	}
-	if !file.ValidShareName(rq.share) {
-		return azerr.New(azerr.InvalidResourceName)
-	}
-	if rq.path == "" && restype == "share" {
-		switch {
-		case comp == "" && put:
-			return h.createShare(rq)
-		case (comp == "" || comp == "metadata") && get:
-			return h.getShare(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteShare(rq)
-		case comp == "properties" && put:
-			return h.setShareProps(rq)
-		case comp == "metadata" && put:
-			return h.setShareMetadata(rq)
-		case comp == "snapshot" && put:
-			return h.snapshotShare(rq)
-		case comp == "acl" && get:
-			return h.getShareACL(rq)
-		case comp == "acl" && put:
-			return h.setShareACL(rq)
-		case comp == "stats" && get:
-			return h.shareStats(rq)
-		case comp == "lease" && put:
-			return h.leaseShare(rq)
-		case comp == "filepermission" && put:
-			return h.createPermission(rq)
-		case comp == "filepermission" && get:
-			return h.getPermission(rq)
-		case comp == "undelete" && put:
-			return h.restoreShare(rq)
-		}
-		return badRoute(m, comp)
-	}
-	switch comp {
-	case "listhandles":
-		if m == http.MethodGet {
-			return h.listHandles(rq)
-		}
-	case "forceclosehandles":
-		if put {
-			return h.forceCloseHandles(rq)
-		}
-	}
-	if restype == "directory" {
-		switch {
-		case comp == "" && put:
-			return h.create(rq, true)
-		case (comp == "" || comp == "metadata") && get:
-			return h.getProps(rq, true)
-		case comp == "" && m == http.MethodDelete:
-			return h.delete(rq, true)
-		case comp == "properties" && put:
-			return h.setProps(rq, true)
-		case comp == "metadata" && put:
-			return h.setMetadata(rq, true)
-		case comp == "list" && m == http.MethodGet:
-			return h.list(rq)
-		case comp == "rename" && put:
-			return h.rename(rq, true)
-		}
-		return badRoute(m, comp)
-	}
-	if rq.path == "" {
-		if restype == "" && get {
-			return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype")
-		}
-		return badRoute(m, comp)
-	}
-	switch {
-	case comp == "" && put:
-		if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-			return h.copyFile(rq)
-		}
-		return h.create(rq, false)
-	case comp == "" && get:
-		return h.getFile(rq)
-	case comp == "" && m == http.MethodDelete:
-		return h.delete(rq, false)
-	case comp == "properties" && put:
-		return h.setProps(rq, false)
-	case comp == "metadata" && get:
-		return h.getProps(rq, false)
-	case comp == "metadata" && put:
-		return h.setMetadata(rq, false)
-	case comp == "range" && put:
-		return h.putRange(rq)
-	case comp == "rangelist" && m == http.MethodGet:
-		return h.listRanges(rq)
-	case comp == "copy" && put:
-		return h.abortCopy(rq)
-	case comp == "lease" && put:
-		return h.leaseFile(rq)
-	case comp == "rename" && put:
-		return h.rename(rq, false)
-	}
-	return badRoute(m, comp)
 }
 
 // checkConditions refuses the conditional headers the File service does

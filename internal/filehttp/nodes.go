@@ -34,23 +34,12 @@ func (b bodyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func opName(dir bool, f, d string) string {
-	if dir {
-		return d
-	}
-	return f
-}
-
 func fileLease(n *file.Node) leaseView {
 	return leaseView{state: n.Lease.StateName(n.AsOf), status: n.Lease.Status(n.AsOf), duration: n.Lease.DurationName(n.AsOf)}
 }
 
 // create is Create Directory and Create File.
-func (h *handler) create(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "CreateFile", "CreateDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
+func (h *handler) create(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -59,12 +48,12 @@ func (h *handler) create(rq *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	smb, err := rq.smbProps(dir, true)
+	smb, err := rq.smbProps(rq.dir, true)
 	if err != nil {
 		return err
 	}
-	req := file.CreateRequest{Ref: rq.ref(), Dir: dir, Meta: meta, SMB: smb, LeaseID: hd.Get("X-Ms-Lease-Id")}
-	if !dir {
+	req := file.CreateRequest{Ref: rq.ref(), Dir: rq.dir, Meta: meta, SMB: smb, LeaseID: hd.Get("X-Ms-Lease-Id")}
+	if !rq.dir {
 		if t := hd.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
 			if t == "" {
 				return azerr.MissingHeader("x-ms-type")
@@ -94,12 +83,8 @@ func (h *handler) create(rq *req, dir bool) error {
 
 // getProps is Get Directory Properties / Metadata and Get File Metadata
 // (Get File Properties is HEAD of getFile).
-func (h *handler) getProps(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "GetFileMetadata", "GetDirectoryProperties")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
-	n, err := h.svc.Get(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id"))
+func (h *handler) getProps(rq *req) error {
+	n, err := h.svc.Get(rq.ctx(), rq.ref(), rq.dir, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
 	}
@@ -156,13 +141,6 @@ func (rq *req) readRange() (start, end int64, has bool, err error) {
 // getFile is Get File (GET) and Get File Properties (HEAD).
 func (h *handler) getFile(rq *req) error {
 	head := rq.r.Method == http.MethodHead
-	rq.info.Operation = "GetFile"
-	if head {
-		rq.info.Operation = "GetFileProperties"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
 	leaseID := rq.r.Header.Get("X-Ms-Lease-Id")
 	if head {
 		n, err := h.svc.Get(rq.ctx(), rq.ref(), false, leaseID)
@@ -275,15 +253,11 @@ func fileHeaders(rq *req, hd http.Header, n *file.Node) {
 }
 
 // delete is Delete File and Delete Directory.
-func (h *handler) delete(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "DeleteFile", "DeleteDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
-		return err
-	}
+func (h *handler) delete(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
-	if err := h.svc.Delete(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
+	if err := h.svc.Delete(rq.ctx(), rq.ref(), rq.dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusAccepted)
@@ -291,20 +265,16 @@ func (h *handler) delete(rq *req, dir bool) error {
 }
 
 // setProps is Set File Properties and Set Directory Properties.
-func (h *handler) setProps(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "SetFileProperties", "SetDirectoryProperties")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) setProps(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
-	smb, err := rq.smbProps(dir, false)
+	smb, err := rq.smbProps(rq.dir, false)
 	if err != nil {
 		return err
 	}
-	req := file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
-	if !dir {
+	req := file.SetRequest{Ref: rq.ref(), Dir: rq.dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
+	if !rq.dir {
 		if v := rq.r.Header.Get("X-Ms-Content-Length"); v != "" {
 			n, err := parseInt("x-ms-content-length", v, 0, file.MaxFileSize)
 			if err != nil {
@@ -329,11 +299,7 @@ func (h *handler) setProps(rq *req, dir bool) error {
 }
 
 // setMetadata is Set File Metadata and Set Directory Metadata.
-func (h *handler) setMetadata(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "SetFileMetadata", "SetDirectoryMetadata")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) setMetadata(rq *req) error {
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -341,7 +307,7 @@ func (h *handler) setMetadata(rq *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.svc.Set(rq.ctx(), file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
+	n, err := h.svc.Set(rq.ctx(), file.SetRequest{Ref: rq.ref(), Dir: rq.dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
 	if err != nil {
 		return err
 	}
@@ -353,10 +319,6 @@ func (h *handler) setMetadata(rq *req, dir bool) error {
 
 // list is List Directories and Files.
 func (h *handler) list(rq *req) error {
-	rq.info.Operation = "ListFilesAndDirectories"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
-		return err
-	}
 	max, err := rq.maxResults()
 	if err != nil {
 		return err
@@ -430,15 +392,8 @@ func (h *handler) list(rq *req) error {
 
 // putRange is Put Range (update and clear) and Put Range From URL.
 func (h *handler) putRange(rq *req) error {
-	rq.info.Operation = "PutRange"
 	hd := rq.r.Header
 	fromURL := hd.Get("X-Ms-Copy-Source") != ""
-	if fromURL {
-		rq.info.Operation = "PutRangeFromURL"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -537,10 +492,6 @@ func (h *handler) putRange(rq *req) error {
 
 // listRanges is List Ranges (with prevsharesnapshot: the diff).
 func (h *handler) listRanges(rq *req) error {
-	rq.info.Operation = "ListRanges"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
 	prev := rq.q.Get("prevsharesnapshot")
 	if prev != "" && !file.ValidSnapshot(prev) {
 		return azerr.InvalidQuery("prevsharesnapshot", prev, "")
@@ -579,10 +530,6 @@ func (h *handler) listRanges(rq *req) error {
 
 // leaseFile is Lease File.
 func (h *handler) leaseFile(rq *req) error {
-	rq.info.Operation = "LeaseFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -599,11 +546,7 @@ func (h *handler) leaseFile(rq *req) error {
 }
 
 // rename is Rename File and Rename Directory.
-func (h *handler) rename(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "RenameFile", "RenameDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) rename(rq *req) error {
 	hd := rq.r.Header
 	srcV := hd.Get("X-Ms-File-Rename-Source")
 	if srcV == "" {
@@ -630,11 +573,11 @@ func (h *handler) rename(rq *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	smb, err := rq.smbProps(dir, false)
+	smb, err := rq.smbProps(rq.dir, false)
 	if err != nil {
 		return err
 	}
-	req := file.RenameRequest{Source: src, Dest: rq.ref(), Dir: dir, Replace: replace, IgnoreReadOnly: ignoreRO,
+	req := file.RenameRequest{Source: src, Dest: rq.ref(), Dir: rq.dir, Replace: replace, IgnoreReadOnly: ignoreRO,
 		SourceLeaseID: hd.Get("X-Ms-Source-Lease-Id"), DestLeaseID: hd.Get("X-Ms-Destination-Lease-Id"), SMB: &smb}
 	if hasMeta(hd) {
 		meta, err := rq.metadata()
@@ -688,10 +631,6 @@ func (h *handler) renameSource(rq *req, v string) (file.Ref, error) {
 
 // listHandles is List Handles (the handles SMB clients hold).
 func (h *handler) listHandles(rq *req) error {
-	rq.info.Operation = "ListHandles"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
-		return err
-	}
 	max, err := rq.maxResults()
 	if err != nil {
 		return err
@@ -739,10 +678,6 @@ func (h *handler) listHandles(rq *req) error {
 
 // forceCloseHandles is Force Close Handles.
 func (h *handler) forceCloseHandles(rq *req) error {
-	rq.info.Operation = "ForceCloseHandles"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	id := rq.r.Header.Get("X-Ms-Handle-Id")
 	if id == "" {
 		return azerr.MissingHeader("x-ms-handle-id")
@@ -813,10 +748,6 @@ func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access
 
 // copyFile is Copy File (completed synchronously).
 func (h *handler) copyFile(rq *req) error {
-	rq.info.Operation = "CopyFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -932,10 +863,6 @@ func copyModes(hd http.Header) file.CopySMB {
 // abortCopy is Abort Copy File: copies complete at once, so there is
 // never one pending.
 func (h *handler) abortCopy(rq *req) error {
-	rq.info.Operation = "AbortCopyFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if !strings.EqualFold(rq.r.Header.Get("X-Ms-Copy-Action"), "abort") {
 		return azerr.InvalidHeader("x-ms-copy-action", rq.r.Header.Get("X-Ms-Copy-Action"))
 	}
