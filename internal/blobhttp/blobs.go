@@ -17,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
 // bodyReader turns a failure to read the request body (a client that sent
@@ -332,42 +333,17 @@ func overrideHeaders(rq *req, hd http.Header) {
 	}
 }
 
-// parseRange parses "bytes=start-[end]"; end is -1 when open.
-func parseRange(v string) (start, end int64, ok bool) {
-	v = strings.TrimSpace(v)
-	spec, found := strings.CutPrefix(v, "bytes=")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(spec, "-")
-	if !found {
-		return 0, 0, false
-	}
-	s, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || s < 0 {
-		return 0, 0, false
-	}
-	if b == "" {
-		return s, -1, true
-	}
-	e, err := strconv.ParseInt(b, 10, 64)
-	if err != nil || e < s {
-		return 0, 0, false
-	}
-	return s, e, true
-}
-
 // requestRange returns the x-ms-range (preferred) or Range header.
 func (rq *req) requestRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
 		}
 		return s, e, true, nil
 	}
 	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			// An unparsable Range is ignored, as HTTP allows.
 			return 0, 0, false, nil
@@ -855,7 +831,7 @@ func (h *handler) putPage(rq *req) error {
 	if rv == "" {
 		return azerr.MissingHeader("x-ms-range")
 	}
-	start, end, ok := parseRange(rv)
+	start, end, ok := httpx.ParseRange(rv, true)
 	if !ok || end < 0 {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
@@ -890,7 +866,7 @@ func (h *handler) putPage(rq *req) error {
 			return err
 		}
 		sv := hd.Get("X-Ms-Source-Range")
-		ss, se, ok := parseRange(sv)
+		ss, se, ok := httpx.ParseRange(sv, true)
 		if !ok || se < 0 || se-ss != end-start {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
@@ -1046,7 +1022,7 @@ func (h *handler) appendBlock(rq *req) error {
 		}
 		ar.Source, ar.SourceLen = &src, -1
 		if sv := hd.Get("X-Ms-Source-Range"); sv != "" {
-			ss, se, ok := parseRange(sv)
+			ss, se, ok := httpx.ParseRange(sv, true)
 			if !ok {
 				return azerr.InvalidHeader("x-ms-source-range", sv)
 			}
@@ -1279,7 +1255,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 	}
 	off, n := int64(0), int64(-1)
 	if v := rq.r.Header.Get("X-Ms-Source-Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return azerr.InvalidHeader("x-ms-source-range", v)
 		}

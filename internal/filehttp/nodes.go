@@ -96,43 +96,18 @@ func (h *handler) getProps(rq *req) error {
 	return nil
 }
 
-// parseRange parses "bytes=start-end" (end optional when open is set);
-// end is -1 when absent.
-func parseRange(v string, open bool) (start, end int64, ok bool) {
-	spec, found := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(spec, "-")
-	if !found || a == "" {
-		return 0, 0, false
-	}
-	s, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || s < 0 {
-		return 0, 0, false
-	}
-	if b == "" {
-		return s, -1, open
-	}
-	e, err := strconv.ParseInt(b, 10, 64)
-	if err != nil || e < s {
-		return 0, 0, false
-	}
-	return s, e, true
-}
-
 // readRange returns x-ms-range (preferred) or Range; an unparsable Range
 // is ignored as HTTP allows, an unparsable x-ms-range is 400.
 func (rq *req) readRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		s, e, ok := parseRange(v, true)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
 		}
 		return s, e, true, nil
 	}
 	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := parseRange(v, true)
+		s, e, ok := httpx.ParseRange(v, true)
 		return s, e, ok, nil
 	}
 	return 0, -1, false, nil
@@ -404,7 +379,7 @@ func (h *handler) putRange(rq *req) error {
 	if rv == "" {
 		return azerr.MissingHeader("x-ms-range")
 	}
-	start, end, ok := parseRange(rv, false)
+	start, end, ok := httpx.ParseRange(rv, false)
 	if !ok {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
@@ -429,7 +404,7 @@ func (h *handler) putRange(rq *req) error {
 			return azerr.InvalidHeader("x-ms-range", rv)
 		}
 		sv := hd.Get("X-Ms-Source-Range")
-		ss, se, ok := parseRange(sv, false)
+		ss, se, ok := httpx.ParseRange(sv, false)
 		if !ok || se-ss+1 != n {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
