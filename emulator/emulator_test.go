@@ -32,6 +32,9 @@ func TestAddrs(t *testing.T) {
 			t.Errorf("service %v at %s: no request id in the answer", s, addr)
 		}
 	}
+	if emu.Engine() == nil {
+		t.Error("no engine")
+	}
 	c, err := net.Dial("tcp", emu.SMBAddr())
 	if err != nil {
 		t.Fatalf("SMBAddr %q: %v", emu.SMBAddr(), err)
