@@ -124,7 +124,10 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 			return it.Err()
 		})
 	}
-	const grace = 300 * time.Millisecond
+	// Each part refreshes the chunk's time, so the upload outlives the
+	// grace as a whole while its parts come well within it: a margin of
+	// five part intervals keeps a loaded machine from stalling past it.
+	const grace = 1500 * time.Millisecond
 	var collectors []*chunkgc.Collector
 	for _, s := range []*pgstore.Store{a, b} {
 		c := chunkgc.New(s, []storage.ChunkMarker{marker}, grace)
@@ -132,13 +135,13 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 		collectors = append(collectors, c)
 	}
 
-	// The slow upload: five parts, 200 ms apart.
+	// The slow upload: eight parts, 300 ms apart (2.4 s in all).
 	pr, pw := io.Pipe()
 	part := bytes.Repeat([]byte("p"), pgstore.PartSize)
 	go func() {
-		for range 5 {
+		for range 8 {
 			pw.Write(part)
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 		}
 		pw.Close()
 	}()
@@ -184,7 +187,7 @@ collect:
 		}
 		n, _ := io.Copy(io.Discard, rc)
 		rc.Close()
-		if ref == res.ref && n != 5*pgstore.PartSize {
+		if ref == res.ref && n != 8*pgstore.PartSize {
 			t.Fatalf("uploaded chunk has %d bytes", n)
 		}
 	}
