@@ -74,7 +74,7 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 
 // peekOnly is Peek Messages: Get Messages with peekonly=true.
 func peekOnly(r *http.Request) bool {
-	return strings.Contains(r.URL.RawQuery, "peekonly") && strings.EqualFold(r.URL.Query().Get("peekonly"), "true")
+	return strings.EqualFold(r.URL.Query().Get("peekonly"), "true")
 }
 
 // route runs the operation the request asks for: it names it, checks the
