@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -37,13 +38,18 @@ type routeKey struct {
 	method        string
 }
 
-// NewRouter indexes routes.
+// NewRouter indexes routes. A row that can never be chosen (it follows a
+// row of the same key without When) is a mistake in the table, and
+// NewRouter panics on it, so that any test of the service finds it.
 func NewRouter[Op any](routes []Route[Op]) *Router[Op] {
 	t := &Router[Op]{index: map[routeKey][]*Route[Op]{}, verbs: map[routeKey]bool{}}
 	for i := range routes {
 		rt := &routes[i]
 		for _, m := range strings.Fields(rt.Methods) {
 			k := routeKey{rt.Level, rt.Restype, rt.Comp, m}
+			if prev := t.index[k]; len(prev) > 0 && prev[len(prev)-1].When == nil {
+				panic(fmt.Sprintf("httpx: route %d (level %d, restype %q, comp %q, %s) is shadowed by an earlier one", i, rt.Level, rt.Restype, rt.Comp, m))
+			}
 			t.index[k] = append(t.index[k], rt)
 		}
 		t.verbs[routeKey{level: rt.Level, restype: rt.Restype, comp: rt.Comp}] = true

@@ -54,3 +54,12 @@ func TestRouter(t *testing.T) {
 		}
 	}
 }
+
+func TestRouterShadowedRow(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("a shadowed row was accepted")
+		}
+	}()
+	NewRouter([]Route[string]{On(1, "*", "", "PUT", nil, "Put"), On(1, "*", "", "GET PUT", nil, "Never")})
+}
