@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,7 +46,7 @@ func twoInstances(t *testing.T, clk *fakeClock, lost *atomic.Int32) (a, b *Servi
 
 var idSeq atomic.Int64
 
-func newIDString() string { return "id-" + itoa(idSeq.Add(1)) }
+func newIDString() string { return "id-" + strconv.FormatInt(idSeq.Add(1), 10) }
 
 func handleCount(t *testing.T, svc *Service, ref Ref) int {
 	t.Helper()
@@ -83,7 +84,7 @@ func TestMembershipReleasesDeadInstance(t *testing.T) {
 	clk.set(20 * time.Second)
 	mustNil(t, ma.Tick(ctx)) // A's last beat, at 20 s
 	mustNil(t, mb.Tick(ctx)) // B sees it at 20 s
-	wantCode(t, "REST Put Range through B", putByte(t, b, ref), "SharingViolation")
+	wantCode(t, "REST Put Range through B", putByte(t, b, ref), azerr.SharingViolation)
 
 	// A's membership lapses at 20 s + 40 s.
 	clk.set(59 * time.Second)
@@ -106,7 +107,7 @@ func TestMembershipReleasesDeadInstance(t *testing.T) {
 	if n := handleCount(t, b, ref); n != 0 {
 		t.Fatalf("%d handles left after A expired, want 0", n)
 	}
-	wantCode(t, "REST Put Range after A expired", putByte(t, b, ref), "")
+	wantCode(t, "REST Put Range after A expired", putByte(t, b, ref), 0)
 	if _, err := b.Get(ctx, Ref{Account: "a", Share: "s", Path: "d/tmp"}, false, ""); err == nil {
 		t.Fatal("A's delete-on-close file survived A")
 	}
@@ -184,14 +185,14 @@ func TestMembershipFenceRace(t *testing.T) {
 				req := OpenRequest{Share: ShareRef{Account: "a", Name: "s"}, Path: "d/f", Disposition: OpenExist,
 					DesiredAccess: FileReadData, ShareAccess: FileShareRead | FileShareWrite | FileShareDelete, Owner: owner}
 				if g%2 == 1 {
-					req.Path, req.Disposition = "d/g"+itoa(int64(g)), OpenIf
+					req.Path, req.Disposition = "d/g"+strconv.Itoa(g), OpenIf
 				}
 				for {
 					_, err := a.Open(ctx, req)
 					if errors.Is(err, ErrInstanceLost) {
 						return
 					}
-					if e, ok := azerr.As(err); ok && e.Code == "HandleLimitExceeded" {
+					if e, ok := azerr.As(err); ok && e.Code == azerr.HandleLimitExceeded {
 						runtime.Gosched() // B has not run yet
 						continue
 					}

@@ -34,13 +34,13 @@ import (
 func headRefusal(err error) *azerr.Error {
 	switch err {
 	case h1.ErrURITooLong:
-		return azerr.Newf("InvalidUri", "The request URL is longer than the %d bytes the server accepts.", h1.MaxURIBytes)
+		return azerr.Newf(azerr.InvalidUri, "The request URL is longer than the %d bytes the server accepts.", h1.MaxURIBytes)
 	case h1.ErrFieldTooLong:
-		return azerr.Newf("InvalidHeaderValue", "A request header field is longer than the %d bytes the server accepts.", h1.MaxFieldBytes)
+		return azerr.Newf(azerr.InvalidHeaderValue, "A request header field is longer than the %d bytes the server accepts.", h1.MaxFieldBytes)
 	case h1.ErrOverBudget:
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
-	return azerr.Newf("InvalidHeaderValue", "The request headers are larger than the %d bytes the server accepts.", h1.MaxHeaderBytes)
+	return azerr.Newf(azerr.InvalidHeaderValue, "The request headers are larger than the %d bytes the server accepts.", h1.MaxHeaderBytes)
 }
 
 // refusedBy returns the h1.Server.Refused hook that answers through h.

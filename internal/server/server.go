@@ -1,6 +1,11 @@
 // Package server is the composition root: it opens the storage engine,
 // builds the four services with their shared plumbing, listens on one port
 // per service and shuts everything down in order.
+//
+// It is the only package that knows every other one: cmd/lazuli turns
+// flags and environment into a Config, the emulator package turns Options
+// into one, and Server owns the engine, the HTTP and SMB listeners and the
+// background workers (purges, chunk collection) until Close.
 package server
 
 import (

@@ -74,7 +74,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // validate checks an operation before any transaction runs.
 func (op *Op) validate() error {
 	if op.Kind < OpInsert || op.Kind > OpInsertOrMerge {
-		return azerr.New("InvalidInput")
+		return azerr.New(azerr.InvalidInput)
 	}
 	if op.Kind == OpDelete {
 		if err := ValidateKey("PartitionKey", op.PartitionKey); err != nil {
@@ -202,16 +202,16 @@ func entityKeyOf(uid, keyTail []byte) []byte {
 // A failing operation yields a *BatchError naming its index.
 func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([]*Entity, error) {
 	if len(ops) > MaxBatchOperations {
-		return nil, azerr.Newf("InvalidInput", "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)
+		return nil, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)
 	}
 	seen := make(map[string]struct{}, len(ops))
 	for i := range ops {
 		op := &ops[i]
 		if op.PartitionKey != ops[0].PartitionKey {
-			return nil, &BatchError{i, azerr.New("CommandsInBatchActOnDifferentPartitions")}
+			return nil, &BatchError{i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)}
 		}
 		if _, dup := seen[op.RowKey]; dup {
-			return nil, &BatchError{i, azerr.New("InvalidDuplicateRow")}
+			return nil, &BatchError{i, azerr.New(azerr.InvalidDuplicateRow)}
 		}
 		seen[op.RowKey] = struct{}{}
 		if err := op.validate(); err != nil {
@@ -279,14 +279,14 @@ func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, now int64) (*Entity
 	switch op.Kind {
 	case OpInsert:
 		if exists {
-			return nil, azerr.New("EntityAlreadyExists")
+			return nil, azerr.New(azerr.EntityAlreadyExists)
 		}
 	case OpUpdate, OpMerge, OpDelete:
 		if !exists {
-			return nil, azerr.New("ResourceNotFound")
+			return nil, azerr.New(azerr.ResourceNotFound)
 		}
 		if !p.ifMatches(curTS) {
-			return nil, azerr.New("UpdateConditionNotSatisfied")
+			return nil, azerr.New(azerr.UpdateConditionNotSatisfied)
 		}
 	}
 	if op.Kind == OpDelete {
@@ -347,7 +347,7 @@ func (s *Service) GetEntity(ctx context.Context, account, table, pk, rk string) 
 		}
 		raw, err := tx.Get(entityKey(uid, pk, rk))
 		if errors.Is(err, storage.ErrNotFound) {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err != nil {
 			return err
