@@ -93,6 +93,7 @@ type options struct {
 	salvage   *bool
 	pgURL     *string
 	pgConns   *int
+	instExp   *time.Duration
 	advertise *string
 	progress  *time.Duration
 	engine    *string
@@ -139,6 +140,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory) or postgres (everything in the PostgreSQL database of --postgres, which several instances may share); default: the one the directory holds")
 	o.pgURL = fs.String("postgres", "", "PostgreSQL connection `url` of --engine postgres (postgres://user:password@host:5432/db); its environment variable is LAZULI_POSTGRES_URL")
 	o.pgConns = fs.Int("postgresMaxConns", 0, "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
+	o.instExp = fs.Duration("instanceExpiry", server.DefaultInstanceExpiry, "with --engine postgres, the SMB handles of an instance that has not renewed its membership for this `duration` are released by the others")
 	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
 	o.silent = fs.Bool("silent", false, "turn the access log off")
 	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
@@ -262,7 +264,7 @@ func run(args []string, stderr io.Writer) int {
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
 		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
-		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns,
+		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns, InstanceExpiry: *o.instExp,
 	}
 	if *o.advertise != "" {
 		cfg.Advertise = map[auth.Service]string{

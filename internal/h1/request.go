@@ -69,7 +69,7 @@ func (c *conn) readLine(n *int, limit int, tooLong error) ([]byte, error) {
 // request, its body and its response writer.
 func (c *conn) readRequest() (*exchange, error) {
 	n := 0
-	c.method, c.target = "", ""
+	c.method, c.target, c.line = "", "", c.line[:0]
 	// The request line: the target and up to 17 bytes of method and
 	// version around it.
 	line, err := c.readLine(&n, MaxURIBytes+32, errURITooLong)

@@ -1,7 +1,13 @@
 // Package httpx is the plumbing every service shares: request ids, version
 // and date headers, account resolution from path-style or host-style URLs,
-// authentication, Azure error rendering, panic recovery, the access log and
-// the raw header debug log.
+// authentication, Azure error rendering, panic recovery, the access log,
+// the raw header debug log, and the Router that reads each service's
+// operation table.
+//
+// It sits under the four <service>http packages: the server wraps each of
+// them with Wrap, so by the time a service handler runs the request has an
+// Info (account, caller, version, request id) and every answer, error or
+// not, gets Azure's common headers.
 package httpx
 
 import (
@@ -131,7 +137,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				}
 				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
-					WriteError(rw, r, azerr.New("InternalError"))
+					WriteError(rw, r, azerr.New(azerr.InternalError))
 				}
 			}
 			if !o.Silent {
@@ -183,7 +189,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 
 		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
-			WriteError(rw, r, azerr.New("InvalidUri"))
+			WriteError(rw, r, azerr.New(azerr.InvalidUri))
 			return
 		}
 		info.Account, info.Path = account, path

@@ -34,13 +34,13 @@ import (
 func headRefusal(err error) *azerr.Error {
 	switch err {
 	case h1.ErrURITooLong:
-		return azerr.Newf("InvalidUri", "The request URL is longer than the %d bytes the server accepts.", h1.MaxURIBytes)
+		return azerr.Newf(azerr.InvalidUri, "The request URL is longer than the %d bytes the server accepts.", h1.MaxURIBytes)
 	case h1.ErrFieldTooLong:
-		return azerr.Newf("InvalidHeaderValue", "A request header field is longer than the %d bytes the server accepts.", h1.MaxFieldBytes)
+		return azerr.Newf(azerr.InvalidHeaderValue, "A request header field is longer than the %d bytes the server accepts.", h1.MaxFieldBytes)
 	case h1.ErrOverBudget:
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
-	return azerr.Newf("InvalidHeaderValue", "The request headers are larger than the %d bytes the server accepts.", h1.MaxHeaderBytes)
+	return azerr.Newf(azerr.InvalidHeaderValue, "The request headers are larger than the %d bytes the server accepts.", h1.MaxHeaderBytes)
 }
 
 // refusedBy returns the h1.Server.Refused hook that answers through h.
@@ -206,9 +206,13 @@ func (w *rawResponse) Write(p []byte) (int, error) {
 
 // budgetState follows the connection's state: StateActive means net/http
 // has read a request head and runs its handler; when the request is over
-// (idle or closed) its reservation is released.
+// (idle or closed) its reservation is released, and the raw header
+// recorder lets go of what it kept of the request.
 func budgetState(c net.Conn, st http.ConnState) {
 	if rc, ok := c.(*httpx.RawConn); ok {
+		if st == http.StateIdle {
+			rc.Idle()
+		}
 		c = rc.Conn
 	}
 	bc, ok := c.(*budgetConn)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
+	"github.com/lazuli-storage/lazuli/internal/h1"
 )
 
 // startServer runs an in-memory lazuli with Blob, Queue and Table listeners on the given
@@ -127,5 +128,60 @@ func TestHeadLimitsBothServers(t *testing.T) {
 				t.Errorf("metadata name case lost: %s", r)
 			}
 		})
+	}
+}
+
+// When the server's budget of unauthenticated head bytes is spent, a head
+// that needs more of it is answered 503 ServerBusy, as an Azure error of
+// the service, on both HTTP servers; a small head (within what a
+// connection's read buffer holds anyway) is still served, and so is a
+// large one once the budget is back.
+func TestHeadBudgetRefusalBothServers(t *testing.T) {
+	for _, kind := range []string{"h1", "std"} {
+		t.Run(kind, func(t *testing.T) {
+			s := startServer(t, kind)
+			big := "GET /devstoreaccount1/c?restype=container HTTP/1.1\r\nHost: h\r\nX-Pad: " + strings.Repeat("p", 12<<10) + "\r\n\r\n"
+			small := "GET /devstoreaccount1/c?restype=container HTTP/1.1\r\nHost: h\r\n\r\n"
+			if !s.budget.Reserve(h1.DefaultHeaderBudget) {
+				t.Fatal("the budget is in use")
+			}
+			for _, svc := range []auth.Service{auth.Blob, auth.Table} {
+				resp, body := sendRaw(t, s.Addr(svc), big)
+				if resp.StatusCode != 503 || resp.Header.Get("x-ms-error-code") != "ServerBusy" || !strings.Contains(body, "ServerBusy") {
+					t.Errorf("%s, budget spent: %d %q %q, want 503 ServerBusy", svc, resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
+				}
+				if resp, _ := sendRaw(t, s.Addr(svc), small); resp.StatusCode == 503 {
+					t.Errorf("%s, budget spent: a small head is refused too", svc)
+				}
+			}
+			s.budget.Release(h1.DefaultHeaderBudget)
+			if resp, _ := sendRaw(t, s.Addr(auth.Blob), big); resp.StatusCode == 503 {
+				t.Errorf("budget back: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+			}
+			// Given back once each request is over (just after its response).
+			for deadline := time.Now().Add(5 * time.Second); s.budget.Used() != 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if used := s.budget.Used(); used != 0 {
+				t.Errorf("%d bytes of the budget still held after the requests", used)
+			}
+		})
+	}
+}
+
+// A request without credentials never gets its body read into memory
+// before it is refused: Table's batch (up to 4 MiB) and entity bodies are
+// answered 401 from the headers, while the body has not been sent.
+func TestAnonymousBodiesAreNotRead(t *testing.T) {
+	s := startServer(t, "")
+	for _, head := range []string{
+		"POST /devstoreaccount1/$batch HTTP/1.1\r\nHost: h\r\nContent-Type: multipart/mixed; boundary=b\r\nContent-Length: 4000000\r\n\r\n",
+		"POST /devstoreaccount1/t HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+		"PUT /devstoreaccount1/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+	} {
+		resp, body := sendRaw(t, s.Addr(auth.Table), head)
+		if resp.StatusCode != 401 || resp.Header.Get("x-ms-error-code") != "NoAuthenticationInformation" {
+			t.Errorf("%.40q: %d %s %s, want 401 NoAuthenticationInformation", head, resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
+		}
 	}
 }
