@@ -161,7 +161,8 @@ func (e *Emulator) ConnectionString() string {
 // SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
 func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 
-// Engine returns the storage engine.
+// Engine returns the storage engine the emulator serves, for tests that
+// look at or prepare stored state directly.
 func (e *Emulator) Engine() storage.Engine { return e.srv.Engine() }
 
 // Close stops lazuli.

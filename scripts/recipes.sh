@@ -2,7 +2,8 @@
 # Runs every recipe of the README against a freshly built lazuli: the
 # build and install commands, the az CLI, Python (Debian's azure-storage
 # and azure-data-tables packages), the JavaScript and Go SDKs, and rclone
-# with an account SAS URL. Needs az, python3, node/npm and rclone (.ci/run
+# with an account SAS URL, and smbclient on a share made over REST. Needs az,
+# python3, node/npm, rclone and smbclient (.ci/run
 # installs the Debian packages); exits non-zero at the first failure.
 #
 # In CI (CI=true) with the default ports 10000-10003 free, lazuli runs on
@@ -38,14 +39,14 @@ else
   echo "(not in CI or default ports busy: running on free ports; UseDevelopmentStorage=true is not exercised)"
   port_args=(--blobPort 0 --queuePort 0 --tablePort 0 --filePort 0)
 fi
-# The recipes do not use SMB; its port stays free.
-"$tmp/lazuli" --inMemoryPersistence --silent --smbPort -1 "${port_args[@]}" 2>"$tmp/log" &
+# SMB takes a free port, so a busy 10445 cannot fail the recipes.
+"$tmp/lazuli" --inMemoryPersistence --silent --smbPort 0 "${port_args[@]}" 2>"$tmp/log" &
 lz_pid=$!
 for _ in $(seq 1 100); do
   grep -q '^lazuli: blob' "$tmp/log" && break
   sleep 0.1
 done
-read -r blob queue table < <(sed -n 's/^lazuli: blob \([^ ]*\) queue \([^ ]*\) table \([^ ]*\) file .*/\1 \2 \3/p' "$tmp/log")
+read -r blob queue table file smb < <(sed -n 's/^lazuli: blob \([^ ]*\) queue \([^ ]*\) table \([^ ]*\) file \([^ ]*\) smb \([^ ]*\).*/\1 \2 \3 \4 \5/p' "$tmp/log")
 [ -n "${blob:-}" ] || { echo "lazuli did not start:"; cat "$tmp/log"; exit 1; }
 
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
@@ -91,5 +92,16 @@ rclone check "$tmp/tree" "${remote}rclonerecipe/tree"
 [ "$(rclone cat "${remote}rclonerecipe/tree/sub/b.txt")" = two ]
 rclone lsd "$remote" | grep -q rclonerecipe
 echo "rclone recipe ok"
+
+echo "-- smbclient ($(smbclient --version)) on a share made over REST"
+fileexplicit="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;FileEndpoint=http://$file/devstoreaccount1;"
+az storage share create -n myshare --connection-string "$fileexplicit" -o none
+smb_port=${smb##*:}
+echo "hello over SMB" >"$tmp/smb.txt"
+(cd "$tmp" && smbclient //127.0.0.1/myshare -p "$smb_port" -U "devstoreaccount1%$key" -c 'put smb.txt; ls' >/dev/null)
+smbclient -L 127.0.0.1 -p "$smb_port" -U "devstoreaccount1%$key" 2>/dev/null | grep -q myshare
+az storage file download -s myshare -p smb.txt --dest "$tmp/smb-back.txt" --connection-string "$fileexplicit" -o none --no-progress
+cmp "$tmp/smb.txt" "$tmp/smb-back.txt"
+echo "smbclient recipe ok"
 
 echo "-- all recipes passed"

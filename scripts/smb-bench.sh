@@ -12,6 +12,9 @@ big_mib=${1:-256}
 small=${2:-1000}
 base=${LAZULI_BENCH_BASE:-32400}
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+for tool in smbd smbpasswd smbclient az bc; do
+  command -v "$tool" >/dev/null || { echo "smb-bench: $tool is needed (Debian: samba, smbclient, bc; az: the Azure CLI)" >&2; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'kill ${lz_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 

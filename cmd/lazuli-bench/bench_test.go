@@ -45,6 +45,9 @@ func TestWorkloadsAgainstLazuli(t *testing.T) {
 			if r.Ops == 0 || r.OpsPerSec <= 0 || r.P50ms <= 0 || r.P99ms < r.P50ms {
 				t.Fatalf("no measurement: %+v", r)
 			}
+			if w.name == "blob-cas-hot" && r.Note == "" {
+				t.Fatal("no attempts-per-win note")
+			}
 		})
 	}
 }
@@ -134,6 +137,14 @@ func TestSelectWorkloads(t *testing.T) {
 	some, err := selectWorkloads("trivial, blob-lease,trivial")
 	if err != nil || len(some) != 2 || some[0].name != "trivial" || some[1].name != "blob-lease" {
 		t.Fatalf("some: %v", err)
+	}
+	for _, w := range all {
+		if w.name == "blob-cas-hot" {
+			t.Fatal("blob-cas-hot runs only when named")
+		}
+	}
+	if hot, err := selectWorkloads("blob-cas-hot"); err != nil || len(hot) != 1 {
+		t.Fatalf("blob-cas-hot by name: %v", err)
 	}
 	if _, err := selectWorkloads("blob-put-1k,nope"); err == nil {
 		t.Fatal("unknown workload accepted")

@@ -126,6 +126,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one request")
 	list := fs.Bool("list", false, "list the workloads and exit")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	var serverCPU targetFlags
+	fs.Var(&serverCPU, "cpu", "`target:tier=pid[,pid...]`: report the CPU that these server processes (each with its child "+
+		"processes) use per operation of that target, as tier (repeatable; e.g. pg:lazuli=41,42 --cpu pg:postgres=40)")
+	settleFirst := fs.Bool("settle", true, "before each measurement, flush dirty pages and wait (up to 10 s) for the CPUs to go quiet; "+
+		"false measures at once (shorter runs, on a machine that is never quiet)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -175,7 +180,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		}
 		o.targets = append(o.targets, newTarget(name, a, *version, *concurrency, *timeout))
 	}
-	o.settings = runSettings{settle: true, duration: *duration, warmup: *warmup, concurrency: *concurrency,
+	o.settings = runSettings{settle: *settleFirst, duration: *duration, warmup: *warmup, concurrency: *concurrency,
 		preload: *preload, prefix: runPrefix()}
 	for _, v := range preloadFor {
 		name, n, ok := strings.Cut(v, "=")
@@ -188,6 +193,20 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 			o.settings.preloadFor = map[string]int{}
 		}
 		o.settings.preloadFor[name] = count
+	}
+	for _, v := range serverCPU {
+		target, tier, err := parseServerCPU(v)
+		if err == nil && !seen[target] {
+			err = fmt.Errorf("no target named %q", target)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lazuli-bench: --cpu %q: %v\n", v, err)
+			return nil, 2
+		}
+		if o.settings.serverCPU == nil {
+			o.settings.serverCPU = map[string][]serverTier{}
+		}
+		o.settings.serverCPU[target] = append(o.settings.serverCPU[target], tier)
 	}
 	return o, 0
 }
@@ -244,6 +263,9 @@ func progressLine(r *result) string {
 	}
 	if r.ClientCPU > 0 {
 		s += fmt.Sprintf("  client %.2f cores", r.ClientCPU)
+	}
+	for _, c := range r.ServerCPU {
+		s += fmt.Sprintf("  %s %.0f µs/op", c.Tier, c.MicrosPerOp)
 	}
 	if r.Failures > 0 {
 		s += fmt.Sprintf("  (%d failures; first: %s)", r.Failures, r.FirstError)

@@ -124,6 +124,22 @@ func (rep *report) writeTable(w io.Writer) error {
 		fmt.Fprintln(w, "\none op of "+strings.Join(multi, "; "))
 	}
 
+	writeServerCPU(w, rep, workloads)
+	var remarks []string
+	for _, wl := range workloads {
+		for _, t := range rep.Targets {
+			if r := rep.find(wl, t); r != nil && r.Note != "" {
+				remarks = append(remarks, fmt.Sprintf("  [%s] %s: %s", t, wl, r.Note))
+			}
+		}
+	}
+	if len(remarks) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range remarks {
+			fmt.Fprintln(w, n)
+		}
+	}
+
 	var notes []string
 	for _, wl := range workloads {
 		for _, t := range rep.Targets {
@@ -141,6 +157,53 @@ func (rep *report) writeTable(w io.Writer) error {
 	return nil
 }
 
+// writeServerCPU prints, when --cpu named server processes, the CPU per
+// operation of each tier of each target, in microseconds.
+func writeServerCPU(w io.Writer, rep *report, workloads []string) {
+	type col struct{ target, tier string }
+	var cols []col
+	for _, r := range rep.Results {
+		for _, c := range r.ServerCPU {
+			if k := (col{r.Target, c.Tier}); !slices.Contains(cols, k) {
+				cols = append(cols, k)
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	slices.SortStableFunc(cols, func(a, b col) int {
+		return slices.Index(rep.Targets, a.target) - slices.Index(rep.Targets, b.target)
+	})
+	fmt.Fprintln(w, "\nserver CPU per operation, µs (cores busy in parentheses):")
+	width := len("workload")
+	for _, wl := range workloads {
+		width = max(width, len(wl))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"workload" + strings.Repeat(" ", width-len("workload"))}
+	for _, c := range cols {
+		head = append(head, c.target+" "+c.tier)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, wl := range workloads {
+		row := []string{wl + strings.Repeat(" ", width-len(wl))}
+		for _, c := range cols {
+			cell := "-"
+			if r := rep.find(wl, c.target); r != nil && !r.failed() {
+				for _, u := range r.ServerCPU {
+					if u.Tier == c.tier {
+						cell = fmt.Sprintf("%.0f (%.2f)", u.MicrosPerOp, u.Cores)
+					}
+				}
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
 // requestsPerOp says what one operation of a workload is when it is more
 // than one request, or "".
 func requestsPerOp(workload string) string {
@@ -155,6 +218,8 @@ func requestsPerOp(workload string) string {
 		return "Create File + 16 Put Range"
 	case "queue-receive-delete":
 		return "Get Messages + Delete Message"
+	case "blob-cas-hot":
+		return "(Get Blob Properties + Put Blob with If-Match) until the put wins"
 	}
 	return ""
 }

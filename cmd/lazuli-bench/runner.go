@@ -24,6 +24,9 @@ type prepared struct {
 	bytesPerOp int64
 	// cleanup removes what the workload created (best effort).
 	cleanup func()
+	// note, when set, says something the numbers do not (read after
+	// the measurement).
+	note func() string
 }
 
 // workload is a named benchmark.
@@ -32,6 +35,9 @@ type workload struct {
 	desc string
 	// prepare creates the shared resources of the workload on a target.
 	prepare func(e *env) (*prepared, error)
+	// named workloads run only when --workloads names them, not in
+	// "all".
+	named bool
 }
 
 // env is what a workload sees while it prepares: the target, the run's
@@ -117,6 +123,11 @@ type result struct {
 	// ClientCPU is the CPU the benchmark process used while measuring, in
 	// cores (1.0 = one core busy): what the client took from the machine.
 	ClientCPU float64 `json:"client_cpu_cores,omitempty"`
+	// ServerCPU is the CPU the target's server processes (--cpu) used
+	// while measuring, per tier.
+	ServerCPU []tierCPU `json:"server_cpu,omitempty"`
+	// Note is the workload's own remark (see prepared.note).
+	Note string `json:"note,omitempty"`
 }
 
 // failed reports whether the workload could not be measured at all.
@@ -129,7 +140,10 @@ type runSettings struct {
 	concurrency int
 	preload     int
 	preloadFor  map[string]int // per-target preload overrides
-	prefix      string
+	// serverCPU lists, per target name, the server processes whose CPU
+	// each measurement reports (--cpu).
+	serverCPU map[string][]serverTier
+	prefix    string
 	// settle lets the disk and CPUs go quiet before each measurement
 	// (see settle); the command sets it, unit tests leave it off, since
 	// it takes seconds per workload.
@@ -177,12 +191,19 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 			if s.warmup > 0 {
 				runClients(ctx, ops, s.warmup, false)
 			}
+			tiers := s.serverCPU[t.name]
+			srv0 := sampleTiers(tiers)
 			cpu0, ok0 := processCPU()
 			stats, elapsed := runClients(ctx, ops, s.duration, true)
 			cpu1, ok1 := processCPU()
+			srv1 := sampleTiers(tiers)
 			summarize(res, stats, elapsed)
 			if ok0 && ok1 && elapsed > 0 {
 				res.ClientCPU = float64(cpu1-cpu0) / float64(elapsed)
+			}
+			res.ServerCPU = tierUsage(tiers, srv0, srv1, res.Ops, elapsed)
+			if p.note != nil {
+				res.Note = p.note()
 			}
 			return res
 		}

@@ -11,6 +11,8 @@ func workloads() []*workload {
 		{name: "blob-put-1k", desc: "Put Blob of 1 KiB, a new blob each time", prepare: blobPut1k},
 		{name: "blob-get-1k", desc: "Get Blob of 1 KiB, round robin over 64 blobs", prepare: blobGet1k},
 		{name: "blob-put-ifmatch", desc: "Put Blob with If-Match of the current ETag, each client on its own blob", prepare: blobPutIfMatch},
+		{name: "blob-cas-hot", desc: "all clients race one blob: Get Blob Properties + Put Blob If-Match until it wins (one op = one win; only when named)",
+			prepare: blobCASHot, named: true},
 		{name: "blob-lease", desc: "Lease Blob acquire + release (one op = both), each client on its own blob", prepare: blobLease},
 		{name: "blob-upload-64m", desc: "64 MiB block blob: 16 Put Block of 4 MiB + Put Block List (one op = one blob)", prepare: blobUpload64m},
 		{name: "file-put-1k", desc: "Create File of 1 KiB + Put Range of 1 KiB (one op = both), a new file each time", prepare: filePut1k},
@@ -31,7 +33,13 @@ func selectWorkloads(spec string) ([]*workload, error) {
 	all := workloads()
 	spec = strings.TrimSpace(spec)
 	if spec == "" || spec == "all" {
-		return all, nil
+		var out []*workload
+		for _, w := range all {
+			if !w.named {
+				out = append(out, w)
+			}
+		}
+		return out, nil
 	}
 	byName := make(map[string]*workload, len(all))
 	for _, w := range all {

@@ -37,28 +37,40 @@ func main() {
 // collector's default of running at every doubling costs a lot of CPU for
 // little memory, so it runs at every fivefold growth instead. The log
 // engine keeps every key in the heap, though, and five times a large live
-// heap is too much memory: past bigHeap the default pacing returns.
+// heap is too much memory: past bigHeap the default pacing returns. And
+// fivefold growth must not turn a burst of garbage (many clients sending
+// request heads at once, say) into hundreds of megabytes: a soft memory
+// limit of max(memoryFloor, twice the live heap) makes the collector run
+// early then, never later than the default pacing would.
 const (
 	smallHeapGCPercent = 400
 	bigHeap            = 256 << 20
+	memoryFloor        = 128 << 20
 )
 
 func tuneGC() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	percent := smallHeapGCPercent
 	debug.SetGCPercent(percent)
+	limit := int64(memoryFloor)
+	debug.SetMemoryLimit(limit)
 	for range time.Tick(time.Second) {
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
+		live := sample[0].Value.Uint64()
 		want := smallHeapGCPercent
-		if sample[0].Value.Uint64() > bigHeap {
+		if live > bigHeap {
 			want = 100
 		}
 		if want != percent {
 			percent = want
 			debug.SetGCPercent(percent)
+		}
+		if l := max(memoryFloor, 2*int64(live)); l != limit {
+			limit = l
+			debug.SetMemoryLimit(limit)
 		}
 	}
 }
@@ -81,6 +93,7 @@ type options struct {
 	salvage   *bool
 	pgURL     *string
 	pgConns   *int
+	instExp   *time.Duration
 	advertise *string
 	progress  *time.Duration
 	engine    *string
@@ -127,6 +140,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.engine = fs.String("engine", "", "`name` of the data directory's engine: log (every key in memory, writes appended to a log; the default for a new directory) or sqlite (keys in a SQLite database, for data larger than memory) or postgres (everything in the PostgreSQL database of --postgres, which several instances may share); default: the one the directory holds")
 	o.pgURL = fs.String("postgres", "", "PostgreSQL connection `url` of --engine postgres (postgres://user:password@host:5432/db); its environment variable is LAZULI_POSTGRES_URL")
 	o.pgConns = fs.Int("postgresMaxConns", 0, "most connections to PostgreSQL this instance opens (0: the larger of 4 and the CPU count)")
+	o.instExp = fs.Duration("instanceExpiry", server.DefaultInstanceExpiry, "with --engine postgres, the SMB handles of an instance that has not renewed its membership for this `duration` are released by the others")
 	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
 	o.silent = fs.Bool("silent", false, "turn the access log off")
 	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
@@ -250,7 +264,7 @@ func run(args []string, stderr io.Writer) int {
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
 		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
-		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns,
+		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns, InstanceExpiry: *o.instExp,
 	}
 	if *o.advertise != "" {
 		cfg.Advertise = map[auth.Service]string{

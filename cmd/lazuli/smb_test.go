@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -18,12 +19,15 @@ import (
 
 var smbReadyLine = regexp.MustCompile(`^lazuli: blob \S+ queue \S+ table \S+ file (\S+) smb (\S+)$`)
 
-// startWithSMB runs the binary on dir and returns the File and SMB
-// addresses.
-func startWithSMB(t *testing.T, dir string) (*exec.Cmd, string, string) {
+// startWithSMB runs the binary on dir (with extra environment variables)
+// and returns the File and SMB addresses.
+func startWithSMB(t *testing.T, dir string, env ...string) (*exec.Cmd, string, string) {
 	t.Helper()
 	cmd := exec.Command(buildLazuli(t), "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0",
 		"--filePort", "0", "--smbPort", "0", "--silent")
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -105,5 +109,26 @@ func TestSMBHandlesDoNotSurviveAKill(t *testing.T) {
 	}
 	if st, body := restFile(t, "HEAD", fileAddr, "share1/gone.txt", nil); st != 404 {
 		t.Fatalf("delete-pending file after restart: %d %s", st, body)
+	}
+}
+
+// TestSMBLogonWithEveryAccount: each account of AZURITE_ACCOUNTS logs on
+// over SMB with either of its keys; another account's key is refused.
+func TestSMBLogonWithEveryAccount(t *testing.T) {
+	k1 := base64.StdEncoding.EncodeToString([]byte("first key of account two, 32 by"))
+	k2 := base64.StdEncoding.EncodeToString([]byte("second key of account two, 32 b"))
+	k3 := base64.StdEncoding.EncodeToString([]byte("the key of account three, 32 by"))
+	_, _, smbAddr := startWithSMB(t, t.TempDir(), "AZURITE_ACCOUNTS=acct2:"+k1+":"+k2+";acct3:"+k3)
+	for _, c := range []struct {
+		user, key string
+		ok        bool
+	}{{"acct2", k1, true}, {"acct2", k2, true}, {"acct3", k3, true}, {"acct3", k1, false}} {
+		cl, err := smbtest.Dial(smbAddr, c.user, c.key)
+		if err == nil {
+			cl.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("logon as %s with key %.6s...: %v, want success %v", c.user, c.key, err, c.ok)
+		}
 	}
 }

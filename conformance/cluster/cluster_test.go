@@ -7,10 +7,12 @@
 package cluster
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,4 +245,64 @@ func TestSnapshotReadsAcrossInstances(t *testing.T) {
 		t.Fatalf("too little overlap: %d batches, %d queries", writes.Load(), reads)
 	}
 	t.Logf("%d batches on instances 1 and 2, %d consistent queries on instance 0", writes.Load(), reads)
+}
+
+// TestETagsAndLastModifiedAcrossInstances: writers on three instances
+// (one clock five minutes ahead, one five minutes behind) overwrite one
+// blob at once. Every acknowledged write has its own ETag, and in the
+// order of the ETags (each write's is above the one it replaced),
+// Last-Modified never goes back and stays on the real time.
+func TestETagsAndLastModifiedAcrossInstances(t *testing.T) {
+	ins := startInstances(t, 3, time.Now,
+		func() time.Time { return time.Now().Add(5 * time.Minute) },
+		func() time.Time { return time.Now().Add(-5 * time.Minute) })
+	ctx := harness.Ctx(t)
+	_, err := blobClient(t, ins[0].blob).CreateContainer(ctx, "stamps", nil)
+	must(t, err)
+	type stamp struct {
+		etag uint64
+		lm   time.Time
+	}
+	var mu sync.Mutex
+	var stamps []stamp
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 6 {
+		bb := blobClient(t, ins[w%3].blob).ServiceClient().NewContainerClient("stamps").NewBlockBlobClient("b")
+		wg.Go(func() {
+			for i := range 25 {
+				r, err := bb.UploadBuffer(ctx, []byte(fmt.Sprint(w, i)), nil)
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+				var e uint64
+				if _, err := fmt.Sscanf(string(*r.ETag), "\"0x%X\"", &e); err != nil {
+					t.Errorf("ETag %s: %v", *r.ETag, err)
+					return
+				}
+				mu.Lock()
+				stamps = append(stamps, stamp{e, *r.LastModified})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	end := time.Now()
+	slices.SortFunc(stamps, func(a, b stamp) int { return cmp.Compare(a.etag, b.etag) })
+	for i, s := range stamps {
+		if i > 0 && s.etag == stamps[i-1].etag {
+			t.Fatalf("two writes got ETag %X", s.etag)
+		}
+		if i > 0 && s.lm.Before(stamps[i-1].lm) {
+			t.Fatalf("Last-Modified went back from %v to %v between ETags %X and %X", stamps[i-1].lm, s.lm, stamps[i-1].etag, s.etag)
+		}
+		// Last-Modified has one-second resolution.
+		if s.lm.Before(start.Truncate(time.Second)) || s.lm.After(end.Add(time.Second)) {
+			t.Fatalf("Last-Modified %v outside the run [%v, %v]", s.lm, start, end)
+		}
+	}
+	if len(stamps) != 150 {
+		t.Fatalf("%d acknowledged writes, want 150", len(stamps))
+	}
 }

@@ -37,16 +37,19 @@ var buildLazuli = sync.OnceValues(func() (string, error) {
 
 // process is a lazuli process on the shared database.
 type process struct {
-	cmd                *exec.Cmd
-	blob, queue, table string
+	cmd                           *exec.Cmd
+	blob, queue, table, file, smb string
 }
 
-func startProcess(t *testing.T, url string) *process {
+// startProcess starts a lazuli process on the database at url, with
+// extra flags.
+func startProcess(t *testing.T, url string, extra ...string) *process {
 	t.Helper()
 	bin, err := buildLazuli()
 	must(t, err)
-	cmd := exec.Command(bin, "--engine", "postgres", "--postgres", url, "--silent",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
+	args := append([]string{"--engine", "postgres", "--postgres", url, "--silent",
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0"}, extra...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	must(t, err)
 	must(t, cmd.Start())
@@ -62,9 +65,10 @@ func startProcess(t *testing.T, url string) *process {
 	}()
 	select {
 	case line := <-lines:
-		f := strings.Fields(line) // lazuli: blob A queue B table C file D
+		f := strings.Fields(line) // lazuli: blob A queue B table C file D smb E
 		return &process{cmd: cmd, blob: "http://" + f[2] + "/devstoreaccount1",
-			queue: "http://" + f[4] + "/devstoreaccount1", table: "http://" + f[6] + "/devstoreaccount1"}
+			queue: "http://" + f[4] + "/devstoreaccount1", table: "http://" + f[6] + "/devstoreaccount1",
+			file: "http://" + f[8] + "/devstoreaccount1", smb: f[10]}
 	case <-time.After(60 * time.Second):
 		t.Fatal("lazuli did not start")
 	}

@@ -43,8 +43,9 @@ func (s svc) base(tg *harness.Target) string {
 }
 
 // requestTimeout bounds every request: a handler that does not answer in
-// this time counts as a hang.
-const requestTimeout = 15 * time.Second
+// this time counts as a hang (generous: a 10 MB body is parsed under the
+// race detector on a loaded machine).
+const requestTimeout = 60 * time.Second
 
 // reply is a fully read response.
 type reply struct {

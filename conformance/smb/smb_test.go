@@ -7,9 +7,11 @@ package smb_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,6 +316,18 @@ func TestListAndForceCloseHandles(t *testing.T) {
 			*hs.Handles[0].SessionID == "" || *hs.Handles[0].SessionID == "0" {
 			t.Fatalf("List Handles of h1.txt: %+v", hs.Handles)
 		}
+		// The file id and parent id are REST's x-ms-file-id and the
+		// root's, the open time is now, the handle id a number.
+		h := hs.Handles[0]
+		fp, err := e.file("h1.txt").GetProperties(ctx(t), nil)
+		must(t, err)
+		rp, err := root.GetProperties(ctx(t), nil)
+		must(t, err)
+		if _, err := strconv.ParseUint(*h.ID, 10, 64); err != nil || *h.FileID != *fp.ID || *h.ParentID != *rp.ID ||
+			h.OpenTime == nil || time.Since(*h.OpenTime).Abs() > time.Minute {
+			t.Fatalf("List Handles of h1.txt: id %s, file id %s (REST %s), parent id %s (root %s), open time %v",
+				*h.ID, *h.FileID, *fp.ID, *h.ParentID, *rp.ID, h.OpenTime)
+		}
 		n, err := e.file("h2.txt").ForceCloseHandles(ctx(t), "*", nil)
 		must(t, err)
 		if *n.NumberOfHandlesClosed != 1 {
@@ -365,5 +379,130 @@ func TestLeasedFileRefusesSMBWriteOpen(t *testing.T) {
 			t.Fatalf("SMB read open of a leased file: %#x", st)
 		}
 		c.CloseFile(fid)
+	})
+}
+
+// TestSMBPropertiesAndSizeAreREST: attributes set over SMB are REST's
+// x-ms-file-attributes, a last-write time set over REST is the one SMB
+// reports, and the volume size SMB reports is the share's quota with
+// what its files use taken off the free space.
+func TestSMBPropertiesAndSizeAreREST(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		_, err := e.share.SetProperties(ctx(t), &share.SetPropertiesOptions{Quota: to(int32(5))})
+		must(t, err)
+		f := e.createFile(t, "p.txt", bytes.Repeat([]byte{1}, 40960))
+
+		out, err := e.smbclient(t, e.name, []string{"-m", "SMB3"}, "setmode p.txt +hr")
+		if err != nil || strings.Contains(out, "NT_STATUS") {
+			t.Fatalf("setmode: %v\n%s", err, out)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		attrs, err := file.ParseNTFSFileAttributes(p.FileAttributes)
+		must(t, err)
+		if !attrs.Hidden || !attrs.ReadOnly {
+			t.Fatalf("x-ms-file-attributes after setmode +hr: %s", *p.FileAttributes)
+		}
+
+		when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+		_, err = f.SetHTTPHeaders(ctx(t), &file.SetHTTPHeadersOptions{SMBProperties: &file.SMBProperties{LastWriteTime: &when}})
+		must(t, err)
+		out, err = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "ls p.txt")
+		if err != nil {
+			t.Fatalf("ls: %v\n%s", err, out)
+		}
+		// smbclient prints the last-write time in the local zone.
+		if local := when.Local().Format("Mon Jan _2 15:04:05 2006"); !strings.Contains(out, local) {
+			t.Fatalf("SMB last-write time: want %q in\n%s", local, out)
+		}
+		out, _ = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "altname p.txt")
+		if !strings.Contains(out, "NT_STATUS_OBJECT_NAME_NOT_FOUND") {
+			t.Fatalf("altname (no 8.3 names): want NT_STATUS_OBJECT_NAME_NOT_FOUND in\n%s", out)
+		}
+
+		out, err = e.smbclient(t, e.name, []string{"-m", "SMB3"}, "du")
+		if err != nil {
+			t.Fatalf("du: %v\n%s", err, out)
+		}
+		want := strconv.Itoa(5<<30/4096) + " blocks of size 4096. " + strconv.Itoa((5<<30-40960)/4096) + " blocks available"
+		if !strings.Contains(out, want) {
+			t.Fatalf("du: want %q in\n%s", want, out)
+		}
+	})
+}
+
+// sidBytes encodes a SID string (S-1-...) in its binary form.
+func sidBytes(t *testing.T, s string) []byte {
+	parts := strings.Split(s, "-")
+	auth, err := strconv.ParseUint(parts[2], 10, 48)
+	must(t, err)
+	b := []byte{1, byte(len(parts) - 3), 0, 0, byte(auth >> 24), byte(auth >> 16), byte(auth >> 8), byte(auth)}
+	for _, p := range parts[3:] {
+		v, err := strconv.ParseUint(p, 10, 32)
+		must(t, err)
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	return b
+}
+
+// ace is an access-allowed (typ 0) or access-denied (1) ACE.
+func ace(t *testing.T, typ, flags byte, mask uint32, sid string) []byte {
+	s := sidBytes(t, sid)
+	b := binary.LittleEndian.AppendUint16([]byte{typ, flags}, uint16(8+len(s)))
+	return append(binary.LittleEndian.AppendUint32(b, mask), s...)
+}
+
+// TestSMBSetSecurityIsRESTPermission: a security descriptor set over SMB
+// (SET_INFO of security information, as Windows' Security tab and icacls
+// do) is the file's permission over REST, one set over REST is what SMB
+// reads, and a handle without WRITE_DAC cannot set it.
+func TestSMBSetSecurityIsRESTPermission(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		f := e.createFile(t, "acl.txt", []byte("x"))
+		const sid = "S-1-5-21-397955417-626881126-188441444-3053964"
+		want := "O:" + sid + "G:" + sid + "D:P(A;;0x1f01ff;;;" + sid + ")(A;;0x1200a9;;;S-1-5-32-545)"
+		owner := sidBytes(t, sid)
+		aces := append(ace(t, 0, 0, 0x1f01ff, sid), ace(t, 0, 0, 0x1200a9, "S-1-5-32-545")...)
+		acl := binary.LittleEndian.AppendUint16([]byte{2, 0}, uint16(8+len(aces)))
+		acl = append(binary.LittleEndian.AppendUint16(acl, 2), 0, 0)
+		sd := binary.LittleEndian.AppendUint16([]byte{1, 0}, 0x8000|0x1000|0x0004)
+		for _, off := range []int{20, 20 + len(owner), 0, 20 + 2*len(owner)} {
+			sd = binary.LittleEndian.AppendUint32(sd, uint32(off))
+		}
+		sd = append(append(append(append(sd, owner...), owner...), acl...), aces...)
+
+		c := e.smb(t)
+		ro, st := c.Create("acl.txt", readData|0x20000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		if st := c.SetInfo(ro, wire.InfoSecurity, 0, 7, sd); st != smbtest.StatusAccessDenied {
+			t.Fatalf("SET_INFO security without WRITE_DAC: %#x, want STATUS_ACCESS_DENIED", st)
+		}
+		fid, st := c.Create("acl.txt", readData|0x20000|0x40000|0x80000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open for WRITE_DAC: %#x", st)
+		}
+		if st := c.SetInfo(fid, wire.InfoSecurity, 0, 7, sd); st != 0 {
+			t.Fatalf("SET_INFO security: %#x", st)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		perm, err := e.share.GetPermission(ctx(t), *p.FilePermissionKey, nil)
+		must(t, err)
+		if *perm.Permission != want {
+			t.Fatalf("REST permission after SMB set it:\n got %s\nwant %s", *perm.Permission, want)
+		}
+
+		rest := "O:" + sid + "G:" + sid + "D:(D;;0x1f01ff;;;S-1-1-0)(A;OICI;0x1f01ff;;;" + sid + ")"
+		_, err = f.SetHTTPHeaders(ctx(t), &file.SetHTTPHeadersOptions{Permissions: &file.Permissions{Permission: &rest}})
+		must(t, err)
+		got, st := c.QueryInfo(fid, wire.InfoSecurity, 0, 4, 4096)
+		if st != 0 {
+			t.Fatalf("QUERY_INFO security: %#x", st)
+		}
+		if deny := ace(t, 1, 0, 0x1f01ff, "S-1-1-0"); !bytes.Contains(got, deny) {
+			t.Fatalf("the DACL SMB reads lacks REST's deny ACE: %x", got)
+		}
 	})
 }

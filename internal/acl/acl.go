@@ -60,15 +60,15 @@ func Parse(body []byte) ([]Identifier, error) {
 	}
 	var in documentXML
 	if err := xml.Unmarshal(body, &in); err != nil {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	if len(in.Identifiers) > MaxIdentifiers {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	out := make([]Identifier, 0, len(in.Identifiers))
 	for _, x := range in.Identifiers {
 		if x.ID == nil || *x.ID == "" || len(*x.ID) > MaxIDLength {
-			return nil, azerr.New("InvalidXmlDocument")
+			return nil, azerr.New(azerr.InvalidXmlDocument)
 		}
 		id := Identifier{ID: *x.ID}
 		if p := x.Policy; p != nil {
@@ -78,7 +78,7 @@ func Parse(body []byte) ([]Identifier, error) {
 			}{{"Start", p.Start}, {"Expiry", p.Expiry}} {
 				if t.v != nil && strings.TrimSpace(*t.v) != "" {
 					if _, ok := ParseTime(*t.v); !ok {
-						return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", t.name).WithDetail("XmlNodeValue", *t.v)
+						return nil, azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", t.name).WithDetail("XmlNodeValue", *t.v)
 					}
 				}
 			}

@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 		ids, err := Parse([]byte(c.body))
 		got := ""
 		if e, ok := azerr.As(err); ok {
-			got = e.Code
+			got = e.Code.String()
 		} else if err != nil {
 			got = err.Error()
 		}

@@ -263,9 +263,6 @@ type KeyRange struct {
 	StartPK, StartRK, EndPK, EndRK string
 }
 
-// IsZero reports whether r grants every entity.
-func (r KeyRange) IsZero() bool { return r == KeyRange{} }
-
 // TableKeyRange returns the key range a Table service SAS confines id to;
 // the zero KeyRange for every other caller.
 func TableKeyRange(id *Identity) KeyRange {

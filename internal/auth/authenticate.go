@@ -241,11 +241,11 @@ func sasError(err error) *azerr.Error {
 }
 
 func authFailed(detail string) *azerr.Error {
-	return azerr.New("AuthenticationFailed").WithDetail("AuthenticationErrorDetail", detail)
+	return azerr.New(azerr.AuthenticationFailed).WithDetail("AuthenticationErrorDetail", detail)
 }
 
 func invalidAuthInfo(detail string) *azerr.Error {
-	return azerr.New("InvalidAuthenticationInfo").WithDetail("AuthenticationErrorDetail", detail)
+	return azerr.New(azerr.InvalidAuthenticationInfo).WithDetail("AuthenticationErrorDetail", detail)
 }
 
 func unknownAccount(account string) *azerr.Error {
@@ -277,7 +277,7 @@ func (a *Authenticator) bearerToken(r *http.Request, svc Service, account string
 		if e, ok := err.(*bearer.Error); ok {
 			detail = e.Detail
 		}
-		return nil, azerr.Newf("InvalidAuthenticationInfo", "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.").
+		return nil, azerr.Newf(azerr.InvalidAuthenticationInfo, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.").
 			WithStatus(http.StatusUnauthorized).WithDetail("AuthenticationErrorDetail", detail).
 			WithHeader("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+tenant+"/oauth2/authorize resource_id=https://storage.azure.com")
 	}

@@ -60,10 +60,10 @@ func (a *Authenticator) Authorize(id *Identity, r *http.Request, need Access) er
 			return nil
 		}
 		if need.Service == Blob {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 	}
-	return azerr.New("NoAuthenticationInformation")
+	return azerr.New(azerr.NoAuthenticationInformation)
 }
 
 func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need Access) error {
@@ -71,27 +71,27 @@ func (a *Authenticator) authorizeAccountSAS(v *sas.Values, r *http.Request, need
 		return err
 	}
 	if need.AccountSASDenied {
-		return azerr.New("AuthorizationFailure")
+		return azerr.New(azerr.AuthorizationFailure)
 	}
 	if err := checkNetwork(v, r); err != nil {
 		return err
 	}
 	if !strings.ContainsRune(v.Services, rune(need.Service)) {
-		return azerr.New("AuthorizationServiceMismatch")
+		return azerr.New(azerr.AuthorizationServiceMismatch)
 	}
 	res := need.Resource
 	if res == 0 {
 		res = ResObject
 	}
 	if !strings.ContainsRune(v.ResourceTypes, rune(res)) {
-		return azerr.New("AuthorizationResourceTypeMismatch")
+		return azerr.New(azerr.AuthorizationResourceTypeMismatch)
 	}
 	perms := need.AccountPerms
 	if perms == "" {
 		perms = need.Perms
 	}
 	if !sas.HasPermission(v.Permissions, perms) {
-		return azerr.New("AuthorizationPermissionMismatch")
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	// addressed through a container URL (Get Account Information) is
 	// checked against the container like any other.
 	if need.ServiceSASDenied || need.Container == "" {
-		return azerr.New("AuthorizationFailure")
+		return azerr.New(azerr.AuthorizationFailure)
 	}
 	container, object, timestamp := need.Container, "", ""
 	switch need.Service {
@@ -113,7 +113,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		case "c":
 		case "b", "bs", "bv":
 			if need.Object == "" {
-				return azerr.New("AuthorizationFailure")
+				return azerr.New(azerr.AuthorizationFailure)
 			}
 			object = need.Object
 			if v.Resource != "b" {
@@ -121,7 +121,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 			}
 		case "d":
 			if need.Object == "" {
-				return azerr.New("AuthorizationFailure")
+				return azerr.New(azerr.AuthorizationFailure)
 			}
 			depth, err := strconv.Atoi(v.DirectoryDepth)
 			if err != nil || depth < 0 {
@@ -138,7 +138,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		case "s":
 		case "f":
 			if need.Object == "" {
-				return azerr.New("AuthorizationFailure")
+				return azerr.New(azerr.AuthorizationFailure)
 			}
 			object = need.Object
 		case "":
@@ -148,7 +148,7 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		}
 	case Table:
 		if v.TableName != "" && !strings.EqualFold(v.TableName, need.Container) {
-			return azerr.New("AuthorizationFailure")
+			return azerr.New(azerr.AuthorizationFailure)
 		}
 	}
 	canonical := sas.CanonicalizedResource(svc, v.Version, acc.Name, container, object)
@@ -190,10 +190,10 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 		return err
 	}
 	if !sas.HasPermission(perms, need.Perms) {
-		return azerr.New("AuthorizationPermissionMismatch")
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	if need.Service == Table && !keysInRange(v, need) {
-		return azerr.New("AuthorizationFailure")
+		return azerr.New(azerr.AuthorizationFailure)
 	}
 	return nil
 }
@@ -256,10 +256,10 @@ func httpTime(t time.Time) string {
 // checkNetwork enforces sip and spr.
 func checkNetwork(v *sas.Values, r *http.Request) error {
 	if !sas.IPAllowed(v.IP, RemoteIP(r)) {
-		return azerr.New("AuthorizationSourceIPMismatch")
+		return azerr.New(azerr.AuthorizationSourceIPMismatch)
 	}
 	if r.TLS == nil && !sas.HTTPAllowed(v.Protocol) {
-		return azerr.New("AuthorizationProtocolMismatch")
+		return azerr.New(azerr.AuthorizationProtocolMismatch)
 	}
 	return nil
 }

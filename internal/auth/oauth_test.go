@@ -50,21 +50,21 @@ func TestBearerToken(t *testing.T) {
 	}
 	// Over plain HTTP the scheme is refused.
 	_, err = a.Authenticate(bearerRequest(testJWT(goodClaims()), false), Blob, DevAccount)
-	wantResult(t, err, "AuthenticationFailed")
+	wantResult(t, err, azerr.AuthenticationFailed)
 	// A bad token is 401 InvalidAuthenticationInfo with a challenge.
 	c := goodClaims()
 	c["exp"] = testNow.Add(-time.Second).Unix()
 	_, err = a.Authenticate(bearerRequest(testJWT(c), true), Blob, DevAccount)
 	e, ok := azerr.As(err)
-	if !ok || e.Code != "InvalidAuthenticationInfo" || e.Status != 401 || e.Header.Get("WWW-Authenticate") == "" {
+	if !ok || e.Code != azerr.InvalidAuthenticationInfo || e.Status != 401 || e.Header.Get("WWW-Authenticate") == "" {
 		t.Fatalf("expired token: %+v", err)
 	}
 	// An unknown account is refused whatever the token.
 	_, err = a.Authenticate(bearerRequest(testJWT(goodClaims()), true), Blob, "nosuch")
-	wantResult(t, err, "AuthenticationFailed")
+	wantResult(t, err, azerr.AuthenticationFailed)
 	// Without OAuth, Bearer is an unsupported scheme.
 	_, err = MustAuthenticator(t, nil, false).Authenticate(bearerRequest(testJWT(goodClaims()), true), Blob, DevAccount)
-	wantResult(t, err, "AuthenticationFailed")
+	wantResult(t, err, azerr.AuthenticationFailed)
 }
 
 // TestUserDelegationSASRules: a user delegation SAS verifies with the key
@@ -84,19 +84,19 @@ func TestUserDelegationSASRules(t *testing.T) {
 		return sas.SignUserDelegation(DevAccount, udk, "c", "b", "", v)
 	}
 	a := oauthAuthenticator()
-	wantResult(t, runSAS(t, a, Blob, "c/b", mint(nil), blobRead("c", "b"), nil), "")
-	wantResult(t, runSAS(t, a, Blob, "c/other", mint(nil), blobRead("c", "other"), nil), "AuthenticationFailed")
-	wantResult(t, runSAS(t, a, Blob, "c/b", mint(nil), Access{Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, nil), "AuthorizationPermissionMismatch")
+	wantResult(t, runSAS(t, a, Blob, "c/b", mint(nil), blobRead("c", "b"), nil), 0)
+	wantResult(t, runSAS(t, a, Blob, "c/other", mint(nil), blobRead("c", "other"), nil), azerr.AuthenticationFailed)
+	wantResult(t, runSAS(t, a, Blob, "c/b", mint(nil), Access{Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, nil), azerr.AuthorizationPermissionMismatch)
 	// Another oid than the key was issued to: a different key.
 	q, _ := url.ParseQuery(mint(nil))
 	q.Set("skoid", "someone-else")
-	wantResult(t, runSAS(t, a, Blob, "c/b", q.Encode(), blobRead("c", "b"), nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, a, Blob, "c/b", q.Encode(), blobRead("c", "b"), nil), azerr.AuthenticationFailed)
 	// The key's lifetime bounds the SAS.
 	expired := New(Config{OAuth: true, Now: func() time.Time { return kExpiry.Add(time.Minute) }})
-	wantResult(t, runSAS(t, expired, Blob, "c/b", mint(nil), blobRead("c", "b"), nil), "AuthenticationFailed")
-	wantResult(t, runSAS(t, a, Blob, "c/b", mint(func(v *sas.Values) { v.Identifier = "p" }), blobRead("c", "b"), nil), "AuthenticationFailed")
-	wantResult(t, runSAS(t, a, Queue, "c/b", mint(nil), Access{Resource: ResObject, Perms: "r", Container: "c"}, nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, expired, Blob, "c/b", mint(nil), blobRead("c", "b"), nil), azerr.AuthenticationFailed)
+	wantResult(t, runSAS(t, a, Blob, "c/b", mint(func(v *sas.Values) { v.Identifier = "p" }), blobRead("c", "b"), nil), azerr.AuthenticationFailed)
+	wantResult(t, runSAS(t, a, Queue, "c/b", mint(nil), Access{Resource: ResObject, Perms: "r", Container: "c"}, nil), azerr.AuthenticationFailed)
 	// Without OAuth no key was ever issued.
 	_, err := MustAuthenticator(t, nil, false).Authenticate(httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c/b?"+mint(nil), nil), Blob, DevAccount)
-	wantResult(t, err, "AuthenticationFailed")
+	wantResult(t, err, azerr.AuthenticationFailed)
 }

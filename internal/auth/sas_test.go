@@ -78,9 +78,9 @@ func blobRead(container, object string) Access {
 }
 
 // wantResult asserts err is nil (code "") or the Azure code.
-func wantResult(tb testing.TB, err error, code string) {
+func wantResult(tb testing.TB, err error, code azerr.Code) {
 	tb.Helper()
-	if code == "" {
+	if code == 0 {
 		if err != nil {
 			tb.Fatalf("refused: %v", err)
 		}
@@ -90,7 +90,7 @@ func wantResult(tb testing.TB, err error, code string) {
 	if !ok || e.Code != code {
 		tb.Fatalf("got %v, want %s", err, code)
 	}
-	if e.Status != azerr.Status(code) {
+	if e.Status != code.Status() {
 		tb.Fatalf("status %d for %s", e.Status, code)
 	}
 }
@@ -111,41 +111,41 @@ func TestServiceSASBlob(t *testing.T) {
 		query string
 		need  Access
 		mut   func(*http.Request)
-		code  string
+		code  azerr.Code
 	}{
-		{"container SAS reads a blob of its container", "c1/x", containerSAS, blobRead("c1", "x"), nil, ""},
-		{"container SAS lists its container", "c1", containerSAS, Access{Resource: ResContainer, Perms: "l", Container: "c1"}, nil, ""},
-		{"second key", "c1/x", secondKeySAS, blobRead("c1", "x"), nil, ""},
-		{"container SAS on another container: signature covers the container", "c2/x", containerSAS, blobRead("c2", "x"), nil, "AuthenticationFailed"},
-		{"blob SAS on its blob", "c1/dir/b1", blobSAS, Access{Resource: ResObject, Perms: "w", Container: "c1", Object: "dir/b1"}, nil, ""},
-		{"blob SAS on another blob", "c1/b2", blobSAS, blobRead("c1", "b2"), nil, "AuthenticationFailed"},
-		{"blob SAS on a container operation", "c1", blobSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1"}, nil, "AuthorizationFailure"},
-		{"service SAS on an operation it can never do", "c1", containerSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1", ServiceSASDenied: true}, nil, "AuthorizationFailure"},
-		{"service SAS on a service-level operation", "", containerSAS, Access{Resource: ResService, Perms: "rl"}, nil, "AuthorizationFailure"},
-		{"service SAS on Get Account Information through its container", "c1", containerSAS, Access{Resource: ResService, Perms: "racwdl", Container: "c1"}, nil, ""},
-		{"missing permission", "c1/x", containerSAS, Access{Resource: ResObject, Perms: "wd", Container: "c1", Object: "x"}, nil, "AuthorizationPermissionMismatch"},
-		{"operation without SAS permission letters", "c1/x", containerSAS, Access{Resource: ResObject, Container: "c1", Object: "x"}, nil, "AuthorizationPermissionMismatch"},
-		{"snapshot SAS on its snapshot", "c1/b1", snapSAS, withSnap("2026-11-01T00:00:00.0000000Z"), nil, ""},
-		{"snapshot SAS on another snapshot", "c1/b1", snapSAS, withSnap("2026-11-02T00:00:00.0000000Z"), nil, "AuthenticationFailed"},
-		{"snapshot SAS on the base blob", "c1/b1", snapSAS, blobRead("c1", "b1"), nil, "AuthenticationFailed"},
-		{"directory SAS on a blob below it", "c1/dir/sub/x", dirSAS, blobRead("c1", "dir/sub/x"), nil, ""},
-		{"directory SAS elsewhere", "c1/other/x", dirSAS, blobRead("c1", "other/x"), nil, "AuthenticationFailed"},
-		{"sv 2017-11-09 layout", "c1/b1", oldSAS, blobRead("c1", "b1"), nil, ""},
-		{"tampered permissions", "c1/x", replaceParam(containerSAS, "sp", "rwdl"), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"missing sr", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sp=r&"+future), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"unknown sr", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=z&sp=r&"+future), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"no expiry and no policy", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r"), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"no permissions and no policy", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&"+future), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"expired", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&se=2026-11-22T11:59:59Z"), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"not started", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&st=2026-11-22T12:01Z&"+future), blobRead("c1", "x"), nil, "AuthenticationFailed"},
-		{"started", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&st=2026-11-22T11:59Z&"+future), blobRead("c1", "x"), nil, ""},
-		{"source IP in range", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.1.0.0-10.1.255.255&"+future), blobRead("c1", "x"), nil, ""},
-		{"source IP outside range", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.2.0.0-10.2.255.255&"+future), blobRead("c1", "x"), nil, "AuthorizationSourceIPMismatch"},
-		{"single source IP mismatch", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.1.2.4&"+future), blobRead("c1", "x"), nil, "AuthorizationSourceIPMismatch"},
-		{"https only over http", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https&"+future), blobRead("c1", "x"), nil, "AuthorizationProtocolMismatch"},
-		{"https only over https", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https&"+future), blobRead("c1", "x"), func(r *http.Request) { r.TLS = &tls.ConnectionState{} }, ""},
-		{"https,http over http", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https,http&"+future), blobRead("c1", "x"), nil, ""},
-		{"user delegation SAS", "c1/x", containerSAS + "&skoid=00000000-0000-0000-0000-000000000000", blobRead("c1", "x"), nil, "AuthenticationFailed"},
+		{"container SAS reads a blob of its container", "c1/x", containerSAS, blobRead("c1", "x"), nil, 0},
+		{"container SAS lists its container", "c1", containerSAS, Access{Resource: ResContainer, Perms: "l", Container: "c1"}, nil, 0},
+		{"second key", "c1/x", secondKeySAS, blobRead("c1", "x"), nil, 0},
+		{"container SAS on another container: signature covers the container", "c2/x", containerSAS, blobRead("c2", "x"), nil, azerr.AuthenticationFailed},
+		{"blob SAS on its blob", "c1/dir/b1", blobSAS, Access{Resource: ResObject, Perms: "w", Container: "c1", Object: "dir/b1"}, nil, 0},
+		{"blob SAS on another blob", "c1/b2", blobSAS, blobRead("c1", "b2"), nil, azerr.AuthenticationFailed},
+		{"blob SAS on a container operation", "c1", blobSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1"}, nil, azerr.AuthorizationFailure},
+		{"service SAS on an operation it can never do", "c1", containerSAS, Access{Resource: ResContainer, Perms: "rl", Container: "c1", ServiceSASDenied: true}, nil, azerr.AuthorizationFailure},
+		{"service SAS on a service-level operation", "", containerSAS, Access{Resource: ResService, Perms: "rl"}, nil, azerr.AuthorizationFailure},
+		{"service SAS on Get Account Information through its container", "c1", containerSAS, Access{Resource: ResService, Perms: "racwdl", Container: "c1"}, nil, 0},
+		{"missing permission", "c1/x", containerSAS, Access{Resource: ResObject, Perms: "wd", Container: "c1", Object: "x"}, nil, azerr.AuthorizationPermissionMismatch},
+		{"operation without SAS permission letters", "c1/x", containerSAS, Access{Resource: ResObject, Container: "c1", Object: "x"}, nil, azerr.AuthorizationPermissionMismatch},
+		{"snapshot SAS on its snapshot", "c1/b1", snapSAS, withSnap("2026-11-01T00:00:00.0000000Z"), nil, 0},
+		{"snapshot SAS on another snapshot", "c1/b1", snapSAS, withSnap("2026-11-02T00:00:00.0000000Z"), nil, azerr.AuthenticationFailed},
+		{"snapshot SAS on the base blob", "c1/b1", snapSAS, blobRead("c1", "b1"), nil, azerr.AuthenticationFailed},
+		{"directory SAS on a blob below it", "c1/dir/sub/x", dirSAS, blobRead("c1", "dir/sub/x"), nil, 0},
+		{"directory SAS elsewhere", "c1/other/x", dirSAS, blobRead("c1", "other/x"), nil, azerr.AuthenticationFailed},
+		{"sv 2017-11-09 layout", "c1/b1", oldSAS, blobRead("c1", "b1"), nil, 0},
+		{"tampered permissions", "c1/x", replaceParam(containerSAS, "sp", "rwdl"), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"missing sr", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sp=r&"+future), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"unknown sr", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=z&sp=r&"+future), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"no expiry and no policy", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r"), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"no permissions and no policy", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&"+future), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"expired", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&se=2026-11-22T11:59:59Z"), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"not started", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&st=2026-11-22T12:01Z&"+future), blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
+		{"started", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&st=2026-11-22T11:59Z&"+future), blobRead("c1", "x"), nil, 0},
+		{"source IP in range", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.1.0.0-10.1.255.255&"+future), blobRead("c1", "x"), nil, 0},
+		{"source IP outside range", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.2.0.0-10.2.255.255&"+future), blobRead("c1", "x"), nil, azerr.AuthorizationSourceIPMismatch},
+		{"single source IP mismatch", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&sip=10.1.2.4&"+future), blobRead("c1", "x"), nil, azerr.AuthorizationSourceIPMismatch},
+		{"https only over http", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https&"+future), blobRead("c1", "x"), nil, azerr.AuthorizationProtocolMismatch},
+		{"https only over https", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https&"+future), blobRead("c1", "x"), func(r *http.Request) { r.TLS = &tls.ConnectionState{} }, 0},
+		{"https,http over http", "c1/x", mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&spr=https,http&"+future), blobRead("c1", "x"), nil, 0},
+		{"user delegation SAS", "c1/x", containerSAS + "&skoid=00000000-0000-0000-0000-000000000000", blobRead("c1", "x"), nil, azerr.AuthenticationFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestServiceSASBadSignatureDetail(t *testing.T) {
 	a := MustAuthenticator(t, nil, false)
 	q := mintServiceSAS(t, []byte("not the key"), sas.Blob, "c1", "", "", sv+"&sr=c&sp=r&"+future)
 	err := runSAS(t, a, Blob, "c1/x", q, blobRead("c1", "x"), nil)
-	e := wantCode(t, err, "AuthenticationFailed", 403)
+	e := wantCode(t, err, azerr.AuthenticationFailed, 403)
 	want := "Signature did not match. String to sign used was r\n\n2027-01-01T00:00:00Z\n/blob/devstoreaccount1/c1\n\n\n\n2026-12-06\nc\n\n\n\n\n\n\n"
 	if detail(e) != want {
 		t.Fatalf("detail\n got %q\nwant %q", detail(e), want)
@@ -187,30 +187,30 @@ func TestServiceSASFileQueueTable(t *testing.T) {
 		svc   Service
 		query string
 		need  Access
-		code  string
+		code  azerr.Code
 	}{
-		{"share SAS on a file", File, shareSAS, Access{Resource: ResObject, Perms: "w", Container: "share", Object: "a/b.txt"}, ""},
-		{"share SAS lists a directory", File, shareSAS, Access{Resource: ResContainer, Perms: "l", Container: "share", Object: "a"}, ""},
-		{"file SAS on its file", File, fileSAS, Access{Resource: ResObject, Perms: "r", Container: "share", Object: "dir/f.txt"}, ""},
-		{"file SAS on another file", File, fileSAS, Access{Resource: ResObject, Perms: "r", Container: "share", Object: "dir/g.txt"}, "AuthenticationFailed"},
-		{"file SAS write", File, fileSAS, Access{Resource: ResObject, Perms: "w", Container: "share", Object: "dir/f.txt"}, "AuthorizationPermissionMismatch"},
-		{"queue SAS add message", Queue, queueSAS, Access{Resource: ResObject, Perms: "a", Container: "q1"}, ""},
-		{"queue SAS peek", Queue, queueSAS, Access{Resource: ResObject, Perms: "r", Container: "q1"}, "AuthorizationPermissionMismatch"},
-		{"queue SAS on another queue", Queue, queueSAS, Access{Resource: ResObject, Perms: "a", Container: "q2"}, "AuthenticationFailed"},
-		{"queue SAS clear messages", Queue, queueSAS, Access{Resource: ResObject, Perms: "d", Container: "q1", ServiceSASDenied: true}, "AuthorizationFailure"},
-		{"table SAS in range", Table, tableSAS, entity("mytable", "c", "0"), ""},
-		{"table SAS table name any case", Table, tableSAS, entity("MyTable", "c", "0"), ""},
-		{"table SAS lower bound row inclusive", Table, tableSAS, entity("mytable", "b", "5"), ""},
-		{"table SAS below lower row", Table, tableSAS, entity("mytable", "b", "4"), "AuthorizationFailure"},
-		{"table SAS below lower partition", Table, tableSAS, entity("mytable", "a", "9"), "AuthorizationFailure"},
-		{"table SAS upper bound inclusive", Table, tableSAS, entity("mytable", "d", "5"), ""},
-		{"table SAS above upper row", Table, tableSAS, entity("mytable", "d", "6"), "AuthorizationFailure"},
-		{"table SAS above upper partition", Table, tableSAS, entity("mytable", "e", "0"), "AuthorizationFailure"},
-		{"table SAS entity operation without keys", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable"}, "AuthorizationFailure"},
-		{"table SAS entity operation without row key", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", PartitionKey: pk("c")}, "AuthorizationFailure"},
-		{"table SAS query confined to the range", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", KeyRangeApplied: true}, ""},
-		{"table SAS on another table", Table, tableSAS, entity("other", "c", "0"), "AuthorizationFailure"},
-		{"table SAS create table", Table, tableSAS, Access{Resource: ResContainer, Perms: "a", Container: "mytable", ServiceSASDenied: true}, "AuthorizationFailure"},
+		{"share SAS on a file", File, shareSAS, Access{Resource: ResObject, Perms: "w", Container: "share", Object: "a/b.txt"}, 0},
+		{"share SAS lists a directory", File, shareSAS, Access{Resource: ResContainer, Perms: "l", Container: "share", Object: "a"}, 0},
+		{"file SAS on its file", File, fileSAS, Access{Resource: ResObject, Perms: "r", Container: "share", Object: "dir/f.txt"}, 0},
+		{"file SAS on another file", File, fileSAS, Access{Resource: ResObject, Perms: "r", Container: "share", Object: "dir/g.txt"}, azerr.AuthenticationFailed},
+		{"file SAS write", File, fileSAS, Access{Resource: ResObject, Perms: "w", Container: "share", Object: "dir/f.txt"}, azerr.AuthorizationPermissionMismatch},
+		{"queue SAS add message", Queue, queueSAS, Access{Resource: ResObject, Perms: "a", Container: "q1"}, 0},
+		{"queue SAS peek", Queue, queueSAS, Access{Resource: ResObject, Perms: "r", Container: "q1"}, azerr.AuthorizationPermissionMismatch},
+		{"queue SAS on another queue", Queue, queueSAS, Access{Resource: ResObject, Perms: "a", Container: "q2"}, azerr.AuthenticationFailed},
+		{"queue SAS clear messages", Queue, queueSAS, Access{Resource: ResObject, Perms: "d", Container: "q1", ServiceSASDenied: true}, azerr.AuthorizationFailure},
+		{"table SAS in range", Table, tableSAS, entity("mytable", "c", "0"), 0},
+		{"table SAS table name any case", Table, tableSAS, entity("MyTable", "c", "0"), 0},
+		{"table SAS lower bound row inclusive", Table, tableSAS, entity("mytable", "b", "5"), 0},
+		{"table SAS below lower row", Table, tableSAS, entity("mytable", "b", "4"), azerr.AuthorizationFailure},
+		{"table SAS below lower partition", Table, tableSAS, entity("mytable", "a", "9"), azerr.AuthorizationFailure},
+		{"table SAS upper bound inclusive", Table, tableSAS, entity("mytable", "d", "5"), 0},
+		{"table SAS above upper row", Table, tableSAS, entity("mytable", "d", "6"), azerr.AuthorizationFailure},
+		{"table SAS above upper partition", Table, tableSAS, entity("mytable", "e", "0"), azerr.AuthorizationFailure},
+		{"table SAS entity operation without keys", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable"}, azerr.AuthorizationFailure},
+		{"table SAS entity operation without row key", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", PartitionKey: pk("c")}, azerr.AuthorizationFailure},
+		{"table SAS query confined to the range", Table, tableSAS, Access{Resource: ResObject, Perms: "r", Container: "mytable", KeyRangeApplied: true}, 0},
+		{"table SAS on another table", Table, tableSAS, entity("other", "c", "0"), azerr.AuthorizationFailure},
+		{"table SAS create table", Table, tableSAS, Access{Resource: ResContainer, Perms: "a", Container: "mytable", ServiceSASDenied: true}, azerr.AuthorizationFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,18 +234,19 @@ func TestStoredAccessPolicy(t *testing.T) {
 	need.Policy = lookup
 	sign := func(q string) string { return mintServiceSAS(t, key, sas.Blob, "c1", "", "", sv+"&sr=c&"+q) }
 	tests := []struct {
-		name, query, code string
+		name, query string
+		code        azerr.Code
 	}{
-		{"policy gives expiry and permissions", sign("si=full"), ""},
-		{"SAS gives permissions the policy lacks", sign("si=noperm&sp=r"), ""},
-		{"permissions in neither", sign("si=noperm"), "AuthenticationFailed"},
-		{"permissions in both", sign("si=full&sp=r"), "AuthenticationFailed"},
-		{"expiry in both", sign("si=noperm&sp=r&" + future), "AuthenticationFailed"},
-		{"start in both", sign("si=old&st=2026-01-01"), "AuthenticationFailed"},
-		{"expired policy", sign("si=old"), "AuthenticationFailed"},
-		{"policy with nothing, SAS with everything", sign("si=empty&sp=r&" + future), ""},
-		{"unknown identifier", sign("si=nope&sp=r&" + future), "AuthenticationFailed"},
-		{"policy permissions apply", sign("si=full"), ""},
+		{"policy gives expiry and permissions", sign("si=full"), 0},
+		{"SAS gives permissions the policy lacks", sign("si=noperm&sp=r"), 0},
+		{"permissions in neither", sign("si=noperm"), azerr.AuthenticationFailed},
+		{"permissions in both", sign("si=full&sp=r"), azerr.AuthenticationFailed},
+		{"expiry in both", sign("si=noperm&sp=r&" + future), azerr.AuthenticationFailed},
+		{"start in both", sign("si=old&st=2026-01-01"), azerr.AuthenticationFailed},
+		{"expired policy", sign("si=old"), azerr.AuthenticationFailed},
+		{"policy with nothing, SAS with everything", sign("si=empty&sp=r&" + future), 0},
+		{"unknown identifier", sign("si=nope&sp=r&" + future), azerr.AuthenticationFailed},
+		{"policy permissions apply", sign("si=full"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,30 +257,30 @@ func TestStoredAccessPolicy(t *testing.T) {
 	// Permission from the policy, not the operation's letter.
 	del := need
 	del.Perms = "d"
-	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), del, nil), "AuthorizationPermissionMismatch")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), del, nil), azerr.AuthorizationPermissionMismatch)
 
 	// Editing or removing the policy takes effect on the next request.
 	q := sign("si=full")
-	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), "")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), 0)
 	acl["full"] = &Policy{Expiry: testNow.Add(-time.Minute), Permission: "rw"}
-	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), azerr.AuthenticationFailed)
 	acl["full"] = &Policy{Expiry: testNow.Add(time.Hour), Permission: "w"}
-	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), "AuthorizationPermissionMismatch")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), azerr.AuthorizationPermissionMismatch)
 	delete(acl, "full")
-	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", q, need, nil), azerr.AuthenticationFailed)
 
 	// A resource without an ACL knows no identifier.
 	noACL := blobRead("c1", "x")
-	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), noACL, nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), noACL, nil), azerr.AuthenticationFailed)
 
 	// A failing lookup (the container is gone) is passed through.
 	gone := blobRead("c1", "x")
-	gone.Policy = func(string) (*Policy, error) { return nil, azerr.New("ContainerNotFound") }
-	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), gone, nil), "ContainerNotFound")
+	gone.Policy = func(string) (*Policy, error) { return nil, azerr.New(azerr.ContainerNotFound) }
+	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si=full"), gone, nil), azerr.ContainerNotFound)
 
 	// Identifiers are at most 64 characters.
 	long := "p1234567890123456789012345678901234567890123456789012345678901234"
-	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si="+long), need, nil), "AuthenticationFailed")
+	wantResult(t, runSAS(t, a, Blob, "c1/x", sign("si="+long), need, nil), azerr.AuthenticationFailed)
 }
 
 func TestAccountSAS(t *testing.T) {
@@ -292,29 +293,29 @@ func TestAccountSAS(t *testing.T) {
 		svc   Service
 		query string
 		need  Access
-		code  string
+		code  azerr.Code
 	}{
-		{"read blob", Blob, blobSAS, blobRead("c", "b"), ""},
-		{"list blobs", Blob, blobSAS, Access{Resource: ResContainer, Perms: "l", Container: "c"}, ""},
-		{"account SAS may create containers", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=c&sp=c&"+future), Access{Resource: ResContainer, Perms: "c", Container: "c", ServiceSASDenied: true}, ""},
-		{"wrong service", Queue, blobSAS, Access{Resource: ResObject, Perms: "r", Container: "q"}, "AuthorizationServiceMismatch"},
-		{"wrong resource type", Blob, blobSAS, Access{Resource: ResService, Perms: "r"}, "AuthorizationResourceTypeMismatch"},
-		{"wrong permission", Blob, blobSAS, Access{Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, "AuthorizationPermissionMismatch"},
-		{"AccountPerms take precedence", Blob, blobSAS, Access{Resource: ResObject, Perms: "r", AccountPerms: "w", Container: "c", Object: "b"}, "AuthorizationPermissionMismatch"},
-		{"AccountPerms allow", Blob, blobSAS, Access{Resource: ResObject, Perms: "w", AccountPerms: "l", Container: "c", Object: "b"}, ""},
-		{"sv 2019-02-02 layout, queue", Queue, oldSAS, Access{Resource: ResObject, Perms: "p", Container: "q"}, ""},
-		{"sv 2019-02-02 layout, table", Table, oldSAS, Access{Resource: ResService, Perms: "r"}, ""},
-		{"sv 2019-02-02 layout, wrong service", File, oldSAS, Access{Resource: ResService, Perms: "r"}, "AuthorizationServiceMismatch"},
-		{"expired", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&se=2026-11-22T11:00Z"), blobRead("c", "b"), "AuthenticationFailed"},
-		{"not yet valid", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&st=2026-11-23&"+future), blobRead("c", "b"), "AuthenticationFailed"},
-		{"no expiry", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r"), blobRead("c", "b"), "AuthenticationFailed"},
-		{"no permissions", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&"+future), blobRead("c", "b"), "AuthenticationFailed"},
-		{"wrong key", Blob, mintAccountSAS(t, []byte("x"), sv+"&ss=b&srt=o&sp=r&"+future), blobRead("c", "b"), "AuthenticationFailed"},
-		{"second key", Blob, mintAccountSAS(t, testKey2(), sv+"&ss=b&srt=o&sp=r&"+future), blobRead("c", "b"), ""},
-		{"tampered services", Blob, replaceParam(mintAccountSAS(t, key, sv+"&ss=q&srt=o&sp=r&"+future), "ss", "bq"), blobRead("c", "b"), "AuthenticationFailed"},
-		{"ip mismatch", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&sip=192.168.0.1&"+future), blobRead("c", "b"), "AuthorizationSourceIPMismatch"},
-		{"https only", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&spr=https&"+future), blobRead("c", "b"), "AuthorizationProtocolMismatch"},
-		{"encryption scope signed", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&ses=scope&"+future), blobRead("c", "b"), ""},
+		{"read blob", Blob, blobSAS, blobRead("c", "b"), 0},
+		{"list blobs", Blob, blobSAS, Access{Resource: ResContainer, Perms: "l", Container: "c"}, 0},
+		{"account SAS may create containers", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=c&sp=c&"+future), Access{Resource: ResContainer, Perms: "c", Container: "c", ServiceSASDenied: true}, 0},
+		{"wrong service", Queue, blobSAS, Access{Resource: ResObject, Perms: "r", Container: "q"}, azerr.AuthorizationServiceMismatch},
+		{"wrong resource type", Blob, blobSAS, Access{Resource: ResService, Perms: "r"}, azerr.AuthorizationResourceTypeMismatch},
+		{"wrong permission", Blob, blobSAS, Access{Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, azerr.AuthorizationPermissionMismatch},
+		{"AccountPerms take precedence", Blob, blobSAS, Access{Resource: ResObject, Perms: "r", AccountPerms: "w", Container: "c", Object: "b"}, azerr.AuthorizationPermissionMismatch},
+		{"AccountPerms allow", Blob, blobSAS, Access{Resource: ResObject, Perms: "w", AccountPerms: "l", Container: "c", Object: "b"}, 0},
+		{"sv 2019-02-02 layout, queue", Queue, oldSAS, Access{Resource: ResObject, Perms: "p", Container: "q"}, 0},
+		{"sv 2019-02-02 layout, table", Table, oldSAS, Access{Resource: ResService, Perms: "r"}, 0},
+		{"sv 2019-02-02 layout, wrong service", File, oldSAS, Access{Resource: ResService, Perms: "r"}, azerr.AuthorizationServiceMismatch},
+		{"expired", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&se=2026-11-22T11:00Z"), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"not yet valid", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&st=2026-11-23&"+future), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"no expiry", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r"), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"no permissions", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&"+future), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"wrong key", Blob, mintAccountSAS(t, []byte("x"), sv+"&ss=b&srt=o&sp=r&"+future), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"second key", Blob, mintAccountSAS(t, testKey2(), sv+"&ss=b&srt=o&sp=r&"+future), blobRead("c", "b"), 0},
+		{"tampered services", Blob, replaceParam(mintAccountSAS(t, key, sv+"&ss=q&srt=o&sp=r&"+future), "ss", "bq"), blobRead("c", "b"), azerr.AuthenticationFailed},
+		{"ip mismatch", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&sip=192.168.0.1&"+future), blobRead("c", "b"), azerr.AuthorizationSourceIPMismatch},
+		{"https only", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&spr=https&"+future), blobRead("c", "b"), azerr.AuthorizationProtocolMismatch},
+		{"encryption scope signed", Blob, mintAccountSAS(t, key, sv+"&ss=b&srt=o&sp=r&ses=scope&"+future), blobRead("c", "b"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,7 +329,7 @@ func TestAccountSASSignatureCheckedAtAuthenticate(t *testing.T) {
 	q := mintAccountSAS(t, []byte("x"), sv+"&ss=b&srt=o&sp=r&"+future)
 	r := httptest.NewRequest("GET", "http://127.0.0.1:10000/devstoreaccount1/c/b?"+q, nil)
 	_, err := a.Authenticate(r, Blob, DevAccount)
-	e := wantCode(t, err, "AuthenticationFailed", 403)
+	e := wantCode(t, err, azerr.AuthenticationFailed, 403)
 	if want := "Signature did not match. String to sign used was devstoreaccount1\nr\nb\no\n\n2027-01-01T00:00:00Z\n\n\n2026-12-06\n\n"; detail(e) != want {
 		t.Fatalf("detail %q", detail(e))
 	}
@@ -352,16 +353,16 @@ func TestAnonymousPrivateBlobReadIsResourceNotFound(t *testing.T) {
 	tests := []struct {
 		name string
 		need Access
-		code string
+		code azerr.Code
 	}{
-		{"public blob read", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(true, nil)}, ""},
-		{"private blob read", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(false, nil)}, "ResourceNotFound"},
-		{"private container list", Access{Service: Blob, Resource: ResContainer, Perms: "l", Container: "c", PublicRead: public(false, nil)}, "ResourceNotFound"},
-		{"blob write", Access{Service: Blob, Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, "NoAuthenticationInformation"},
-		{"list containers", Access{Service: Blob, Resource: ResService, Perms: "l"}, "NoAuthenticationInformation"},
-		{"queue", Access{Service: Queue, Resource: ResObject, Perms: "r", Container: "q", PublicRead: public(false, nil)}, "NoAuthenticationInformation"},
-		{"table", Access{Service: Table, Resource: ResObject, Perms: "r", Container: "t"}, "NoAuthenticationInformation"},
-		{"lookup error passes through", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(false, azerr.New("ContainerNotFound"))}, "ContainerNotFound"},
+		{"public blob read", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(true, nil)}, 0},
+		{"private blob read", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(false, nil)}, azerr.ResourceNotFound},
+		{"private container list", Access{Service: Blob, Resource: ResContainer, Perms: "l", Container: "c", PublicRead: public(false, nil)}, azerr.ResourceNotFound},
+		{"blob write", Access{Service: Blob, Resource: ResObject, Perms: "w", Container: "c", Object: "b"}, azerr.NoAuthenticationInformation},
+		{"list containers", Access{Service: Blob, Resource: ResService, Perms: "l"}, azerr.NoAuthenticationInformation},
+		{"queue", Access{Service: Queue, Resource: ResObject, Perms: "r", Container: "q", PublicRead: public(false, nil)}, azerr.NoAuthenticationInformation},
+		{"table", Access{Service: Table, Resource: ResObject, Perms: "r", Container: "t"}, azerr.NoAuthenticationInformation},
+		{"lookup error passes through", Access{Service: Blob, Resource: ResObject, Perms: "r", Container: "c", Object: "b", PublicRead: public(false, azerr.New(azerr.ContainerNotFound))}, azerr.ContainerNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,8 +387,8 @@ func TestSharedKeyAuthorizesEverything(t *testing.T) {
 		}
 	}
 	// A SAS identity without parameters is refused, not trusted.
-	wantResult(t, a.Authorize(&Identity{Kind: ServiceSAS, Account: DevAccount}, r, Access{Service: Blob}), "AuthenticationFailed")
-	wantResult(t, a.Authorize(&Identity{Kind: AccountSAS, Account: DevAccount}, r, Access{Service: Blob}), "AuthenticationFailed")
+	wantResult(t, a.Authorize(&Identity{Kind: ServiceSAS, Account: DevAccount}, r, Access{Service: Blob}), azerr.AuthenticationFailed)
+	wantResult(t, a.Authorize(&Identity{Kind: AccountSAS, Account: DevAccount}, r, Access{Service: Blob}), azerr.AuthenticationFailed)
 }
 
 func TestSASRawParamsExposed(t *testing.T) {

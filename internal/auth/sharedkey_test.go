@@ -48,7 +48,7 @@ func newReq(method, url string, body string) *http.Request {
 }
 
 // wantCode asserts err is the Azure error code with status.
-func wantCode(tb testing.TB, err error, code string, status int) *azerr.Error {
+func wantCode(tb testing.TB, err error, code azerr.Code, status int) *azerr.Error {
 	tb.Helper()
 	e, ok := azerr.As(err)
 	if !ok {
@@ -181,49 +181,49 @@ func TestSharedKeyRefused(t *testing.T) {
 		name       string
 		r          *http.Request
 		account    string
-		code       string
+		code       azerr.Code
 		status     int
 		detailPart string
 	}{
-		{"no colon", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey devstoreaccount1") }), DevAccount, "InvalidAuthenticationInfo", 400, "form"},
-		{"only scheme", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey") }), DevAccount, "InvalidAuthenticationInfo", 400, ""},
+		{"no colon", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey devstoreaccount1") }), DevAccount, azerr.InvalidAuthenticationInfo, 400, "form"},
+		{"only scheme", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey") }), DevAccount, azerr.InvalidAuthenticationInfo, 400, ""},
 		{"two headers", signed(func(r *http.Request) {
 			r.Header.Add("Authorization", "SharedKey a:b")
 			r.Header.Add("Authorization", "SharedKey a:b")
-		}), DevAccount, "InvalidAuthenticationInfo", 400, "more than once"},
-		{"bearer", signed(func(r *http.Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAiOiJKV1QiLCJhbGciOi.x.y") }), DevAccount, "AuthenticationFailed", 403, "Bearer is not supported"},
-		{"unknown scheme", signed(func(r *http.Request) { r.Header.Set("Authorization", "Basic dXNlcjpwYXNz") }), DevAccount, "AuthenticationFailed", 403, "Basic is not supported"},
-		{"scheme case matters", signed(func(r *http.Request) { r.Header.Set("Authorization", "sharedkey devstoreaccount1:abc=") }), DevAccount, "AuthenticationFailed", 403, "not supported"},
-		{"other account in header", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey other:abc=") }), DevAccount, "AuthenticationFailed", 403, "does not match"},
-		{"unknown account", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey nobody:abc=") }), "nobody", "AuthenticationFailed", 403, "does not exist"},
+		}), DevAccount, azerr.InvalidAuthenticationInfo, 400, "more than once"},
+		{"bearer", signed(func(r *http.Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAiOiJKV1QiLCJhbGciOi.x.y") }), DevAccount, azerr.AuthenticationFailed, 403, "Bearer is not supported"},
+		{"unknown scheme", signed(func(r *http.Request) { r.Header.Set("Authorization", "Basic dXNlcjpwYXNz") }), DevAccount, azerr.AuthenticationFailed, 403, "Basic is not supported"},
+		{"scheme case matters", signed(func(r *http.Request) { r.Header.Set("Authorization", "sharedkey devstoreaccount1:abc=") }), DevAccount, azerr.AuthenticationFailed, 403, "not supported"},
+		{"other account in header", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey other:abc=") }), DevAccount, azerr.AuthenticationFailed, 403, "does not match"},
+		{"unknown account", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey nobody:abc=") }), "nobody", azerr.AuthenticationFailed, 403, "does not exist"},
 		{"wrong key", signed(func(r *http.Request) {
 			sharedkey.Sign(r, DevAccount, []byte("wrong"), false)
-		}), DevAccount, "AuthenticationFailed", 403, "Server used following string to sign: 'GET\n"},
+		}), DevAccount, azerr.AuthenticationFailed, 403, "Server used following string to sign: 'GET\n"},
 		{"tampered after signing", func() *http.Request {
 			r := signed(nil)
 			r.Header.Set("x-ms-meta-x", "added")
 			return r
-		}(), DevAccount, "AuthenticationFailed", 403, "is not the same as any computed signature"},
-		{"signature not base64", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey devstoreaccount1:!!!") }), DevAccount, "AuthenticationFailed", 403, "'!!!'"},
+		}(), DevAccount, azerr.AuthenticationFailed, 403, "is not the same as any computed signature"},
+		{"signature not base64", signed(func(r *http.Request) { r.Header.Set("Authorization", "SharedKey devstoreaccount1:!!!") }), DevAccount, azerr.AuthenticationFailed, 403, "'!!!'"},
 		{"no date", signed(func(r *http.Request) {
 			r.Header.Del("x-ms-date")
 			r.Header.Set("Authorization", "SharedKey devstoreaccount1:abc=")
-		}), DevAccount, "AuthenticationFailed", 403, "date header not specified"},
-		{"bad date", signed(func(r *http.Request) { r.Header.Set("x-ms-date", "yesterday") }), DevAccount, "AuthenticationFailed", 403, "not a valid"},
+		}), DevAccount, azerr.AuthenticationFailed, 403, "date header not specified"},
+		{"bad date", signed(func(r *http.Request) { r.Header.Set("x-ms-date", "yesterday") }), DevAccount, azerr.AuthenticationFailed, 403, "not a valid"},
 		{"16 minutes old", signed(func(r *http.Request) {
 			r.Header.Set("x-ms-date", testNow.Add(-16*time.Minute).Format(http.TimeFormat))
-		}), DevAccount, "AuthenticationFailed", 403, "too old"},
+		}), DevAccount, azerr.AuthenticationFailed, 403, "too old"},
 		{"16 minutes ahead", signed(func(r *http.Request) {
 			r.Header.Set("x-ms-date", testNow.Add(16*time.Minute).Format(http.TimeFormat))
-		}), DevAccount, "AuthenticationFailed", 403, "future"},
+		}), DevAccount, azerr.AuthenticationFailed, 403, "future"},
 		{"Content-Type twice", signed(func(r *http.Request) {
 			r.Header.Add("Content-Type", "text/plain")
 			r.Header.Add("Content-Type", "text/html")
-		}), DevAccount, "InvalidHeaderValue", 400, ""},
+		}), DevAccount, azerr.InvalidHeaderValue, 400, ""},
 		{"old Date header, no x-ms-date", signed(func(r *http.Request) {
 			r.Header.Del("x-ms-date")
 			r.Header.Set("Date", testNow.Add(-time.Hour).Format(http.TimeFormat))
-		}), DevAccount, "AuthenticationFailed", 403, "too old"},
+		}), DevAccount, azerr.AuthenticationFailed, 403, "too old"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,10 +297,10 @@ func TestUnknownAccountRefused(t *testing.T) {
 	a := MustAuthenticator(t, nil, false)
 	r := httptest.NewRequest("GET", "http://127.0.0.1:10000/nobody/c/b", nil)
 	_, err := a.Authenticate(r, Blob, "nobody")
-	wantCode(t, err, "AuthenticationFailed", 403)
+	wantCode(t, err, azerr.AuthenticationFailed, 403)
 	r = httptest.NewRequest("GET", "http://127.0.0.1:10000/nobody/c/b?sv=2025-11-05&sr=b&sp=r&se=2030-01-01&sig=abc", nil)
 	_, err = a.Authenticate(r, Blob, "nobody")
-	wantCode(t, err, "AuthenticationFailed", 403)
+	wantCode(t, err, azerr.AuthenticationFailed, 403)
 }
 
 func TestParseAccountsKeys(t *testing.T) {

@@ -1,6 +1,11 @@
 // Package azerr is the one catalog of Azure Storage error codes (code ->
 // HTTP status and default message) and the renderers for Azure's XML error
 // body (Blob, Queue, File) and OData JSON error body (Table).
+//
+// It is a leaf that every other layer uses: the domain packages choose a
+// Code (they know whether a miss is BlobNotFound or ContainerNotFound),
+// the HTTP packages add details, and httpx renders the *Error once per
+// response. Codes are typed constants, so a misspelt code does not compile.
 package azerr
 
 import (
@@ -17,7 +22,7 @@ import (
 // Error is an Azure Storage error: a code, its HTTP status, a message and
 // optional extra detail elements rendered after the message.
 type Error struct {
-	Code    string
+	Code    Code
 	Status  int
 	Message string
 	// Details are extra elements of the XML body, in order (for example
@@ -30,19 +35,15 @@ type Error struct {
 // Detail is one extra element of an error body.
 type Detail struct{ Name, Value string }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return e.Code.String() + ": " + e.Message }
 
-// New returns the catalog error for code. An unknown code yields status 400
-// with the code as message, which keeps a typo visible without a 500.
-func New(code string) *Error {
-	if d, ok := catalog[code]; ok {
-		return &Error{Code: code, Status: d.status, Message: d.message}
-	}
-	return &Error{Code: code, Status: http.StatusBadRequest, Message: code}
+// New returns the error for code with the catalog's status and message.
+func New(code Code) *Error {
+	return &Error{Code: code, Status: code.Status(), Message: code.Message()}
 }
 
 // Newf returns the catalog error for code with a custom message.
-func Newf(code, format string, args ...any) *Error {
+func Newf(code Code, format string, args ...any) *Error {
 	e := New(code)
 	e.Message = fmt.Sprintf(format, args...)
 	return e
@@ -85,17 +86,17 @@ func As(err error) (*Error, bool) {
 
 // InvalidHeader is the common 400 for a bad header value.
 func InvalidHeader(name, value string) *Error {
-	return New("InvalidHeaderValue").WithDetail("HeaderName", name).WithDetail("HeaderValue", value)
+	return New(InvalidHeaderValue).WithDetail("HeaderName", name).WithDetail("HeaderValue", value)
 }
 
 // MissingHeader is the common 400 for an absent required header.
 func MissingHeader(name string) *Error {
-	return New("MissingRequiredHeader").WithDetail("HeaderName", name)
+	return New(MissingRequiredHeader).WithDetail("HeaderName", name)
 }
 
 // InvalidQuery is the common 400 for a bad query parameter value.
 func InvalidQuery(name, value, reason string) *Error {
-	e := New("InvalidQueryParameterValue").WithDetail("QueryParameterName", name).WithDetail("QueryParameterValue", value)
+	e := New(InvalidQueryParameterValue).WithDetail("QueryParameterName", name).WithDetail("QueryParameterValue", value)
 	if reason != "" {
 		e = e.WithDetail("Reason", reason)
 	}
@@ -104,7 +105,7 @@ func InvalidQuery(name, value, reason string) *Error {
 
 // OutOfRangeQuery is the 400 for a numeric query parameter outside its range.
 func OutOfRangeQuery(name, value string, min, max int64) *Error {
-	return New("OutOfRangeQueryParameterValue").
+	return New(OutOfRangeQueryParameterValue).
 		WithDetail("QueryParameterName", name).WithDetail("QueryParameterValue", value).
 		WithDetail("MinimumAllowed", fmt.Sprint(min)).WithDetail("MaximumAllowed", fmt.Sprint(max))
 }
@@ -118,7 +119,7 @@ func fullMessage(e *Error, requestID string, now time.Time) string {
 func WriteXML(w io.Writer, e *Error, requestID string, now time.Time) error {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><Error><Code>`)
-	b.WriteString(EscapeXML(e.Code))
+	b.WriteString(EscapeXML(e.Code.String()))
 	b.WriteString(`</Code><Message>`)
 	b.WriteString(EscapeXML(fullMessage(e, requestID, now)))
 	b.WriteString(`</Message>`)
@@ -163,9 +164,6 @@ func WriteJSON(w io.Writer, e *Error, requestID string, now time.Time, indexPref
 		Code    string `json:"code"`
 		Message msg    `json:"message"`
 	}
-	v := map[string]body{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: indexPrefix + fullMessage(e, requestID, now)}}}
+	v := map[string]body{"odata.error": {Code: e.Code.String(), Message: msg{Lang: "en-US", Value: indexPrefix + fullMessage(e, requestID, now)}}}
 	return json.NewEncoder(w).Encode(v)
 }
-
-// Status returns the HTTP status for code from the catalog (400 if unknown).
-func Status(code string) int { return New(code).Status }

@@ -47,7 +47,7 @@ func newService(t *testing.T) (*Service, *clock) {
 	return s, clk
 }
 
-func mustCode(t *testing.T, err error, code string) {
+func mustCode(t *testing.T, err error, code azerr.Code) {
 	t.Helper()
 	e, ok := azerr.As(err)
 	if !ok || e.Code != code {
@@ -101,7 +101,7 @@ func TestLeaseExpiryLazy(t *testing.T) {
 	id := res.LeaseID
 	// While leased, a write needs the id.
 	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{})
-	mustCode(t, err, "LeaseIdMissing")
+	mustCode(t, err, azerr.LeaseIdMissing)
 	clk.add(16 * time.Second)
 	b, err := s.GetBlob(ctx, ref, Cond{}, "")
 	if err != nil {
@@ -118,13 +118,13 @@ func TestLeaseExpiryLazy(t *testing.T) {
 	clk.add(16 * time.Second)
 	// The expired id on a write is stale.
 	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{LeaseID: id})
-	mustCode(t, err, "LeaseNotPresentWithBlobOperation")
+	mustCode(t, err, azerr.LeaseNotPresentWithBlobOperation)
 	// A write without the id goes through and forgets the lease.
 	if _, err := s.SetBlobMetadata(ctx, ref, nil, Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Renew, LeaseID: id}})
-	mustCode(t, err, "LeaseIdMismatchWithLeaseOperation")
+	mustCode(t, err, azerr.LeaseIdMismatchWithLeaseOperation)
 	// Breaking ends by itself.
 	_, _, err = s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: lease.Infinite, ProposedID: id}})
 	if err != nil {
@@ -136,7 +136,7 @@ func TestLeaseExpiryLazy(t *testing.T) {
 		t.Fatalf("break: %v %d", err, r.LeaseTime)
 	}
 	_, err = s.SetBlobMetadata(ctx, ref, nil, Cond{})
-	mustCode(t, err, "LeaseIdMissing")
+	mustCode(t, err, azerr.LeaseIdMissing)
 	clk.add(10 * time.Second)
 	if _, err := s.SetBlobMetadata(ctx, ref, nil, Cond{}); err != nil {
 		t.Fatalf("write after break period: %v", err)
@@ -150,7 +150,7 @@ func TestContainerLeaseExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustCode(t, s.DeleteContainer(ctx, "acct", "cont", Cond{}), "LeaseIdMissing")
+	mustCode(t, s.DeleteContainer(ctx, "acct", "cont", Cond{}), azerr.LeaseIdMissing)
 	clk.add(21 * time.Second)
 	// Expired(A) + renew(A) succeeds for containers too.
 	if _, _, err := s.LeaseContainer(ctx, "acct", "cont", LeaseRequest{Action: lease.Action{Kind: lease.Renew, LeaseID: res.LeaseID}}); err != nil {
@@ -319,15 +319,15 @@ func TestValidation(t *testing.T) {
 			t.Errorf("blob %q", name)
 		}
 	}
-	mustCode(t, ValidateMetadata([]KV{{"", "x"}}), "EmptyMetadataKey")
-	mustCode(t, ValidateMetadata([]KV{{"1a", "x"}}), "InvalidMetadata")
-	mustCode(t, ValidateMetadata([]KV{{"a", "x"}, {"A", "y"}}), "InvalidMetadata")
-	mustCode(t, ValidateMetadata([]KV{{"a", string(bytes.Repeat([]byte("v"), 8192))}}), "MetadataTooLarge")
+	mustCode(t, ValidateMetadata([]KV{{"", "x"}}), azerr.EmptyMetadataKey)
+	mustCode(t, ValidateMetadata([]KV{{"1a", "x"}}), azerr.InvalidMetadata)
+	mustCode(t, ValidateMetadata([]KV{{"a", "x"}, {"A", "y"}}), azerr.InvalidMetadata)
+	mustCode(t, ValidateMetadata([]KV{{"a", string(bytes.Repeat([]byte("v"), 8192))}}), azerr.MetadataTooLarge)
 	if ValidateMetadata([]KV{{"_ok1", "v"}}) != nil {
 		t.Error("valid metadata rejected")
 	}
-	mustCode(t, ValidateBlockID("!!"), "InvalidBlockId")
-	mustCode(t, ValidateBlockID(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("A"), 65))), "InvalidBlockId")
+	mustCode(t, ValidateBlockID("!!"), azerr.InvalidBlockId)
+	mustCode(t, ValidateBlockID(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("A"), 65))), azerr.InvalidBlockId)
 	if ValidateBlockID(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("A"), 64))) != nil {
 		t.Error("64-byte id rejected")
 	}
@@ -354,7 +354,7 @@ func TestTagExpressions(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	mustCode(t, ValidateTags([]KV{{"k!", "v"}}), "InvalidTag")
+	mustCode(t, ValidateTags([]KV{{"k!", "v"}}), azerr.InvalidTag)
 }
 
 func FuzzTagExpr(f *testing.F) {
@@ -407,9 +407,9 @@ func TestStagedBlocksExpireAfterAWeek(t *testing.T) {
 	if err == nil {
 		t.Fatalf("expired staging still listed: %+v", bl)
 	}
-	mustCode(t, err, "BlobNotFound")
+	mustCode(t, err, azerr.BlobNotFound)
 	_, err = s.PutBlockList(ctx, PutBlockListRequest{Ref: ref, Blocks: []BlockListItem{{ID: "YWJj", Kind: "Latest"}}})
-	mustCode(t, err, "InvalidBlockList")
+	mustCode(t, err, azerr.InvalidBlockList)
 	// A new Put Block starts afresh, even with another id length.
 	if err := s.PutBlock(ctx, ref, "YWJjZA==", Ingested{}, Cond{}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -19,10 +20,10 @@ type Ref struct {
 
 // checkOpts says how a write treats a missing blob and unmet conditions.
 type checkOpts struct {
-	mustExist bool   // 404 BlobNotFound when missing
-	create    bool   // If-None-Match: * over an existing blob → 409 BlobAlreadyExists
-	failCode  string // 412 code (default ConditionNotMet)
-	read      bool   // lease rule of a read (id optional)
+	mustExist bool       // 404 BlobNotFound when missing
+	create    bool       // If-None-Match: * over an existing blob → 409 BlobAlreadyExists
+	failCode  azerr.Code // 412 code (default ConditionNotMet)
+	read      bool       // lease rule of a read (id optional)
 }
 
 // loadChecked loads the blob of ref inside tx and applies, in this order:
@@ -36,14 +37,14 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 		return nil, lease.State{}, err
 	}
 	if b == nil && o.mustExist {
-		return nil, lease.State{}, azerr.New("BlobNotFound")
+		return nil, lease.State{}, azerr.New(azerr.BlobNotFound)
 	}
 	if b != nil && cond.CreateOnly {
-		return nil, lease.State{}, azerr.New("AuthorizationPermissionMismatch")
+		return nil, lease.State{}, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	failCode := o.failCode
-	if failCode == "" {
-		failCode = "ConditionNotMet"
+	if failCode == 0 {
+		failCode = azerr.ConditionNotMet
 	}
 	st := conditional.State{}
 	if b != nil {
@@ -54,9 +55,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 		return nil, lease.State{}, err
 	}
 	if out != conditional.Pass {
-		exists := ""
+		var exists azerr.Code
 		if o.create {
-			exists = "BlobAlreadyExists"
+			exists = azerr.BlobAlreadyExists
 		}
 		return nil, lease.State{}, out.Err(failCode, exists)
 	}
@@ -79,7 +80,7 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	}
 	if ref.Snapshot == "" {
 		n, code := lease.Enforce(ls, cond.LeaseID, !o.read, now, lease.BlobTarget)
-		if code != "" {
+		if code != 0 {
 			return nil, lease.State{}, azerr.New(code)
 		}
 		ls = n
@@ -109,7 +110,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 		return nil, err
 	}
 	if b == nil {
-		return nil, azerr.New("BlobNotFound")
+		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
 	out, err := conditional.EvalRead(cond.Conditions, st, version)
@@ -117,7 +118,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 		return nil, err
 	}
 	if out != conditional.Pass {
-		return nil, out.Err("ConditionNotMet", "")
+		return nil, out.Err(azerr.ConditionNotMet, 0)
 	}
 	if cond.IfTags != "" {
 		ok, err := MatchTags(cond.IfTags, b.Tags, "")
@@ -125,18 +126,18 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 			return nil, err
 		}
 		if !ok {
-			return nil, azerr.New("ConditionNotMet")
+			return nil, azerr.New(azerr.ConditionNotMet)
 		}
 	}
 	if ref.Snapshot == "" {
-		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
+		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
 			return nil, azerr.New(code)
 		}
 	}
 	if content {
 		if b.AccessTier == "Archive" {
 			// An archived blob's content is offline until rehydrated.
-			return nil, azerr.New("BlobArchived")
+			return nil, azerr.New(azerr.BlobArchived)
 		}
 		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 
 func snapshotWrite(ref Ref) error {
 	if ref.Snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	return nil
 }
@@ -306,12 +307,12 @@ type SetPropsRequest struct {
 func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
 	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
-			return false, azerr.New("InvalidBlobType")
+			return false, azerr.New(azerr.InvalidBlobType)
 		}
 		if req.NewSize != nil {
 			n := *req.NewSize
 			if n%512 != 0 || n < 0 || n > MaxPageBlobSize {
-				return false, azerr.InvalidHeader("x-ms-blob-content-length", itoa(n))
+				return false, azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
 				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
@@ -330,7 +331,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 			b.Seq = *req.Seq
 		case "increment":
 			if b.Seq == 1<<63-1 {
-				return false, azerr.New("SequenceNumberIncrementTooLarge")
+				return false, azerr.New(azerr.SequenceNumberIncrementTooLarge)
 			}
 			b.Seq++
 		}
@@ -373,7 +374,7 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 			return err
 		}
 		if deleteSnapshots == "" && len(snaps) > 0 {
-			return azerr.New("SnapshotsPresent")
+			return azerr.New(azerr.SnapshotsPresent)
 		}
 		for _, sn := range snaps {
 			if err := deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, sn); err != nil {
@@ -474,10 +475,10 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 			return err
 		}
 		if b.Copy != nil && b.Copy.Status == "pending" {
-			return azerr.New("PendingCopyOperation")
+			return azerr.New(azerr.PendingCopyOperation)
 		}
 		n, r, code := lease.Apply(b.Lease, a, now)
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		b.Lease, res, out = n, r, b
@@ -486,39 +487,17 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	return out, res, err
 }
 
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [24]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
-
 // SetTier is Set Blob Tier for block blobs. Leaving the archive tier
 // rehydrates at once (rehydrated reports it, Azure answers such a request
 // 202); there are no rehydration delays. It changes neither ETag nor
 // Last-Modified.
 func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) (rehydrated bool, err error) {
 	if ref.Snapshot != "" {
-		return false, azerr.New("InvalidOperation")
+		return false, azerr.New(azerr.InvalidOperation)
 	}
 	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
-			return false, azerr.New("InvalidBlobType")
+			return false, azerr.New(azerr.InvalidBlobType)
 		}
 		rehydrated = b.AccessTier == "Archive" && tier != "Archive"
 		if b.AccessTier != tier {

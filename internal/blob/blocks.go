@@ -17,7 +17,7 @@ import (
 func ValidateBlockID(id string) error {
 	raw, err := base64.StdEncoding.DecodeString(id)
 	if err != nil || len(raw) == 0 || len(raw) > MaxBlockIDBytes {
-		return azerr.New("InvalidBlockId")
+		return azerr.New(azerr.InvalidBlockId)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 			return err
 		}
 		if b != nil && b.Type != BlockBlob {
-			return azerr.New("InvalidBlobType")
+			return azerr.New(azerr.InvalidBlobType)
 		}
 		segs, size, err := source(tx, now)
 		if err != nil {
@@ -93,13 +93,13 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 			st = &Staging{IDLen: len(id)}
 		}
 		if st.Count > 0 && st.IDLen != len(id) || b != nil && b.BlockIDLen != 0 && b.BlockIDLen != len(id) {
-			return azerr.New("InvalidBlobOrBlock")
+			return azerr.New(azerr.InvalidBlobOrBlock)
 		}
 		st.IDLen = len(id)
 		k := blockKey(ref.Account, ref.Container, ref.Name, id)
 		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
 			if st.Count >= MaxUncommitted {
-				return azerr.Newf("BlockCountExceedsLimit", "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks.")
+				return azerr.Newf(azerr.BlockCountExceedsLimit, "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks.")
 			}
 			st.Count++
 		} else if err != nil {
@@ -139,11 +139,11 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		return nil, err
 	}
 	if len(req.Blocks) > MaxCommittedBlocks {
-		return nil, azerr.New("BlockListTooLong")
+		return nil, azerr.New(azerr.BlockListTooLong)
 	}
 	for _, it := range req.Blocks {
 		if err := ValidateBlockID(it.ID); err != nil {
-			return nil, azerr.New("InvalidBlockList")
+			return nil, azerr.New(azerr.InvalidBlockList)
 		}
 	}
 	if err := ValidateMetadata(req.Meta); err != nil {
@@ -214,10 +214,10 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 				}
 			}
 			if !ok {
-				return azerr.New("InvalidBlockList")
+				return azerr.New(azerr.InvalidBlockList)
 			}
 			if b.BlockIDLen != 0 && b.BlockIDLen != len(item.ID) {
-				return azerr.New("InvalidBlockList")
+				return azerr.New(azerr.InvalidBlockList)
 			}
 			b.BlockIDLen = len(item.ID)
 			b.Blocks = append(b.Blocks, bl)
@@ -259,9 +259,9 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 		if b != nil {
 			switch b.Type {
 			case PageBlob:
-				return azerr.New("InvalidBlobType").WithStatus(400)
+				return azerr.New(azerr.InvalidBlobType).WithStatus(400)
 			case AppendBlob:
-				return azerr.New("InvalidBlobType")
+				return azerr.New(azerr.InvalidBlobType)
 			}
 		}
 		var st *Staging
@@ -271,7 +271,7 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 			}
 		}
 		if b == nil && st == nil {
-			return azerr.New("BlobNotFound")
+			return azerr.New(azerr.BlobNotFound)
 		}
 		if b != nil {
 			if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
@@ -331,10 +331,10 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 	var off int64
 	b, err := s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
-			return false, azerr.New("InvalidBlobType")
+			return false, azerr.New(azerr.InvalidBlobType)
 		}
 		if b.Sealed {
-			return false, azerr.New("BlobIsSealed")
+			return false, azerr.New(azerr.BlobIsSealed)
 		}
 		if req.Source != nil {
 			segs, n, err := s.sourceRange(tx, *req.Source, req.SourceOff, req.SourceLen, req.SrcCond, now)
@@ -344,13 +344,13 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 			req.Data = Ingested{Segs: segs, Size: n}
 		}
 		if req.MaxSize != nil && b.Size+req.Data.Size > *req.MaxSize {
-			return false, azerr.New("MaxBlobSizeConditionNotMet")
+			return false, azerr.New(azerr.MaxBlobSizeConditionNotMet)
 		}
 		if req.AppendPos != nil && b.Size != *req.AppendPos {
-			return false, azerr.New("AppendPositionConditionNotMet")
+			return false, azerr.New(azerr.AppendPositionConditionNotMet)
 		}
 		if b.AppendCount >= MaxCommittedBlocks {
-			return false, azerr.New("BlockCountExceedsLimit")
+			return false, azerr.New(azerr.BlockCountExceedsLimit)
 		}
 		off = b.Size
 		// The block goes to its own key: the record does not grow.
@@ -373,10 +373,10 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 func (s *Service) SealBlob(ctx context.Context, ref Ref, appendPos *int64, cond Cond) (*Blob, error) {
 	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
-			return false, azerr.New("InvalidBlobType")
+			return false, azerr.New(azerr.InvalidBlobType)
 		}
 		if appendPos != nil && b.Size != *appendPos {
-			return false, azerr.New("AppendPositionConditionNotMet")
+			return false, azerr.New(azerr.AppendPositionConditionNotMet)
 		}
 		b.Sealed = true
 		return false, nil

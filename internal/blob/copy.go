@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -25,7 +26,7 @@ type CopyRequest struct {
 	// copy properties, and properties come from the request.
 	FromURL  bool
 	Props    *Props
-	FailCode string // destination 412 code
+	FailCode azerr.Code // destination 412 code
 	Tier     string
 	// Seal is x-ms-seal-blob for an append blob destination: nil keeps
 	// the source's sealed state.
@@ -35,14 +36,14 @@ type CopyRequest struct {
 // sourceCheck loads and checks a copy source inside tx.
 func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) (*Blob, error) {
 	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
-		return nil, azerr.New("BlobNotFound")
+		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b, err := getBlob(tx, src.Account, src.Container, src.Name, src.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
-		return nil, azerr.New("BlobNotFound")
+		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
 	out, err := conditional.EvalWrite(cond.Conditions, st)
@@ -50,7 +51,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 		return nil, err
 	}
 	if out != conditional.Pass {
-		return nil, azerr.New("SourceConditionNotMet")
+		return nil, azerr.New(azerr.SourceConditionNotMet)
 	}
 	if cond.IfTags != "" {
 		ok, err := MatchTags(cond.IfTags, b.Tags, "")
@@ -58,14 +59,14 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 			return nil, err
 		}
 		if !ok {
-			return nil, azerr.New("SourceConditionNotMet")
+			return nil, azerr.New(azerr.SourceConditionNotMet)
 		}
 	}
 	if b.AccessTier == "Archive" {
-		return nil, azerr.New("BlobArchived")
+		return nil, azerr.New(azerr.BlobArchived)
 	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
-		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != "" {
+		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
 			return nil, azerr.New(code)
 		}
 	}
@@ -95,8 +96,8 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 			return err
 		}
 		failCode := req.FailCode
-		if failCode == "" {
-			failCode = "TargetConditionNotMet"
+		if failCode == 0 {
+			failCode = azerr.TargetConditionNotMet
 		}
 		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
 		if err != nil {
@@ -104,13 +105,13 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		if old != nil {
 			if !req.FromURL && old.Type != src.Type {
-				return azerr.New("InvalidBlobType")
+				return azerr.New(azerr.InvalidBlobType)
 			}
 			if old.Copy != nil && old.Copy.Status == "pending" {
-				return azerr.New("PendingCopyOperation")
+				return azerr.New(azerr.PendingCopyOperation)
 			}
 			if e := ls.Effective(now); e.Phase == lease.Leased && e.Duration != lease.Infinite {
-				return azerr.New(lease.CodeInfiniteDurationMissing)
+				return azerr.New(azerr.InfiniteLeaseDurationRequired)
 			}
 		}
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
@@ -150,7 +151,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		b.ETag = s.etag(prev, now)
 		if !req.FromURL {
 			b.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success",
-				Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+				Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}
 		}
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err
@@ -171,10 +172,10 @@ func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Co
 			return err
 		}
 		if b.Copy == nil || b.Copy.Status != "pending" {
-			return azerr.New("NoPendingCopyOperation")
+			return azerr.New(azerr.NoPendingCopyOperation)
 		}
 		if b.Copy.ID != copyID {
-			return azerr.New("CopyIdMismatch")
+			return azerr.New(azerr.CopyIdMismatch)
 		}
 		return nil
 	})
@@ -199,7 +200,7 @@ func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64, srcCond Cond
 		n = b.Size - off
 	}
 	if off < 0 || n < 0 || off+n > b.Size {
-		return nil, 0, azerr.New("InvalidRange")
+		return nil, 0, azerr.New(azerr.InvalidRange)
 	}
 	return Segments(b, off, n), n, nil
 }

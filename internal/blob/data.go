@@ -62,7 +62,7 @@ func (s *Service) IngestSize(ctx context.Context, body io.Reader, size int64, in
 			buf = make([]byte, size, size+1)
 			if _, err = io.ReadFull(tr, buf); err != nil {
 				if err == io.ErrUnexpectedEOF || err == io.EOF {
-					err = azerr.New("InvalidInput")
+					err = azerr.New(azerr.InvalidInput)
 				}
 				return out, err
 			}
@@ -132,7 +132,7 @@ func finish(out Ingested, h sums, wantMD5 []byte) (Ingested, error) {
 	out.MD5 = h.md5.Sum(nil)
 	out.CRC64 = h.crc.Sum64()
 	if len(wantMD5) > 0 && !bytes.Equal(wantMD5, out.MD5) {
-		return out, azerr.New("Md5Mismatch")
+		return out, azerr.New(azerr.Md5Mismatch)
 	}
 	return out, nil
 }

@@ -403,7 +403,7 @@ func containerPagesPrefix(acct, c string) []byte {
 
 // encodePage and decodePage store one page of a page blob.
 func encodePage(p Page) []byte {
-	return encodeBlock(&Block{ID: itoa(p.Start), Size: p.Seg.Len, Segs: []Segment{p.Seg}})
+	return encodeBlock(&Block{ID: strconv.FormatInt(p.Start, 10), Size: p.Seg.Len, Segs: []Segment{p.Seg}})
 }
 
 func decodePage(v []byte) (Page, error) {

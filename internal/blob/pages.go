@@ -132,13 +132,13 @@ type PutPageRequest struct {
 func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Blob, error) {
 	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != PageBlob {
-			return false, azerr.New("InvalidBlobType")
+			return false, azerr.New(azerr.InvalidBlobType)
 		}
 		if req.End >= b.Size {
-			return false, azerr.New("InvalidPageRange")
+			return false, azerr.New(azerr.InvalidPageRange)
 		}
 		if !req.Seq.ok(b.Seq) {
-			return false, azerr.New("SequenceNumberConditionNotMet")
+			return false, azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
 		pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
 		if err := clearStoredPages(tx, pp, req.Start, req.End+1); err != nil {
@@ -185,7 +185,7 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 			return err
 		}
 		if b.Type != PageBlob {
-			return azerr.New("InvalidBlobType")
+			return azerr.New(azerr.InvalidBlobType)
 		}
 		if err := hydrate(tx, ref.Account, ref.Container, b); err != nil {
 			return err
@@ -193,7 +193,7 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 		out.Blob = b
 		if from >= b.Size && (from > 0 || to >= 0) {
 			// A range that starts past the end of the blob.
-			return azerr.New("InvalidRange")
+			return azerr.New(azerr.InvalidRange)
 		}
 		if to < 0 || to >= b.Size {
 			to = b.Size - 1
@@ -203,14 +203,14 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 			return nil
 		}
 		if ref.Snapshot != "" && prev > ref.Snapshot {
-			return azerr.New("PreviousSnapshotCannotBeNewer")
+			return azerr.New(azerr.PreviousSnapshotCannotBeNewer)
 		}
 		pb, err := getBlob(tx, ref.Account, ref.Container, ref.Name, prev)
 		if err != nil {
 			return err
 		}
 		if pb == nil {
-			return azerr.New("PreviousSnapshotNotFound")
+			return azerr.New(azerr.PreviousSnapshotNotFound)
 		}
 		if err := hydrate(tx, ref.Account, ref.Container, pb); err != nil {
 			return err

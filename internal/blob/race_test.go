@@ -74,7 +74,7 @@ func (g *gate) open() { g.ready.Wait(); close(g.start) }
 
 func codeOf(err error) string {
 	if e, ok := azerr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	if err != nil {
 		return err.Error()

@@ -70,17 +70,17 @@ func ValidateContainerName(name string) error {
 		return nil
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return azerr.New("OutOfRangeInput")
+		return azerr.New(azerr.OutOfRangeInput)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
 		if !ok {
-			return azerr.New("InvalidResourceName")
+			return azerr.New(azerr.InvalidResourceName)
 		}
 	}
 	if name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
-		return azerr.New("InvalidResourceName")
+		return azerr.New(azerr.InvalidResourceName)
 	}
 	return nil
 }
@@ -90,18 +90,18 @@ func ValidateContainerName(name string) error {
 func ValidateBlobName(name string) error {
 	n := utf8.RuneCountInString(name)
 	if n < 1 || n > 1024 {
-		return azerr.New("OutOfRangeInput")
+		return azerr.New(azerr.OutOfRangeInput)
 	}
 	if !utf8.ValidString(name) {
-		return azerr.New("InvalidResourceName")
+		return azerr.New(azerr.InvalidResourceName)
 	}
 	for _, r := range name {
 		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF {
-			return azerr.New("InvalidResourceName")
+			return azerr.New(azerr.InvalidResourceName)
 		}
 	}
 	if strings.Count(name, "/") >= 254 {
-		return azerr.New("InvalidResourceName")
+		return azerr.New(azerr.InvalidResourceName)
 	}
 	return nil
 }
@@ -114,20 +114,20 @@ func ValidateMetadata(m []KV) error {
 	for _, kv := range m {
 		name := kv[0]
 		if name == "" {
-			return azerr.New("EmptyMetadataKey")
+			return azerr.New(azerr.EmptyMetadataKey)
 		}
 		if !isIdentifier(name) {
-			return azerr.New("InvalidMetadata").WithDetail("MetadataKey", name)
+			return azerr.New(azerr.InvalidMetadata).WithDetail("MetadataKey", name)
 		}
 		low := strings.ToLower(name)
 		if seen[low] {
-			return azerr.New("InvalidMetadata").WithDetail("MetadataKey", name)
+			return azerr.New(azerr.InvalidMetadata).WithDetail("MetadataKey", name)
 		}
 		seen[low] = true
 		total += len(name) + len(kv[1])
 	}
 	if total > MaxMetadataBytes {
-		return azerr.New("MetadataTooLarge")
+		return azerr.New(azerr.MetadataTooLarge)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func isIdentifier(s string) bool {
 func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
 	v, err := tx.Get(containerKey(acct, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, azerr.New("ContainerNotFound")
+		return nil, azerr.New(azerr.ContainerNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
 func containerExists(tx storage.Tx, acct, name string) error {
 	_, err := tx.Get(containerKey(acct, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return azerr.New("ContainerNotFound")
+		return azerr.New(azerr.ContainerNotFound)
 	}
 	return err
 }
@@ -420,7 +420,7 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 	var out *Container
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Get(containerKey(acct, name)); err == nil {
-			return azerr.New("ContainerAlreadyExists")
+			return azerr.New(azerr.ContainerAlreadyExists)
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -437,10 +437,10 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 func containerCheck(c *Container, cond Cond, write bool, now time.Time) (lease.State, error) {
 	st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
 	if o := conditional.EvalDates(cond.Conditions, st); o != conditional.Pass {
-		return c.Lease, o.Err("ConditionNotMet", "")
+		return c.Lease, o.Err(azerr.ConditionNotMet, 0)
 	}
 	ls, code := lease.Enforce(c.Lease, cond.LeaseID, write, now, lease.ContainerTarget)
-	if code != "" {
+	if code != 0 {
 		return c.Lease, azerr.New(code)
 	}
 	return ls, nil
@@ -537,7 +537,7 @@ func (s *Service) ContainerExists(ctx context.Context, acct, name string) (*Cont
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		c, err := getContainer(tx, acct, name)
 		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == "ContainerNotFound" {
+			if e, ok := azerr.As(err); ok && e.Code == azerr.ContainerNotFound {
 				return nil
 			}
 			return err
@@ -562,7 +562,7 @@ func (s *Service) SetContainerMetadata(ctx context.Context, acct, name string, m
 // SetContainerACL is Set Container ACL.
 func (s *Service) SetContainerACL(ctx context.Context, acct, name, public string, ids []SignedIdentifier, cond Cond) (*Container, error) {
 	if len(ids) > MaxSignedIDs {
-		return nil, azerr.Newf("InvalidXmlDocument", "XML specified is not syntactically valid.")
+		return nil, azerr.Newf(azerr.InvalidXmlDocument, "XML specified is not syntactically valid.")
 	}
 	return s.updateContainer(ctx, acct, name, cond, func(c *Container) error {
 		c.Public, c.ACL = public, ids
@@ -610,12 +610,12 @@ func (s *Service) LeaseContainer(ctx context.Context, acct, name string, req Lea
 		}
 		st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
 		if o := conditional.EvalDates(req.Cond.Conditions, st); o != conditional.Pass {
-			return o.Err("ConditionNotMet", "")
+			return o.Err(azerr.ConditionNotMet, 0)
 		}
 		a := req.Action
 		a.NewID = s.newID()
 		n, r, code := lease.Apply(c.Lease, a, s.now())
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		c.Lease, res, out = n, r, c

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -19,17 +20,17 @@ func validTagChar(r rune) bool {
 // characters from the allowed set, keys unique.
 func ValidateTags(tags []KV) error {
 	if len(tags) > MaxTags {
-		return azerr.Newf("InvalidTag", "The tags specified exceed the maximum permissible limit.")
+		return azerr.Newf(azerr.InvalidTag, "The tags specified exceed the maximum permissible limit.")
 	}
 	seen := map[string]bool{}
 	for _, kv := range tags {
 		if len(kv[0]) < 1 || len(kv[0]) > 128 || len(kv[1]) > 256 || seen[kv[0]] {
-			return azerr.New("InvalidTag")
+			return azerr.New(azerr.InvalidTag)
 		}
 		seen[kv[0]] = true
 		for _, r := range kv[0] + kv[1] {
 			if !validTagChar(r) {
-				return azerr.New("InvalidTag")
+				return azerr.New(azerr.InvalidTag)
 			}
 		}
 	}
@@ -79,7 +80,7 @@ type FoundBlob struct {
 func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker string, max int) ([]FoundBlob, string, error) {
 	q, err := parseTags(expr, true)
 	if err != nil {
-		return nil, "", azerr.Newf("InvalidQueryParameterValue", "%s", err.Error()).
+		return nil, "", azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).
 			WithDetail("QueryParameterName", "where").WithDetail("QueryParameterValue", expr)
 	}
 	var out []FoundBlob
@@ -310,7 +311,7 @@ func (e *tagSyntaxError) Error() string {
 	if e.pos == 0 {
 		return "Error parsing query: " + e.msg
 	}
-	return "Error parsing query at or near character position " + itoa(int64(e.pos)) + ": " + e.msg
+	return "Error parsing query at or near character position " + strconv.Itoa(e.pos) + ": " + e.msg
 }
 
 // maxTagsInQuery is how many distinct tags an expression may name.

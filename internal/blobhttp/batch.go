@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -46,14 +45,6 @@ func (s *subRecorder) WriteHeader(code int) {
 // authenticated and run like a request of its own; the answer is 202 with
 // one multipart part per sub-request, in order.
 func (h *handler) batch(rq *req) error {
-	rq.info.Operation = "BlobBatch"
-	res := auth.ResService
-	if rq.container != "" {
-		res = auth.ResContainer
-	}
-	if err := h.authorize(rq, auth.Access{Resource: res, Perms: "dw", AccountPerms: "dw"}); err != nil {
-		return err
-	}
 	ct := rq.r.Header.Get("Content-Type")
 	boundary, mixed := batchBoundary(ct)
 	if !mixed {
@@ -86,11 +77,11 @@ func (h *handler) batch(rq *req) error {
 			break
 		}
 		if err != nil {
-			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
+			return azerr.Newf(azerr.InvalidInput, "The batch request body is not valid multipart content.")
 		}
 		text, err := io.ReadAll(part)
 		if err != nil {
-			return azerr.Newf("InvalidInput", "The batch request body is not valid multipart content.")
+			return azerr.Newf(azerr.InvalidInput, "The batch request body is not valid multipart content.")
 		}
 		// A sub-request without a body may end right after its last
 		// header line (the JavaScript SDK's framing): the CRLF that
@@ -100,21 +91,21 @@ func (h *handler) batch(rq *req) error {
 		}
 		sr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(text)))
 		if err != nil {
-			return azerr.Newf("InvalidInput", "A batch sub-request is not a valid HTTP request.")
+			return azerr.Newf(azerr.InvalidInput, "A batch sub-request is not a valid HTTP request.")
 		}
 		// Delete Blob and Set Blob Tier only; the two may be mixed (the
 		// SDKs build one kind per batch, the service runs each part on
 		// its own).
 		if sr.Method != http.MethodDelete && !(sr.Method == http.MethodPut && sr.URL.Query().Get("comp") == "tier") {
-			return azerr.Newf("InvalidInput", "Batch sub-requests may only be Delete Blob or Set Blob Tier.")
+			return azerr.Newf(azerr.InvalidInput, "Batch sub-requests may only be Delete Blob or Set Blob Tier.")
 		}
 		subs = append(subs, sub{id: part.Header.Get("Content-Id"), req: sr})
 		if len(subs) > MaxBatchRequests {
-			return azerr.Newf("InvalidInput", "A batch may carry at most %d sub-requests.", MaxBatchRequests)
+			return azerr.Newf(azerr.InvalidInput, "A batch may carry at most %d sub-requests.", MaxBatchRequests)
 		}
 	}
 	if len(subs) == 0 {
-		return azerr.Newf("InvalidInput", "The batch request has no sub-requests.")
+		return azerr.Newf(azerr.InvalidInput, "The batch request has no sub-requests.")
 	}
 	results := make([]subResult, 0, len(subs))
 	for _, s := range subs {

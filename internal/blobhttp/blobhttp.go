@@ -4,8 +4,11 @@
 // It fits between httpx, whose wrapper has already resolved the account,
 // authenticated the caller and set the common headers, and the domain
 // package blob, which holds every Blob rule and runs it inside storage
-// transactions; this package only translates between the two. The server
-// builds it with New from httpx.Deps.
+// transactions; this package only translates between the two. Every
+// operation is one row of the table in ops.go (path level, restype, comp,
+// method -> operation name, required access, handler); the dispatcher
+// names the operation and authorizes the caller before the handler runs.
+// The server builds it with New from httpx.Deps.
 package blobhttp
 
 import (
@@ -60,6 +63,9 @@ type req struct {
 	container string
 	blob      string
 	snapshot  string
+	// createOnly is set when the caller may create the blob but not
+	// replace it (create permission without write).
+	createOnly bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -71,12 +77,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cpart, bpart, hasBlob := strings.Cut(path, "/")
 	var err error
 	if rq.container, err = url.PathUnescape(cpart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	if hasBlob {
 		if rq.blob, err = url.PathUnescape(bpart); err != nil {
-			httpx.WriteError(w, r, azerr.New("InvalidUri"))
+			httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 			return
 		}
 		// Azure reads a backslash in a blob name as a slash.
@@ -113,120 +119,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ServerBusy, which clients retry; everything else passes through.
 func engineError(err error) error {
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
 	return err
-}
-
-func (h *handler) route(rq *req, hasBlob bool) error {
-	m := rq.r.Method
-	comp := rq.q.Get("comp")
-	restype := rq.q.Get("restype")
-	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
-		return h.accountInfo(rq)
-	}
-	switch {
-	case rq.container == "":
-		switch {
-		case comp == "list" && m == http.MethodGet:
-			return h.listContainers(rq)
-		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return h.getServiceProps(rq)
-		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return h.setServiceProps(rq)
-		case comp == "blobs" && m == http.MethodGet:
-			return h.findBlobs(rq, "")
-		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return h.serviceStats(rq)
-		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
-			return h.getUserDelegationKey(rq)
-		case comp == "batch" && m == http.MethodPost:
-			return h.batch(rq)
-		}
-	case !hasBlob:
-		if restype != "container" {
-			if comp == "" && (m == http.MethodGet || m == http.MethodHead) {
-				return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype")
-			}
-			break
-		}
-		switch {
-		case comp == "" && m == http.MethodPut:
-			return h.createContainer(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteContainer(rq)
-		case (comp == "" || comp == "metadata") && (m == http.MethodGet || m == http.MethodHead):
-			return h.getContainerProps(rq, comp)
-		case comp == "metadata" && m == http.MethodPut:
-			return h.setContainerMetadata(rq)
-		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getContainerACL(rq)
-		case comp == "acl" && m == http.MethodPut:
-			return h.setContainerACL(rq)
-		case comp == "lease" && m == http.MethodPut:
-			return h.leaseContainer(rq)
-		case comp == "list" && m == http.MethodGet:
-			return h.listBlobs(rq)
-		case comp == "blobs" && m == http.MethodGet:
-			return h.findBlobs(rq, rq.container)
-		case comp == "batch" && m == http.MethodPost:
-			return h.batch(rq)
-		}
-	default:
-		switch {
-		case comp == "" && m == http.MethodPut:
-			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-				if rq.r.Header.Get("X-Ms-Blob-Type") != "" {
-					return h.putBlobFromURL(rq)
-				}
-				return h.copyBlob(rq)
-			}
-			return h.putBlob(rq)
-		case comp == "" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getBlob(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteBlob(rq)
-		case comp == "properties" && m == http.MethodPut:
-			return h.setBlobProperties(rq)
-		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-			return h.getBlobMetadata(rq)
-		case comp == "metadata" && m == http.MethodPut:
-			return h.setBlobMetadata(rq)
-		case comp == "snapshot" && m == http.MethodPut:
-			return h.snapshotBlob(rq)
-		case comp == "lease" && m == http.MethodPut:
-			return h.leaseBlob(rq)
-		case comp == "block" && m == http.MethodPut:
-			if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-				return h.putBlockFromURL(rq)
-			}
-			return h.putBlock(rq)
-		case comp == "blocklist" && m == http.MethodPut:
-			return h.putBlockList(rq)
-		case comp == "blocklist" && m == http.MethodGet:
-			return h.getBlockList(rq)
-		case comp == "page" && m == http.MethodPut:
-			return h.putPage(rq)
-		case comp == "pagelist" && m == http.MethodGet:
-			return h.getPageRanges(rq)
-		case comp == "appendblock" && m == http.MethodPut:
-			return h.appendBlock(rq)
-		case comp == "seal" && m == http.MethodPut:
-			return h.sealBlob(rq)
-		case comp == "copy" && m == http.MethodPut:
-			return h.abortCopy(rq)
-		case comp == "tags" && m == http.MethodGet:
-			return h.getTags(rq)
-		case comp == "tags" && m == http.MethodPut:
-			return h.setTags(rq)
-		case comp == "tier" && m == http.MethodPut:
-			return h.setTier(rq)
-		}
-	}
-	if m != http.MethodGet && m != http.MethodHead && m != http.MethodPut && m != http.MethodDelete && m != http.MethodPost {
-		return azerr.New("UnsupportedHttpVerb")
-	}
-	return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 }
 
 // ---- authorization ----
@@ -251,7 +146,7 @@ func (h *handler) authorize(rq *req, a auth.Access) error {
 // which the returned flag asks the domain to check in its transaction.
 func (h *handler) authorizeCreate(rq *req) (createOnly bool, err error) {
 	err = h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"})
-	if e, ok := azerr.As(err); ok && e.Code == "AuthorizationPermissionMismatch" {
+	if e, ok := azerr.As(err); ok && e.Code == azerr.AuthorizationPermissionMismatch {
 		if err2 := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "c"}); err2 == nil {
 			return true, nil
 		}
@@ -301,7 +196,7 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 		if e, ok := azerr.As(err); ok && e.Status >= 400 && e.Status < 500 {
 			status = e.Status
 		}
-		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(status)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(status)
 	}
 	id, err := h.d.Auth.Authenticate(sr, auth.Blob, src.Account)
 	if err != nil {
@@ -460,7 +355,7 @@ func (rq *req) txChecksums() (txSums, error) {
 // checked while the body is read): 400 Crc64Mismatch.
 func (t txSums) verify(d blob.Ingested) error {
 	if t.crc != nil && !bytes.Equal(t.crc, blob.CRC64Bytes(d.CRC64)) {
-		return azerr.New("Crc64Mismatch")
+		return azerr.New(azerr.Crc64Mismatch)
 	}
 	return nil
 }
@@ -498,12 +393,12 @@ func (rq *req) contentLength(max int64) (int64, error) {
 	n := rq.r.ContentLength
 	if n < 0 {
 		if rq.r.Header.Get("Content-Length") == "" && rq.r.Body != nil && rq.r.Body != http.NoBody {
-			return 0, azerr.New("MissingContentLengthHeader")
+			return 0, azerr.New(azerr.MissingContentLengthHeader)
 		}
 		n = 0
 	}
 	if n > max {
-		return 0, azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(max, 10))
+		return 0, azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.FormatInt(max, 10))
 	}
 	return n, nil
 }
@@ -512,10 +407,6 @@ func (rq *req) contentLength(max int64) (int64, error) {
 
 // accountInfo is Get Account Information.
 func (h *handler) accountInfo(rq *req) error {
-	rq.info.Operation = "GetAccountInfo"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "racwdl", AccountPerms: "racwdlup"}); err != nil {
-		return err
-	}
 	hd := rq.w.Header()
 	hd.Set("X-Ms-Sku-Name", "Standard_RAGRS")
 	hd.Set("X-Ms-Account-Kind", "StorageV2")
@@ -525,10 +416,6 @@ func (h *handler) accountInfo(rq *req) error {
 }
 
 func (h *handler) serviceStats(rq *req) error {
-	rq.info.Operation = "GetServiceStats"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	return writeXML(rq, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 }
 

@@ -117,22 +117,6 @@ func FuzzParseBlockList(f *testing.F) {
 	})
 }
 
-func TestParseRange(t *testing.T) {
-	for in, want := range map[string][3]int64{
-		"bytes=0-511": {0, 511, 1}, "bytes=5-": {5, -1, 1}, "bytes=7-3": {0, 0, 0}, "bytes=-5": {0, 0, 0},
-		"items=0-1": {0, 0, 0}, "bytes=a-b": {0, 0, 0}, " bytes=1-2 ": {1, 2, 1},
-	} {
-		s, e, ok := parseRange(in)
-		okn := int64(0)
-		if ok {
-			okn = 1
-		}
-		if [3]int64{s, e, okn} != want {
-			t.Errorf("parseRange(%q) = %d %d %v", in, s, e, ok)
-		}
-	}
-}
-
 func TestIsGUID(t *testing.T) {
 	for s, ok := range map[string]bool{
 		"aaaaaaaa-1111-2222-3333-444444444444": true, "{aaaaaaaa-1111-2222-3333-444444444444}": true,

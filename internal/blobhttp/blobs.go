@@ -17,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/guid"
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
 // bodyReader turns a failure to read the request body (a client that sent
@@ -27,7 +28,7 @@ type bodyReader struct{ r io.Reader }
 func (b bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
-		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+		return n, azerr.Newf(azerr.InvalidInput, "The request body could not be read: %v", err)
 	}
 	return n, err
 }
@@ -62,7 +63,7 @@ func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 	md, err := decodeMD5("x-ms-blob-content-md5", v)
 	if err != nil && anyMD5 {
 		if md, err = base64.StdEncoding.DecodeString(v); err != nil {
-			err = azerr.New("InvalidMd5").WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
+			err = azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", "x-ms-blob-content-md5").WithDetail("HeaderValue", v)
 		}
 	}
 	if err != nil {
@@ -117,7 +118,7 @@ func tierHeader(rq *req) (string, error) {
 	case "archive":
 		return "Archive", nil
 	}
-	return "", azerr.New("InvalidHeaderValue").WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
+	return "", azerr.New(azerr.InvalidHeaderValue).WithDetail("HeaderName", "x-ms-access-tier").WithDetail("HeaderValue", v)
 }
 
 // newVersion is what Put Blob and Put Block List read from the headers
@@ -158,11 +159,6 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
-	rq.info.Operation = "PutBlob"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -179,7 +175,7 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	nv.cond.CreateOnly = createOnly
+	nv.cond.CreateOnly = rq.createOnly
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -220,7 +216,7 @@ func (h *handler) putBlob(rq *req) error {
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	b, err := h.svc.PutBlob(rq.ctx(), pr)
 	if err != nil {
@@ -337,42 +333,17 @@ func overrideHeaders(rq *req, hd http.Header) {
 	}
 }
 
-// parseRange parses "bytes=start-[end]"; end is -1 when open.
-func parseRange(v string) (start, end int64, ok bool) {
-	v = strings.TrimSpace(v)
-	spec, found := strings.CutPrefix(v, "bytes=")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(spec, "-")
-	if !found {
-		return 0, 0, false
-	}
-	s, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || s < 0 {
-		return 0, 0, false
-	}
-	if b == "" {
-		return s, -1, true
-	}
-	e, err := strconv.ParseInt(b, 10, 64)
-	if err != nil || e < s {
-		return 0, 0, false
-	}
-	return s, e, true
-}
-
 // requestRange returns the x-ms-range (preferred) or Range header.
 func (rq *req) requestRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
 		}
 		return s, e, true, nil
 	}
 	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			// An unparsable Range is ignored, as HTTP allows.
 			return 0, 0, false, nil
@@ -385,13 +356,6 @@ func (rq *req) requestRange() (start, end int64, has bool, err error) {
 // getBlob is Get Blob (GET) and Get Blob Properties (HEAD).
 func (h *handler) getBlob(rq *req) error {
 	head := rq.r.Method == http.MethodHead
-	rq.info.Operation = "GetBlob"
-	if head {
-		rq.info.Operation = "GetBlobProperties"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -420,13 +384,13 @@ func (h *handler) getBlob(rq *req) error {
 	}
 	if !head && hasRange {
 		if start >= b.Size {
-			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
+			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
 		}
 		if end < 0 || end >= b.Size {
 			end = b.Size - 1
 		}
 		if (wantMD5 || wantCRC) && end-start+1 > 4<<20 {
-			return azerr.New("OutOfRangeInput")
+			return azerr.New(azerr.OutOfRangeInput)
 		}
 	}
 	hs := h.blobHeaders(rq, b)
@@ -513,10 +477,6 @@ func (h *handler) stream(rq *req, b *blob.Blob, off, n int64, buf []byte) error 
 
 // deleteBlob is Delete Blob.
 func (h *handler) deleteBlob(rq *req) error {
-	rq.info.Operation = "DeleteBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -537,10 +497,6 @@ func (h *handler) deleteBlob(rq *req) error {
 
 // setBlobProperties is Set Blob Properties.
 func (h *handler) setBlobProperties(rq *req) error {
-	rq.info.Operation = "SetBlobProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -592,10 +548,6 @@ func (h *handler) setBlobProperties(rq *req) error {
 
 // getBlobMetadata is Get Blob Metadata.
 func (h *handler) getBlobMetadata(rq *req) error {
-	rq.info.Operation = "GetBlobMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -612,10 +564,6 @@ func (h *handler) getBlobMetadata(rq *req) error {
 
 // setBlobMetadata is Set Blob Metadata.
 func (h *handler) setBlobMetadata(rq *req) error {
-	rq.info.Operation = "SetBlobMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -636,10 +584,6 @@ func (h *handler) setBlobMetadata(rq *req) error {
 
 // snapshotBlob is Snapshot Blob.
 func (h *handler) snapshotBlob(rq *req) error {
-	rq.info.Operation = "SnapshotBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -662,10 +606,6 @@ func (h *handler) snapshotBlob(rq *req) error {
 
 // leaseBlob is Lease Blob.
 func (h *handler) leaseBlob(rq *req) error {
-	rq.info.Operation = "LeaseBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	lr, err := rq.leaseRequest()
 	if err != nil {
 		return err
@@ -685,7 +625,7 @@ func (h *handler) leaseBlob(rq *req) error {
 func (rq *req) blockID() (string, error) {
 	id, ok := rq.q["blockid"]
 	if !ok {
-		return "", azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "blockid")
+		return "", azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "blockid")
 	}
 	if err := blob.ValidateBlockID(id[0]); err != nil {
 		return "", azerr.InvalidQuery("blockid", id[0], "")
@@ -695,10 +635,6 @@ func (rq *req) blockID() (string, error) {
 
 // putBlock is Put Block.
 func (h *handler) putBlock(rq *req) error {
-	rq.info.Operation = "PutBlock"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -715,7 +651,7 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	u, err := rq.upload()
 	if err != nil {
@@ -748,7 +684,7 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 			break
 		}
 		if err != nil {
-			return nil, azerr.New("InvalidXmlDocument")
+			return nil, azerr.New(azerr.InvalidXmlDocument)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -756,7 +692,7 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 			switch depth {
 			case 1:
 				if t.Name.Local != "BlockList" {
-					return nil, azerr.New("InvalidXmlDocument")
+					return nil, azerr.New(azerr.InvalidXmlDocument)
 				}
 				sawRoot = true
 			case 2:
@@ -764,10 +700,10 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 				case "Committed", "Uncommitted", "Latest":
 					cur = &blob.BlockListItem{Kind: t.Name.Local}
 				default:
-					return nil, azerr.New("InvalidXmlDocument")
+					return nil, azerr.New(azerr.InvalidXmlDocument)
 				}
 			default:
-				return nil, azerr.New("InvalidXmlDocument")
+				return nil, azerr.New(azerr.InvalidXmlDocument)
 			}
 		case xml.CharData:
 			if cur != nil {
@@ -783,18 +719,13 @@ func parseBlockList(body []byte) ([]blob.BlockListItem, error) {
 		}
 	}
 	if !sawRoot {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	return out, nil
 }
 
 // putBlockList is Put Block List.
 func (h *handler) putBlockList(rq *req) error {
-	rq.info.Operation = "PutBlockList"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -802,7 +733,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
-	nv.cond.CreateOnly = createOnly
+	nv.cond.CreateOnly = rq.createOnly
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -814,7 +745,7 @@ func (h *handler) putBlockList(rq *req) error {
 	// The transactional checksums cover the XML body.
 	if sums.md5 != nil {
 		if sum := md5.Sum(body); !bytes.Equal(sum[:], sums.md5) {
-			return azerr.New("Md5Mismatch")
+			return azerr.New(azerr.Md5Mismatch)
 		}
 	}
 	if err := sums.verify(blob.Ingested{CRC64: blob.CRC64(body)}); err != nil {
@@ -838,10 +769,6 @@ func (h *handler) putBlockList(rq *req) error {
 
 // getBlockList is Get Block List.
 func (h *handler) getBlockList(rq *req) error {
-	rq.info.Operation = "GetBlockList"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	which := strings.ToLower(rq.q.Get("blocklisttype"))
 	switch which {
 	case "":
@@ -885,10 +812,6 @@ func (h *handler) getBlockList(rq *req) error {
 
 // putPage is Put Page (update or clear).
 func (h *handler) putPage(rq *req) error {
-	rq.info.Operation = "PutPage"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	cond, err := rq.cond()
 	if err != nil {
@@ -908,7 +831,7 @@ func (h *handler) putPage(rq *req) error {
 	if rv == "" {
 		return azerr.MissingHeader("x-ms-range")
 	}
-	start, end, ok := parseRange(rv)
+	start, end, ok := httpx.ParseRange(rv, true)
 	if !ok || end < 0 {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
@@ -928,7 +851,7 @@ func (h *handler) putPage(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	var sums txSums
 	uploaded := false
@@ -943,7 +866,7 @@ func (h *handler) putPage(rq *req) error {
 			return err
 		}
 		sv := hd.Get("X-Ms-Source-Range")
-		ss, se, ok := parseRange(sv)
+		ss, se, ok := httpx.ParseRange(sv, true)
 		if !ok || se < 0 || se-ss != end-start {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
@@ -969,7 +892,7 @@ func (h *handler) putPage(rq *req) error {
 			return err
 		}
 		if n > blob.MaxPageWrite {
-			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
+			return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.FormatInt(blob.MaxPageWrite, 10))
 		}
 		if n != end-start+1 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
@@ -1002,10 +925,6 @@ func (h *handler) putPage(rq *req) error {
 
 // getPageRanges is Get Page Ranges (optionally a diff with prevsnapshot).
 func (h *handler) getPageRanges(rq *req) error {
-	rq.info.Operation = "GetPageRanges"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r", PublicRead: h.publicRead(rq, false)}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -1055,10 +974,6 @@ func (h *handler) getPageRanges(rq *req) error {
 
 // appendBlock is Append Block.
 func (h *handler) appendBlock(rq *req) error {
-	rq.info.Operation = "AppendBlock"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "aw"}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	cond, err := rq.cond()
 	if err != nil {
@@ -1083,7 +998,7 @@ func (h *handler) appendBlock(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	u, err := rq.upload()
 	if err != nil {
@@ -1107,7 +1022,7 @@ func (h *handler) appendBlock(rq *req) error {
 		}
 		ar.Source, ar.SourceLen = &src, -1
 		if sv := hd.Get("X-Ms-Source-Range"); sv != "" {
-			ss, se, ok := parseRange(sv)
+			ss, se, ok := httpx.ParseRange(sv, true)
 			if !ok {
 				return azerr.InvalidHeader("x-ms-source-range", sv)
 			}
@@ -1140,10 +1055,6 @@ func (h *handler) appendBlock(rq *req) error {
 
 // sealBlob is Append Blob Seal.
 func (h *handler) sealBlob(rq *req) error {
-	rq.info.Operation = "AppendBlobSeal"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	cond, err := rq.cond()
 	if err != nil {
 		return err
@@ -1153,7 +1064,7 @@ func (h *handler) sealBlob(rq *req) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	b, err := h.svc.SealBlob(rq.ctx(), rq.ref(), pos, cond)
 	if err != nil {
@@ -1201,21 +1112,13 @@ func sourceRef(raw string) (blob.Ref, error) {
 // copyBlob is Copy Blob and Copy Blob From URL (x-ms-requires-sync) for a
 // source on this server; both complete synchronously.
 func (h *handler) copyBlob(rq *req) error {
-	rq.info.Operation = "CopyBlob"
-	if strings.EqualFold(rq.r.Header.Get("X-Ms-Requires-Sync"), "true") {
-		rq.info.Operation = "CopyBlobFromURL"
-	}
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	return h.doCopy(rq, false, createOnly)
+	return h.doCopy(rq, false)
 }
 
-func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
+func (h *handler) doCopy(rq *req, fromURL bool) error {
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	src, err := sourceRef(srcURL)
@@ -1229,7 +1132,7 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 	if err != nil {
 		return err
 	}
-	cond.CreateOnly = createOnly
+	cond.CreateOnly = rq.createOnly
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err
@@ -1247,7 +1150,7 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 		return err
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier}
 	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
@@ -1317,11 +1220,6 @@ func (h *handler) doCopy(rq *req, fromURL, createOnly bool) error {
 
 // putBlobFromURL is Put Blob From URL for a source on this server.
 func (h *handler) putBlobFromURL(rq *req) error {
-	rq.info.Operation = "PutBlobFromURL"
-	createOnly, err := h.authorizeCreate(rq)
-	if err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -1331,15 +1229,11 @@ func (h *handler) putBlobFromURL(rq *req) error {
 	if n, err := rq.contentLength(0); err != nil || n != 0 {
 		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
 	}
-	return h.doCopy(rq, true, createOnly)
+	return h.doCopy(rq, true)
 }
 
 // putBlockFromURL is Put Block From URL for a source on this server.
 func (h *handler) putBlockFromURL(rq *req) error {
-	rq.info.Operation = "PutBlockFromURL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if err := rq.validName(); err != nil {
 		return err
 	}
@@ -1361,7 +1255,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 	}
 	off, n := int64(0), int64(-1)
 	if v := rq.r.Header.Get("X-Ms-Source-Range"); v != "" {
-		s, e, ok := parseRange(v)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return azerr.InvalidHeader("x-ms-source-range", v)
 		}
@@ -1371,7 +1265,7 @@ func (h *handler) putBlockFromURL(rq *req) error {
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
 	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
@@ -1384,10 +1278,6 @@ func (h *handler) putBlockFromURL(rq *req) error {
 
 // abortCopy is Abort Copy Blob.
 func (h *handler) abortCopy(rq *req) error {
-	rq.info.Operation = "AbortCopyBlob"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if a := rq.r.Header.Get("X-Ms-Copy-Action"); !strings.EqualFold(a, "abort") {
 		if a == "" {
 			return azerr.MissingHeader("x-ms-copy-action")
@@ -1396,7 +1286,7 @@ func (h *handler) abortCopy(rq *req) error {
 	}
 	id := rq.q.Get("copyid")
 	if id == "" {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "copyid")
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "copyid")
 	}
 	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err
@@ -1415,10 +1305,6 @@ type tagsXML struct {
 
 // getTags is Get Blob Tags.
 func (h *handler) getTags(rq *req) error {
-	rq.info.Operation = "GetBlobTags"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
-		return err
-	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
 	if err != nil {
@@ -1435,10 +1321,6 @@ func (h *handler) getTags(rq *req) error {
 
 // setTags is Set Blob Tags.
 func (h *handler) setTags(rq *req) error {
-	rq.info.Operation = "SetBlobTags"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "t"}); err != nil {
-		return err
-	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
@@ -1448,14 +1330,14 @@ func (h *handler) setTags(rq *req) error {
 	if len(bytes.TrimSpace(body)) > 0 {
 		var doc tagsXML
 		if err := xml.Unmarshal(body, &doc); err != nil {
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 		for _, t := range doc.Tags {
 			tags = append(tags, blob.KV{t.Key, t.Value})
 		}
 	}
 	if rq.snapshot != "" {
-		return azerr.New("InvalidOperation")
+		return azerr.New(azerr.InvalidOperation)
 	}
 	if err := h.svc.SetTags(rq.ctx(), rq.ref(), tags, cond); err != nil {
 		return err
@@ -1466,10 +1348,6 @@ func (h *handler) setTags(rq *req) error {
 
 // setTier is Set Blob Tier.
 func (h *handler) setTier(rq *req) error {
-	rq.info.Operation = "SetBlobTier"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	tier, err := tierHeader(rq)
 	if err != nil {
 		return err

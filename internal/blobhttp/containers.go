@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -26,10 +25,6 @@ func publicAccess(v string) (string, error) {
 
 // createContainer is Create Container.
 func (h *handler) createContainer(rq *req) error {
-	rq.info.Operation = "CreateContainer"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "cw", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	meta, err := rq.metadata()
 	if err != nil {
 		return err
@@ -53,17 +48,13 @@ func (rq *req) containerCond() (blob.Cond, error) {
 		return c, err
 	}
 	if c.IfMatch != nil || c.IfNoneMatch != nil {
-		return c, azerr.New("UnsupportedHeader")
+		return c, azerr.New(azerr.UnsupportedHeader)
 	}
 	return c, nil
 }
 
 // deleteContainer is Delete Container.
 func (h *handler) deleteContainer(rq *req) error {
-	rq.info.Operation = "DeleteContainer"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "d", AccountPerms: "d", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	cond, err := rq.containerCond()
 	if err != nil {
 		return err
@@ -106,19 +97,7 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 }
 
 // getContainerProps is Get Container Properties / Get Container Metadata.
-func (h *handler) getContainerProps(rq *req, comp string) error {
-	rq.info.Operation = "GetContainerProperties"
-	// Container properties and metadata are out of a service SAS's reach
-	// (its read permission covers the blobs in the container).
-	a := auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}
-	if comp == "metadata" {
-		rq.info.Operation = "GetContainerMetadata"
-	} else {
-		a.PublicRead = h.publicRead(rq, true)
-	}
-	if err := h.authorize(rq, a); err != nil {
-		return err
-	}
+func (h *handler) getContainerProps(rq *req) error {
 	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
@@ -130,16 +109,12 @@ func (h *handler) getContainerProps(rq *req, comp string) error {
 
 // setContainerMetadata is Set Container Metadata.
 func (h *handler) setContainerMetadata(rq *req) error {
-	rq.info.Operation = "SetContainerMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	cond, err := rq.containerCond()
 	if err != nil {
 		return err
 	}
 	if !cond.IfUnmodifiedSince.IsZero() {
-		return azerr.New("UnsupportedHeader").WithDetail("HeaderName", "If-Unmodified-Since")
+		return azerr.New(azerr.UnsupportedHeader).WithDetail("HeaderName", "If-Unmodified-Since")
 	}
 	meta, err := rq.metadata()
 	if err != nil {
@@ -156,10 +131,6 @@ func (h *handler) setContainerMetadata(rq *req) error {
 
 // getContainerACL is Get Container ACL.
 func (h *handler) getContainerACL(rq *req) error {
-	rq.info.Operation = "GetContainerACL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	c, err := h.svc.GetContainer(rq.ctx(), rq.info.Account, rq.container, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
@@ -205,17 +176,13 @@ func readBody(rq *req, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
 
 // setContainerACL is Set Container ACL.
 func (h *handler) setContainerACL(rq *req) error {
-	rq.info.Operation = "SetContainerACL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	cond, err := rq.containerCond()
 	if err != nil {
 		return err
@@ -236,7 +203,7 @@ func (h *handler) setContainerACL(rq *req) error {
 	seen := map[string]bool{}
 	for _, id := range doc {
 		if seen[id.ID] {
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 		seen[id.ID] = true
 		v := blob.SignedIdentifier{ID: id.ID}
@@ -247,7 +214,7 @@ func (h *handler) setContainerACL(rq *req) error {
 			// the document is refused as a whole otherwise.
 			for _, c := range v.Permission {
 				if !strings.ContainsRune("racwdxyltfmeopi", c) {
-					return azerr.New("InvalidXmlDocument")
+					return azerr.New(azerr.InvalidXmlDocument)
 				}
 			}
 		}
@@ -362,10 +329,6 @@ func writeLeaseResult(rq *req, kind lease.ActionKind, res lease.Result) {
 
 // leaseContainer is Lease Container.
 func (h *handler) leaseContainer(rq *req) error {
-	rq.info.Operation = "LeaseContainer"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	lr, err := rq.leaseRequest()
 	if err != nil {
 		return err
@@ -434,10 +397,6 @@ func leaseXML(b *strings.Builder, l lease.State, asOf time.Time, h *handler) {
 
 // listContainers is List Containers.
 func (h *handler) listContainers(rq *req) error {
-	rq.info.Operation = "ListContainers"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "l", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	max, err := maxResults(rq)
 	if err != nil {
 		return err
@@ -473,10 +432,6 @@ func (h *handler) listContainers(rq *req) error {
 
 // listBlobs is List Blobs (flat or hierarchical).
 func (h *handler) listBlobs(rq *req) error {
-	rq.info.Operation = "ListBlobs"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "l", AccountPerms: "l", PublicRead: h.publicRead(rq, true)}); err != nil {
-		return err
-	}
 	max, err := maxResults(rq)
 	if err != nil {
 		return err
@@ -587,22 +542,15 @@ func tierOf(b *blob.Blob) string {
 }
 
 // findBlobs is Find Blobs by Tags (account-wide or in one container).
-func (h *handler) findBlobs(rq *req, container string) error {
-	rq.info.Operation = "FindBlobsByTags"
-	res := auth.ResService
-	if container != "" {
-		res = auth.ResContainer
-	}
-	if err := h.authorize(rq, auth.Access{Resource: res, Perms: "f", AccountPerms: "f"}); err != nil {
-		return err
-	}
+func (h *handler) findBlobs(rq *req) error {
+	container := rq.container
 	max, err := maxResults(rq)
 	if err != nil {
 		return err
 	}
 	where := rq.q.Get("where")
 	if where == "" {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "where")
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "where")
 	}
 	marker := rq.q.Get("marker")
 	if marker != "" {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
@@ -71,10 +70,6 @@ func corsRules(p *blob.ServiceProps) []cors.Rule {
 
 // getServiceProps is Get Blob Service Properties.
 func (h *handler) getServiceProps(rq *req) error {
-	rq.info.Operation = "GetBlobServiceProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	p, err := h.svc.GetServiceProps(rq.ctx(), rq.info.Account)
 	if err != nil {
 		return err
@@ -89,10 +84,6 @@ func (h *handler) getServiceProps(rq *req) error {
 // setServiceProps is Set Blob Service Properties: elements present replace
 // the stored ones, absent ones are kept.
 func (h *handler) setServiceProps(rq *req) error {
-	rq.info.Operation = "SetBlobServiceProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func newSMReader(r io.Reader, msgLen, content int64) *smReader {
 }
 
 func smInvalid(why string) error {
-	return azerr.Newf("InvalidInput", "The structured message body is not valid: %s.", why)
+	return azerr.Newf(azerr.InvalidInput, "The structured message body is not valid: %s.", why)
 }
 
 func (m *smReader) full(n int) ([]byte, error) {
@@ -96,7 +96,7 @@ func (m *smReader) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			if binary.LittleEndian.Uint64(f) != m.segCRC.Sum64() {
-				return 0, azerr.New("Crc64Mismatch")
+				return 0, azerr.New(azerr.Crc64Mismatch)
 			}
 			m.segCRC = nil
 		}
@@ -106,7 +106,7 @@ func (m *smReader) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			if binary.LittleEndian.Uint64(f) != m.msgCRC.Sum64() {
-				return 0, azerr.New("Crc64Mismatch")
+				return 0, azerr.New(azerr.Crc64Mismatch)
 			}
 			if m.got != m.content {
 				return 0, smInvalid("the content length is not x-ms-structured-content-length")

@@ -22,13 +22,12 @@ const MaxUserDelegationKeyLifetime = 7 * 24 * time.Hour
 // key is derived from the account key and the caller's object and tenant
 // ids (sas.UserDelegationKey), so nothing is stored.
 func (h *handler) getUserDelegationKey(rq *req) error {
-	rq.info.Operation = "GetUserDelegationKey"
 	id := rq.info.Identity
 	if id == nil || id.Kind == auth.Anonymous {
-		return azerr.New("NoAuthenticationInformation")
+		return azerr.New(azerr.NoAuthenticationInformation)
 	}
 	if id.Kind != auth.Bearer || id.Token == nil {
-		return azerr.New("AuthenticationFailed").WithDetail("AuthenticationErrorDetail", "Only authentication scheme Bearer is supported")
+		return azerr.New(azerr.AuthenticationFailed).WithDetail("AuthenticationErrorDetail", "Only authentication scheme Bearer is supported")
 	}
 	body, err := readBody(rq, 64<<10)
 	if err != nil {
@@ -40,7 +39,7 @@ func (h *handler) getUserDelegationKey(rq *req) error {
 		Expiry  string   `xml:"Expiry"`
 	}
 	if err := xml.Unmarshal(body, &in); err != nil {
-		return azerr.New("InvalidXmlDocument")
+		return azerr.New(azerr.InvalidXmlDocument)
 	}
 	now := h.d.Now().UTC()
 	start := now
@@ -60,7 +59,7 @@ func (h *handler) getUserDelegationKey(rq *req) error {
 	}
 	acc, ok := h.d.Auth.Account(rq.info.Account)
 	if !ok || len(acc.Keys) == 0 {
-		return azerr.New("AuthenticationFailed")
+		return azerr.New(azerr.AuthenticationFailed)
 	}
 	version := rq.info.Version
 	key := sas.UserDelegationKey(acc.Keys[0], id.Token.ObjectID, id.Token.TenantID, start, expiry, "b", version)
@@ -72,5 +71,5 @@ func (h *handler) getUserDelegationKey(rq *req) error {
 }
 
 func xmlNodeValue(name, value string) error {
-	return azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", name).WithDetail("XmlNodeValue", value)
+	return azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", name).WithDetail("XmlNodeValue", value)
 }

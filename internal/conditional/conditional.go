@@ -145,15 +145,15 @@ const (
 // Err maps an outcome to an Azure error using failCode for 412
 // (ConditionNotMet, TargetConditionNotMet, SourceConditionNotMet) and
 // existsCode for a create with If-None-Match: * over an existing resource
-// (empty means failCode).
-func (o Outcome) Err(failCode, existsCode string) error {
+// (zero means failCode).
+func (o Outcome) Err(failCode, existsCode azerr.Code) error {
 	switch o {
 	case NotModified:
-		return azerr.New("ConditionNotMet").WithStatus(304)
+		return azerr.New(azerr.ConditionNotMet).WithStatus(304)
 	case Failed:
 		return azerr.New(failCode).WithStatus(412)
 	case ExistsButNoneMatchStar:
-		if existsCode != "" {
+		if existsCode != 0 {
 			return azerr.New(existsCode)
 		}
 		return azerr.New(failCode).WithStatus(412)
@@ -195,7 +195,7 @@ const ReadVersion = "2013-08-15"
 func EvalRead(c Conditions, s State, version string) (Outcome, error) {
 	for _, e := range c.IfNoneMatch {
 		if e == "*" {
-			return Pass, azerr.New("UnsatisfiableCondition")
+			return Pass, azerr.New(azerr.UnsatisfiableCondition)
 		}
 	}
 	if version != "" && version < ReadVersion {
@@ -239,7 +239,7 @@ func CheckWriteCombination(c Conditions) error {
 		}
 	}
 	if len(c.IfMatch) > 1 || len(c.IfNoneMatch) > 1 {
-		return azerr.New("MultipleConditionHeadersNotSupported")
+		return azerr.New(azerr.MultipleConditionHeadersNotSupported)
 	}
 	if n <= 1 {
 		return nil
@@ -250,7 +250,7 @@ func CheckWriteCombination(c Conditions) error {
 	if n == 2 && c.IfNoneMatch != nil && !c.IfModifiedSince.IsZero() {
 		return nil
 	}
-	return azerr.New("MultipleConditionHeadersNotSupported")
+	return azerr.New(azerr.MultipleConditionHeadersNotSupported)
 }
 
 // effectiveWrite drops the date header of an allowed pair: with If-Match +

@@ -64,7 +64,7 @@ func TestParse(t *testing.T) {
 	} {
 		_, err := Parse(bad[0], bad[1], bad[2], bad[3])
 		e, ok := azerr.As(err)
-		if !ok || e.Code != "InvalidHeaderValue" || e.Status != 400 {
+		if !ok || e.Code != azerr.InvalidHeaderValue || e.Status != 400 {
 			t.Errorf("Parse(%q) = %v, want 400 InvalidHeaderValue", bad, err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestEvalRead(t *testing.T) {
 	// If-None-Match: * on a read is unsatisfiable.
 	for _, st := range []State{s, {}} {
 		_, err := EvalRead(mustParse(t, "", "*", "", ""), st, "2021-10-04")
-		if e, ok := azerr.As(err); !ok || e.Code != "UnsatisfiableCondition" || e.Status != 400 {
+		if e, ok := azerr.As(err); !ok || e.Code != azerr.UnsatisfiableCondition || e.Status != 400 {
 			t.Errorf("inm star read: %v", err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestEvalRead(t *testing.T) {
 	}
 	// Old versions use the write combination rules.
 	_, err = EvalRead(mustParse(t, `"0xA"`, `"0xB"`, "", ""), s, "2012-02-12")
-	if e, ok := azerr.As(err); !ok || e.Code != "MultipleConditionHeadersNotSupported" {
+	if e, ok := azerr.As(err); !ok || e.Code != azerr.MultipleConditionHeadersNotSupported {
 		t.Errorf("old version combination: %v", err)
 	}
 	got, err = EvalRead(mustParse(t, "", `"0xA"`, "", ""), s, "2012-02-12")
@@ -159,7 +159,7 @@ func TestCheckWriteCombination(t *testing.T) {
 		}
 		if !tc.ok {
 			e, ok := azerr.As(err)
-			if !ok || e.Code != "MultipleConditionHeadersNotSupported" || e.Status != 400 {
+			if !ok || e.Code != azerr.MultipleConditionHeadersNotSupported || e.Status != 400 {
 				t.Errorf("%+v: got %v, want 400 MultipleConditionHeadersNotSupported", tc, err)
 			}
 		}
@@ -226,21 +226,21 @@ func TestEvalDates(t *testing.T) {
 }
 
 func TestOutcomeErr(t *testing.T) {
-	if Pass.Err("ConditionNotMet", "") != nil {
+	if Pass.Err(azerr.ConditionNotMet, 0) != nil {
 		t.Error("pass")
 	}
-	check := func(err error, code string, status int) {
+	check := func(err error, code azerr.Code, status int) {
 		t.Helper()
 		e, ok := azerr.As(err)
 		if !ok || e.Code != code || e.Status != status {
 			t.Errorf("got %v, want %d %s", err, status, code)
 		}
 	}
-	check(NotModified.Err("ConditionNotMet", ""), "ConditionNotMet", 304)
-	check(Failed.Err("ConditionNotMet", ""), "ConditionNotMet", 412)
-	check(Failed.Err("TargetConditionNotMet", ""), "TargetConditionNotMet", 412)
-	check(ExistsButNoneMatchStar.Err("ConditionNotMet", "BlobAlreadyExists"), "BlobAlreadyExists", 409)
-	check(ExistsButNoneMatchStar.Err("ConditionNotMet", ""), "ConditionNotMet", 412)
+	check(NotModified.Err(azerr.ConditionNotMet, 0), azerr.ConditionNotMet, 304)
+	check(Failed.Err(azerr.ConditionNotMet, 0), azerr.ConditionNotMet, 412)
+	check(Failed.Err(azerr.TargetConditionNotMet, 0), azerr.TargetConditionNotMet, 412)
+	check(ExistsButNoneMatchStar.Err(azerr.ConditionNotMet, azerr.BlobAlreadyExists), azerr.BlobAlreadyExists, 409)
+	check(ExistsButNoneMatchStar.Err(azerr.ConditionNotMet, 0), azerr.ConditionNotMet, 412)
 }
 
 func FuzzParse(f *testing.F) {
@@ -256,7 +256,7 @@ func FuzzParse(f *testing.F) {
 		}
 		s := State{Exists: true, ETag: "0x1", LastModified: lmt}
 		if _, err := EvalRead(c, s, "2021-10-04"); err != nil {
-			if e, ok := azerr.As(err); !ok || e.Code != "UnsatisfiableCondition" {
+			if e, ok := azerr.As(err); !ok || e.Code != azerr.UnsatisfiableCondition {
 				t.Fatalf("EvalRead: %v", err)
 			}
 		}

@@ -50,7 +50,7 @@ type Element struct {
 func Decode(body []byte) ([]Rule, error) {
 	var e Element
 	if err := xml.Unmarshal(body, &e); err != nil {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	return e.Validate()
 }
@@ -62,17 +62,17 @@ func Decode(body []byte) ([]Rule, error) {
 // and ExposedHeaders may be empty or absent.
 func (e *Element) Validate() ([]Rule, error) {
 	if len(e.Rules) > MaxRules {
-		return nil, azerr.New("InvalidXmlDocument")
+		return nil, azerr.New(azerr.InvalidXmlDocument)
 	}
 	rules := e.Lenient()
 	for i, x := range e.Rules {
 		r := rules[i]
 		if x.MaxAgeInSeconds == nil || r.MaxAgeInSeconds < 0 || len(List(r.AllowedOrigins)) == 0 || len(List(r.AllowedMethods)) == 0 {
-			return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "CorsRule")
+			return nil, azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", "CorsRule")
 		}
 		for _, m := range List(r.AllowedMethods) {
 			if !AllowedMethod(m) {
-				return nil, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "AllowedMethods").WithDetail("XmlNodeValue", r.AllowedMethods)
+				return nil, azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", "AllowedMethods").WithDetail("XmlNodeValue", r.AllowedMethods)
 			}
 		}
 	}
@@ -231,7 +231,7 @@ func Match(rules []Rule, origin, method, requestHeaders string) *Rule {
 
 // missingHeader is Azure's 400 for a preflight without a CORS header.
 func missingHeader(name string) error {
-	return azerr.Newf("InvalidHeaderValue", "A required CORS header is not present.").WithDetail("HeaderName", name)
+	return azerr.Newf(azerr.InvalidHeaderValue, "A required CORS header is not present.").WithDetail("HeaderName", name)
 }
 
 // CheckPreflight returns the 400 for a preflight request lacking Origin or
@@ -264,7 +264,7 @@ func Preflight(rules []Rule, req, out http.Header) error {
 	reqHeaders := req.Get("Access-Control-Request-Headers")
 	r := Match(rules, origin, method, reqHeaders)
 	if r == nil {
-		return azerr.New("CorsPreflightFailure")
+		return azerr.New(azerr.CorsPreflightFailure)
 	}
 	out.Set("Access-Control-Allow-Origin", origin)
 	out.Set("Access-Control-Allow-Methods", method)

@@ -11,7 +11,7 @@ import (
 
 func code(err error) string {
 	if e, ok := azerr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	return ""
 }

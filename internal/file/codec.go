@@ -134,6 +134,41 @@ func (r *nodeReader) time() time.Time {
 	return time.Unix(0, v).UTC()
 }
 
+// skipStr passes over a string field without copying it.
+func (r *nodeReader) skipStr() {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.bad, r.b = true, nil
+		return
+	}
+	r.b = r.b[n:]
+}
+
+// decodePermKey reads only the permission key of a node record (what a
+// new child inherits from its parent) without decoding the rest.
+func decodePermKey(v []byte) (string, error) {
+	if len(v) == 0 || v[0] != nodeRecordV1 {
+		return "", errCorruptNode
+	}
+	r := &nodeReader{b: v[1:]}
+	r.uvarint()
+	r.uvarint()
+	r.skipStr()
+	r.bool()
+	r.varint()
+	r.uvarint()
+	r.varint()
+	r.uvarint()
+	for range 4 {
+		r.varint()
+	}
+	k := r.str()
+	if r.bad {
+		return "", errCorruptNode
+	}
+	return k, nil
+}
+
 func decodeNode(v []byte) (*Node, error) {
 	if len(v) == 0 || v[0] != nodeRecordV1 {
 		return nil, errCorruptNode

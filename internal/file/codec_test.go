@@ -26,6 +26,9 @@ func TestNodeCodecRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, n) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
 		}
+		if k, err := decodePermKey(encodeNode(n)); err != nil || k != n.PermKey {
+			t.Fatalf("decodePermKey = %q, %v; want %q", k, err, n.PermKey)
+		}
 	}
 }
 
@@ -34,10 +37,34 @@ func FuzzDecodeNode(f *testing.F) {
 	f.Add(encodeNode(&Node{Name: "x", Meta: []blob.KV{{"k", "v"}}, Copy: &CopyInfo{ID: "c"}}))
 	f.Add([]byte{nodeRecordV1, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		k, kerr := decodePermKey(b)
 		if n, err := decodeNode(b); err == nil {
+			if kerr != nil || k != n.PermKey {
+				t.Fatalf("decodePermKey = %q, %v; the record's key is %q", k, kerr, n.PermKey)
+			}
 			if _, err := decodeNode(encodeNode(n)); err != nil {
 				t.Fatalf("re-encoded record unreadable: %v", err)
 			}
 		}
 	})
+}
+
+// TestFormatTimeMatchesLayout: FormatTime writes what time.Format with
+// TimeFormat writes.
+func TestFormatTimeMatchesLayout(t *testing.T) {
+	for _, tm := range []time.Time{
+		{}, time.Unix(0, 0), time.Date(2024, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(9999, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600)), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 0, 0, 100, time.UTC),
+	} {
+		if got, want := FormatTime(tm), tm.UTC().Format(TimeFormat); got != want {
+			t.Errorf("FormatTime(%v) = %q, want %q", tm, got, want)
+		}
+	}
+	for i := int64(0); i < 2000; i++ {
+		tm := time.Unix(0, i*7919*1e12+i*123457).UTC()
+		if got, want := FormatTime(tm), tm.Format(TimeFormat); got != want {
+			t.Fatalf("FormatTime(%v) = %q, want %q", tm, got, want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -59,10 +60,10 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			var err error
 			ssh, src, err = s.resolve(tx, req.Source, false)
 			if err != nil {
-				return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(404)
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(404)
 			}
 			if src.Dir {
-				return azerr.New("CannotVerifyCopySource").WithStatus(404)
+				return azerr.New(azerr.CannotVerifyCopySource).WithStatus(404)
 			}
 			if err := s.checkREST(tx, ssh.ID, src, accessRead, 0, 0); err != nil {
 				return err
@@ -80,7 +81,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			return err
 		}
 		if parent == nil || !parent.Dir {
-			return azerr.New("ParentNotFound")
+			return azerr.New(azerr.ParentNotFound)
 		}
 		now := s.now()
 		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Modified: now, Size: src.Size,
@@ -91,13 +92,13 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		delta := src.Size
 		if old != nil {
 			if old.Dir {
-				return azerr.New("ResourceAlreadyExists")
+				return azerr.New(azerr.ResourceAlreadyExists)
 			}
 			if err := s.checkREST(tx, sh.ID, old, accessWrite|accessDelete, 0, 0); err != nil {
 				return err
 			}
 			ls, code := lease.Enforce(old.Lease, req.LeaseID, true, now, lease.FileTarget)
-			if code != "" {
+			if code != 0 {
 				return azerr.New(code)
 			}
 			if ls.Active(now) {
@@ -110,7 +111,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			}
 			delta -= old.Size
 		} else if req.LeaseID != "" {
-			return azerr.New("LeaseNotPresentWithFileOperation")
+			return azerr.New(azerr.LeaseNotPresentWithFileOperation)
 		}
 		if err := addUsage(tx, sh.ID, delta); err != nil {
 			return err
@@ -137,7 +138,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			return err
 		}
 		n.ETag = s.etag(n.ETag, now)
-		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: itoa(src.Size) + "/" + itoa(src.Size), Completion: now}
+		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}
 		if err := writeExtents(tx, extentsPrefix(sh.ID, n.ID), 0, segs); err != nil {
 			return err
 		}

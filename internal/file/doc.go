@@ -52,7 +52,9 @@
 //	Lock / Unlock(ctx, HandleRef, off, n[, exclusive]) // byte-range locks
 //	ReadDir(ctx, HandleRef, prefix, marker, max)       // QUERY_DIRECTORY
 //	ListHandles / ForceCloseHandles(ctx, Ref, ...)     // also served over REST
-//	CloseAllHandles(ctx)                               // at SMB server start
+//	SetSecurity(ctx, HandleRef, sddl)                  // SET_INFO of a security descriptor
+//	NewMembership(cfg) -> Join / Run / Owner / Leave   // which instances' handles are alive; Open records
+//	                                                  // its Owner, and dead instances' handles are closed
 //
 // Paths given to Open and RenameHandle use '\' or '/' separators.
 package file

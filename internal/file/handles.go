@@ -1,6 +1,7 @@
 package file
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -96,7 +97,7 @@ func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
 // an exclusive byte-range lock over it (409 FileLockConflict).
 func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off, ln uint64) error {
 	if n.DeletePending {
-		return azerr.New("SMBDeletePending")
+		return azerr.New(azerr.SMBDeletePending)
 	}
 	if n.Handles == 0 || acc == accessNone {
 		return nil
@@ -107,7 +108,7 @@ func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off,
 	}
 	if acc == accessDelete {
 		if len(hs) > 0 {
-			return azerr.New("SharingViolation")
+			return azerr.New(azerr.SharingViolation)
 		}
 		return nil
 	}
@@ -116,14 +117,14 @@ func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off,
 			continue
 		}
 		if acc&^shared(h.ShareAccess) != 0 {
-			return azerr.New("SharingViolation")
+			return azerr.New(azerr.SharingViolation)
 		}
 	}
 	if acc == accessRead && ln > 0 {
 		for _, h := range hs {
 			for _, l := range h.Locks {
 				if l.Exclusive && l.overlaps(off, ln) {
-					return azerr.New("FileLockConflict")
+					return azerr.New(azerr.FileLockConflict)
 				}
 			}
 		}
@@ -149,7 +150,7 @@ func checkLocks(tx storage.Tx, sid uint64, n *Node, off, ln uint64, own uint64, 
 		}
 		for _, l := range h.Locks {
 			if (write || l.Exclusive) && (own == 0 || l.overlaps(off, ln)) {
-				return azerr.New("FileLockConflict")
+				return azerr.New(azerr.FileLockConflict)
 			}
 		}
 	}
@@ -214,6 +215,11 @@ type OpenRequest struct {
 	// Session and ClientIP are reported by List Handles.
 	Session  uint64
 	ClientIP string
+	// Owner is the id of the Membership of the instance opening the
+	// handle (Membership.Owner): the open fails with ErrInstanceLost
+	// unless that membership is alive in the same transaction. Zero
+	// records an unowned handle (tests of this package).
+	Owner uint64
 }
 
 // OpenResult is what Open returns.
@@ -239,7 +245,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	}
 	want := relevant(req.DesiredAccess)
 	if req.Share.Snapshot != "" && (want&(accessWrite|accessDelete) != 0 || req.Disposition != OpenExist && req.Disposition != OpenIf) {
-		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+		return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	if req.DeleteOnClose && req.DesiredAccess&(Delete|GenericAll|MaximumAllowed) == 0 {
 		return nil, ErrAccessDenied
@@ -247,6 +253,13 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	hid, fid := newID(), newID()
 	var out *OpenResult
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		if req.Owner != 0 {
+			// The fence: once another instance has declared this one
+			// dead, it opens nothing more (see Membership).
+			if ok, err := memberAlive(tx, req.Owner); err != nil || !ok {
+				return cmp.Or(err, ErrInstanceLost)
+			}
+		}
 		sid, err := shareID(tx, req.Share)
 		if err != nil {
 			return err
@@ -257,16 +270,16 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			return err
 		}
 		if parent != nil && (!parent.Dir || parent.DeletePending) {
-			return azerr.New("ParentNotFound")
+			return azerr.New(azerr.ParentNotFound)
 		}
 		now := s.now()
 		res := &OpenResult{}
 		switch {
 		case n == nil && (req.Disposition == OpenExist || req.Disposition == Overwrite):
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		case n == nil:
 			if req.Share.Snapshot != "" {
-				return azerr.New("ResourceNotFound")
+				return azerr.New(azerr.ResourceNotFound)
 			}
 			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now)}
 			attrs := req.Attrs &^ AttrNormal
@@ -285,22 +298,22 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			res.Action = Created
 		default:
 			if req.Disposition == CreateNew {
-				return azerr.New("ResourceAlreadyExists")
+				return azerr.New(azerr.ResourceAlreadyExists)
 			}
 			if n.DeletePending {
-				return azerr.New("SMBDeletePending")
+				return azerr.New(azerr.SMBDeletePending)
 			}
 			if req.Directory && !n.Dir || req.NonDirectory && n.Dir {
-				return azerr.New("ResourceTypeMismatch")
+				return azerr.New(azerr.ResourceTypeMismatch)
 			}
 			if err := s.checkShareModes(tx, sh.ID, n, req.DesiredAccess, req.ShareAccess); err != nil {
 				return err
 			}
 			if want&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
-				return azerr.New("SharingViolation")
+				return azerr.New(azerr.SharingViolation)
 			}
 			if n.Handles >= MaxHandlesPerFile {
-				return azerr.New("HandleLimitExceeded")
+				return azerr.New(azerr.HandleLimitExceeded)
 			}
 			res.Action = Opened
 			if !n.Dir && (req.Disposition == Supersede || req.Disposition == Overwrite || req.Disposition == OverwriteIf) {
@@ -325,7 +338,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		if n.ID == rootID && req.DeleteOnClose {
 			return ErrAccessDenied
 		}
-		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now,
+		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
 			Access: req.DesiredAccess, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
 			n.Handles++
@@ -368,7 +381,7 @@ func (s *Service) checkShareModes(tx storage.Tx, sid uint64, n *Node, desired, s
 			continue
 		}
 		if want&^shared(h.ShareAccess) != 0 || held&^mine != 0 {
-			return azerr.New("SharingViolation")
+			return azerr.New(azerr.SharingViolation)
 		}
 	}
 	return nil
@@ -471,7 +484,7 @@ func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]bl
 			return err
 		}
 		if nd.Dir {
-			return azerr.New("ResourceTypeMismatch")
+			return azerr.New(azerr.ResourceTypeMismatch)
 		}
 		if relevant(h.Access)&accessRead == 0 {
 			return ErrAccessDenied
@@ -497,7 +510,7 @@ func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]bl
 // FileLockConflict; a leased file cannot be written through a handle.
 func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data blob.Ingested) (*Node, error) {
 	if off < 0 || off+data.Size > MaxFileSize {
-		return nil, azerr.New("InvalidRange")
+		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out *Node
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
@@ -506,7 +519,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 			return err
 		}
 		if n.Dir {
-			return azerr.New("ResourceTypeMismatch")
+			return azerr.New(azerr.ResourceTypeMismatch)
 		}
 		if relevant(h.Access)&accessWrite == 0 {
 			return ErrAccessDenied
@@ -541,11 +554,11 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 // access (FileEndOfFileInformation).
 func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (*Node, error) {
 	if size < 0 || size > MaxFileSize {
-		return nil, azerr.New("InvalidRange")
+		return nil, azerr.New(azerr.InvalidRange)
 	}
 	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
 		if n.Dir {
-			return azerr.New("ResourceTypeMismatch")
+			return azerr.New(azerr.ResourceTypeMismatch)
 		}
 		if relevant(h.Access)&accessWrite == 0 {
 			return ErrAccessDenied
@@ -599,6 +612,27 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 	})
 }
 
+// SetSecurity replaces the security descriptor (SDDL) of the node a
+// handle is open on (SMB SET_INFO of security information; the SMB layer
+// checks the handle's WRITE_OWNER or WRITE_DAC access). The SDDL is
+// stored once per share like a REST x-ms-file-permission; the node's
+// change time and ETag move. A malformed SDDL is 400
+// FileInvalidPermission.
+func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (*Node, error) {
+	if err := ValidateSDDL(sddl); err != nil {
+		return nil, err
+	}
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		key, err := storePermission(tx, ref.Share, Permission{SDDL: sddl}, n.PermKey)
+		if err != nil {
+			return err
+		}
+		n.PermKey, n.ChangeTime = key, now
+		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		return nil
+	})
+}
+
 // SetDeletePending sets or clears the delete disposition of the node a
 // handle (with DELETE access) is open on: while set, REST sees 409
 // SMBDeletePending and listings leave the node out; the last close
@@ -612,7 +646,7 @@ func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending b
 			return ErrAccessDenied
 		}
 		if pending && n.Attrs&AttrReadOnly != 0 {
-			return azerr.New("ReadOnlyAttribute")
+			return azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if pending && n.Dir {
 			p := childrenPrefix(ref.Share, n.ID)
@@ -624,7 +658,7 @@ func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending b
 				return err
 			}
 			if has {
-				return azerr.New("DirectoryNotEmpty")
+				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		}
 		n.DeletePending = pending
@@ -671,7 +705,7 @@ func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclus
 		for _, o := range hs {
 			for _, l := range o.Locks {
 				if (exclusive || l.Exclusive) && l.overlaps(off, n) {
-					return azerr.New("FileLockConflict")
+					return azerr.New(azerr.FileLockConflict)
 				}
 			}
 		}
@@ -694,7 +728,7 @@ func (s *Service) Unlock(ctx context.Context, ref HandleRef, off, n uint64) erro
 				return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
 			}
 		}
-		return azerr.New("ResourceNotFound")
+		return azerr.New(azerr.ResourceNotFound)
 	})
 }
 
@@ -710,7 +744,7 @@ func (s *Service) ReadDir(ctx context.Context, ref HandleRef, prefix, marker str
 			return err
 		}
 		if !d.Dir {
-			return azerr.New("ResourceTypeMismatch")
+			return azerr.New(azerr.ResourceTypeMismatch)
 		}
 		return scanDir(tx, ref.Share, d.ID, prefix, marker, func(n *Node) bool {
 			if len(out) >= max {
@@ -754,19 +788,19 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 // count against it.
 func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace, ignoreReadOnly bool, own uint64) (*Node, error) {
 	if len(dst) == 0 || n.ID == rootID {
-		return nil, azerr.New("InvalidResourceName")
+		return nil, azerr.New(azerr.InvalidResourceName)
 	}
 	parent, old, err := lookup(tx, sh.ID, dst)
 	if err != nil {
 		return nil, err
 	}
 	if !parent.Dir || parent.DeletePending {
-		return nil, azerr.New("ParentNotFound")
+		return nil, azerr.New(azerr.ParentNotFound)
 	}
 	// The destination must not lie inside the node being moved.
 	for p := parent; p != nil && p.ID != rootID; {
 		if p.ID == n.ID {
-			return nil, azerr.New("InvalidResourceName")
+			return nil, azerr.New(azerr.InvalidResourceName)
 		}
 		if p, err = nodeByID(tx, sh.ID, p.Parent); err != nil {
 			return nil, err
@@ -775,16 +809,16 @@ func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace,
 	now := s.now()
 	if old != nil && old.ID != n.ID {
 		if !replace || old.Dir {
-			return nil, azerr.New("ResourceAlreadyExists")
+			return nil, azerr.New(azerr.ResourceAlreadyExists)
 		}
 		if old.Attrs&AttrReadOnly != 0 && !ignoreReadOnly {
-			return nil, azerr.New("ReadOnlyAttribute")
+			return nil, azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if old.Handles > 0 || old.DeletePending {
-			return nil, azerr.New("SharingViolation")
+			return nil, azerr.New(azerr.SharingViolation)
 		}
 		if old.Lease.Active(now) {
-			return nil, azerr.New("LeaseIdMissing")
+			return nil, azerr.New(azerr.LeaseIdMissing)
 		}
 		if err := addUsage(tx, sh.ID, -old.Size); err != nil {
 			return nil, err
@@ -850,7 +884,7 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 			return err
 		}
 		if n.Dir != req.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessDelete, 0, 0); err != nil {
 			return err
@@ -863,16 +897,16 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 				return err
 			}
 			if open {
-				return azerr.New("SharingViolation")
+				return azerr.New(azerr.SharingViolation)
 			}
 		} else {
-			if _, code := lease.Enforce(n.Lease, req.SourceLeaseID, true, n.AsOf, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(n.Lease, req.SourceLeaseID, true, n.AsOf, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 		}
 		if req.DestLeaseID != "" {
 			if _, d, err := lookup(tx, sh.ID, dst); err == nil && d != nil {
-				if _, code := lease.Enforce(d.Lease, req.DestLeaseID, true, n.AsOf, lease.FileTarget); code != "" {
+				if _, code := lease.Enforce(d.Lease, req.DestLeaseID, true, n.AsOf, lease.FileTarget); code != 0 {
 					return azerr.New(code)
 				}
 				d.Lease = lease.State{}
@@ -1024,61 +1058,4 @@ func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, rec
 		return nil
 	})
 	return closed, err
-}
-
-// CloseAllHandles removes every handle record (for example when the SMB
-// server starts: no connection of an earlier process survives), deleting
-// nodes left pending deletion.
-func (s *Service) CloseAllHandles(ctx context.Context) error {
-	p := root(tagHandle, 0)
-	for {
-		var keys [][]byte
-		err := s.eng.View(ctx, func(tx storage.Tx) error {
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			defer it.Close()
-			for it.Next() && len(keys) < purgeBatch {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			return it.Err()
-		})
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		err = s.eng.Update(ctx, func(tx storage.Tx) error {
-			for _, k := range keys {
-				v, err := tx.Get(k)
-				if errors.Is(err, storage.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				h, err := decode[Handle](v)
-				if err != nil {
-					return err
-				}
-				sid, _, err := keyenc.ReadUint64(k[len(p):])
-				if err != nil {
-					return err
-				}
-				n, err := nodeByID(tx, sid, h.FileID)
-				if err != nil {
-					return err
-				}
-				if n == nil {
-					if err := tx.Delete(k); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := s.closeHandle(tx, sid, h, n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
 }

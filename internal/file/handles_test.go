@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func newSvc(t *testing.T) (*Service, context.Context) {
 	eng := memstore.New()
 	t.Cleanup(func() { eng.Close() })
 	n := 0
-	svc := New(eng, time.Now, func() string { n++; return "id-" + itoa(int64(n)) })
+	svc := New(eng, time.Now, func() string { n++; return "id-" + strconv.FormatInt(int64(n), 10) })
 	return svc, context.Background()
 }
 
@@ -29,10 +30,10 @@ func mustNil(t *testing.T, err error) {
 	}
 }
 
-func wantCode(t *testing.T, what string, err error, code string) {
+func wantCode(t *testing.T, what string, err error, code azerr.Code) {
 	t.Helper()
 	e, ok := azerr.As(err)
-	if code == "" {
+	if code == 0 {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -135,9 +136,9 @@ func TestRESTSharingViolations(t *testing.T) {
 				fails[f] = true
 			}
 			for name, op := range restOps(svc, ctx, ref) {
-				want := ""
+				var want azerr.Code
 				if fails[name] {
-					want = "SharingViolation"
+					want = azerr.SharingViolation
 				}
 				wantCode(t, name, op(), want)
 			}
@@ -151,10 +152,10 @@ func TestRESTDeleteWithAnyHandle(t *testing.T) {
 	svc, ctx := newSvc(t)
 	ref := setup(t, svc, ctx)
 	insertHandle(t, svc, ctx, ref, Handle{Access: 0x80 /* FILE_READ_ATTRIBUTES */, ShareAccess: 7}, false)
-	wantCode(t, "DeleteFile", svc.Delete(ctx, ref, false, ""), "SharingViolation")
+	wantCode(t, "DeleteFile", svc.Delete(ctx, ref, false, ""), azerr.SharingViolation)
 	// An attribute-only open is not counted by the other checks.
 	_, err := svc.Read(ctx, ref, 0, -1, false, "")
-	wantCode(t, "GetFile", err, "")
+	wantCode(t, "GetFile", err, 0)
 }
 
 // TestUnconfirmedDeletePendingIsSMBDeletePending: every REST operation on
@@ -166,7 +167,7 @@ func TestUnconfirmedDeletePendingIsSMBDeletePending(t *testing.T) {
 	ref := setup(t, svc, ctx)
 	insertHandle(t, svc, ctx, ref, Handle{Access: Delete, ShareAccess: 7}, true)
 	for name, op := range restOps(svc, ctx, ref) {
-		wantCode(t, name, op(), "SMBDeletePending")
+		wantCode(t, name, op(), azerr.SMBDeletePending)
 	}
 	res, err := svc.List(ctx, ListRequest{Ref: Ref{Account: "a", Share: "s", Path: "d"}, Max: 10})
 	mustNil(t, err)
@@ -183,12 +184,12 @@ func TestRESTFileLockConflict(t *testing.T) {
 	insertHandle(t, svc, ctx, ref, Handle{Access: FileReadData | FileWriteData, ShareAccess: 7,
 		Locks: []Lock{{Off: 512, Len: 10, Exclusive: true}}}, false)
 	ops := restOps(svc, ctx, ref)
-	wantCode(t, "PutRange", ops["PutRange"](), "FileLockConflict")
+	wantCode(t, "PutRange", ops["PutRange"](), azerr.FileLockConflict)
 	_, err := svc.Read(ctx, ref, 500, 20, true, "")
-	wantCode(t, "GetFile over the lock", err, "FileLockConflict")
+	wantCode(t, "GetFile over the lock", err, azerr.FileLockConflict)
 	_, err = svc.Read(ctx, ref, 0, 100, true, "")
-	wantCode(t, "GetFile beside the lock", err, "")
-	wantCode(t, "SetFileMetadata", ops["SetFileMetadata"](), "")
+	wantCode(t, "GetFile beside the lock", err, 0)
+	wantCode(t, "SetFileMetadata", ops["SetFileMetadata"](), 0)
 }
 
 func TestSMBShareModes(t *testing.T) {
@@ -203,8 +204,8 @@ func TestSMBShareModes(t *testing.T) {
 	mustNil(t, open(FileReadData, FileShareWrite))
 	mustNil(t, open(FileWriteData, FileShareRead))
 	// A third reader must share write and read with both.
-	wantCode(t, "reader sharing only read", open(FileReadData, FileShareRead), "SharingViolation")
-	wantCode(t, "reader where the first open denies read", open(FileReadData, FileShareRead|FileShareWrite), "SharingViolation")
+	wantCode(t, "reader sharing only read", open(FileReadData, FileShareRead), azerr.SharingViolation)
+	wantCode(t, "reader where the first open denies read", open(FileReadData, FileShareRead|FileShareWrite), azerr.SharingViolation)
 	// Attribute-only opens never conflict.
 	mustNil(t, open(0x80, 0))
 
@@ -216,7 +217,7 @@ func TestSMBShareModes(t *testing.T) {
 		return err
 	}
 	mustNil(t, o2(FileWriteData, FileShareRead))
-	wantCode(t, "B", o2(FileWriteData, FileShareWrite), "SharingViolation")
+	wantCode(t, "B", o2(FileWriteData, FileShareWrite), azerr.SharingViolation)
 	// A(Write, share Write) then B(Write, share Read): B fails.
 	svc3, _ := newSvc(t)
 	setup(t, svc3, ctx)
@@ -225,7 +226,7 @@ func TestSMBShareModes(t *testing.T) {
 		return err
 	}
 	mustNil(t, o3(FileWriteData, FileShareWrite))
-	wantCode(t, "B", o3(FileWriteData, FileShareRead), "SharingViolation")
+	wantCode(t, "B", o3(FileWriteData, FileShareRead), azerr.SharingViolation)
 }
 
 func TestSMBLifecycle(t *testing.T) {
@@ -253,14 +254,14 @@ func TestSMBLifecycle(t *testing.T) {
 	}
 	// REST sees the open: Put Range is a sharing violation (share read only).
 	_, err = svc.PutRange(ctx, PutRangeRequest{Ref: Ref{Account: "a", Share: "s", Path: "d/new.txt"}, Start: 0, End: 0, Data: data})
-	wantCode(t, "PutRange", err, "SharingViolation")
+	wantCode(t, "PutRange", err, azerr.SharingViolation)
 	// Locks.
 	mustNil(t, svc.Lock(ctx, res.Handle, 0, 4, true))
 	other, err := svc.Open(ctx, OpenRequest{Share: sr, Path: "d/new.txt", Disposition: OpenExist, DesiredAccess: FileReadData, ShareAccess: 7})
 	mustNil(t, err)
 	_, _, err = svc.ReadAt(ctx, other.Handle, 0, 2)
-	wantCode(t, "locked read", err, "FileLockConflict")
-	wantCode(t, "second lock", svc.Lock(ctx, other.Handle, 2, 1, false), "FileLockConflict")
+	wantCode(t, "locked read", err, azerr.FileLockConflict)
+	wantCode(t, "second lock", svc.Lock(ctx, other.Handle, 2, 1, false), azerr.FileLockConflict)
 	mustNil(t, svc.Unlock(ctx, res.Handle, 0, 4))
 	_, _, err = svc.ReadAt(ctx, other.Handle, 0, 2)
 	mustNil(t, err)
@@ -275,11 +276,11 @@ func TestSMBLifecycle(t *testing.T) {
 	_, err = svc.SetDeletePending(ctx, res.Handle, true)
 	mustNil(t, err)
 	_, err = svc.Get(ctx, Ref{Account: "a", Share: "s", Path: "d/renamed.txt"}, false, "")
-	wantCode(t, "pending", err, "SMBDeletePending")
+	wantCode(t, "pending", err, azerr.SMBDeletePending)
 	_, err = svc.Close(ctx, res.Handle)
 	mustNil(t, err)
 	_, err = svc.Get(ctx, Ref{Account: "a", Share: "s", Path: "d/renamed.txt"}, false, "")
-	wantCode(t, "still open elsewhere", err, "SMBDeletePending")
+	wantCode(t, "still open elsewhere", err, azerr.SMBDeletePending)
 	hs, _, err := svc.ListHandles(ctx, Ref{Account: "a", Share: "s"}, true, 0, 100)
 	mustNil(t, err)
 	if len(hs) != 1 || hs[0].Path != "d/Renamed.txt" {
@@ -288,7 +289,7 @@ func TestSMBLifecycle(t *testing.T) {
 	_, err = svc.Close(ctx, other.Handle)
 	mustNil(t, err)
 	_, err = svc.Get(ctx, Ref{Account: "a", Share: "s", Path: "d/renamed.txt"}, false, "")
-	wantCode(t, "deleted", err, "ResourceNotFound")
+	wantCode(t, "deleted", err, azerr.ResourceNotFound)
 	_, err = svc.Close(ctx, other.Handle)
 	if err != ErrHandleClosed {
 		t.Fatalf("double close: %v", err)
@@ -317,5 +318,5 @@ func TestRESTRenameDirectoryWithOpenHandleBelow(t *testing.T) {
 	ref := setup(t, svc, ctx)
 	insertHandle(t, svc, ctx, ref, Handle{Access: FileReadData, ShareAccess: 7}, false)
 	_, err := svc.Rename(ctx, RenameRequest{Source: Ref{Account: "a", Share: "s", Path: "d"}, Dest: Ref{Account: "a", Share: "s", Path: "e"}, Dir: true})
-	wantCode(t, "rename", err, "SharingViolation")
+	wantCode(t, "rename", err, azerr.SharingViolation)
 }

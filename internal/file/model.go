@@ -194,6 +194,9 @@ type Handle struct {
 	Session  uint64    `json:"s"`
 	ClientIP string    `json:"ip,omitempty"`
 	Opened   time.Time `json:"o"`
+	// Owner is the instance (Membership) that opened the handle: when it
+	// dies, the others release its handles.
+	Owner uint64 `json:"ow,omitempty"`
 	// Access is the SMB desired access mask granted; ShareAccess the
 	// FILE_SHARE_* bits the open allows others.
 	Access      uint32 `json:"ac"`
@@ -260,6 +263,8 @@ const (
 	tagQuota   = 'q'
 	tagShID    = 'n'
 	tagDeleted = 'x'
+	tagMember  = 'm'
+	tagBeat    = 'b'
 )
 
 const (
@@ -295,27 +300,35 @@ func shareVersionsPrefix(acct, name string) []byte {
 
 func sidPrefix(tag byte, sid uint64) []byte { return keyenc.AppendUint64(root(tag, 8), sid) }
 
+// sidKey is sidPrefix with room for extra more bytes, so that the
+// elements appended after it need no second allocation.
+func sidKey(tag byte, sid uint64, extra int) []byte {
+	return keyenc.AppendUint64(root(tag, 8+extra), sid)
+}
+
 func nodeKey(sid, parent uint64, folded string) []byte {
-	return keyenc.AppendString(keyenc.AppendUint64(sidPrefix(tagNode, sid), parent), folded)
+	return keyenc.AppendString(keyenc.AppendUint64(sidKey(tagNode, sid, 8+len(folded)+2), parent), folded)
 }
 
 func childrenPrefix(sid, parent uint64) []byte {
-	return keyenc.AppendUint64(sidPrefix(tagNode, sid), parent)
+	return keyenc.AppendUint64(sidKey(tagNode, sid, 8), parent)
 }
 
-func indexKey(sid, id uint64) []byte { return keyenc.AppendUint64(sidPrefix(tagIndex, sid), id) }
+func indexKey(sid, id uint64) []byte { return keyenc.AppendUint64(sidKey(tagIndex, sid, 8), id) }
 
 func extentsPrefix(sid, fid uint64) []byte {
-	return keyenc.AppendUint64(sidPrefix(tagExtent, sid), fid)
+	return keyenc.AppendUint64(sidKey(tagExtent, sid, 8), fid)
 }
 
 func handlesPrefix(sid, fid uint64) []byte {
-	return keyenc.AppendUint64(sidPrefix(tagHandle, sid), fid)
+	return keyenc.AppendUint64(sidKey(tagHandle, sid, 16), fid)
 }
 
 func handleKey(sid, fid, hid uint64) []byte { return keyenc.AppendUint64(handlesPrefix(sid, fid), hid) }
 
-func permKey(sid uint64, key string) []byte { return keyenc.AppendString(sidPrefix(tagPerm, sid), key) }
+func permKey(sid uint64, key string) []byte {
+	return keyenc.AppendString(sidKey(tagPerm, sid, len(key)+2), key)
+}
 
 func usageKey(sid uint64) []byte { return sidPrefix(tagUsage, sid) }
 
@@ -368,8 +381,33 @@ func ETagString(e uint64) string { return blob.ETagString(e) }
 // TimeFormat renders SMB times and snapshot ids: ISO 8601 with 7 digits.
 const TimeFormat = "2006-01-02T15:04:05.0000000Z"
 
-// FormatTime renders t in TimeFormat (UTC).
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+// FormatTime renders t in TimeFormat (UTC). Every file response carries
+// three or four of these, so years 0 to 9999 are written digit by digit
+// into one buffer (time.Format parses its layout on every call); other
+// years take time.Format.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(TimeFormat)
+	}
+	hour, minute, sec := t.Clock()
+	b := []byte("0000-00-00T00:00:00.0000000Z")
+	digits := func(at, n, v int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	digits(0, 4, year)
+	digits(5, 2, int(month))
+	digits(8, 2, day)
+	digits(11, 2, hour)
+	digits(14, 2, minute)
+	digits(17, 2, sec)
+	digits(20, 7, t.Nanosecond()/100)
+	return string(b)
+}
 
 // ParseTime reads an ISO 8601 time with up to 7 fraction digits.
 func ParseTime(s string) (time.Time, bool) {

@@ -65,20 +65,20 @@ func SplitPath(p string) ([]string, error) {
 		return nil, nil
 	}
 	if len(p) > MaxPathLength {
-		return nil, azerr.New("InvalidFileOrDirectoryPathName")
+		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	parts := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
 	if len(parts) > MaxDepth {
-		return nil, azerr.New("InvalidFileOrDirectoryPathName")
+		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	// FieldsFunc drops empty fields; a doubled separator is an empty
 	// component, which no name may be.
 	if strings.Contains(p, "//") || strings.Contains(p, `\\`) || strings.Contains(p, `/\`) || strings.Contains(p, `\/`) {
-		return nil, azerr.New("InvalidResourceName")
+		return nil, azerr.New(azerr.InvalidResourceName)
 	}
 	for _, c := range parts {
 		if !ValidComponent(c) {
-			return nil, azerr.New("InvalidResourceName")
+			return nil, azerr.New(azerr.InvalidResourceName)
 		}
 	}
 	return parts, nil

@@ -23,17 +23,17 @@ func TestSplitPath(t *testing.T) {
 			t.Errorf("%q: %v %v", in, parts, err)
 		}
 	}
-	for in, code := range map[string]string{
-		"a//b":                          "InvalidResourceName",
-		"a/./b":                         "InvalidResourceName",
-		"a/../b":                        "InvalidResourceName",
-		"a:b":                           "InvalidResourceName",
-		"con":                           "InvalidResourceName",
-		"COM1.txt":                      "InvalidResourceName",
-		"x/CLOCK$":                      "InvalidResourceName",
-		strings.Repeat("n", 256):        "InvalidResourceName",
-		strings.Repeat("d/", 250) + "f": "InvalidFileOrDirectoryPathName",
-		strings.Repeat("n", 2049):       "InvalidFileOrDirectoryPathName",
+	for in, code := range map[string]azerr.Code{
+		"a//b":                          azerr.InvalidResourceName,
+		"a/./b":                         azerr.InvalidResourceName,
+		"a/../b":                        azerr.InvalidResourceName,
+		"a:b":                           azerr.InvalidResourceName,
+		"con":                           azerr.InvalidResourceName,
+		"COM1.txt":                      azerr.InvalidResourceName,
+		"x/CLOCK$":                      azerr.InvalidResourceName,
+		strings.Repeat("n", 256):        azerr.InvalidResourceName,
+		strings.Repeat("d/", 250) + "f": azerr.InvalidFileOrDirectoryPathName,
+		strings.Repeat("n", 2049):       azerr.InvalidFileOrDirectoryPathName,
 	} {
 		_, err := SplitPath(in)
 		wantCode(t, in[:min(len(in), 20)], err, code)
@@ -77,7 +77,7 @@ func azerrCode(err error) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return e.Code, true
+	return e.Code.String(), true
 }
 
 func TestParseAttr(t *testing.T) {

@@ -136,7 +136,7 @@ func lookup(tx storage.Tx, sid uint64, parts []string) (parent, n *Node, err err
 	if len(parts) == 0 {
 		root, err := getNode(tx, sid, rootParent, "")
 		if err == nil && root == nil {
-			err = azerr.New("ShareNotFound")
+			err = azerr.New(azerr.ShareNotFound)
 		}
 		return nil, root, err
 	}
@@ -155,7 +155,7 @@ func lookup(tx storage.Tx, sid uint64, parts []string) (parent, n *Node, err err
 			return cur, next, nil
 		}
 		if next == nil || !next.Dir || next.DeletePending {
-			return nil, nil, azerr.New("ParentNotFound")
+			return nil, nil, azerr.New(azerr.ParentNotFound)
 		}
 		cur = next
 	}
@@ -167,11 +167,14 @@ func inheritedPerm(tx storage.Tx, sid uint64, parent *Node) (string, error) {
 	if !parent.lazyRoot {
 		return parent.PermKey, nil
 	}
-	root, err := getNode(tx, sid, rootParent, "")
-	if err != nil || root == nil {
+	v, err := tx.Get(nodeKey(sid, rootParent, ""))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
 		return "", err
 	}
-	return root.PermKey, nil
+	return decodePermKey(v)
 }
 
 // resolve loads the share and the node at ref.Path; a missing node is
@@ -182,7 +185,7 @@ func (s *Service) resolve(tx storage.Tx, ref Ref, write bool) (*Share, *Node, er
 		return nil, nil, err
 	}
 	if write && ref.Snapshot != "" {
-		return nil, nil, azerr.New("ShareSnapshotOperationNotSupported")
+		return nil, nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	sid, err := shareID(tx, ref.share())
 	if err != nil {
@@ -194,7 +197,7 @@ func (s *Service) resolve(tx storage.Tx, ref Ref, write bool) (*Share, *Node, er
 		return nil, nil, err
 	}
 	if n == nil {
-		return nil, nil, azerr.New("ResourceNotFound")
+		return nil, nil, azerr.New(azerr.ResourceNotFound)
 	}
 	n.path = JoinPath(parts)
 	n.AsOf = s.now()
@@ -289,7 +292,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		return nil, err
 	}
 	if len(parts) == 0 {
-		return nil, azerr.New("ResourceAlreadyExists")
+		return nil, azerr.New(azerr.ResourceAlreadyExists)
 	}
 	var out *Node
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
@@ -302,23 +305,23 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 			return err
 		}
 		if !parent.Dir || parent.DeletePending {
-			return azerr.New("ParentNotFound")
+			return azerr.New(azerr.ParentNotFound)
 		}
 		now := s.now()
 		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Dir, Modified: now,
 			Size: req.Size, Props: req.Props, Meta: req.Meta}
 		if old != nil {
 			if req.Dir || old.Dir {
-				return azerr.New("ResourceAlreadyExists")
+				return azerr.New(azerr.ResourceAlreadyExists)
 			}
 			if err := s.checkREST(tx, sh.ID, old, accessWrite|accessDelete, 0, 0); err != nil {
 				return err
 			}
-			if _, code := lease.Enforce(old.Lease, req.LeaseID, true, now, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(old.Lease, req.LeaseID, true, now, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 			if old.Attrs&AttrReadOnly != 0 {
-				return azerr.New("ReadOnlyAttribute")
+				return azerr.New(azerr.ReadOnlyAttribute)
 			}
 			if old.Lease.Active(now) {
 				n.Lease = old.Lease
@@ -372,13 +375,13 @@ func (s *Service) Get(ctx context.Context, ref Ref, dir bool, leaseID string) (*
 			return err
 		}
 		if n.Dir != dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessNone, 0, 0); err != nil {
 			return err
 		}
 		if leaseID != "" && ref.Snapshot == "" {
-			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 		}
@@ -421,7 +424,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 			return err
 		}
 		if n.Dir != req.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		now := n.AsOf
 		if !n.Dir {
@@ -434,7 +437,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 				}
 			}
 			ls, code := lease.Enforce(n.Lease, req.LeaseID, true, now, lease.FileTarget)
-			if code != "" {
+			if code != 0 {
 				return azerr.New(code)
 			}
 			n.Lease = ls
@@ -442,7 +445,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 			return err
 		}
 		if req.Meta != nil && n.Attrs&AttrReadOnly != 0 && !n.Dir {
-			return azerr.New("ReadOnlyAttribute")
+			return azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if req.Size != nil && *req.Size != n.Size {
 			if err := resize(tx, sh, n, *req.Size); err != nil {
@@ -504,10 +507,10 @@ func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string)
 			return err
 		}
 		if n.Dir != dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if n.ID == rootID {
-			return azerr.New("InvalidResourceName")
+			return azerr.New(azerr.InvalidResourceName)
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessDelete, 0, 0); err != nil {
 			return err
@@ -522,14 +525,14 @@ func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string)
 				return err
 			}
 			if has {
-				return azerr.New("DirectoryNotEmpty")
+				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		} else {
-			if _, code := lease.Enforce(n.Lease, leaseID, true, n.AsOf, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, true, n.AsOf, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 			if n.Attrs&AttrReadOnly != 0 {
-				return azerr.New("ReadOnlyAttribute")
+				return azerr.New(azerr.ReadOnlyAttribute)
 			}
 			if err := addUsage(tx, sh.ID, -n.Size); err != nil {
 				return err
@@ -564,7 +567,7 @@ func (s *Service) List(ctx context.Context, req ListRequest) (*ListResult, error
 			return err
 		}
 		if !d.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		out.Dir = d
 		return scanDir(tx, sh.ID, d.ID, req.Prefix, req.Marker, func(n *Node) bool {
@@ -619,14 +622,14 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 	var res lease.Result
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		if ref.Snapshot != "" {
-			return azerr.New("ShareSnapshotOperationNotSupported")
+			return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 		}
 		sh, n, err := s.resolve(tx, ref, true)
 		if err != nil {
 			return err
 		}
 		if n.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessNone, 0, 0); err != nil {
 			return err
@@ -636,7 +639,7 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 			a.BreakPeriod = &zero
 		}
 		st, r, code := lease.Apply(n.Lease, a, n.AsOf)
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		n.Lease, res = st, r

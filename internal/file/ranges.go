@@ -3,6 +3,8 @@ package file
 import (
 	"context"
 	"io"
+	"slices"
+	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
@@ -14,36 +16,31 @@ import (
 const PageSize = 512
 
 // loadExtents returns the extents of the file under prefix p that overlap
-// [start, end), in order.
+// [start, end), in order. One descending scan from end finds them all:
+// extents never overlap, so the first one starting at or before start is
+// the last that can reach into the range.
 func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	var out []Extent
-	// The extent starting before start may reach into the range.
-	it := tx.Scan(p, blob.PageKey(p, start), true)
-	if it.Next() {
-		e, err := blob.DecodePage(it.Value())
-		if err != nil {
-			it.Close()
-			return nil, err
-		}
-		if e.Start+e.Seg.Len > start {
-			out = append(out, e)
-		}
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return nil, err
-	}
-	it = tx.Scan(blob.PageKey(p, start), blob.PageKey(p, end), false)
+	it := tx.Scan(p, blob.PageKey(p, end), true)
 	defer it.Close()
 	for it.Next() {
 		e, err := blob.DecodePage(it.Value())
 		if err != nil {
 			return nil, err
 		}
+		if e.Start <= start {
+			if e.Start+e.Seg.Len > start {
+				out = append(out, e)
+			}
+			break
+		}
 		out = append(out, e)
 	}
-	return out, it.Err()
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(out)
+	return out, nil
 }
 
 // writeExtents stores segs at start, replacing what was there.
@@ -97,7 +94,7 @@ type PutRangeRequest struct {
 // frees whole 512-byte pages and zeroes the unaligned edges.
 func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, error) {
 	if req.Start < 0 || req.End < req.Start {
-		return nil, azerr.New("InvalidRange")
+		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out *Node
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
@@ -106,7 +103,7 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 			return err
 		}
 		if n.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessWrite, 0, 0); err != nil {
 			return err
@@ -116,15 +113,15 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 		}
 		now := n.AsOf
 		ls, code := lease.Enforce(n.Lease, req.LeaseID, true, now, lease.FileTarget)
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		n.Lease = ls
 		if n.Attrs&AttrReadOnly != 0 {
-			return azerr.New("ReadOnlyAttribute")
+			return azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if req.End >= n.Size {
-			return azerr.New("InvalidRange")
+			return azerr.New(azerr.InvalidRange)
 		}
 		p := extentsPrefix(sh.ID, n.ID)
 		switch {
@@ -186,16 +183,16 @@ func clearRange(tx storage.Tx, p []byte, start, end int64) error {
 func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]blob.Segment, error) {
 	sh, sn, err := s.resolve(tx, src, false)
 	if err != nil {
-		return nil, azerr.Newf("CannotVerifyCopySource", "The source file could not be read: %v", err).WithStatus(404)
+		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The source file could not be read: %v", err).WithStatus(404)
 	}
 	if sn.Dir {
-		return nil, azerr.New("CannotVerifyCopySource").WithStatus(404)
+		return nil, azerr.New(azerr.CannotVerifyCopySource).WithStatus(404)
 	}
 	if err := s.checkREST(tx, sh.ID, sn, accessRead, uint64(off), uint64(n)); err != nil {
 		return nil, err
 	}
 	if off+n > sn.Size {
-		return nil, azerr.New("InvalidRange")
+		return nil, azerr.New(azerr.InvalidRange)
 	}
 	return segments(tx, sh.ID, sn, off, n)
 }
@@ -246,15 +243,15 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 			return err
 		}
 		if n.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if leaseID != "" && ref.Snapshot == "" {
-			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 		}
 		if ranged && start >= n.Size && !(start == 0 && n.Size == 0) {
-			return azerr.New("InvalidRange").WithHeader("Content-Range", "bytes */"+itoa(n.Size))
+			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(n.Size, 10))
 		}
 		if count < 0 || count > n.Size-start {
 			count = n.Size - start
@@ -299,10 +296,10 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 			return err
 		}
 		if n.Dir {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if leaseID != "" && ref.Snapshot == "" {
-			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != "" {
+			if _, code := lease.Enforce(n.Lease, leaseID, false, n.AsOf, lease.FileTarget); code != 0 {
 				return azerr.New(code)
 			}
 		}
@@ -325,10 +322,10 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		pref.Snapshot = prev
 		psh, pn, err := s.resolve(tx, pref, false)
 		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == "ShareNotFound" {
-				return azerr.New("PreviousSnapshotNotFound")
+			if e, ok := azerr.As(err); ok && e.Code == azerr.ShareNotFound {
+				return azerr.New(azerr.PreviousSnapshotNotFound)
 			}
-			if e, ok := azerr.As(err); ok && e.Code == "ResourceNotFound" {
+			if e, ok := azerr.As(err); ok && e.Code == azerr.ResourceNotFound {
 				// The file did not exist then: all of it changed.
 				out.Ranges = blob.ClipRanges(blob.MergePages(cur), from, to)
 				return nil
@@ -344,26 +341,4 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		return nil
 	})
 	return out, err
-}
-
-func itoa(n int64) string {
-	var b [20]byte
-	i := len(b)
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }

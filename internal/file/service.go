@@ -63,7 +63,7 @@ type ShareRef struct {
 func getShare(tx storage.Tx, ref ShareRef) (*Share, error) {
 	v, err := tx.Get(shareKey(ref.Account, ref.Name, ref.Snapshot))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, azerr.New("ShareNotFound")
+		return nil, azerr.New(azerr.ShareNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func getShare(tx storage.Tx, ref ShareRef) (*Share, error) {
 // writableShare loads the live share for a write; a snapshot is read-only.
 func writableShare(tx storage.Tx, ref ShareRef) (*Share, error) {
 	if ref.Snapshot != "" {
-		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+		return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	return getShare(tx, ref)
 }
@@ -83,7 +83,7 @@ func writableShare(tx storage.Tx, ref ShareRef) (*Share, error) {
 // share's id.
 func writableShareID(tx storage.Tx, ref ShareRef) (*Share, error) {
 	if ref.Snapshot != "" {
-		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+		return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	sid, err := shareID(tx, ref)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 	var out *Share
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Get(shareKey(req.Ref.Account, req.Ref.Name, "")); err == nil {
-			return azerr.New("ShareAlreadyExists")
+			return azerr.New(azerr.ShareAlreadyExists)
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -162,7 +162,7 @@ func (s *Service) GetShare(ctx context.Context, ref ShareRef, leaseID string) (*
 		}
 		now := s.now()
 		if leaseID != "" && ref.Snapshot == "" {
-			if _, code := lease.Enforce(sh.Lease, leaseID, false, now, lease.ShareTarget); code != "" {
+			if _, code := lease.Enforce(sh.Lease, leaseID, false, now, lease.ShareTarget); code != 0 {
 				return azerr.New(code)
 			}
 		}
@@ -199,7 +199,7 @@ func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*S
 		}
 		now := s.now()
 		ls, code := lease.Enforce(sh.Lease, u.LeaseID, true, now, lease.ShareTarget)
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		sh.Lease = ls
@@ -258,7 +258,7 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 				return err
 			}
 			if sh.Lease.Active(now) {
-				if _, code := lease.Enforce(sh.Lease, leaseID, true, now, lease.ShareTarget); code != "" {
+				if _, code := lease.Enforce(sh.Lease, leaseID, true, now, lease.ShareTarget); code != 0 {
 					return azerr.New(code)
 				}
 			}
@@ -268,7 +268,7 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 		if err != nil {
 			return err
 		}
-		if _, code := lease.Enforce(sh.Lease, leaseID, true, now, lease.ShareTarget); code != "" {
+		if _, code := lease.Enforce(sh.Lease, leaseID, true, now, lease.ShareTarget); code != 0 {
 			return azerr.New(code)
 		}
 		snaps, err := listSnapshots(tx, ref.Account, ref.Name)
@@ -276,11 +276,11 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 			return err
 		}
 		if len(snaps) > 0 && ds == KeepSnapshots {
-			return azerr.New("ShareHasSnapshots")
+			return azerr.New(azerr.ShareHasSnapshots)
 		}
 		for _, sn := range snaps {
 			if sn.Lease.Active(now) && ds != IncludeLeased {
-				return azerr.New("DeleteShareWhenSnapshotLeased")
+				return azerr.New(azerr.DeleteShareWhenSnapshotLeased)
 			}
 		}
 		days, err := retentionDays(tx, ref.Account)
@@ -336,7 +336,7 @@ func listSnapshots(tx storage.Tx, acct, name string) ([]*Share, error) {
 // wholly before or wholly after each concurrent write.
 func (s *Service) SnapshotShare(ctx context.Context, ref ShareRef, meta []blob.KV) (*Share, error) {
 	if ref.Snapshot != "" {
-		return nil, azerr.New("ShareSnapshotOperationNotSupported")
+		return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	if err := blob.ValidateMetadata(meta); err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ func (s *Service) SnapshotShare(ctx context.Context, ref ShareRef, meta []blob.K
 			return err
 		}
 		if len(snaps) >= MaxSnapshots {
-			return azerr.New("ShareSnapshotCountExceeded")
+			return azerr.New(azerr.ShareSnapshotCountExceeded)
 		}
 		now := s.now()
 		id := FormatTime(now)
@@ -494,7 +494,7 @@ func addUsage(tx storage.Tx, sid uint64, delta int64) error {
 			return err
 		}
 		if n > quota<<30 {
-			return azerr.New("ShareSizeLimitReached")
+			return azerr.New(azerr.ShareSizeLimitReached)
 		}
 	}
 	return tx.Set(usageKey(sid), binary.BigEndian.AppendUint64(nil, uint64(max(n, 0))))
@@ -505,7 +505,7 @@ func addUsage(tx storage.Tx, sid uint64, delta int64) error {
 func shareID(tx storage.Tx, ref ShareRef) (uint64, error) {
 	v, err := tx.Get(shareIDKey(ref.Account, ref.Name, ref.Snapshot))
 	if errors.Is(err, storage.ErrNotFound) {
-		return 0, azerr.New("ShareNotFound")
+		return 0, azerr.New(azerr.ShareNotFound)
 	}
 	if err != nil {
 		return 0, err
@@ -535,7 +535,7 @@ func (s *Service) LeaseShare(ctx context.Context, ref ShareRef, a lease.Action) 
 		}
 		now := s.now()
 		st, r, code := lease.Apply(sh.Lease, a, now)
-		if code != "" {
+		if code != 0 {
 			return azerr.New(code)
 		}
 		sh.Lease, res = st, r
@@ -585,7 +585,7 @@ func (s *Service) GetPermission(ctx context.Context, ref ShareRef, key string) (
 		}
 		v, err := tx.Get(permKey(sh.ID, key))
 		if errors.Is(err, storage.ErrNotFound) {
-			return azerr.New("FileInvalidPermissionKey")
+			return azerr.New(azerr.FileInvalidPermissionKey)
 		}
 		out = string(v)
 		return err
@@ -605,7 +605,7 @@ func storePermission(tx storage.Tx, sid uint64, p Permission, def string) (strin
 		return key, tx.Set(permKey(sid, key), []byte(p.SDDL))
 	case p.Key != "":
 		if _, err := tx.Get(permKey(sid, p.Key)); errors.Is(err, storage.ErrNotFound) {
-			return "", azerr.New("FileInvalidPermissionKey")
+			return "", azerr.New(azerr.FileInvalidPermissionKey)
 		} else if err != nil {
 			return "", err
 		}
@@ -624,7 +624,7 @@ type Permission struct {
 // group, DACL or SACL part, balanced parentheses around ACEs, and only
 // printable ASCII (400 FileInvalidPermission otherwise).
 func ValidateSDDL(sddl string) error {
-	bad := azerr.New("FileInvalidPermission")
+	bad := azerr.New(azerr.FileInvalidPermission)
 	if len(sddl) == 0 || len(sddl) > MaxPermissionBody {
 		return bad
 	}

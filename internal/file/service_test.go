@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
@@ -46,10 +47,10 @@ func TestDeleteSharePurges(t *testing.T) {
 	if marked != 2 {
 		t.Fatalf("marked %d chunks, want the one chunk in the share and its snapshot", marked)
 	}
-	wantCode(t, "delete with snapshots", svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", KeepSnapshots), "ShareHasSnapshots")
+	wantCode(t, "delete with snapshots", svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", KeepSnapshots), azerr.ShareHasSnapshots)
 	mustNil(t, svc.DeleteShare(ctx, ShareRef{Account: "a", Name: "s"}, "", IncludeSnapshots))
 	_, err = svc.Get(ctx, ref, false, "")
-	wantCode(t, "get after delete", err, "ShareNotFound")
+	wantCode(t, "get after delete", err, azerr.ShareNotFound)
 	mustNil(t, svc.PurgeDeleted(ctx))
 	for _, tag := range append(purgeTags, tagTomb, tagShare, tagShID) {
 		if n := countKeys(t, svc, tag); n != 0 {
@@ -94,7 +95,7 @@ func TestSoftDeleteExpires(t *testing.T) {
 		t.Fatal("expired share listed")
 	}
 	_, err = svc.RestoreShare(ctx, "a", "s", version)
-	wantCode(t, "restore expired", err, "ShareNotFound")
+	wantCode(t, "restore expired", err, azerr.ShareNotFound)
 	mustNil(t, svc.PurgeDeleted(ctx))
 	for _, tag := range append(purgeTags, tagTomb, tagDeleted) {
 		if n := countKeys(t, svc, tag); n != 0 {

@@ -196,7 +196,7 @@ func (s *Service) RestoreShare(ctx context.Context, acct, name, version string) 
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		v, err := tx.Get(deletedKey(acct, name, version))
 		if errors.Is(err, storage.ErrNotFound) {
-			return azerr.New("ShareNotFound")
+			return azerr.New(azerr.ShareNotFound)
 		}
 		if err != nil {
 			return err
@@ -207,10 +207,10 @@ func (s *Service) RestoreShare(ctx context.Context, acct, name, version string) 
 		}
 		now := s.now()
 		if !now.Before(d.Expires()) {
-			return azerr.New("ShareNotFound")
+			return azerr.New(azerr.ShareNotFound)
 		}
 		if _, err := tx.Get(shareKey(acct, name, "")); err == nil {
-			return azerr.New("ShareAlreadyExists")
+			return azerr.New(azerr.ShareAlreadyExists)
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}

@@ -1,6 +1,12 @@
 // Package filehttp is the HTTP surface of the File service (Azure Files
 // REST): it decodes requests, runs the operation in package file and
 // encodes Azure's responses.
+//
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package file, which holds every Files rule (including the open-handle
+// table the SMB server shares) and runs it inside storage transactions.
+// The server builds it with New from httpx.Deps.
 package filehttp
 
 import (
@@ -49,6 +55,8 @@ type req struct {
 	share    string
 	path     string // below the share, '/'-separated, unescaped
 	snapshot string
+	// dir is set for the directory operations (restype=directory).
+	dir bool
 }
 
 func (rq *req) ctx() context.Context { return rq.r.Context() }
@@ -69,11 +77,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	spart, ppart, _ := strings.Cut(info.Path, "/")
 	var err error
 	if rq.share, err = url.PathUnescape(spart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	if rq.path, err = url.PathUnescape(ppart); err != nil {
-		httpx.WriteError(w, r, azerr.New("InvalidUri"))
+		httpx.WriteError(w, r, azerr.New(azerr.InvalidUri))
 		return
 	}
 	rq.path = strings.Trim(rq.path, "/")
@@ -101,132 +109,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func engineError(err error) error {
 	switch {
 	case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrClosed):
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	case errors.Is(err, file.ErrHandleClosed):
-		return azerr.New("ResourceNotFound")
+		return azerr.New(azerr.ResourceNotFound)
 	case errors.Is(err, file.ErrAccessDenied):
-		return azerr.New("AuthorizationPermissionMismatch")
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	return err
-}
-
-func (h *handler) route(rq *req) error {
-	m := rq.r.Method
-	comp := rq.q.Get("comp")
-	restype := rq.q.Get("restype")
-	get := m == http.MethodGet || m == http.MethodHead
-	put := m == http.MethodPut
-	if err := rq.checkConditions(get && comp == "" && restype == "" && rq.path != ""); err != nil {
-		return err
-	}
-	if rq.share == "" {
-		switch {
-		case comp == "list" && m == http.MethodGet:
-			return h.listShares(rq)
-		case restype == "service" && comp == "properties" && get:
-			return h.getServiceProps(rq)
-		case restype == "service" && comp == "properties" && put:
-			return h.setServiceProps(rq)
-		}
-		return badRoute(m, comp)
-	}
-	if !file.ValidShareName(rq.share) {
-		return azerr.New("InvalidResourceName")
-	}
-	if rq.path == "" && restype == "share" {
-		switch {
-		case comp == "" && put:
-			return h.createShare(rq)
-		case (comp == "" || comp == "metadata") && get:
-			return h.getShare(rq)
-		case comp == "" && m == http.MethodDelete:
-			return h.deleteShare(rq)
-		case comp == "properties" && put:
-			return h.setShareProps(rq)
-		case comp == "metadata" && put:
-			return h.setShareMetadata(rq)
-		case comp == "snapshot" && put:
-			return h.snapshotShare(rq)
-		case comp == "acl" && get:
-			return h.getShareACL(rq)
-		case comp == "acl" && put:
-			return h.setShareACL(rq)
-		case comp == "stats" && get:
-			return h.shareStats(rq)
-		case comp == "lease" && put:
-			return h.leaseShare(rq)
-		case comp == "filepermission" && put:
-			return h.createPermission(rq)
-		case comp == "filepermission" && get:
-			return h.getPermission(rq)
-		case comp == "undelete" && put:
-			return h.restoreShare(rq)
-		}
-		return badRoute(m, comp)
-	}
-	switch comp {
-	case "listhandles":
-		if m == http.MethodGet {
-			return h.listHandles(rq)
-		}
-	case "forceclosehandles":
-		if put {
-			return h.forceCloseHandles(rq)
-		}
-	}
-	if restype == "directory" {
-		switch {
-		case comp == "" && put:
-			return h.create(rq, true)
-		case (comp == "" || comp == "metadata") && get:
-			return h.getProps(rq, true)
-		case comp == "" && m == http.MethodDelete:
-			return h.delete(rq, true)
-		case comp == "properties" && put:
-			return h.setProps(rq, true)
-		case comp == "metadata" && put:
-			return h.setMetadata(rq, true)
-		case comp == "list" && m == http.MethodGet:
-			return h.list(rq)
-		case comp == "rename" && put:
-			return h.rename(rq, true)
-		}
-		return badRoute(m, comp)
-	}
-	if rq.path == "" {
-		if restype == "" && get {
-			return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype")
-		}
-		return badRoute(m, comp)
-	}
-	switch {
-	case comp == "" && put:
-		if rq.r.Header.Get("X-Ms-Copy-Source") != "" {
-			return h.copyFile(rq)
-		}
-		return h.create(rq, false)
-	case comp == "" && get:
-		return h.getFile(rq)
-	case comp == "" && m == http.MethodDelete:
-		return h.delete(rq, false)
-	case comp == "properties" && put:
-		return h.setProps(rq, false)
-	case comp == "metadata" && get:
-		return h.getProps(rq, false)
-	case comp == "metadata" && put:
-		return h.setMetadata(rq, false)
-	case comp == "range" && put:
-		return h.putRange(rq)
-	case comp == "rangelist" && m == http.MethodGet:
-		return h.listRanges(rq)
-	case comp == "copy" && put:
-		return h.abortCopy(rq)
-	case comp == "lease" && put:
-		return h.leaseFile(rq)
-	case comp == "rename" && put:
-		return h.rename(rq, false)
-	}
-	return badRoute(m, comp)
 }
 
 // checkConditions refuses the conditional headers the File service does
@@ -238,7 +127,7 @@ func (rq *req) checkConditions(ifMatchOK bool) error {
 	hd := rq.r.Header
 	if hd.Get("If-None-Match") != "" || hd.Get("If-Modified-Since") != "" || hd.Get("If-Unmodified-Since") != "" ||
 		(hd.Get("If-Match") != "" && !ifMatchOK) {
-		return azerr.New("ConditionHeadersNotSupported")
+		return azerr.New(azerr.ConditionHeadersNotSupported)
 	}
 	return nil
 }
@@ -255,16 +144,16 @@ func (rq *req) ifMatch(n *file.Node) error {
 			return nil
 		}
 	}
-	return azerr.New("ConditionNotMet")
+	return azerr.New(azerr.ConditionNotMet)
 }
 
 func badRoute(m, comp string) error {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete:
 	default:
-		return azerr.New("UnsupportedHttpVerb")
+		return azerr.New(azerr.UnsupportedHttpVerb)
 	}
-	return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
+	return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 }
 
 // ---- authorization ----
@@ -288,7 +177,7 @@ func (h *handler) policyLookup(ctx context.Context, acct, share string) func(str
 	return func(id string) (*auth.Policy, error) {
 		sh, err := h.svc.GetShare(ctx, file.ShareRef{Account: acct, Name: share}, "")
 		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == "ShareNotFound" {
+			if e, ok := azerr.As(err); ok && e.Code == azerr.ShareNotFound {
 				return nil, nil
 			}
 			return nil, err
@@ -400,10 +289,10 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 	switch {
 	case perm == "" || strings.EqualFold(perm, "inherit") || strings.EqualFold(perm, "preserve"):
 	case len(perm) > file.MaxPermissionSize:
-		return p, azerr.New("FileInvalidPermission")
+		return p, azerr.New(azerr.FileInvalidPermission)
 	default:
 		if f := hd.Get("X-Ms-File-Permission-Format"); strings.EqualFold(f, "binary") {
-			return p, azerr.New("FileInvalidPermission").WithDetail("Reason", "binary security descriptors are not supported")
+			return p, azerr.New(azerr.FileInvalidPermission).WithDetail("Reason", "binary security descriptors are not supported")
 		}
 		p.Perm.SDDL = perm
 	}
@@ -415,10 +304,15 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 
 // leaseHeaders writes the lease state of a file or share.
 func leaseHeaders(hd http.Header, st leaseView) {
-	set(hd, "X-Ms-Lease-State", st.state)
-	set(hd, "X-Ms-Lease-Status", st.status)
+	hs := headers{h: hd}
+	hs.lease(st)
+}
+
+func (hs *headers) lease(st leaseView) {
+	hs.set("X-Ms-Lease-State", st.state)
+	hs.set("X-Ms-Lease-Status", st.status)
 	if st.duration != "" {
-		set(hd, "X-Ms-Lease-Duration", st.duration)
+		hs.set("X-Ms-Lease-Duration", st.duration)
 	}
 }
 
@@ -432,15 +326,50 @@ func setETag(hd http.Header, etag uint64, lmt time.Time) {
 // nodeHeaders writes the headers every file and directory response
 // carries: ETag, Last-Modified and the SMB properties.
 func nodeHeaders(hd http.Header, n *file.Node) {
-	setETag(hd, n.ETag, n.Modified)
-	set(hd, "X-Ms-File-Attributes", n.Attrs.String())
-	set(hd, "X-Ms-File-Creation-Time", file.FormatTime(n.CreationTime))
-	set(hd, "X-Ms-File-Last-Write-Time", file.FormatTime(n.LastWriteTime))
-	set(hd, "X-Ms-File-Change-Time", file.FormatTime(n.ChangeTime))
-	set(hd, "X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
-	set(hd, "X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
+	hs := headers{h: hd}
+	hs.node(n)
+}
+
+// headers stores response headers under keys given in canonical form,
+// taking the one-value slices from one shared allocation instead of one
+// per header: a Get File answers with about twenty headers.
+type headers struct {
+	h    http.Header
+	vals []string
+}
+
+// set stores v as the only value of the canonical key k.
+func (hs *headers) set(k, v string) {
+	if len(hs.vals) == 0 {
+		hs.vals = make([]string, 16)
+	}
+	hs.h[k] = hs.vals[:1:1]
+	hs.vals[0] = v
+	hs.vals = hs.vals[1:]
+}
+
+// node writes nodeHeaders; SMB times that are equal (a new file's
+// creation, last write and change time) are formatted once.
+func (hs *headers) node(n *file.Node) {
+	hs.set("Etag", file.ETagString(n.ETag))
+	hs.set("Last-Modified", httpx.FormatHTTPTime(n.Modified))
+	hs.set("X-Ms-File-Attributes", n.Attrs.String())
+	ct := file.FormatTime(n.CreationTime)
+	hs.set("X-Ms-File-Creation-Time", ct)
+	wt := ct
+	if !n.LastWriteTime.Equal(n.CreationTime) {
+		wt = file.FormatTime(n.LastWriteTime)
+	}
+	hs.set("X-Ms-File-Last-Write-Time", wt)
+	cht := wt
+	if !n.ChangeTime.Equal(n.LastWriteTime) {
+		cht = file.FormatTime(n.ChangeTime)
+	}
+	hs.set("X-Ms-File-Change-Time", cht)
+	hs.set("X-Ms-File-Id", strconv.FormatUint(n.ID, 10))
+	hs.set("X-Ms-File-Parent-Id", strconv.FormatUint(parentID(n), 10))
 	if n.PermKey != "" {
-		set(hd, "X-Ms-File-Permission-Key", n.PermKey)
+		hs.set("X-Ms-File-Permission-Key", n.PermKey)
 	}
 }
 

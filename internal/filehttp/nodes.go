@@ -29,16 +29,9 @@ type bodyReader struct{ r io.Reader }
 func (b bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
-		return n, azerr.Newf("InvalidInput", "The request body could not be read: %v", err)
+		return n, azerr.Newf(azerr.InvalidInput, "The request body could not be read: %v", err)
 	}
 	return n, err
-}
-
-func opName(dir bool, f, d string) string {
-	if dir {
-		return d
-	}
-	return f
 }
 
 func fileLease(n *file.Node) leaseView {
@@ -46,25 +39,21 @@ func fileLease(n *file.Node) leaseView {
 }
 
 // create is Create Directory and Create File.
-func (h *handler) create(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "CreateFile", "CreateDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
+func (h *handler) create(rq *req) error {
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	hd := rq.r.Header
 	meta, err := rq.metadata()
 	if err != nil {
 		return err
 	}
-	smb, err := rq.smbProps(dir, true)
+	smb, err := rq.smbProps(rq.dir, true)
 	if err != nil {
 		return err
 	}
-	req := file.CreateRequest{Ref: rq.ref(), Dir: dir, Meta: meta, SMB: smb, LeaseID: hd.Get("X-Ms-Lease-Id")}
-	if !dir {
+	req := file.CreateRequest{Ref: rq.ref(), Dir: rq.dir, Meta: meta, SMB: smb, LeaseID: hd.Get("X-Ms-Lease-Id")}
+	if !rq.dir {
 		if t := hd.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
 			if t == "" {
 				return azerr.MissingHeader("x-ms-type")
@@ -86,20 +75,17 @@ func (h *handler) create(rq *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	nodeHeaders(rq.w.Header(), n)
-	set(rq.w.Header(), "X-Ms-Request-Server-Encrypted", "true")
+	hs := headers{h: rq.w.Header()}
+	hs.node(n)
+	hs.set("X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
 // getProps is Get Directory Properties / Metadata and Get File Metadata
 // (Get File Properties is HEAD of getFile).
-func (h *handler) getProps(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "GetFileMetadata", "GetDirectoryProperties")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
-	n, err := h.svc.Get(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id"))
+func (h *handler) getProps(rq *req) error {
+	n, err := h.svc.Get(rq.ctx(), rq.ref(), rq.dir, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
 	}
@@ -111,43 +97,18 @@ func (h *handler) getProps(rq *req, dir bool) error {
 	return nil
 }
 
-// parseRange parses "bytes=start-end" (end optional when open is set);
-// end is -1 when absent.
-func parseRange(v string, open bool) (start, end int64, ok bool) {
-	spec, found := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(spec, "-")
-	if !found || a == "" {
-		return 0, 0, false
-	}
-	s, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || s < 0 {
-		return 0, 0, false
-	}
-	if b == "" {
-		return s, -1, open
-	}
-	e, err := strconv.ParseInt(b, 10, 64)
-	if err != nil || e < s {
-		return 0, 0, false
-	}
-	return s, e, true
-}
-
 // readRange returns x-ms-range (preferred) or Range; an unparsable Range
 // is ignored as HTTP allows, an unparsable x-ms-range is 400.
 func (rq *req) readRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		s, e, ok := parseRange(v, true)
+		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
 		}
 		return s, e, true, nil
 	}
 	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := parseRange(v, true)
+		s, e, ok := httpx.ParseRange(v, true)
 		return s, e, ok, nil
 	}
 	return 0, -1, false, nil
@@ -156,13 +117,6 @@ func (rq *req) readRange() (start, end int64, has bool, err error) {
 // getFile is Get File (GET) and Get File Properties (HEAD).
 func (h *handler) getFile(rq *req) error {
 	head := rq.r.Method == http.MethodHead
-	rq.info.Operation = "GetFile"
-	if head {
-		rq.info.Operation = "GetFileProperties"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
 	leaseID := rq.r.Header.Get("X-Ms-Lease-Id")
 	if head {
 		n, err := h.svc.Get(rq.ctx(), rq.ref(), false, leaseID)
@@ -231,59 +185,84 @@ func (h *handler) getFile(rq *req) error {
 		set(hd, "Content-Md5", base64.StdEncoding.EncodeToString(n.Props.ContentMD5))
 	}
 	rq.w.WriteHeader(status)
-	io.Copy(rq.w, body)
+	h.stream(rq, res.Segs, body)
 	return nil
+}
+
+// stream writes a Get File body after the status line: bytes kept inline
+// in the records are written as they are (no reader, no copy buffer);
+// anything else streams from the chunk store. A failure now can only cut
+// the connection.
+func (h *handler) stream(rq *req, segs []blob.Segment, body io.Reader) {
+	inline := true
+	for _, sg := range segs {
+		if sg.Data == nil {
+			inline = false
+			break
+		}
+	}
+	if inline {
+		for _, sg := range segs {
+			rq.w.Write(sg.Data)
+		}
+		return
+	}
+	if _, err := io.Copy(rq.w, body); err != nil && rq.ctx().Err() == nil {
+		h.d.Log.Error("file stream", "request_id", rq.info.RequestID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // fileHeaders writes the properties of a file for Get File and Get File
 // Properties, with the SAS response-header overrides.
 func fileHeaders(rq *req, hd http.Header, n *file.Node) {
-	nodeHeaders(hd, n)
+	hs := headers{h: hd, vals: make([]string, 24)}
+	hs.node(n)
 	writeMeta(hd, n.Meta)
-	set(hd, "X-Ms-Type", "File")
-	set(hd, "Accept-Ranges", "bytes")
-	set(hd, "X-Ms-Server-Encrypted", "true")
+	hs.set("X-Ms-Type", "File")
+	hs.set("Accept-Ranges", "bytes")
+	hs.set("X-Ms-Server-Encrypted", "true")
 	ct := n.Props.ContentType
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
 	p := n.Props
-	for _, o := range []struct {
+	sas := false
+	if id := rq.info.Identity; id != nil && (id.Kind == auth.ServiceSAS || id.Kind == auth.AccountSAS) {
+		sas = true
+	}
+	for _, o := range [...]struct {
 		name, param, v string
 	}{{"Content-Type", "rsct", ct}, {"Content-Encoding", "rsce", p.ContentEncoding}, {"Content-Language", "rscl", p.ContentLanguage},
 		{"Content-Disposition", "rscd", p.ContentDisposition}, {"Cache-Control", "rscc", p.CacheControl}} {
 		v := o.v
-		if id := rq.info.Identity; id != nil && (id.Kind == auth.ServiceSAS || id.Kind == auth.AccountSAS) {
+		if sas {
 			if s := rq.q.Get(o.param); s != "" {
 				v = s
 			}
 		}
 		if v != "" {
-			set(hd, o.name, v)
+			hs.set(o.name, v)
 		}
 	}
 	if rq.snapshot == "" {
-		leaseHeaders(hd, fileLease(n))
+		hs.lease(fileLease(n))
 	}
 	if c := n.Copy; c != nil {
-		set(hd, "X-Ms-Copy-Id", c.ID)
-		set(hd, "X-Ms-Copy-Source", c.Source)
-		set(hd, "X-Ms-Copy-Status", c.Status)
-		set(hd, "X-Ms-Copy-Progress", c.Progress)
-		set(hd, "X-Ms-Copy-Completion-Time", httpx.FormatHTTPTime(c.Completion))
+		hs.set("X-Ms-Copy-Id", c.ID)
+		hs.set("X-Ms-Copy-Source", c.Source)
+		hs.set("X-Ms-Copy-Status", c.Status)
+		hs.set("X-Ms-Copy-Progress", c.Progress)
+		hs.set("X-Ms-Copy-Completion-Time", httpx.FormatHTTPTime(c.Completion))
 	}
 }
 
 // delete is Delete File and Delete Directory.
-func (h *handler) delete(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "DeleteFile", "DeleteDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "d"}); err != nil {
-		return err
-	}
+func (h *handler) delete(rq *req) error {
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
-	if err := h.svc.Delete(rq.ctx(), rq.ref(), dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
+	if err := h.svc.Delete(rq.ctx(), rq.ref(), rq.dir, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusAccepted)
@@ -291,20 +270,16 @@ func (h *handler) delete(rq *req, dir bool) error {
 }
 
 // setProps is Set File Properties and Set Directory Properties.
-func (h *handler) setProps(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "SetFileProperties", "SetDirectoryProperties")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) setProps(rq *req) error {
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
-	smb, err := rq.smbProps(dir, false)
+	smb, err := rq.smbProps(rq.dir, false)
 	if err != nil {
 		return err
 	}
-	req := file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
-	if !dir {
+	req := file.SetRequest{Ref: rq.ref(), Dir: rq.dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
+	if !rq.dir {
 		if v := rq.r.Header.Get("X-Ms-Content-Length"); v != "" {
 			n, err := parseInt("x-ms-content-length", v, 0, file.MaxFileSize)
 			if err != nil {
@@ -329,19 +304,15 @@ func (h *handler) setProps(rq *req, dir bool) error {
 }
 
 // setMetadata is Set File Metadata and Set Directory Metadata.
-func (h *handler) setMetadata(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "SetFileMetadata", "SetDirectoryMetadata")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) setMetadata(rq *req) error {
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	meta, err := rq.metadata()
 	if err != nil {
 		return err
 	}
-	n, err := h.svc.Set(rq.ctx(), file.SetRequest{Ref: rq.ref(), Dir: dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
+	n, err := h.svc.Set(rq.ctx(), file.SetRequest{Ref: rq.ref(), Dir: rq.dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), Meta: &meta})
 	if err != nil {
 		return err
 	}
@@ -353,10 +324,6 @@ func (h *handler) setMetadata(rq *req, dir bool) error {
 
 // list is List Directories and Files.
 func (h *handler) list(rq *req) error {
-	rq.info.Operation = "ListFilesAndDirectories"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
-		return err
-	}
 	max, err := rq.maxResults()
 	if err != nil {
 		return err
@@ -430,17 +397,10 @@ func (h *handler) list(rq *req) error {
 
 // putRange is Put Range (update and clear) and Put Range From URL.
 func (h *handler) putRange(rq *req) error {
-	rq.info.Operation = "PutRange"
 	hd := rq.r.Header
 	fromURL := hd.Get("X-Ms-Copy-Source") != ""
-	if fromURL {
-		rq.info.Operation = "PutRangeFromURL"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	rv := hd.Get("X-Ms-Range")
 	if rv == "" {
@@ -449,7 +409,7 @@ func (h *handler) putRange(rq *req) error {
 	if rv == "" {
 		return azerr.MissingHeader("x-ms-range")
 	}
-	start, end, ok := parseRange(rv, false)
+	start, end, ok := httpx.ParseRange(rv, false)
 	if !ok {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
@@ -474,7 +434,7 @@ func (h *handler) putRange(rq *req) error {
 			return azerr.InvalidHeader("x-ms-range", rv)
 		}
 		sv := hd.Get("X-Ms-Source-Range")
-		ss, se, ok := parseRange(sv, false)
+		ss, se, ok := httpx.ParseRange(sv, false)
 		if !ok || se-ss+1 != n {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
@@ -487,7 +447,7 @@ func (h *handler) putRange(rq *req) error {
 				return err
 			}
 			if se >= b.Size {
-				return azerr.New("InvalidRange")
+				return azerr.New(azerr.InvalidRange)
 			}
 			req.Data = blob.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
 			break
@@ -499,10 +459,10 @@ func (h *handler) putRange(rq *req) error {
 		req.Source, req.SourceOff = &src, ss
 	default:
 		if n > file.MaxRangeWrite {
-			return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
+			return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
 		}
 		if rq.r.ContentLength < 0 && hd.Get("Content-Length") == "" {
-			return azerr.New("MissingContentLengthHeader")
+			return azerr.New(azerr.MissingContentLengthHeader)
 		}
 		if rq.r.ContentLength != n {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(rq.r.ContentLength, 10))
@@ -524,23 +484,20 @@ func (h *handler) putRange(rq *req) error {
 	if err != nil {
 		return err
 	}
-	out := rq.w.Header()
-	setETag(out, node.ETag, node.Modified)
-	set(out, "X-Ms-File-Last-Write-Time", file.FormatTime(node.LastWriteTime))
+	hs := headers{h: rq.w.Header()}
+	hs.set("Etag", file.ETagString(node.ETag))
+	hs.set("Last-Modified", httpx.FormatHTTPTime(node.Modified))
+	hs.set("X-Ms-File-Last-Write-Time", file.FormatTime(node.LastWriteTime))
 	if sum != nil {
-		set(out, "Content-Md5", base64.StdEncoding.EncodeToString(sum))
+		hs.set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
 	}
-	set(out, "X-Ms-Request-Server-Encrypted", "true")
+	hs.set("X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
 // listRanges is List Ranges (with prevsharesnapshot: the diff).
 func (h *handler) listRanges(rq *req) error {
-	rq.info.Operation = "ListRanges"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "r"}); err != nil {
-		return err
-	}
 	prev := rq.q.Get("prevsharesnapshot")
 	if prev != "" && !file.ValidSnapshot(prev) {
 		return azerr.InvalidQuery("prevsharesnapshot", prev, "")
@@ -579,12 +536,8 @@ func (h *handler) listRanges(rq *req) error {
 
 // leaseFile is Lease File.
 func (h *handler) leaseFile(rq *req) error {
-	rq.info.Operation = "LeaseFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	a, err := leaseAction(rq, false)
 	if err != nil {
@@ -599,11 +552,7 @@ func (h *handler) leaseFile(rq *req) error {
 }
 
 // rename is Rename File and Rename Directory.
-func (h *handler) rename(rq *req, dir bool) error {
-	rq.info.Operation = opName(dir, "RenameFile", "RenameDirectory")
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
+func (h *handler) rename(rq *req) error {
 	hd := rq.r.Header
 	srcV := hd.Get("X-Ms-File-Rename-Source")
 	if srcV == "" {
@@ -630,11 +579,11 @@ func (h *handler) rename(rq *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	smb, err := rq.smbProps(dir, false)
+	smb, err := rq.smbProps(rq.dir, false)
 	if err != nil {
 		return err
 	}
-	req := file.RenameRequest{Source: src, Dest: rq.ref(), Dir: dir, Replace: replace, IgnoreReadOnly: ignoreRO,
+	req := file.RenameRequest{Source: src, Dest: rq.ref(), Dir: rq.dir, Replace: replace, IgnoreReadOnly: ignoreRO,
 		SourceLeaseID: hd.Get("X-Ms-Source-Lease-Id"), DestLeaseID: hd.Get("X-Ms-Destination-Lease-Id"), SMB: &smb}
 	if hasMeta(hd) {
 		meta, err := rq.metadata()
@@ -688,10 +637,6 @@ func (h *handler) renameSource(rq *req, v string) (file.Ref, error) {
 
 // listHandles is List Handles (the handles SMB clients hold).
 func (h *handler) listHandles(rq *req) error {
-	rq.info.Operation = "ListHandles"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "l"}); err != nil {
-		return err
-	}
 	max, err := rq.maxResults()
 	if err != nil {
 		return err
@@ -700,7 +645,7 @@ func (h *handler) listHandles(rq *req) error {
 	if v := rq.q.Get("marker"); v != "" {
 		m, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return azerr.New("InvalidMarker")
+			return azerr.New(azerr.InvalidMarker)
 		}
 		marker = m
 	}
@@ -739,10 +684,6 @@ func (h *handler) listHandles(rq *req) error {
 
 // forceCloseHandles is Force Close Handles.
 func (h *handler) forceCloseHandles(rq *req) error {
-	rq.info.Operation = "ForceCloseHandles"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	id := rq.r.Header.Get("X-Ms-Handle-Id")
 	if id == "" {
 		return azerr.MissingHeader("x-ms-handle-id")
@@ -799,26 +740,22 @@ func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access
 		sr.Header.Set("X-Ms-Version", rq.info.Version)
 		var sid *auth.Identity
 		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && sid == nil {
-			err = azerr.New("NoAuthenticationInformation")
+			err = azerr.New(azerr.NoAuthenticationInformation)
 		}
 		if err == nil {
 			err = h.d.Auth.Authorize(sid, sr, a)
 		}
 	}
 	if err != nil {
-		return azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(http.StatusForbidden)
 	}
 	return nil
 }
 
 // copyFile is Copy File (completed synchronously).
 func (h *handler) copyFile(rq *req) error {
-	rq.info.Operation = "CopyFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "cw"}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	hd := rq.r.Header
 	srcURL := hd.Get("X-Ms-Copy-Source")
@@ -896,7 +833,7 @@ func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, er
 	b, err := h.blobs.GetBlob(ctx, ref, blob.Cond{}, "")
 	if err != nil {
 		if e, ok := azerr.As(err); ok && e.Status == http.StatusNotFound {
-			return nil, azerr.Newf("CannotVerifyCopySource", "The copy source could not be read: %v", err).WithStatus(http.StatusNotFound)
+			return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(http.StatusNotFound)
 		}
 		return nil, err
 	}
@@ -932,15 +869,11 @@ func copyModes(hd http.Header) file.CopySMB {
 // abortCopy is Abort Copy File: copies complete at once, so there is
 // never one pending.
 func (h *handler) abortCopy(rq *req) error {
-	rq.info.Operation = "AbortCopyFile"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResObject, Perms: "w"}); err != nil {
-		return err
-	}
 	if !strings.EqualFold(rq.r.Header.Get("X-Ms-Copy-Action"), "abort") {
 		return azerr.InvalidHeader("x-ms-copy-action", rq.r.Header.Get("X-Ms-Copy-Action"))
 	}
 	if _, err := h.svc.Get(rq.ctx(), rq.ref(), false, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
 	}
-	return azerr.New("NoPendingCopyOperation")
+	return azerr.New(azerr.NoPendingCopyOperation)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/file"
@@ -24,14 +23,14 @@ const maxXMLBody = 256 << 10
 
 func readBody(rq *req, limit int64) ([]byte, error) {
 	if rq.r.ContentLength > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(rq.r.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
@@ -56,10 +55,6 @@ func (h *handler) storedProps(rq *req) (svcprops.Properties, error) {
 
 // getServiceProps is Get File Service Properties.
 func (h *handler) getServiceProps(rq *req) error {
-	rq.info.Operation = "GetFileServiceProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	p, err := h.storedProps(rq)
 	if err != nil {
 		return err
@@ -70,10 +65,6 @@ func (h *handler) getServiceProps(rq *req) error {
 // setServiceProps is Set File Service Properties: metrics, CORS, share
 // delete retention and protocol settings are stored and returned.
 func (h *handler) setServiceProps(rq *req) error {
-	rq.info.Operation = "SetFileServiceProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	body, err := readBody(rq, maxXMLBody)
 	if err != nil {
 		return err
@@ -86,7 +77,7 @@ func (h *handler) setServiceProps(rq *req) error {
 		switch e.XMLName.Local {
 		case "ShareDeleteRetentionPolicy", "ProtocolSettings":
 		default:
-			return azerr.New("InvalidXmlDocument")
+			return azerr.New(azerr.InvalidXmlDocument)
 		}
 	}
 	p, err := h.storedProps(rq)
@@ -121,10 +112,6 @@ func (h *handler) applyCors(rq *req) {
 
 // listShares is List Shares.
 func (h *handler) listShares(rq *req) error {
-	rq.info.Operation = "ListShares"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResService, Perms: "l", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	max, err := rq.maxResults()
 	if err != nil {
 		return err
@@ -242,10 +229,6 @@ func parseTier(v string) (*string, error) {
 
 // restoreShare is Restore Share (undelete a soft-deleted share).
 func (h *handler) restoreShare(rq *req) error {
-	rq.info.Operation = "RestoreShare"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	name, version := hd.Get("X-Ms-Deleted-Share-Name"), hd.Get("X-Ms-Deleted-Share-Version")
 	if name == "" {
@@ -268,12 +251,8 @@ func (h *handler) restoreShare(rq *req) error {
 
 // createShare is Create Share.
 func (h *handler) createShare(rq *req) error {
-	rq.info.Operation = "CreateShare"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	if rq.snapshot != "" {
-		return azerr.New("ShareSnapshotOperationNotSupported")
+		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	meta, err := rq.metadata()
 	if err != nil {
@@ -306,13 +285,6 @@ func (h *handler) createShare(rq *req) error {
 
 // getShare is Get Share Properties (and Get Share Metadata).
 func (h *handler) getShare(rq *req) error {
-	rq.info.Operation = "GetShareProperties"
-	if rq.q.Get("comp") == "metadata" {
-		rq.info.Operation = "GetShareMetadata"
-	}
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r"}); err != nil {
-		return err
-	}
 	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
@@ -338,10 +310,6 @@ func (h *handler) getShare(rq *req) error {
 
 // setShareProps is Set Share Properties (quota, access tier, root squash).
 func (h *handler) setShareProps(rq *req) error {
-	rq.info.Operation = "SetShareProperties"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	hd := rq.r.Header
 	quota, err := parseQuota(hd.Get("X-Ms-Share-Quota"))
 	if err != nil {
@@ -370,10 +338,6 @@ func (h *handler) setShare(rq *req, u file.ShareUpdate) error {
 
 // setShareMetadata is Set Share Metadata.
 func (h *handler) setShareMetadata(rq *req) error {
-	rq.info.Operation = "SetShareMetadata"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	meta, err := rq.metadata()
 	if err != nil {
 		return err
@@ -383,10 +347,6 @@ func (h *handler) setShareMetadata(rq *req) error {
 
 // deleteShare is Delete Share (of a share or one snapshot).
 func (h *handler) deleteShare(rq *req) error {
-	rq.info.Operation = "DeleteShare"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "d", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	var ds file.DeleteSnapshots
 	switch v := rq.r.Header.Get("X-Ms-Delete-Snapshots"); v {
 	case "":
@@ -406,10 +366,6 @@ func (h *handler) deleteShare(rq *req) error {
 
 // snapshotShare is Snapshot Share.
 func (h *handler) snapshotShare(rq *req) error {
-	rq.info.Operation = "SnapshotShare"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	meta, err := rq.metadata()
 	if err != nil {
 		return err
@@ -430,10 +386,6 @@ func (h *handler) snapshotShare(rq *req) error {
 
 // getShareACL is Get Share ACL.
 func (h *handler) getShareACL(rq *req) error {
-	rq.info.Operation = "GetShareACL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
@@ -462,10 +414,6 @@ func (h *handler) getShareACL(rq *req) error {
 
 // setShareACL is Set Share ACL (stored access policies, permissions rcwdl).
 func (h *handler) setShareACL(rq *req) error {
-	rq.info.Operation = "SetShareACL"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	body, err := readBody(rq, maxXMLBody)
 	if err != nil {
 		return err
@@ -490,7 +438,7 @@ func (h *handler) setShareACL(rq *req) error {
 			if p.Permission != nil {
 				for _, c := range *p.Permission {
 					if !strings.ContainsRune("rcwdl", c) {
-						return azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", *p.Permission)
+						return azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", "Permission").WithDetail("XmlNodeValue", *p.Permission)
 					}
 				}
 				si.Permission = *p.Permission
@@ -503,10 +451,6 @@ func (h *handler) setShareACL(rq *req) error {
 
 // shareStats is Get Share Stats.
 func (h *handler) shareStats(rq *req) error {
-	rq.info.Operation = "GetShareStats"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	sh, err := h.svc.GetShare(rq.ctx(), rq.shareRef(), "")
 	if err != nil {
 		return err
@@ -589,10 +533,6 @@ func leaseResponse(rq *req, kind lease.ActionKind, res lease.Result, etag uint64
 
 // leaseShare is Lease Share.
 func (h *handler) leaseShare(rq *req) error {
-	rq.info.Operation = "LeaseShare"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	a, err := leaseAction(rq, true)
 	if err != nil {
 		return err
@@ -607,10 +547,6 @@ func (h *handler) leaseShare(rq *req) error {
 
 // createPermission is Create Permission: {"permission": "<SDDL>"}.
 func (h *handler) createPermission(rq *req) error {
-	rq.info.Operation = "CreatePermission"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	body, err := readBody(rq, file.MaxPermissionBody+1024)
 	if err != nil {
 		return err
@@ -620,10 +556,10 @@ func (h *handler) createPermission(rq *req) error {
 		Format     string  `json:"format"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil || in.Permission == nil {
-		return azerr.New("InvalidInput")
+		return azerr.New(azerr.InvalidInput)
 	}
 	if strings.EqualFold(in.Format, "binary") {
-		return azerr.New("FileInvalidPermission")
+		return azerr.New(azerr.FileInvalidPermission)
 	}
 	key, err := h.svc.CreatePermission(rq.ctx(), rq.shareRef(), *in.Permission)
 	if err != nil {
@@ -636,10 +572,6 @@ func (h *handler) createPermission(rq *req) error {
 
 // getPermission is Get Permission.
 func (h *handler) getPermission(rq *req) error {
-	rq.info.Operation = "GetPermission"
-	if err := h.authorize(rq, auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
 	key := rq.r.Header.Get("X-Ms-File-Permission-Key")
 	if key == "" {
 		return azerr.MissingHeader("x-ms-file-permission-key")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -66,7 +67,9 @@ type conn struct {
 	rerr       error // sticky read error of the connection
 	werr       error // sticky write error of the connection
 	line       []byte
-	reserved   int  // head bytes reserved from the server's budget
+	reserved   int    // head bytes reserved from the server's budget
+	method     string // of the request line being read, for Refused
+	target     string
 	inBody     bool // reads are of a request body: each one must progress
 	watch      watch
 }
@@ -341,6 +344,10 @@ func (c *conn) finish() {
 // replyError answers a request that could not be read, as net/http does,
 // and leaves the connection to be closed.
 func (c *conn) replyError(err error) {
+	if c.srv.Refused != nil && isLimit(err) {
+		c.refuse(err)
+		return
+	}
 	var pe *protoError
 	if !errors.As(err, &pe) {
 		// The client went away or timed out: nobody to answer.
@@ -355,6 +362,40 @@ func (c *conn) replyError(err error) {
 	out.bw.WriteString(pe.text)
 	out.bw.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n")
 	out.bw.WriteString(msg)
+	c.flush()
+	c.linger()
+}
+
+// refuse answers a head refused for a limit with Server.Refused.
+func (c *conn) refuse(err error) {
+	method, target := c.method, c.target
+	if method == "" {
+		// The request line itself was too long: its method is what
+		// came before the first space.
+		method = http.MethodGet
+		if sp := indexByte(c.line, ' '); sp > 0 && allToken(c.line[:sp]) {
+			method = internMethod(c.line[:sp])
+		}
+	}
+	u, perr := url.ParseRequestURI(target)
+	if perr != nil || target == "" {
+		target = "/"
+		u = &url.URL{Path: "/"}
+	}
+	r := (&http.Request{Method: method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, RemoteAddr: c.remoteAddr, RequestURI: target, Close: true,
+		TLS: c.tlsState, Body: http.NoBody}).WithContext(c.ctx)
+	ex := &exchange{protoMinor: 1, req: r}
+	ex.w.init(c, ex)
+	func() {
+		defer func() {
+			if v := recover(); v != nil && v != http.ErrAbortHandler {
+				c.srv.logf("h1: panic answering a refused request from %s: %v", c.remoteAddr, v)
+			}
+		}()
+		c.srv.Refused(&ex.w, r, err)
+		ex.w.finish()
+	}()
 	c.flush()
 	c.linger()
 }

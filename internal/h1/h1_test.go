@@ -360,6 +360,58 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
+// With Server.Refused set, a head refused for a limit is answered by the
+// hook, which is told why and gets the request line's method and target
+// when they were read, and never reaches the Handler.
+func TestRefusedHook(t *testing.T) {
+	var served atomic.Int32
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }),
+		ErrorLog: log.New(io.Discard, "", 0),
+		Refused: func(w http.ResponseWriter, r *http.Request, err error) {
+			w.Header().Set("X-Refused", r.Method+" "+r.URL.Path+" "+map[error]string{ErrURITooLong: "uri", ErrFieldTooLong: "field", ErrHeadTooLarge: "head", ErrOverBudget: "budget"}[err])
+			w.WriteHeader(499)
+			io.WriteString(w, "refused")
+		}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Close()
+	for _, tc := range []struct{ req, want string }{
+		{"DELETE /" + strings.Repeat("u", MaxURIBytes) + " HTTP/1.1\r\nHost: h\r\n\r\n", "DELETE / uri"},
+		{"PUT /a/b HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", MaxFieldBytes) + "\r\n\r\n", "PUT /a/b field"},
+		{"HEAD /c HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("X-Many: "+strings.Repeat("m", 1000)+"\r\n", 70) + "\r\n", "HEAD /c head"},
+	} {
+		c, br := dial(t, ln.Addr().String())
+		io.WriteString(c, tc.req)
+		method := strings.Fields(tc.want)[0]
+		resp, body := readResp(t, br, method)
+		if resp.StatusCode != 499 || resp.Header.Get("X-Refused") != tc.want || !resp.Close || !closed(c, br) {
+			t.Errorf("%.40q: %d %q %q close=%v, want 499 %q and a close", tc.req, resp.StatusCode, resp.Header.Get("X-Refused"), body, resp.Close, tc.want)
+		}
+		if method != http.MethodHead && body != "refused" {
+			t.Errorf("%.40q: body %q", tc.req, body)
+		}
+	}
+	// The budget: a head the server's budget cannot hold.
+	s2 := &Server{Handler: s.Handler, ErrorLog: s.ErrorLog, Refused: s.Refused, HeaderBudget: NewBudget(0)}
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s2.Serve(ln2)
+	defer s2.Close()
+	c, br := dial(t, ln2.Addr().String())
+	io.WriteString(c, "GET /d HTTP/1.1\r\nHost: h\r\nX-Pad: "+strings.Repeat("p", 8000)+"\r\n\r\n")
+	if resp, _ := readResp(t, br, "GET"); resp.Header.Get("X-Refused") != "GET /d budget" {
+		t.Errorf("over budget: %d %q", resp.StatusCode, resp.Header.Get("X-Refused"))
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("%d refused requests reached the handler", n)
+	}
+}
+
 func TestRequestFields(t *testing.T) {
 	type seen struct {
 		r   *http.Request

@@ -52,12 +52,27 @@ func (b *Budget) Release(n int64) { b.used.Add(-n) }
 // Used returns the bytes reserved now.
 func (b *Budget) Used() int64 { return b.used.Load() }
 
+// The refusals of a request head for its limits. Without Server.Refused
+// each is answered in plain text with the status its text names; with it,
+// the hook answers.
+var (
+	ErrURITooLong   error = errURITooLong
+	ErrFieldTooLong error = errFieldTooLong
+	ErrHeadTooLarge error = errHeadTooLarge
+	ErrOverBudget   error = errOverBudget
+)
+
 var (
 	errURITooLong   = &protoError{text: "414 Request-URI Too Long", detail: "Request URL Too Long"}
 	errFieldTooLong = &protoError{text: "400 Bad Request", detail: "Request Header Fields Too Long"}
 	errHeadTooLarge = &protoError{text: "400 Bad Request", detail: "Request Header Fields Too Large"}
 	errOverBudget   = &protoError{text: "503 Service Unavailable", detail: "Server Busy"}
 )
+
+// isLimit reports whether err is one of the head limit refusals.
+func isLimit(err error) bool {
+	return err == errURITooLong || err == errFieldTooLong || err == errHeadTooLarge || err == errOverBudget
+}
 
 // chargeHead reserves from the budget what a head of n bytes needs.
 func (c *conn) chargeHead(n int) error {

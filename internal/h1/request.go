@@ -69,6 +69,7 @@ func (c *conn) readLine(n *int, limit int, tooLong error) ([]byte, error) {
 // request, its body and its response writer.
 func (c *conn) readRequest() (*exchange, error) {
 	n := 0
+	c.method, c.target, c.line = "", "", c.line[:0]
 	// The request line: the target and up to 17 bytes of method and
 	// version around it.
 	line, err := c.readLine(&n, MaxURIBytes+32, errURITooLong)
@@ -101,6 +102,7 @@ func (c *conn) readRequest() (*exchange, error) {
 	}
 	method := internMethod(mb)
 	rawURI := string(ub)
+	c.method, c.target = method, rawURI
 	proto := "HTTP/1.1"
 	if minor == 0 {
 		proto = "HTTP/1.0"
@@ -230,7 +232,7 @@ func (c *conn) readRequest() (*exchange, error) {
 	}
 
 	if exp, ok := hdr["Expect"]; ok && len(exp) > 0 && exp[0] != "" {
-		if hasToken(exp[:1], "100-continue") {
+		if containsWord(exp[0], "100-continue") {
 			if minor >= 1 && ex.body != nil {
 				ex.body.expect = true
 			}
@@ -493,6 +495,23 @@ var hostByte = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// containsWord reports whether v holds word, case-insensitively, with a
+// space, tab, comma or an end of v on each side: the looser reading net/http
+// gives the Expect header ("100-continue 0" expects a continue), which h1
+// follows so that the two never disagree on whether a request is served.
+func containsWord(v, word string) bool {
+	boundary := func(c byte) bool { return c == ' ' || c == ',' || c == '\t' }
+	for i := 0; i+len(word) <= len(v); i++ {
+		if !strings.EqualFold(v[i:i+len(word)], word) {
+			continue
+		}
+		if (i == 0 || boundary(v[i-1])) && (i+len(word) == len(v) || boundary(v[i+len(word)])) {
+			return true
+		}
+	}
+	return false
+}
 
 // hasToken reports whether a comma-separated header list has the token,
 // case-insensitively.

@@ -67,6 +67,13 @@ type Server struct {
 	// connections (and those of every server sharing it); nil means a
 	// budget of DefaultHeaderBudget for this server alone.
 	HeaderBudget *Budget
+	// Refused, when set, answers a request whose head is refused for one
+	// of the limits (ErrURITooLong, ErrFieldTooLong, ErrHeadTooLarge,
+	// ErrOverBudget) in place of a plain-text answer. The request has no
+	// header fields and no body, its method and target are those of the
+	// request line when they could be read (GET and "/" otherwise), and
+	// the connection closes after the response.
+	Refused func(w http.ResponseWriter, r *http.Request, err error)
 
 	budgetOnce sync.Once
 	mu         sync.Mutex

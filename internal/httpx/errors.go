@@ -23,26 +23,26 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			// The client went away; nobody reads this response.
-			e = azerr.New("OperationTimedOut")
+			e = azerr.New(azerr.OperationTimedOut)
 		} else if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrConflict) {
 			// The database is out of reach for now, or contention
 			// outlasted the engine's retries: the client may retry.
-			e = azerr.New("ServerBusy")
+			e = azerr.New(azerr.ServerBusy)
 		} else {
 			log := info.log
 			if log == nil {
 				log = slog.Default()
 			}
 			log.Error("internal error", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "err", redact.String(err.Error()))
-			e = azerr.New("InternalError")
+			e = azerr.New(azerr.InternalError)
 		}
 	}
-	info.ErrorCode = e.Code
+	info.ErrorCode = e.Code.String()
 	h := w.Header()
 	for k, vs := range e.Header {
 		h[k] = vs
 	}
-	h.Set("X-Ms-Error-Code", e.Code)
+	h.Set("X-Ms-Error-Code", e.Code.String())
 	now := info.Start
 	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
 		h.Del("Content-Type")
@@ -72,6 +72,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // exist yet with a proper Azure error.
 func NotImplemented() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, azerr.New("NotImplemented"))
+		WriteError(w, r, azerr.New(azerr.NotImplemented))
 	})
 }

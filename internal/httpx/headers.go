@@ -56,7 +56,7 @@ func DecodeMD5(name, v string) ([]byte, error) {
 	}
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(b) != 16 {
-		return nil, azerr.New("InvalidMd5").WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
+		return nil, azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", name).WithDetail("HeaderValue", v)
 	}
 	return b, nil
 }

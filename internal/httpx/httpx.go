@@ -1,7 +1,13 @@
 // Package httpx is the plumbing every service shares: request ids, version
 // and date headers, account resolution from path-style or host-style URLs,
-// authentication, Azure error rendering, panic recovery, the access log and
-// the raw header debug log.
+// authentication, Azure error rendering, panic recovery, the access log,
+// the raw header debug log, and the Router that reads each service's
+// operation table.
+//
+// It sits under the four <service>http packages: the server wraps each of
+// them with Wrap, so by the time a service handler runs the request has an
+// Info (account, caller, version, request id) and every answer, error or
+// not, gets Azure's common headers.
 package httpx
 
 import (
@@ -55,6 +61,16 @@ func FromContext(ctx context.Context) *Info {
 		return &Info{}
 	}
 	return i
+}
+
+type refusalKey struct{}
+
+// WithRefusal marks a request that the HTTP server refused before its head
+// was read in full (a limit on its size, or the server's budget of head
+// bytes): Wrap answers it with e, and closes the connection, without
+// looking at the request any further.
+func WithRefusal(ctx context.Context, e *azerr.Error) context.Context {
+	return context.WithValue(ctx, refusalKey{}, e)
 }
 
 // Options configures the plumbing shared by all services.
@@ -121,7 +137,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 				}
 				o.Log.Error("panic", "request_id", info.RequestID, "method", r.Method, "url", redact.String(r.URL.String()), "panic", redact.String(fmt.Sprint(p)))
 				if !rw.wrote {
-					WriteError(rw, r, azerr.New("InternalError"))
+					WriteError(rw, r, azerr.New(azerr.InternalError))
 				}
 			}
 			if !o.Silent {
@@ -151,6 +167,11 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 		hdr["X-Ms-Version"] = []string{version}
 		hdr["Date"] = []string{FormatHTTPTime(info.Start)}
 		info.Version = version
+		if e, ok := r.Context().Value(refusalKey{}).(*azerr.Error); ok {
+			hdr["Connection"] = []string{"close"}
+			WriteError(rw, r, e)
+			return
+		}
 		if !validVersion(version) || (o.StrictVersion && !KnownVersion(version)) {
 			WriteError(rw, r, azerr.InvalidHeader("x-ms-version", version))
 			return
@@ -168,7 +189,7 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 
 		account, path, ok := splitAccount(r, o.PathStyleOnly)
 		if !ok {
-			WriteError(rw, r, azerr.New("InvalidUri"))
+			WriteError(rw, r, azerr.New(azerr.InvalidUri))
 			return
 		}
 		info.Account, info.Path = account, path

@@ -109,7 +109,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 
 func TestErrorBodies(t *testing.T) {
 	fail := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, azerr.New("ContainerNotFound"))
+		WriteError(w, r, azerr.New(azerr.ContainerNotFound))
 	})
 	req := httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil)
 	resp := serve(t, auth.Blob, fail, req)
@@ -126,7 +126,7 @@ func TestErrorBodies(t *testing.T) {
 	}
 	// Table: OData JSON.
 	tfail := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, azerr.New("TableNotFound"))
+		WriteError(w, r, azerr.New(azerr.TableNotFound))
 	})
 	req = httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/t()", nil)
 	resp = serve(t, auth.Table, tfail, req)

@@ -55,6 +55,27 @@ func (c *RawConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// idleKeep is what Idle keeps of the recording: more than net/http can
+// have read without consuming it (its 4 KiB read buffer, and the one byte
+// of its background read).
+const idleKeep = 8 << 10
+
+// Idle tells the recorder that the connection's request is over (net/http's
+// StateIdle). Everything it recorded but the last idleKeep bytes belongs to
+// requests net/http has finished reading, so it goes, and a large buffer is
+// let go of: an idle connection holds a few KiB, however large the chunked
+// body its last request sent.
+func (c *RawConn) Idle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.buf) > idleKeep {
+		c.buf = c.buf[len(c.buf)-idleKeep:]
+	}
+	if cap(c.buf) > 2*idleKeep {
+		c.buf = append([]byte(nil), c.buf...)
+	}
+}
+
 type rawConnKey struct{}
 
 // ConnContext is an http.Server ConnContext hook that makes a RawConn

@@ -64,3 +64,63 @@ func TestMetadataNamesKeepTheirCase(t *testing.T) {
 		t.Fatalf("third request: %q", got)
 	}
 }
+
+// An idle connection's recorder holds a few KiB, whatever the request
+// before sent (a chunked body is recorded, since its end is not known
+// without parsing it), and the next request's names are still found.
+func TestRawConnIdleLetsGo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 10)
+	idle := make(chan *RawConn, 10)
+	srv := &http.Server{ConnContext: ConnContext, Handler: Wrap(0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		var names []string
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+				names = append(names, k)
+			}
+		}
+		seen <- strings.Join(names, ",")
+	}), Options{}), ConnState: func(c net.Conn, st http.ConnState) {
+		if rc, ok := c.(*RawConn); ok && st == http.StateIdle {
+			rc.Idle()
+			idle <- rc
+		}
+	}}
+	go srv.Serve(RawListener{ln})
+	defer srv.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	send := func(raw string) {
+		t.Helper()
+		go io.WriteString(c, raw)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	chunk := strings.Repeat("z", 64<<10)
+	send("PUT /devstoreaccount1/c/b HTTP/1.1\r\nHost: h\r\nx-ms-meta-First: 1\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		strings.Repeat(fmt.Sprintf("%x\r\n%s\r\n", len(chunk), chunk), 4) + "0\r\n\r\n")
+	<-seen
+	rc := <-idle
+	rc.mu.Lock()
+	held := cap(rc.buf)
+	rc.mu.Unlock()
+	if held > 2*idleKeep {
+		t.Errorf("idle connection's recorder holds %d bytes after a 256 KiB chunked body", held)
+	}
+	send("GET /devstoreaccount1/c/b2 HTTP/1.1\r\nHost: h\r\nx-ms-meta-MixedCase: 1\r\n\r\n")
+	if got := <-seen; got != "x-ms-meta-MixedCase" {
+		t.Fatalf("next request: %q", got)
+	}
+}

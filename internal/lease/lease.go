@@ -8,6 +8,8 @@ package lease
 import (
 	"strings"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
 // Phase is the stored lease phase. Expired and Broken-by-time are derived
@@ -150,24 +152,13 @@ type Result struct {
 	LeaseTime int
 }
 
-// Lease operation error codes (all 409).
-const (
-	CodeAlreadyPresent          = "LeaseAlreadyPresent"
-	CodeIDMismatch              = "LeaseIdMismatchWithLeaseOperation"
-	CodeNotPresent              = "LeaseNotPresentWithLeaseOperation"
-	CodeBreakingCannotAcquire   = "LeaseIsBreakingAndCannotBeAcquired"
-	CodeBreakingCannotChange    = "LeaseIsBreakingAndCannotBeChanged"
-	CodeBrokenCannotBeRenewed   = "LeaseIsBrokenAndCannotBeRenewed"
-	CodeInfiniteDurationMissing = "InfiniteLeaseDurationRequired"
-)
-
 // SameID compares lease ids (GUIDs) case-insensitively.
 func SameID(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
 
 // Apply runs action a on state s at time now. It returns the new state to
-// store and the result, or a non-empty error code (the state is then
+// store and the result, or a non-zero error code (the state is then
 // unchanged).
-func Apply(s State, a Action, now time.Time) (State, Result, string) {
+func Apply(s State, a Action, now time.Time) (State, Result, azerr.Code) {
 	s = s.Effective(now)
 	switch a.Kind {
 	case Acquire:
@@ -178,72 +169,72 @@ func Apply(s State, a Action, now time.Time) (State, Result, string) {
 		switch s.Phase {
 		case Leased:
 			if a.ProposedID == "" || !SameID(a.ProposedID, s.ID) {
-				return s, Result{}, CodeAlreadyPresent
+				return s, Result{}, azerr.LeaseAlreadyPresent
 			}
 			id = s.ID
 		case Breaking:
 			if SameID(a.ProposedID, s.ID) {
-				return s, Result{}, CodeBreakingCannotAcquire
+				return s, Result{}, azerr.LeaseIsBreakingAndCannotBeAcquired
 			}
-			return s, Result{}, CodeAlreadyPresent
+			return s, Result{}, azerr.LeaseAlreadyPresent
 		}
 		n := State{Phase: Leased, ID: id, Duration: a.Duration}
 		if a.Duration != Infinite {
 			n.Expiry = now.Add(time.Duration(a.Duration) * time.Second)
 		}
-		return n, Result{LeaseID: id}, ""
+		return n, Result{LeaseID: id}, 0
 
 	case Renew:
 		if !SameID(a.LeaseID, s.ID) {
-			return s, Result{}, CodeIDMismatch
+			return s, Result{}, azerr.LeaseIdMismatchWithLeaseOperation
 		}
 		switch s.Phase {
 		case Leased:
 			if s.Duration != Infinite {
 				s.Expiry = now.Add(time.Duration(s.Duration) * time.Second)
 			}
-			return s, Result{LeaseID: s.ID}, ""
+			return s, Result{LeaseID: s.ID}, 0
 		case Expired:
 			// The lease was not taken over or written through since it
 			// expired (a write clears the id), so it comes back.
 			n := State{Phase: Leased, ID: s.ID, Duration: s.Duration, Expiry: now.Add(time.Duration(s.Duration) * time.Second)}
-			return n, Result{LeaseID: s.ID}, ""
+			return n, Result{LeaseID: s.ID}, 0
 		case Breaking, Broken:
-			return s, Result{}, CodeBrokenCannotBeRenewed
+			return s, Result{}, azerr.LeaseIsBrokenAndCannotBeRenewed
 		}
-		return s, Result{}, CodeIDMismatch
+		return s, Result{}, azerr.LeaseIdMismatchWithLeaseOperation
 
 	case Change:
 		switch s.Phase {
 		case Leased:
 			if SameID(a.LeaseID, s.ID) {
 				s.ID = a.ProposedID
-				return s, Result{LeaseID: s.ID}, ""
+				return s, Result{LeaseID: s.ID}, 0
 			}
 			if SameID(a.ProposedID, s.ID) {
-				return s, Result{LeaseID: s.ID}, ""
+				return s, Result{LeaseID: s.ID}, 0
 			}
-			return s, Result{}, CodeIDMismatch
+			return s, Result{}, azerr.LeaseIdMismatchWithLeaseOperation
 		case Breaking:
 			if SameID(a.LeaseID, s.ID) {
-				return s, Result{}, CodeBreakingCannotChange
+				return s, Result{}, azerr.LeaseIsBreakingAndCannotBeChanged
 			}
-			return s, Result{}, CodeIDMismatch
+			return s, Result{}, azerr.LeaseIdMismatchWithLeaseOperation
 		}
-		return s, Result{}, CodeNotPresent
+		return s, Result{}, azerr.LeaseNotPresentWithLeaseOperation
 
 	case Release:
 		if s.Phase == Available || !SameID(a.LeaseID, s.ID) {
-			return s, Result{}, CodeIDMismatch
+			return s, Result{}, azerr.LeaseIdMismatchWithLeaseOperation
 		}
-		return State{}, Result{LeaseID: s.ID}, ""
+		return State{}, Result{LeaseID: s.ID}, 0
 
 	case Break:
 		switch s.Phase {
 		case Available:
-			return s, Result{}, CodeNotPresent
+			return s, Result{}, azerr.LeaseNotPresentWithLeaseOperation
 		case Broken, Expired:
-			return State{Phase: Broken, ID: s.ID}, Result{}, ""
+			return State{Phase: Broken, ID: s.ID}, Result{}, 0
 		case Leased:
 			var end time.Time
 			switch {
@@ -268,18 +259,18 @@ func Apply(s State, a Action, now time.Time) (State, Result, string) {
 			return breakAt(s.ID, end, now)
 		}
 	}
-	return s, Result{}, CodeNotPresent
+	return s, Result{}, azerr.LeaseNotPresentWithLeaseOperation
 }
 
 // breakAt returns Broken when end has come, else Breaking until end, with
 // the remaining whole seconds (rounded up) as LeaseTime.
-func breakAt(id string, end, now time.Time) (State, Result, string) {
+func breakAt(id string, end, now time.Time) (State, Result, azerr.Code) {
 	if !now.Before(end) {
-		return State{Phase: Broken, ID: id}, Result{LeaseTime: 0}, ""
+		return State{Phase: Broken, ID: id}, Result{LeaseTime: 0}, 0
 	}
 	left := end.Sub(now)
 	secs := int((left + time.Second - 1) / time.Second)
-	return State{Phase: Breaking, ID: id, BreakTime: end}, Result{LeaseTime: secs}, ""
+	return State{Phase: Breaking, ID: id, BreakTime: end}, Result{LeaseTime: secs}, 0
 }
 
 // Target selects the error codes of the enforcement rule.
@@ -293,20 +284,17 @@ const (
 	ShareTarget
 )
 
-func (t Target) codes() (mismatch, notPresent string) {
+func (t Target) codes() (mismatch, notPresent azerr.Code) {
 	switch t {
 	case ContainerTarget:
-		return "LeaseIdMismatchWithContainerOperation", "LeaseNotPresentWithContainerOperation"
+		return azerr.LeaseIdMismatchWithContainerOperation, azerr.LeaseNotPresentWithContainerOperation
 	case FileTarget:
-		return "LeaseIdMismatchWithFileOperation", "LeaseNotPresentWithFileOperation"
+		return azerr.LeaseIdMismatchWithFileOperation, azerr.LeaseNotPresentWithFileOperation
 	case ShareTarget:
-		return "LeaseIdMismatchWithShareOperation", "LeaseNotPresentWithShareOperation"
+		return azerr.LeaseIdMismatchWithShareOperation, azerr.LeaseNotPresentWithShareOperation
 	}
-	return "LeaseIdMismatchWithBlobOperation", "LeaseNotPresentWithBlobOperation"
+	return azerr.LeaseIdMismatchWithBlobOperation, azerr.LeaseNotPresentWithBlobOperation
 }
-
-// CodeIDMissing is the 412 for a write without an id on a leased resource.
-const CodeIDMissing = "LeaseIdMissing"
 
 // Enforce applies the lease rule of an ordinary operation (not a lease
 // action) carrying leaseID ("" when x-ms-lease-id is absent). write is true
@@ -318,27 +306,27 @@ const CodeIDMissing = "LeaseIdMissing"
 //     with another id → LeaseIdMismatchWith<Target>Operation.
 //   - Available/Broken/Expired: any request with an id →
 //     LeaseNotPresentWith<Target>Operation.
-func Enforce(s State, leaseID string, write bool, now time.Time, t Target) (State, string) {
+func Enforce(s State, leaseID string, write bool, now time.Time, t Target) (State, azerr.Code) {
 	e := s.Effective(now)
 	mismatch, notPresent := t.codes()
 	switch e.Phase {
 	case Leased, Breaking:
 		if leaseID == "" {
 			if write {
-				return s, CodeIDMissing
+				return s, azerr.LeaseIdMissing
 			}
-			return s, ""
+			return s, 0
 		}
 		if !SameID(leaseID, e.ID) {
 			return s, mismatch
 		}
-		return s, ""
+		return s, 0
 	}
 	if leaseID != "" {
 		return s, notPresent
 	}
 	if write && (e.Phase == Broken || e.Phase == Expired) {
-		return State{}, ""
+		return State{}, 0
 	}
-	return s, ""
+	return s, 0
 }

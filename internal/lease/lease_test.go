@@ -3,6 +3,8 @@ package lease
 import (
 	"testing"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
 const (
@@ -29,57 +31,57 @@ func states() map[string]State {
 func ip(i int) *int { return &i }
 
 type want struct {
-	code  string
+	code  azerr.Code
 	phase Phase
 	id    string
 }
 
 func TestTransitionTable(t *testing.T) {
 	ok := func(p Phase, id string) want { return want{phase: p, id: id} }
-	fail := func(code string) want { return want{code: code} }
+	fail := func(code azerr.Code) want { return want{code: code} }
 	rows := []struct {
 		name string
 		a    Action
 		cols map[string]want
 	}{
 		{"acquire no proposed", Action{Kind: Acquire, NewID: N, Duration: Infinite}, map[string]want{
-			"Available": ok(Leased, N), "Leased": fail(CodeAlreadyPresent), "Breaking": fail(CodeAlreadyPresent),
+			"Available": ok(Leased, N), "Leased": fail(azerr.LeaseAlreadyPresent), "Breaking": fail(azerr.LeaseAlreadyPresent),
 			"Broken": ok(Leased, N), "Expired": ok(Leased, N)}},
 		{"acquire proposed A", Action{Kind: Acquire, ProposedID: A, NewID: N, Duration: 60}, map[string]want{
-			"Available": ok(Leased, A), "Leased": ok(Leased, A), "Breaking": fail(CodeBreakingCannotAcquire),
+			"Available": ok(Leased, A), "Leased": ok(Leased, A), "Breaking": fail(azerr.LeaseIsBreakingAndCannotBeAcquired),
 			"Broken": ok(Leased, A), "Expired": ok(Leased, A)}},
 		{"acquire proposed B", Action{Kind: Acquire, ProposedID: B, NewID: N, Duration: 15}, map[string]want{
-			"Available": ok(Leased, B), "Leased": fail(CodeAlreadyPresent), "Breaking": fail(CodeAlreadyPresent),
+			"Available": ok(Leased, B), "Leased": fail(azerr.LeaseAlreadyPresent), "Breaking": fail(azerr.LeaseAlreadyPresent),
 			"Broken": ok(Leased, B), "Expired": ok(Leased, B)}},
 		{"renew A", Action{Kind: Renew, LeaseID: A}, map[string]want{
-			"Available": fail(CodeIDMismatch), "Leased": ok(Leased, A), "Breaking": fail(CodeBrokenCannotBeRenewed),
-			"Broken": fail(CodeBrokenCannotBeRenewed), "Expired": ok(Leased, A)}},
+			"Available": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Leased": ok(Leased, A), "Breaking": fail(azerr.LeaseIsBrokenAndCannotBeRenewed),
+			"Broken": fail(azerr.LeaseIsBrokenAndCannotBeRenewed), "Expired": ok(Leased, A)}},
 		{"renew B", Action{Kind: Renew, LeaseID: B}, map[string]want{
-			"Available": fail(CodeIDMismatch), "Leased": fail(CodeIDMismatch), "Breaking": fail(CodeIDMismatch),
-			"Broken": fail(CodeIDMismatch), "Expired": fail(CodeIDMismatch)}},
+			"Available": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Leased": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Breaking": fail(azerr.LeaseIdMismatchWithLeaseOperation),
+			"Broken": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Expired": fail(azerr.LeaseIdMismatchWithLeaseOperation)}},
 		{"change A to B", Action{Kind: Change, LeaseID: A, ProposedID: B}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": ok(Leased, B), "Breaking": fail(CodeBreakingCannotChange),
-			"Broken": fail(CodeNotPresent), "Expired": fail(CodeNotPresent)}},
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": ok(Leased, B), "Breaking": fail(azerr.LeaseIsBreakingAndCannotBeChanged),
+			"Broken": fail(azerr.LeaseNotPresentWithLeaseOperation), "Expired": fail(azerr.LeaseNotPresentWithLeaseOperation)}},
 		{"change B to A", Action{Kind: Change, LeaseID: B, ProposedID: A}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": ok(Leased, A), "Breaking": fail(CodeIDMismatch),
-			"Broken": fail(CodeNotPresent), "Expired": fail(CodeNotPresent)}},
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": ok(Leased, A), "Breaking": fail(azerr.LeaseIdMismatchWithLeaseOperation),
+			"Broken": fail(azerr.LeaseNotPresentWithLeaseOperation), "Expired": fail(azerr.LeaseNotPresentWithLeaseOperation)}},
 		{"change B to C", Action{Kind: Change, LeaseID: B, ProposedID: C}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": fail(CodeIDMismatch), "Breaking": fail(CodeIDMismatch),
-			"Broken": fail(CodeNotPresent), "Expired": fail(CodeNotPresent)}},
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Breaking": fail(azerr.LeaseIdMismatchWithLeaseOperation),
+			"Broken": fail(azerr.LeaseNotPresentWithLeaseOperation), "Expired": fail(azerr.LeaseNotPresentWithLeaseOperation)}},
 		{"release A", Action{Kind: Release, LeaseID: A}, map[string]want{
-			"Available": fail(CodeIDMismatch), "Leased": ok(Available, ""), "Breaking": ok(Available, ""),
+			"Available": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Leased": ok(Available, ""), "Breaking": ok(Available, ""),
 			"Broken": ok(Available, ""), "Expired": ok(Available, "")}},
 		{"release B", Action{Kind: Release, LeaseID: B}, map[string]want{
-			"Available": fail(CodeIDMismatch), "Leased": fail(CodeIDMismatch), "Breaking": fail(CodeIDMismatch),
-			"Broken": fail(CodeIDMismatch), "Expired": fail(CodeIDMismatch)}},
+			"Available": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Leased": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Breaking": fail(azerr.LeaseIdMismatchWithLeaseOperation),
+			"Broken": fail(azerr.LeaseIdMismatchWithLeaseOperation), "Expired": fail(azerr.LeaseIdMismatchWithLeaseOperation)}},
 		{"break 0", Action{Kind: Break, BreakPeriod: ip(0)}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": ok(Broken, A), "Breaking": ok(Broken, A),
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": ok(Broken, A), "Breaking": ok(Broken, A),
 			"Broken": ok(Broken, A), "Expired": ok(Broken, A)}},
 		{"break 5", Action{Kind: Break, BreakPeriod: ip(5)}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": ok(Breaking, A), "Breaking": ok(Breaking, A),
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": ok(Breaking, A), "Breaking": ok(Breaking, A),
 			"Broken": ok(Broken, A), "Expired": ok(Broken, A)}},
 		{"break no period", Action{Kind: Break}, map[string]want{
-			"Available": fail(CodeNotPresent), "Leased": ok(Breaking, A), "Breaking": ok(Breaking, A),
+			"Available": fail(azerr.LeaseNotPresentWithLeaseOperation), "Leased": ok(Breaking, A), "Breaking": ok(Breaking, A),
 			"Broken": ok(Broken, A), "Expired": ok(Broken, A)}},
 	}
 	for _, row := range rows {
@@ -93,7 +95,7 @@ func TestTransitionTable(t *testing.T) {
 				t.Errorf("%s on %s: code %q, want %q", row.name, col, code, w.code)
 				continue
 			}
-			if code != "" {
+			if code != 0 {
 				continue
 			}
 			n = n.Effective(t0)
@@ -109,12 +111,12 @@ func TestTransitionTable(t *testing.T) {
 
 func TestAcquireDurations(t *testing.T) {
 	s, _, code := Apply(State{}, Action{Kind: Acquire, NewID: N, Duration: 15}, t0)
-	if code != "" || !s.Expiry.Equal(t0.Add(15*time.Second)) || s.DurationName(t0) != "fixed" {
+	if code != 0 || !s.Expiry.Equal(t0.Add(15*time.Second)) || s.DurationName(t0) != "fixed" {
 		t.Fatalf("fixed acquire: %+v %s", s, code)
 	}
 	// Re-acquire with the same id applies the new duration.
 	s, _, code = Apply(s, Action{Kind: Acquire, ProposedID: N, Duration: Infinite}, t0.Add(5*time.Second))
-	if code != "" || s.Duration != Infinite || s.DurationName(t0) != "infinite" {
+	if code != 0 || s.Duration != Infinite || s.DurationName(t0) != "infinite" {
 		t.Fatalf("re-acquire: %+v %s", s, code)
 	}
 	// Expiry is lazy.
@@ -131,21 +133,21 @@ func TestAcquireDurations(t *testing.T) {
 func TestRenew(t *testing.T) {
 	s := State{Phase: Leased, ID: A, Duration: 20, Expiry: t0.Add(5 * time.Second)}
 	n, _, code := Apply(s, Action{Kind: Renew, LeaseID: A}, t0)
-	if code != "" || !n.Expiry.Equal(t0.Add(20*time.Second)) {
+	if code != 0 || !n.Expiry.Equal(t0.Add(20*time.Second)) {
 		t.Fatalf("renew: %+v %s", n, code)
 	}
 	// Expired and renewed: the original duration returns.
 	n, _, code = Apply(s, Action{Kind: Renew, LeaseID: A}, t0.Add(time.Minute))
-	if code != "" || n.Phase != Leased || !n.Expiry.Equal(t0.Add(80*time.Second)) {
+	if code != 0 || n.Phase != Leased || !n.Expiry.Equal(t0.Add(80*time.Second)) {
 		t.Fatalf("renew expired: %+v %s", n, code)
 	}
 	inf := State{Phase: Leased, ID: A, Duration: Infinite}
 	n, _, code = Apply(inf, Action{Kind: Renew, LeaseID: A}, t0)
-	if code != "" || n != inf {
+	if code != 0 || n != inf {
 		t.Fatalf("renew infinite: %+v %s", n, code)
 	}
 	// Case-insensitive ids.
-	if _, _, code = Apply(inf, Action{Kind: Renew, LeaseID: "AAAAAAAA-0000-0000-0000-000000000001"}, t0); code != "" {
+	if _, _, code = Apply(inf, Action{Kind: Renew, LeaseID: "AAAAAAAA-0000-0000-0000-000000000001"}, t0); code != 0 {
 		t.Fatalf("upper-case id: %s", code)
 	}
 }
@@ -169,7 +171,7 @@ func TestBreakTimes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		n, res, code := Apply(tc.s, Action{Kind: Break, BreakPeriod: tc.period}, t0)
-		if code != "" || n.Phase != tc.phase || res.LeaseTime != tc.secs {
+		if code != 0 || n.Phase != tc.phase || res.LeaseTime != tc.secs {
 			t.Errorf("%s: %v lease-time %d code %q; want %v %d", tc.name, n.Phase, res.LeaseTime, code, tc.phase, tc.secs)
 		}
 	}
@@ -218,20 +220,20 @@ func TestEnforce(t *testing.T) {
 	type cell struct {
 		col, id string
 		write   bool
-		code    string
+		code    azerr.Code
 	}
-	const mm, np = "LeaseIdMismatchWithBlobOperation", "LeaseNotPresentWithBlobOperation"
+	const mm, np = azerr.LeaseIdMismatchWithBlobOperation, azerr.LeaseNotPresentWithBlobOperation
 	cells := []cell{
-		{"Available", "", true, ""}, {"Available", A, true, np}, {"Available", B, true, np},
-		{"Available", "", false, ""}, {"Available", A, false, np}, {"Available", B, false, np},
-		{"Leased", "", true, CodeIDMissing}, {"Leased", A, true, ""}, {"Leased", B, true, mm},
-		{"Leased", "", false, ""}, {"Leased", A, false, ""}, {"Leased", B, false, mm},
-		{"Breaking", "", true, CodeIDMissing}, {"Breaking", A, true, ""}, {"Breaking", B, true, mm},
-		{"Breaking", "", false, ""}, {"Breaking", A, false, ""}, {"Breaking", B, false, mm},
-		{"Broken", "", true, ""}, {"Broken", A, true, np}, {"Broken", B, true, np},
-		{"Broken", "", false, ""}, {"Broken", A, false, np}, {"Broken", B, false, np},
-		{"Expired", "", true, ""}, {"Expired", A, true, np}, {"Expired", B, true, np},
-		{"Expired", "", false, ""}, {"Expired", A, false, np}, {"Expired", B, false, np},
+		{"Available", "", true, 0}, {"Available", A, true, np}, {"Available", B, true, np},
+		{"Available", "", false, 0}, {"Available", A, false, np}, {"Available", B, false, np},
+		{"Leased", "", true, azerr.LeaseIdMissing}, {"Leased", A, true, 0}, {"Leased", B, true, mm},
+		{"Leased", "", false, 0}, {"Leased", A, false, 0}, {"Leased", B, false, mm},
+		{"Breaking", "", true, azerr.LeaseIdMissing}, {"Breaking", A, true, 0}, {"Breaking", B, true, mm},
+		{"Breaking", "", false, 0}, {"Breaking", A, false, 0}, {"Breaking", B, false, mm},
+		{"Broken", "", true, 0}, {"Broken", A, true, np}, {"Broken", B, true, np},
+		{"Broken", "", false, 0}, {"Broken", A, false, np}, {"Broken", B, false, np},
+		{"Expired", "", true, 0}, {"Expired", A, true, np}, {"Expired", B, true, np},
+		{"Expired", "", false, 0}, {"Expired", A, false, np}, {"Expired", B, false, np},
 	}
 	for _, c := range cells {
 		s := states()[c.col]
@@ -241,27 +243,27 @@ func TestEnforce(t *testing.T) {
 			continue
 		}
 		// A write without an id through a broken or expired lease clears it.
-		wantCleared := c.code == "" && c.write && c.id == "" && (c.col == "Broken" || c.col == "Expired")
+		wantCleared := c.code == 0 && c.write && c.id == "" && (c.col == "Broken" || c.col == "Expired")
 		if wantCleared != (n == State{} && s != State{}) {
 			t.Errorf("%s id=%q write=%v: state %+v", c.col, c.id, c.write, n)
 		}
 	}
 	// After such a write, renewing the old id fails.
 	n, _ := Enforce(states()["Expired"], "", true, t0, BlobTarget)
-	if _, _, code := Apply(n, Action{Kind: Renew, LeaseID: A}, t0); code != CodeIDMismatch {
+	if _, _, code := Apply(n, Action{Kind: Renew, LeaseID: A}, t0); code != azerr.LeaseIdMismatchWithLeaseOperation {
 		t.Errorf("renew after write: %q", code)
 	}
 	// Container and file codes.
-	if _, code := Enforce(states()["Leased"], B, true, t0, ContainerTarget); code != "LeaseIdMismatchWithContainerOperation" {
+	if _, code := Enforce(states()["Leased"], B, true, t0, ContainerTarget); code != azerr.LeaseIdMismatchWithContainerOperation {
 		t.Error(code)
 	}
-	if _, code := Enforce(State{}, B, true, t0, ContainerTarget); code != "LeaseNotPresentWithContainerOperation" {
+	if _, code := Enforce(State{}, B, true, t0, ContainerTarget); code != azerr.LeaseNotPresentWithContainerOperation {
 		t.Error(code)
 	}
-	if _, code := Enforce(State{}, B, true, t0, FileTarget); code != "LeaseNotPresentWithFileOperation" {
+	if _, code := Enforce(State{}, B, true, t0, FileTarget); code != azerr.LeaseNotPresentWithFileOperation {
 		t.Error(code)
 	}
-	if _, code := Enforce(states()["Leased"], B, true, t0, ShareTarget); code != "LeaseIdMismatchWithShareOperation" {
+	if _, code := Enforce(states()["Leased"], B, true, t0, ShareTarget); code != azerr.LeaseIdMismatchWithShareOperation {
 		t.Error(code)
 	}
 }

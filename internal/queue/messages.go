@@ -321,7 +321,7 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 func checkReceipt(tx storage.Tx, qid uint64, id MessageID, popReceipt string, now int64) (message, error) {
 	v, err := tx.Get(msgKey(qid, id))
 	if errors.Is(err, storage.ErrNotFound) {
-		return message{}, azerr.New("MessageNotFound")
+		return message{}, azerr.New(azerr.MessageNotFound)
 	}
 	if err != nil {
 		return message{}, err
@@ -332,7 +332,7 @@ func checkReceipt(tx storage.Tx, qid uint64, id MessageID, popReceipt string, no
 	}
 	r, ok := parseReceipt(popReceipt)
 	if !ok || r != m.receipt || m.expiration <= now {
-		return message{}, azerr.New("MessageNotFound")
+		return message{}, azerr.New(azerr.MessageNotFound)
 	}
 	return m, nil
 }
@@ -440,7 +440,7 @@ func (s *Service) ClearMessages(ctx context.Context, account, name string) error
 func (s *Service) Policy(ctx context.Context, account, name, id string) (*SignedIdentifier, error) {
 	acl, err := s.GetQueueACL(ctx, account, name)
 	if err != nil {
-		if e, ok := azerr.As(err); ok && e.Code == "QueueNotFound" {
+		if e, ok := azerr.As(err); ok && e.Code == azerr.QueueNotFound {
 			return nil, nil
 		}
 		return nil, err

@@ -186,7 +186,7 @@ func mapErr(err error) error {
 		return err
 	}
 	if errors.Is(err, storage.ErrConflict) {
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
 	return err
 }
@@ -194,7 +194,7 @@ func mapErr(err error) error {
 func loadQueue(tx storage.Tx, account, name string) (queueRecord, error) {
 	v, err := tx.Get(queueKey(account, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return queueRecord{}, azerr.New("QueueNotFound")
+		return queueRecord{}, azerr.New(azerr.QueueNotFound)
 	}
 	if err != nil {
 		return queueRecord{}, err
@@ -209,7 +209,7 @@ func loadQueue(tx storage.Tx, account, name string) (queueRecord, error) {
 func loadQueueID(tx storage.Tx, account, name string) (queueRecord, error) {
 	v, err := tx.Get(queueKey(account, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return queueRecord{}, azerr.New("QueueNotFound")
+		return queueRecord{}, azerr.New(azerr.QueueNotFound)
 	}
 	if err != nil {
 		return queueRecord{}, err
@@ -267,9 +267,9 @@ func (s *Service) CreateQueue(ctx context.Context, account, name string, md []Me
 			if sameMetadata(q.Metadata, md) {
 				return nil
 			}
-			return azerr.New("QueueAlreadyExists")
+			return azerr.New(azerr.QueueAlreadyExists)
 		}
-		if e, ok := azerr.As(err); !ok || e.Code != "QueueNotFound" {
+		if e, ok := azerr.As(err); !ok || e.Code != azerr.QueueNotFound {
 			return err
 		}
 		q = queueRecord{ID: newQueueID(), Metadata: md}

@@ -78,7 +78,7 @@ func MustCreate(tb testing.TB, s *Service, name string) {
 	}
 }
 
-func wantCode(t *testing.T, err error, code string) {
+func wantCode(t *testing.T, err error, code azerr.Code) {
 	t.Helper()
 	e, ok := azerr.As(err)
 	if !ok || e.Code != code {
@@ -100,13 +100,13 @@ func TestCreateQueueIdempotence(t *testing.T) {
 			t.Fatalf("identical create: created=%v err=%v, want false nil", created, err)
 		}
 		_, err = s.CreateQueue(ctx, acct, "q1", []MetadataItem{{"a", "9"}})
-		wantCode(t, err, "QueueAlreadyExists")
+		wantCode(t, err, azerr.QueueAlreadyExists)
 		p, err := s.GetQueueProperties(ctx, acct, "q1")
 		if err != nil || len(p.Metadata) != 2 || p.Metadata[0] != (MetadataItem{"a", "1"}) {
 			t.Fatalf("props %+v %v", p, err)
 		}
 		_, err = s.GetQueueProperties(ctx, acct, "nope")
-		wantCode(t, err, "QueueNotFound")
+		wantCode(t, err, azerr.QueueNotFound)
 	})
 }
 
@@ -175,9 +175,9 @@ func TestMessageLifecycle(t *testing.T) {
 			}
 		}
 		// Stale receipt (got[1] was re-dequeued) -> MessageNotFound.
-		wantCode(t, s.DeleteMessage(ctx, acct, "q", got[1].ID, got[1].PopReceipt), "MessageNotFound")
+		wantCode(t, s.DeleteMessage(ctx, acct, "q", got[1].ID, got[1].PopReceipt), azerr.MessageNotFound)
 		_, err = s.UpdateMessage(ctx, acct, "q", got[1].ID, got[1].PopReceipt, nil, 0)
-		wantCode(t, err, "MessageNotFound")
+		wantCode(t, err, azerr.MessageNotFound)
 		// Update with the current receipt: new text, visible now, new receipt.
 		var cur Message
 		for _, m := range again {
@@ -194,7 +194,7 @@ func TestMessageLifecycle(t *testing.T) {
 		if len(pk) != 1 || pk[0].Text != "changed" || pk[0].DequeueCount != 2 {
 			t.Fatalf("after update peek %+v", pk)
 		}
-		wantCode(t, s.DeleteMessage(ctx, acct, "q", cur.ID, cur.PopReceipt), "MessageNotFound")
+		wantCode(t, s.DeleteMessage(ctx, acct, "q", cur.ID, cur.PopReceipt), azerr.MessageNotFound)
 		if err := s.DeleteMessage(ctx, acct, "q", cur.ID, up.PopReceipt); err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestExpiryAndDelayedVisibility(t *testing.T) {
 		if len(pk) != 1 || pk[0].Text != "forever" {
 			t.Fatalf("expired message still peeked: %+v", pk)
 		}
-		wantCode(t, s.DeleteMessage(ctx, acct, "q", short.ID, short.PopReceipt), "MessageNotFound")
+		wantCode(t, s.DeleteMessage(ctx, acct, "q", short.ID, short.PopReceipt), azerr.MessageNotFound)
 		c.Advance(20 * time.Second)
 		got, _ := s.GetMessages(ctx, acct, "q", 32, time.Second)
 		if len(got) != 2 || got[0].Text != "forever" || got[1].Text != "late" {
@@ -407,7 +407,7 @@ func TestReceiptRace(t *testing.T) {
 				if err == nil {
 					wins++
 					deleted, updated = i%2 == 0, m
-				} else if e, ok := azerr.As(err); ok && e.Code == "MessageNotFound" {
+				} else if e, ok := azerr.As(err); ok && e.Code == azerr.MessageNotFound {
 					notFound++
 				} else {
 					t.Errorf("unexpected %v", err)

@@ -1,10 +1,15 @@
 // Package queuehttp is the HTTP surface of the Queue service: it decodes
 // requests, runs the operation and encodes Azure's responses.
 //
-// Each operation handler names the REST operation it implements. Query
-// parameters are validated here (they carry the names Azure reports in
-// OutOfRangeQueryParameterValue and InvalidQueryParameterValue details);
-// every state check runs in the queue domain inside one transaction.
+// It fits between httpx, whose wrapper has already resolved the account,
+// authenticated the caller and set the common headers, and the domain
+// package queue. Every operation is one row of the table in ops.go (path
+// level, restype, comp, method -> operation name, required access,
+// handler); the dispatcher names the operation and authorizes the caller
+// before the handler runs. Query parameters are validated here (they carry
+// the names Azure reports in OutOfRangeQueryParameterValue and
+// InvalidQueryParameterValue details); every state check runs in the queue
+// domain inside one transaction.
 package queuehttp
 
 import (
@@ -74,107 +79,11 @@ func segments(p string) ([]string, error) {
 	for i, s := range parts {
 		u, err := url.PathUnescape(s)
 		if err != nil {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		parts[i] = u
 	}
 	return parts, nil
-}
-
-func unsupportedVerb() error { return azerr.New("UnsupportedHttpVerb") }
-
-func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	segs, err := segments(info.Path)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	comp := q.Get("comp")
-	switch len(segs) {
-	case 0:
-		switch {
-		case comp == "list":
-			if r.Method != http.MethodGet {
-				return unsupportedVerb()
-			}
-			return h.listQueues(w, r, info, q)
-		case comp == "properties" && q.Get("restype") == "service":
-			switch r.Method {
-			case http.MethodGet:
-				return h.getServiceProperties(w, r, info)
-			case http.MethodPut:
-				return h.setServiceProperties(w, r, info)
-			}
-			return unsupportedVerb()
-		case comp == "stats" && q.Get("restype") == "service":
-			if r.Method != http.MethodGet {
-				return unsupportedVerb()
-			}
-			return h.getServiceStats(w, r, info)
-		}
-		return azerr.InvalidQuery("comp", comp, "")
-	}
-	name := segs[0]
-	if err := validateQueueName(name); err != nil {
-		return err
-	}
-	switch {
-	case len(segs) == 1:
-		switch comp {
-		case "":
-			switch r.Method {
-			case http.MethodPut:
-				return h.createQueue(w, r, info, name)
-			case http.MethodDelete:
-				return h.deleteQueue(w, r, info, name)
-			}
-			return unsupportedVerb()
-		case "metadata":
-			switch r.Method {
-			case http.MethodGet, http.MethodHead:
-				return h.getQueueMetadata(w, r, info, name)
-			case http.MethodPut:
-				return h.setQueueMetadata(w, r, info, name)
-			}
-			return unsupportedVerb()
-		case "acl":
-			switch r.Method {
-			case http.MethodGet, http.MethodHead:
-				return h.getQueueACL(w, r, info, name)
-			case http.MethodPut:
-				return h.setQueueACL(w, r, info, name)
-			}
-			return unsupportedVerb()
-		}
-		return azerr.InvalidQuery("comp", comp, "")
-	case len(segs) == 2 && segs[1] == "messages":
-		switch r.Method {
-		case http.MethodPost:
-			return h.putMessage(w, r, info, name, q)
-		case http.MethodGet:
-			switch peek := q.Get("peekonly"); {
-			case strings.EqualFold(peek, "true"):
-				return h.peekMessages(w, r, info, name, q)
-			case peek != "" && !strings.EqualFold(peek, "false"):
-				// Anything but a boolean must not fall through to a
-				// dequeue that hides messages.
-				return azerr.InvalidQuery("peekonly", peek, "")
-			}
-			return h.getMessages(w, r, info, name, q)
-		case http.MethodDelete:
-			return h.clearMessages(w, r, info, name)
-		}
-		return unsupportedVerb()
-	case len(segs) == 3 && segs[1] == "messages":
-		switch r.Method {
-		case http.MethodDelete:
-			return h.deleteMessage(w, r, info, name, segs[2], q)
-		case http.MethodPut:
-			return h.updateMessage(w, r, info, name, segs[2], q)
-		}
-		return unsupportedVerb()
-	}
-	return azerr.New("InvalidUri")
 }
 
 // validateQueueName applies Azure's queue naming rules: 3-63 characters
@@ -183,7 +92,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 // InvalidResourceName otherwise).
 func validateQueueName(name string) error {
 	if len(name) < 3 || len(name) > 63 {
-		return azerr.Newf("OutOfRangeInput", "The specified resource name length is not within the permissible limits.")
+		return azerr.Newf(azerr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -191,22 +100,13 @@ func validateQueueName(name string) error {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '-':
 			if i == 0 || i == len(name)-1 || name[i-1] == '-' {
-				return azerr.New("InvalidResourceName")
+				return azerr.New(azerr.InvalidResourceName)
 			}
 		default:
-			return azerr.New("InvalidResourceName")
+			return azerr.New(azerr.InvalidResourceName)
 		}
 	}
 	return nil
-}
-
-// authorize runs the authorization check every operation makes first.
-func (h *handler) authorize(r *http.Request, info *httpx.Info, need auth.Access) error {
-	if h.d.Auth == nil {
-		return nil
-	}
-	need.Service = auth.Queue
-	return h.d.Auth.Authorize(info.Identity, r, need)
 }
 
 // policyLookup resolves a stored access policy of queue name for SAS
@@ -218,14 +118,6 @@ func (h *handler) policyLookup(ctx context.Context, account, name string) func(s
 			return nil, err
 		}
 		return &auth.Policy{Start: si.Start, Expiry: si.Expiry, Permission: si.Permission}, nil
-	}
-}
-
-// queueAccess is the Access of an operation on queue name.
-func (h *handler) queueAccess(r *http.Request, info *httpx.Info, name string, res auth.ResourceType, perms, accountPerms string, sasDenied bool) auth.Access {
-	return auth.Access{
-		Resource: res, Perms: perms, AccountPerms: accountPerms, ServiceSASDenied: sasDenied,
-		Container: name, Policy: h.policyLookup(r.Context(), info.Account, name),
 	}
 }
 
@@ -276,7 +168,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {
-		return nil, azerr.New("InvalidInput")
+		return nil, azerr.New(azerr.InvalidInput)
 	}
 	if len(b) > maxBodySize {
 		return nil, tooLarge()
@@ -289,7 +181,7 @@ func readBody(r *http.Request) ([]byte, error) {
 // answers the same; MessageTooLarge is listed but not what the service
 // sends).
 func tooLarge() error {
-	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(queue.MaxMessageSize))
+	return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(queue.MaxMessageSize))
 }
 
 // messageLimit is the largest message text a request's version allows:
@@ -302,7 +194,7 @@ func messageLimit(version string) int {
 }
 
 func messageTooLarge(limit int) error {
-	return azerr.New("RequestBodyTooLarge").WithDetail("MaxLimit", strconv.Itoa(limit))
+	return azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(limit))
 }
 
 // intParam parses an optional integer query parameter. A value that is
@@ -338,13 +230,13 @@ func parseMetadata(r *http.Request) ([]queue.MetadataItem, error) {
 		}
 		name := lk[len("x-ms-meta-"):]
 		if name == "" {
-			return nil, azerr.New("EmptyMetadataKey")
+			return nil, azerr.New(azerr.EmptyMetadataKey)
 		}
 		if !validIdentifier(name) {
-			return nil, azerr.New("InvalidMetadata").WithDetail("MetadataName", name)
+			return nil, azerr.New(azerr.InvalidMetadata).WithDetail("MetadataName", name)
 		}
 		if seen[name] {
-			return nil, azerr.New("InvalidMetadata").WithDetail("MetadataName", name)
+			return nil, azerr.New(azerr.InvalidMetadata).WithDetail("MetadataName", name)
 		}
 		seen[name] = true
 		v := strings.Join(vs, ",")
@@ -352,7 +244,7 @@ func parseMetadata(r *http.Request) ([]queue.MetadataItem, error) {
 		md = append(md, queue.MetadataItem{Name: name, Value: v})
 	}
 	if total > 8*1024 {
-		return nil, azerr.New("MetadataTooLarge")
+		return nil, azerr.New(azerr.MetadataTooLarge)
 	}
 	return md, nil
 }
@@ -383,38 +275,34 @@ func setMetadataHeaders(w http.ResponseWriter, md []queue.MetadataItem) {
 // Service operations.
 
 // listQueues implements List Queues.
-func (h *handler) listQueues(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values) error {
-	info.Operation = "ListQueues"
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "l", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	max, hasMax, err := intParam(q, "maxresults", queue.MaxListResults, 1, 2147483647)
+func (h *handler) listQueues(rq *req) error {
+	max, hasMax, err := intParam(rq.q, "maxresults", queue.MaxListResults, 1, 2147483647)
 	if err != nil {
 		return err
 	}
-	prefix, marker := q.Get("prefix"), q.Get("marker")
+	prefix, marker := rq.q.Get("prefix"), rq.q.Get("marker")
 	start := marker
 	// Markers are "/<account>/<queue>"; a bare queue name is accepted too.
-	if rest, ok := strings.CutPrefix(marker, "/"+info.Account+"/"); ok {
+	if rest, ok := strings.CutPrefix(marker, "/"+rq.info.Account+"/"); ok {
 		start = rest
 	}
 	withMeta := false
-	for _, inc := range splitList(q.Get("include")) {
+	for _, inc := range splitList(rq.q.Get("include")) {
 		if inc != "metadata" {
-			return azerr.InvalidQuery("include", q.Get("include"), "")
+			return azerr.InvalidQuery("include", rq.q.Get("include"), "")
 		}
 		withMeta = true
 	}
-	items, next, err := h.svc.ListQueues(r.Context(), info.Account, prefix, start, int(min(max, queue.MaxListResults)))
+	items, next, err := h.svc.ListQueues(rq.r.Context(), rq.info.Account, prefix, start, int(min(max, queue.MaxListResults)))
 	if err != nil {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(info.Account)+"/") + `">`)
-	if q.Has("prefix") {
+	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") + `">`)
+	if rq.q.Has("prefix") {
 		elem(&b, "Prefix", prefix)
 	}
-	if q.Has("marker") {
+	if rq.q.Has("marker") {
 		elem(&b, "Marker", marker)
 	}
 	if hasMax {
@@ -445,34 +333,26 @@ func (h *handler) listQueues(w http.ResponseWriter, r *http.Request, info *httpx
 	if next == "" {
 		b.WriteString("<NextMarker />")
 	} else {
-		elem(&b, "NextMarker", "/"+info.Account+"/"+next)
+		elem(&b, "NextMarker", "/"+rq.info.Account+"/"+next)
 	}
 	b.WriteString("</EnumerationResults>")
-	writeXML(w, r, http.StatusOK, b.String())
+	writeXML(rq.w, rq.r, http.StatusOK, b.String())
 	return nil
 }
 
 // getServiceProperties implements Get Queue Service Properties.
-func (h *handler) getServiceProperties(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	info.Operation = "GetQueueServiceProperties"
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
+func (h *handler) getServiceProperties(rq *req) error {
+	p, err := h.svc.GetServiceProperties(rq.r.Context(), rq.info.Account)
 	if err != nil {
 		return err
 	}
-	writeXML(w, r, http.StatusOK, renderServiceProperties(p))
+	writeXML(rq.w, rq.r, http.StatusOK, renderServiceProperties(p))
 	return nil
 }
 
 // setServiceProperties implements Set Queue Service Properties.
-func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	info.Operation = "SetQueueServiceProperties"
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	body, err := readBody(r)
+func (h *handler) setServiceProperties(rq *req) error {
+	body, err := readBody(rq.r)
 	if err != nil {
 		return err
 	}
@@ -480,21 +360,17 @@ func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, i
 	if err != nil {
 		return err
 	}
-	if err := h.svc.SetServiceProperties(r.Context(), info.Account, p, setCors); err != nil {
+	if err := h.svc.SetServiceProperties(rq.r.Context(), rq.info.Account, p, setCors); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusAccepted)
+	writeEmpty(rq.w, http.StatusAccepted)
 	return nil
 }
 
 // getServiceStats implements Get Queue Service Stats. lazuli has no
 // secondary, so replication is always live and synced now.
-func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	info.Operation = "GetQueueServiceStats"
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	writeXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
+func (h *handler) getServiceStats(rq *req) error {
+	writeXML(rq.w, rq.r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil
 }
 
@@ -502,101 +378,71 @@ func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *
 
 // createQueue implements Create Queue: 201, or 204 when the same queue
 // with identical metadata exists, 409 QueueAlreadyExists when it differs.
-func (h *handler) createQueue(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "CreateQueue"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "", "cw", true)); err != nil {
-		return err
-	}
-	md, err := parseMetadata(r)
+func (h *handler) createQueue(rq *req) error {
+	md, err := parseMetadata(rq.r)
 	if err != nil {
 		return err
 	}
-	created, err := h.svc.CreateQueue(r.Context(), info.Account, name, md)
+	created, err := h.svc.CreateQueue(rq.r.Context(), rq.info.Account, rq.name, md)
 	if err != nil {
 		return err
 	}
 	if created {
-		writeEmpty(w, http.StatusCreated)
+		writeEmpty(rq.w, http.StatusCreated)
 	} else {
-		writeEmpty(w, http.StatusNoContent)
+		writeEmpty(rq.w, http.StatusNoContent)
 	}
 	return nil
 }
 
 // deleteQueue implements Delete Queue.
-func (h *handler) deleteQueue(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "DeleteQueue"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "", "d", true)); err != nil {
+func (h *handler) deleteQueue(rq *req) error {
+	if err := h.svc.DeleteQueue(rq.r.Context(), rq.info.Account, rq.name); err != nil {
 		return err
 	}
-	if err := h.svc.DeleteQueue(r.Context(), info.Account, name); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }
 
 // getQueueMetadata implements Get Queue Metadata (GET or HEAD).
-func (h *handler) getQueueMetadata(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "GetQueueMetadata"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResContainer, "r", "r", false)); err != nil {
-		return err
-	}
-	p, err := h.svc.GetQueueProperties(r.Context(), info.Account, name)
+func (h *handler) getQueueMetadata(rq *req) error {
+	p, err := h.svc.GetQueueProperties(rq.r.Context(), rq.info.Account, rq.name)
 	if err != nil {
 		return err
 	}
-	setMetadataHeaders(w, p.Metadata)
-	w.Header().Set("x-ms-approximate-messages-count", strconv.FormatInt(p.ApproximateMessageCount, 10))
-	w.Header().Set("Cache-Control", "no-cache")
-	writeEmpty(w, http.StatusOK)
+	setMetadataHeaders(rq.w, p.Metadata)
+	rq.w.Header().Set("x-ms-approximate-messages-count", strconv.FormatInt(p.ApproximateMessageCount, 10))
+	rq.w.Header().Set("Cache-Control", "no-cache")
+	writeEmpty(rq.w, http.StatusOK)
 	return nil
 }
 
 // setQueueMetadata implements Set Queue Metadata.
-func (h *handler) setQueueMetadata(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "SetQueueMetadata"
-	a := h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)
-	a.AccountSASDenied = true
-	if err := h.authorize(r, info, a); err != nil {
-		return err
-	}
-	md, err := parseMetadata(r)
+func (h *handler) setQueueMetadata(rq *req) error {
+	md, err := parseMetadata(rq.r)
 	if err != nil {
 		return err
 	}
-	if err := h.svc.SetQueueMetadata(r.Context(), info.Account, name, md); err != nil {
+	if err := h.svc.SetQueueMetadata(rq.r.Context(), rq.info.Account, rq.name, md); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }
 
 // getQueueACL implements Get Queue ACL (only the account owner may).
-func (h *handler) getQueueACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "GetQueueACL"
-	a := h.queueAccess(r, info, name, auth.ResContainer, "", "r", true)
-	a.AccountSASDenied = true
-	if err := h.authorize(r, info, a); err != nil {
-		return err
-	}
-	acl, err := h.svc.GetQueueACL(r.Context(), info.Account, name)
+func (h *handler) getQueueACL(rq *req) error {
+	acl, err := h.svc.GetQueueACL(rq.r.Context(), rq.info.Account, rq.name)
 	if err != nil {
 		return err
 	}
-	writeXML(w, r, http.StatusOK, renderACL(acl))
+	writeXML(rq.w, rq.r, http.StatusOK, renderACL(acl))
 	return nil
 }
 
 // setQueueACL implements Set Queue ACL (only the account owner may).
-func (h *handler) setQueueACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "SetQueueACL"
-	a := h.queueAccess(r, info, name, auth.ResContainer, "", "w", true)
-	a.AccountSASDenied = true
-	if err := h.authorize(r, info, a); err != nil {
-		return err
-	}
-	body, err := readBody(r)
+func (h *handler) setQueueACL(rq *req) error {
+	body, err := readBody(rq.r)
 	if err != nil {
 		return err
 	}
@@ -604,34 +450,30 @@ func (h *handler) setQueueACL(w http.ResponseWriter, r *http.Request, info *http
 	if err != nil {
 		return err
 	}
-	if err := h.svc.SetQueueACL(r.Context(), info.Account, name, acl); err != nil {
+	if err := h.svc.SetQueueACL(rq.r.Context(), rq.info.Account, rq.name, acl); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }
 
 // Message operations.
 
 // putMessage implements Put Message.
-func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string, q url.Values) error {
-	info.Operation = "PutMessage"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "a", "a", false)); err != nil {
-		return err
-	}
-	vis, _, err := intParam(q, "visibilitytimeout", 0, 0, maxVisibilitySeconds)
+func (h *handler) putMessage(rq *req) error {
+	vis, _, err := intParam(rq.q, "visibilitytimeout", 0, 0, maxVisibilitySeconds)
 	if err != nil {
 		return err
 	}
 	nm := queue.NewMessage{VisibilityTimeout: seconds(vis)}
 	var ttl int64
-	if q.Has("messagettl") {
-		s := q.Get("messagettl")
+	if rq.q.Has("messagettl") {
+		s := rq.q.Get("messagettl")
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return azerr.InvalidQuery("messagettl", s, "")
 		}
-		if info.Version < "2017-07-29" {
+		if rq.info.Version < "2017-07-29" {
 			// Before 2017-07-29 the TTL was capped at 7 days and -1 did
 			// not exist.
 			if v < 1 || v > maxVisibilitySeconds {
@@ -650,10 +492,10 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 	// Like the reference emulator, only an explicit messagettl is checked
 	// against the visibility timeout: with the default TTL a 7-day delay is
 	// accepted.
-	if q.Has("messagettl") && ttl != -1 && vis >= ttl {
+	if rq.q.Has("messagettl") && ttl != -1 && vis >= ttl {
 		return azerr.InvalidQuery("visibilitytimeout", strconv.FormatInt(vis, 10), "messagettl must be greater than visibilitytimeout.")
 	}
-	body, err := readBody(r)
+	body, err := readBody(rq.r)
 	if err != nil {
 		return err
 	}
@@ -664,73 +506,61 @@ func (h *handler) putMessage(w http.ResponseWriter, r *http.Request, info *httpx
 	if !ok {
 		return errBadXML()
 	}
-	if limit := messageLimit(info.Version); pm.RawLen > limit {
+	if limit := messageLimit(rq.info.Version); pm.RawLen > limit {
 		return messageTooLarge(limit)
 	}
 	nm.Text = pm.Text
-	m, err := h.svc.PutMessage(r.Context(), info.Account, name, nm)
+	m, err := h.svc.PutMessage(rq.r.Context(), rq.info.Account, rq.name, nm)
 	if err != nil {
 		return err
 	}
-	if info.Version < "2016-05-31" {
+	if rq.info.Version < "2016-05-31" {
 		// Older versions answer Put Message without a body.
-		writeEmpty(w, http.StatusCreated)
+		writeEmpty(rq.w, http.StatusCreated)
 		return nil
 	}
-	writeMessages(w, r, http.StatusCreated, []queue.Message{m}, false, true)
+	writeMessages(rq.w, rq.r, http.StatusCreated, []queue.Message{m}, false, true)
 	return nil
 }
 
 // getMessages implements Get Messages.
-func (h *handler) getMessages(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string, q url.Values) error {
-	info.Operation = "GetMessages"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "p", "p", false)); err != nil {
-		return err
-	}
-	n, _, err := intParam(q, "numofmessages", 1, 1, queue.MaxMessagesPerGet)
+func (h *handler) getMessages(rq *req) error {
+	n, _, err := intParam(rq.q, "numofmessages", 1, 1, queue.MaxMessagesPerGet)
 	if err != nil {
 		return err
 	}
-	vis, _, err := intParam(q, "visibilitytimeout", int64(queue.DefaultGetVisibility/time.Second), 1, maxVisibilitySeconds)
+	vis, _, err := intParam(rq.q, "visibilitytimeout", int64(queue.DefaultGetVisibility/time.Second), 1, maxVisibilitySeconds)
 	if err != nil {
 		return err
 	}
-	ms, err := h.svc.GetMessages(r.Context(), info.Account, name, int(n), seconds(vis))
+	ms, err := h.svc.GetMessages(rq.r.Context(), rq.info.Account, rq.name, int(n), seconds(vis))
 	if err != nil {
 		return err
 	}
-	writeMessages(w, r, http.StatusOK, ms, false, false)
+	writeMessages(rq.w, rq.r, http.StatusOK, ms, false, false)
 	return nil
 }
 
 // peekMessages implements Peek Messages.
-func (h *handler) peekMessages(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string, q url.Values) error {
-	info.Operation = "PeekMessages"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "r", "r", false)); err != nil {
-		return err
-	}
-	n, _, err := intParam(q, "numofmessages", 1, 1, queue.MaxMessagesPerGet)
+func (h *handler) peekMessages(rq *req) error {
+	n, _, err := intParam(rq.q, "numofmessages", 1, 1, queue.MaxMessagesPerGet)
 	if err != nil {
 		return err
 	}
-	ms, err := h.svc.PeekMessages(r.Context(), info.Account, name, int(n))
+	ms, err := h.svc.PeekMessages(rq.r.Context(), rq.info.Account, rq.name, int(n))
 	if err != nil {
 		return err
 	}
-	writeMessages(w, r, http.StatusOK, ms, true, false)
+	writeMessages(rq.w, rq.r, http.StatusOK, ms, true, false)
 	return nil
 }
 
 // clearMessages implements Clear Messages.
-func (h *handler) clearMessages(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	info.Operation = "ClearMessages"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "", "d", true)); err != nil {
+func (h *handler) clearMessages(rq *req) error {
+	if err := h.svc.ClearMessages(rq.r.Context(), rq.info.Account, rq.name); err != nil {
 		return err
 	}
-	if err := h.svc.ClearMessages(r.Context(), info.Account, name); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusNoContent)
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }
 
@@ -740,7 +570,7 @@ func (h *handler) clearMessages(w http.ResponseWriter, r *http.Request, info *ht
 // names no message (404 MessageNotFound, checked after the queue).
 func messageTarget(q url.Values, rawID string) (id queue.MessageID, idOK bool, receipt string, err error) {
 	if !q.Has("popreceipt") {
-		return id, false, "", azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "popreceipt")
+		return id, false, "", azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "popreceipt")
 	}
 	receipt = q.Get("popreceipt")
 	if !queue.ValidPopReceipt(receipt) {
@@ -756,47 +586,39 @@ func (h *handler) unknownMessage(ctx context.Context, account, name string) erro
 	if _, err := h.svc.GetQueueProperties(ctx, account, name); err != nil {
 		return err
 	}
-	return azerr.New("MessageNotFound")
+	return azerr.New(azerr.MessageNotFound)
 }
 
 // deleteMessage implements Delete Message.
-func (h *handler) deleteMessage(w http.ResponseWriter, r *http.Request, info *httpx.Info, name, rawID string, q url.Values) error {
-	info.Operation = "DeleteMessage"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "p", "dp", false)); err != nil {
-		return err
-	}
-	id, idOK, receipt, err := messageTarget(q, rawID)
+func (h *handler) deleteMessage(rq *req) error {
+	id, idOK, receipt, err := messageTarget(rq.q, rq.id)
 	if err != nil {
 		return err
 	}
 	if !idOK {
-		return h.unknownMessage(r.Context(), info.Account, name)
+		return h.unknownMessage(rq.r.Context(), rq.info.Account, rq.name)
 	}
-	if err := h.svc.DeleteMessage(r.Context(), info.Account, name, id, receipt); err != nil {
+	if err := h.svc.DeleteMessage(rq.r.Context(), rq.info.Account, rq.name, id, receipt); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }
 
 // updateMessage implements Update Message.
-func (h *handler) updateMessage(w http.ResponseWriter, r *http.Request, info *httpx.Info, name, rawID string, q url.Values) error {
-	info.Operation = "UpdateMessage"
-	if err := h.authorize(r, info, h.queueAccess(r, info, name, auth.ResObject, "u", "u", false)); err != nil {
-		return err
-	}
-	id, idOK, receipt, err := messageTarget(q, rawID)
+func (h *handler) updateMessage(rq *req) error {
+	id, idOK, receipt, err := messageTarget(rq.q, rq.id)
 	if err != nil {
 		return err
 	}
-	if !q.Has("visibilitytimeout") {
-		return azerr.New("MissingRequiredQueryParameter").WithDetail("QueryParameterName", "visibilitytimeout")
+	if !rq.q.Has("visibilitytimeout") {
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "visibilitytimeout")
 	}
-	vis, _, err := intParam(q, "visibilitytimeout", 0, 0, maxVisibilitySeconds)
+	vis, _, err := intParam(rq.q, "visibilitytimeout", 0, 0, maxVisibilitySeconds)
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := readBody(rq.r)
 	if err != nil {
 		return err
 	}
@@ -804,22 +626,22 @@ func (h *handler) updateMessage(w http.ResponseWriter, r *http.Request, info *ht
 	if err != nil {
 		return err
 	}
-	if limit := messageLimit(info.Version); hasText && pm.RawLen > limit {
+	if limit := messageLimit(rq.info.Version); hasText && pm.RawLen > limit {
 		return messageTooLarge(limit)
 	}
 	if !idOK {
-		return h.unknownMessage(r.Context(), info.Account, name)
+		return h.unknownMessage(rq.r.Context(), rq.info.Account, rq.name)
 	}
 	var text *string
 	if hasText {
 		text = &pm.Text
 	}
-	m, err := h.svc.UpdateMessage(r.Context(), info.Account, name, id, receipt, text, seconds(vis))
+	m, err := h.svc.UpdateMessage(rq.r.Context(), rq.info.Account, rq.name, id, receipt, text, seconds(vis))
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-popreceipt", m.PopReceipt)
-	w.Header().Set("x-ms-time-next-visible", fmtTime(m.TimeNextVisible))
-	writeEmpty(w, http.StatusNoContent)
+	rq.w.Header().Set("x-ms-popreceipt", m.PopReceipt)
+	rq.w.Header().Set("x-ms-time-next-visible", fmtTime(m.TimeNextVisible))
+	writeEmpty(rq.w, http.StatusNoContent)
 	return nil
 }

@@ -45,7 +45,7 @@ func elem(b *strings.Builder, name, text string) {
 }
 
 // errBadXML is the 400 for a body that is not the XML the operation needs.
-func errBadXML() error { return azerr.New("InvalidXmlDocument") }
+func errBadXML() error { return azerr.New(azerr.InvalidXmlDocument) }
 
 // parsedMessage is the outcome of parsing a QueueMessage body.
 type parsedMessage struct {
@@ -95,7 +95,7 @@ func decodeMessage(body []byte) (pm parsedMessage, ok bool, err error) {
 				}
 				rootSeen = true
 			case inText:
-				return pm, true, azerr.New("InvalidXmlNodeValue").WithDetail("XmlNodeName", "MessageText")
+				return pm, true, azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", "MessageText")
 			case depth == 2 && t.Name.Local == "MessageText":
 				if found {
 					return pm, true, errBadXML()

@@ -60,7 +60,7 @@ func sigs(s string) string {
 	var b strings.Builder
 	rest := s
 	for {
-		i := indexSig(rest)
+		i, n := indexSig(rest)
 		if i < 0 {
 			if b.Len() == 0 {
 				return s
@@ -68,9 +68,9 @@ func sigs(s string) string {
 			b.WriteString(rest)
 			return b.String()
 		}
-		b.WriteString(rest[:i+len("sig=")])
+		b.WriteString(rest[:i+n])
 		b.WriteString(redacted)
-		rest = rest[i+len("sig="):]
+		rest = rest[i+n:]
 		end := strings.IndexAny(rest, "&# \"'\n")
 		if end < 0 {
 			end = len(rest)
@@ -79,13 +79,40 @@ func sigs(s string) string {
 	}
 }
 
-// indexSig finds a "sig=" that starts a query parameter (after '?' or '&'),
-// in any case.
-func indexSig(s string) int {
+// indexSig finds a query parameter named sig (after '?' or '&'), in any
+// case and with any of its letters percent-encoded, as a query parser
+// reads it ("%73ig=" is sig to the server too); it returns where the
+// parameter starts and the length of its name and '='.
+func indexSig(s string) (int, int) {
 	for i := 1; i+4 <= len(s); i++ {
-		if (s[i-1] == '?' || s[i-1] == '&') && strings.EqualFold(s[i:i+4], "sig=") {
-			return i
+		if s[i-1] != '?' && s[i-1] != '&' {
+			continue
+		}
+		j, k := i, 0
+		for ; k < 3 && j < len(s); k++ {
+			c := s[j]
+			if c == '%' && j+2 < len(s) && isHex(s[j+1]) && isHex(s[j+2]) {
+				c = unhex(s[j+1])<<4 | unhex(s[j+2])
+				j += 3
+			} else {
+				j++
+			}
+			if c|0x20 != "sig"[k] {
+				break
+			}
+		}
+		if k == 3 && j < len(s) && s[j] == '=' {
+			return i, j + 1 - i
 		}
 	}
-	return -1
+	return -1, 0
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
 }

@@ -3,61 +3,77 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/lazuli-storage/lazuli/internal/auth"
 )
 
-// serveEnv makes the test binary run a server instead of the tests (see
-// TestMain), so an attack can measure the memory of a process that is
-// nothing but the server.
-const serveEnv = "LAZULI_TEST_SERVE_HTTP"
-
 func TestMain(m *testing.M) {
-	if kind, ok := os.LookupEnv(serveEnv); ok {
-		s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", HTTPServer: kind})
-		if err == nil {
-			err = s.Start()
-		}
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
-		fmt.Println(s.Addr(auth.Blob))
-		// Serve until the parent closes stdin.
-		bufio.NewReader(os.Stdin).ReadString('\n')
-		os.Exit(0)
+	code := m.Run()
+	if built != "" {
+		os.RemoveAll(filepath.Dir(built))
 	}
-	os.Exit(m.Run())
+	os.Exit(code)
 }
 
-// startChild starts a server process and returns its address and pid.
-func startChild(t *testing.T, kind string) (string, int) {
+var (
+	buildOnce sync.Once
+	built     string // the lazuli command, built once per test process
+	buildErr  error
+)
+
+// startLazuli builds the lazuli command (without the race detector,
+// whatever flags this test runs with: its shadow memory would be measured
+// too, and the command's own GC pacing is part of what is measured) and
+// starts it on the in-memory engine with the given HTTP server;
+// it returns the blob address and the process id.
+func startLazuli(t *testing.T, kind string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveEnv+"="+kind)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lazuli-attack")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(dir, "lazuli")
+		build := exec.Command("go", "build", "-o", built, "github.com/lazuli-storage/lazuli/cmd/lazuli")
+		build.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build: %v", buildErr)
+	}
+	bin := built
+	cmd := exec.Command(bin, "--inMemoryPersistence", "--silent", "--httpServer", kind,
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "-1")
+	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		stdin.Close()
+		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.HasPrefix(line, "error") {
-		t.Fatalf("server process: %q %v", line, err)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "lazuli: blob "); ok {
+			addr, _, _ := strings.Cut(rest, " ")
+			go io.Copy(io.Discard, stderr)
+			return addr, cmd.Process.Pid
+		}
 	}
-	return strings.TrimSpace(line), cmd.Process.Pid
+	t.Fatalf("lazuli did not start")
+	return "", 0
 }
 
 // peakRSS returns a process's peak resident set (VmHWM) in bytes.
@@ -91,7 +107,7 @@ func TestSlowHeaderAttackRSS(t *testing.T) {
 	holders := min(1500, int(lim.Cur)/2-100)
 	for _, kind := range []string{"h1", "std"} {
 		t.Run(kind, func(t *testing.T) {
-			addr, pid := startChild(t, kind)
+			addr, pid := startLazuli(t, kind)
 			base := peakRSS(t, pid)
 			attack(t, addr, 500, 1<<20, 8<<10)
 			attack(t, addr, holders, 60<<10, 6<<10)

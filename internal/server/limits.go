@@ -1,54 +1,99 @@
 package server
 
 import (
-	"errors"
+	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
-// The net/http server (--httpServer std) gets the same bounds on request
-// heads as internal/h1 applies itself: the per-request limits of h1
-// (MaxURIBytes, MaxFieldBytes; MaxHeaderBytes through
-// http.Server.MaxHeaderBytes, which net/http answers 431 rather than 400)
-// and the server-wide budget of head bytes read before a handler runs.
+// Both HTTP servers bound request heads alike: the per-request limits of h1
+// (MaxURIBytes, MaxFieldBytes, MaxHeaderBytes) and the server-wide budget
+// of head bytes read before a handler runs. A refused head is answered with
+// an Azure error of the listener's service (headRefusal), through the
+// service's own plumbing (httpx.WithRefusal), so that it carries a request
+// id, x-ms-error-code and the service's error body like any other error.
+//
+// Azure's front end answers such heads itself (HTTP.sys's "Request URL Too
+// Long", "Request Header Fields Too Long"), without an Azure error code;
+// lazuli answers 400 with one instead, so that every refusal a client sees
+// is a well-formed Azure error.
 
-// stdHeadLimits answers a request whose target or one of whose header
-// fields is longer than h1 allows as h1 does, before h sees it.
+// headRefusal is the Azure error for a head refused with one of h1's limit
+// errors.
+func headRefusal(err error) *azerr.Error {
+	switch err {
+	case h1.ErrURITooLong:
+		return azerr.Newf(azerr.InvalidUri, "The request URL is longer than the %d bytes the server accepts.", h1.MaxURIBytes)
+	case h1.ErrFieldTooLong:
+		return azerr.Newf(azerr.InvalidHeaderValue, "A request header field is longer than the %d bytes the server accepts.", h1.MaxFieldBytes)
+	case h1.ErrOverBudget:
+		return azerr.New(azerr.ServerBusy)
+	}
+	return azerr.Newf(azerr.InvalidHeaderValue, "The request headers are larger than the %d bytes the server accepts.", h1.MaxHeaderBytes)
+}
+
+// refusedBy returns the h1.Server.Refused hook that answers through h.
+func refusedBy(h http.Handler) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		h.ServeHTTP(w, r.WithContext(httpx.WithRefusal(r.Context(), headRefusal(err))))
+	}
+}
+
+// stdHeadLimits answers a request whose target, one of whose header fields
+// or whose whole head is longer than h1 allows as h1 does, before h sees
+// it. (A head far longer than that never gets here: budgetConn refuses it
+// while it is being read.)
 func stdHeadLimits(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var err error
 		if len(r.RequestURI) > h1.MaxURIBytes {
-			refuse(w, http.StatusRequestURITooLong, "Request URL Too Long")
-			return
-		}
-		for k, vs := range r.Header {
-			for _, v := range vs {
-				if len(k)+2+len(v) > h1.MaxFieldBytes {
-					refuse(w, http.StatusBadRequest, "Request Header Fields Too Long")
-					return
+			err = h1.ErrURITooLong
+		} else {
+			size := len(r.Method) + len(r.RequestURI) + len("  HTTP/1.1\r\n\r\n") + len("Host: \r\n") + len(r.Host)
+			for k, vs := range r.Header {
+				for _, v := range vs {
+					field := len(k) + 2 + len(v)
+					if field > h1.MaxFieldBytes {
+						err = h1.ErrFieldTooLong
+					}
+					size += field + 2
 				}
 			}
+			if err == nil && size > h1.MaxHeaderBytes {
+				err = h1.ErrHeadTooLarge
+			}
+		}
+		if err != nil {
+			h.ServeHTTP(w, r.WithContext(httpx.WithRefusal(r.Context(), headRefusal(err))))
+			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-func refuse(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Connection", "close")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	io.WriteString(w, msg)
-}
+// stdMaxHeaderBytes is net/http's own limit on a head (it answers 431 in
+// plain text beyond it): out of the way of the limits above, which answer
+// first.
+const stdMaxHeaderBytes = 2 * h1.MaxHeaderBytes
 
-// budgetListener wraps accepted connections in budgetConns.
+// budgetListener wraps accepted connections in budgetConns; refused heads
+// are answered through the handler of svc.
 type budgetListener struct {
 	net.Listener
 	budget *h1.Budget
+	srv    *Server
+	svc    auth.Service
 }
 
 func (l budgetListener) Accept() (net.Conn, error) {
@@ -56,23 +101,35 @@ func (l budgetListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &budgetConn{Conn: c, budget: l.budget}, nil
+	return &budgetConn{Conn: c, budget: l.budget, refuse: func(err error) {
+		if h := l.srv.handlers[l.svc]; h != nil {
+			replyRaw(c, refusedBy(h), err)
+		}
+	}}, nil
 }
 
 // budgetConn charges the bytes net/http reads between requests (the next
 // request's head) to the budget, beyond a first step its read buffer holds
 // anyway, and gives them back when the request is over (budgetState). A
-// read the budget cannot cover fails, and net/http drops the connection.
+// head the budget cannot cover, or longer than h1 allows, is answered
+// with the Azure error h1 would answer (refuse) and the read fails as a
+// network read error, which net/http drops the connection on silently.
 type budgetConn struct {
 	net.Conn
 	budget *h1.Budget
+	refuse func(error)
 	mu     sync.Mutex
 	active bool  // a handler is running: reads are body bytes
 	read   int64 // head bytes read since the last request ended
 	held   int64 // bytes reserved from the budget
+	lf     bool  // a line feed was read since the last request ended
 }
 
 const budgetFree = 4 << 10
+
+// stdHeadMax bounds the bytes read for one head: h1.MaxHeaderBytes, and
+// the one read buffer of body bytes that may have come with it.
+const stdHeadMax = h1.MaxHeaderBytes + budgetFree
 
 func (c *budgetConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -81,24 +138,81 @@ func (c *budgetConn) Read(p []byte) (int, error) {
 		defer c.mu.Unlock()
 		if !c.active {
 			c.read += int64(n)
-			for c.read > budgetFree+c.held {
+			if !c.lf && bytes.IndexByte(p[:n], '\n') >= 0 {
+				c.lf = true
+			}
+			var refused error
+			switch {
+			case !c.lf && c.read > h1.MaxURIBytes+budgetFree:
+				refused = h1.ErrURITooLong
+			case c.read > stdHeadMax:
+				refused = h1.ErrHeadTooLarge
+			}
+			for refused == nil && c.read > budgetFree+c.held {
 				if !c.budget.Reserve(budgetFree) {
-					return 0, errOverBudget
+					refused = h1.ErrOverBudget
+					break
 				}
 				c.held += budgetFree
+			}
+			if refused != nil {
+				c.refuse(refused)
+				return 0, &net.OpError{Op: "read", Net: "tcp", Err: refused}
 			}
 		}
 	}
 	return n, err
 }
 
-var errOverBudget = errors.New("request heads are over the server's budget")
+// replyRaw answers a refused head on c itself, through h, as a response
+// that closes the connection.
+func replyRaw(c net.Conn, h func(http.ResponseWriter, *http.Request, error), err error) {
+	r, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "/", nil)
+	r.RequestURI = "/"
+	r.RemoteAddr = c.RemoteAddr().String()
+	w := &rawResponse{header: http.Header{}, status: http.StatusOK}
+	h(w, r, err)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", w.status, http.StatusText(w.status))
+	w.header.Set("Content-Length", strconv.Itoa(w.body.Len()))
+	w.header.Set("Connection", "close")
+	w.header.Write(&b)
+	b.WriteString("\r\n")
+	b.Write(w.body.Bytes())
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.Write(b.Bytes())
+}
+
+// rawResponse collects a response for replyRaw.
+type rawResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (w *rawResponse) Header() http.Header { return w.header }
+
+func (w *rawResponse) WriteHeader(status int) {
+	if !w.wrote {
+		w.status, w.wrote = status, true
+	}
+}
+
+func (w *rawResponse) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
 
 // budgetState follows the connection's state: StateActive means net/http
 // has read a request head and runs its handler; when the request is over
-// (idle or closed) its reservation is released.
+// (idle or closed) its reservation is released, and the raw header
+// recorder lets go of what it kept of the request.
 func budgetState(c net.Conn, st http.ConnState) {
 	if rc, ok := c.(*httpx.RawConn); ok {
+		if st == http.StateIdle {
+			rc.Idle()
+		}
 		c = rc.Conn
 	}
 	bc, ok := c.(*budgetConn)
@@ -113,6 +227,7 @@ func budgetState(c net.Conn, st http.ConnState) {
 	case http.StateIdle, http.StateClosed:
 		bc.active = false
 		bc.read = 0
+		bc.lf = false
 		bc.budget.Release(bc.held)
 		bc.held = 0
 	}

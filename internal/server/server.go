@@ -1,9 +1,15 @@
 // Package server is the composition root: it opens the storage engine,
 // builds the four services with their shared plumbing, listens on one port
 // per service and shuts everything down in order.
+//
+// It is the only package that knows every other one: cmd/lazuli turns
+// flags and environment into a Config, the emulator package turns Options
+// into one, and Server owns the engine, the HTTP and SMB listeners and the
+// background workers (purges, chunk collection) until Close.
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -117,7 +123,16 @@ type Config struct {
 	// ProgressTimeout closes a connection whose request body or response
 	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
 	ProgressTimeout time.Duration
+	// InstanceExpiry is, with the postgres engine, how long an instance
+	// may go without renewing its membership before the others release
+	// its SMB handles (file.Membership; zero: DefaultInstanceExpiry).
+	// They are released within InstanceExpiry*4/3 of its last renewal.
+	InstanceExpiry time.Duration
 }
+
+// DefaultInstanceExpiry is Config.InstanceExpiry's default: the handles
+// of a dead instance go within about 27 s (20 s plus two beats of 3.3 s).
+const DefaultInstanceExpiry = 20 * time.Second
 
 // Server is a running lazuli.
 type Server struct {
@@ -145,6 +160,9 @@ type Server struct {
 	smb      *smb.Server
 	smbFiles *file.Service
 	smbAddr  string
+	// members is this instance's membership among those serving SMB
+	// from the engine: its handles are released by the others if it dies.
+	members *file.Membership
 	// smbListener is bound by New with the others and served by Start.
 	smbListener net.Listener
 }
@@ -223,7 +241,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.SMBAddr != "" {
 		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
-		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles), Log: cfg.Log, Now: cfg.Now,
+		var expiry time.Duration
+		if _, shared := s.engine.(*pgstore.Store); shared {
+			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
+		}
+		s.members = s.smbFiles.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
+			Lost: func() { s.smb.DropConnections() }})
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles, s.members), Log: cfg.Log, Now: cfg.Now,
 			Passwords: func(user string) ([]string, bool) {
 				acc, ok := authn.Account(user)
 				if !ok {
@@ -356,7 +380,7 @@ func (s *Server) bind() error {
 			// Bound unauthenticated head bytes, and record raw header
 			// names (Azure keeps metadata names' case; h1 keeps them
 			// itself).
-			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget}}
+			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget, srv: s, svc: l.svc}}
 		}
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = ln.Addr().String()
@@ -465,9 +489,10 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	switch s.cfg.HTTPServer {
 	case "", "h1":
 		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout}, nil
+			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout,
+			Refused: refusedBy(h)}, nil
 	case "std":
-		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: h1.MaxHeaderBytes, IdleTimeout: idle,
+		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: stdMaxHeaderBytes, IdleTimeout: idle,
 			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
 				budgetState(c, st)
 				s.conns.track(c, st)
@@ -476,16 +501,17 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
 }
 
-// startSMB releases the handles an earlier process left (no SMB
-// connection survives a restart) and serves SMB.
+// startSMB joins the instances serving SMB from the engine and serves
+// SMB. An embedded engine is this process's alone: the handles an earlier
+// process left are released (no SMB connection survives a restart). With
+// the postgres engine other instances' handles live in the same database;
+// those of instances that died are released by the membership's watch.
 func (s *Server) startSMB() error {
-	// With the postgres engine other instances' handles live in the same
-	// database: they are not this process's to release.
-	if _, shared := s.engine.(*pgstore.Store); !shared {
-		if err := s.smbFiles.CloseAllHandles(context.Background()); err != nil {
-			return fmt.Errorf("smb: release old handles: %w", err)
-		}
+	_, shared := s.engine.(*pgstore.Store)
+	if err := s.members.Join(context.Background(), !shared); err != nil {
+		return fmt.Errorf("smb: join the instances' membership: %w", err)
 	}
+	s.workers = append(s.workers, s.members.Run)
 	ln := s.smbListener
 	if ln == nil {
 		return errors.New("smb: no listener (the server was closed)")
@@ -534,6 +560,11 @@ func (s *Server) Close() error {
 	<-shut
 	if s.smb != nil {
 		s.smb.Close()
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.members.Leave(lctx); err != nil {
+			s.cfg.Log.Warn("smb: leave the membership", "err", err)
+		}
+		lcancel()
 	}
 	s.wg.Wait()
 	if s.stopWorkers != nil {

@@ -15,6 +15,9 @@ type Backend interface {
 	// ShareExists answers ErrShareNotFound for a share the account does
 	// not have.
 	ShareExists(ctx context.Context, account, share string) error
+	// ShareSize returns a share's quota and the bytes its files use, in
+	// bytes, for the file-system size information classes.
+	ShareSize(ctx context.Context, account, share string) (quota, used int64, err error)
 	// Open opens (or creates, per the disposition) the file or directory
 	// at req.Path and records the open in the handle table, checking
 	// share access against the other opens and REST leases. It answers
@@ -167,6 +170,8 @@ type Handle interface {
 	ReadDir(ctx context.Context) ([]Stat, error)
 	// SDDL is the file's security descriptor in SDDL form.
 	SDDL(ctx context.Context) (string, error)
+	// SetSDDL replaces the file's security descriptor.
+	SetSDDL(ctx context.Context, sddl string) error
 	// Close ends the open, releasing its locks; the file is deleted if
 	// it is delete-pending and this was its last open.
 	Close(ctx context.Context) error

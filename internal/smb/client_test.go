@@ -204,3 +204,121 @@ func TestLogoffAndTreeDisconnectCloseOpens(t *testing.T) {
 		t.Fatalf("open after the logoff: %#x", st)
 	}
 }
+
+// createBody is an SMB2 CREATE request body.
+func createBody(path string, access, share, disposition, options uint32) []byte {
+	name := wire.AppendUTF16(nil, path)
+	b := make([]byte, 56)
+	le.PutUint16(b, 57)
+	le.PutUint32(b[4:], 2)
+	le.PutUint32(b[24:], access)
+	le.PutUint32(b[32:], share)
+	le.PutUint32(b[36:], disposition)
+	le.PutUint32(b[40:], options)
+	le.PutUint16(b[44:], wire.HeaderSize+56)
+	le.PutUint16(b[46:], uint16(len(name)))
+	return append(b, name...)
+}
+
+// withFileID is a request body of n bytes (structure size size) with a
+// FileId at at; the zero FileID stands for the all-ones one of related
+// requests.
+func withFileID(size uint16, n, at int, fid wire.FileID) []byte {
+	b := make([]byte, n)
+	le.PutUint16(b, size)
+	if fid == (wire.FileID{}) {
+		fid = wire.FileID{Persistent: ^uint64(0), Volatile: ^uint64(0)}
+	}
+	le.PutUint64(b[at:], fid.Persistent)
+	le.PutUint64(b[at+8:], fid.Volatile)
+	return b
+}
+
+func writeBody(fid wire.FileID, off uint64, data []byte) []byte {
+	b := withFileID(49, 48, 16, fid)
+	le.PutUint16(b[2:], wire.HeaderSize+48)
+	le.PutUint32(b[4:], uint32(len(data)))
+	le.PutUint64(b[8:], off)
+	return append(b, data...)
+}
+
+// closeBody asks for the attributes after the close (post-query).
+func closeBody(fid wire.FileID) []byte {
+	b := withFileID(24, 24, 8, fid)
+	le.PutUint16(b[2:], 1) // SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB
+	return b
+}
+
+// TestCompoundingAndSimpleCommands: a related CREATE, WRITE and CLOSE in
+// one frame act on the file the CREATE opened, and the CLOSE returns the
+// attributes after the write; when the CREATE of a related chain fails,
+// the requests after it fail with its status; unrelated requests in one
+// frame each stand alone; FLUSH and ECHO succeed; CHANGE_NOTIFY and an
+// IOCTL other than FSCTL_VALIDATE_NEGOTIATE_INFO answer
+// STATUS_NOT_SUPPORTED.
+func TestCompoundingAndSimpleCommands(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	c := dialTest(t, addr)
+	rw := FileReadData | FileWriteData | FileReadAttributes
+	hs, msgs, err := c.Compound(true, []uint16{wire.Create, wire.Write, wire.Close}, [][]byte{
+		createBody("c.txt", rw, 7, FileOpenIf, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("compound")), closeBody(wire.FileID{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		if h.Status != 0 {
+			t.Fatalf("related chain, request %d (command %d): %#x", i, h.Command, h.Status)
+		}
+	}
+	cl := msgs[2][wire.HeaderSize:]
+	if le.Uint16(cl[2:]) != 1 || le.Uint64(cl[48:]) != 8 || le.Uint32(cl[56:])&AttrArchive == 0 {
+		t.Fatalf("CLOSE post-query: flags %d, end of file %d, attributes %#x", le.Uint16(cl[2:]), le.Uint64(cl[48:]), le.Uint32(cl[56:]))
+	}
+
+	hs, _, err = c.Compound(true, []uint16{wire.Create, wire.Write, wire.Close}, [][]byte{
+		createBody("missing.txt", rw, 7, FileOpen, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("x")), closeBody(wire.FileID{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		if h.Status != smbtest.StatusNotFound {
+			t.Fatalf("failed related chain, request %d: %#x, want the CREATE's STATUS_OBJECT_NAME_NOT_FOUND", i, h.Status)
+		}
+	}
+
+	hs, msgs, err = c.Compound(false, []uint16{wire.Create, wire.Create}, [][]byte{
+		createBody("c.txt", FileReadData, 7, FileOpen, 0), createBody("nope.txt", FileReadData, 7, FileOpen, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs[0].Status != 0 || hs[1].Status != smbtest.StatusNotFound {
+		t.Fatalf("unrelated CREATEs: %#x, %#x", hs[0].Status, hs[1].Status)
+	}
+	r := msgs[0][wire.HeaderSize:]
+	fid := wire.FileID{Persistent: le.Uint64(r[64:]), Volatile: le.Uint64(r[72:])}
+
+	if h, _, err := c.Do(wire.Flush, withFileID(24, 24, 8, fid)); err != nil || h.Status != 0 {
+		t.Fatalf("FLUSH: %#x %v", h.Status, err)
+	}
+	if h, _, err := c.Do(wire.Echo, []byte{4, 0, 0, 0}); err != nil || h.Status != 0 {
+		t.Fatalf("ECHO: %#x %v", h.Status, err)
+	}
+	notify := withFileID(32, 32, 8, fid)
+	le.PutUint32(notify[4:], 4096)
+	le.PutUint32(notify[24:], 0x17)
+	if h, _, err := c.Do(wire.ChangeNotify, notify); err != nil || h.Status != statusNotSupported {
+		t.Fatalf("CHANGE_NOTIFY: %#x %v", h.Status, err)
+	}
+	ioctl := withFileID(57, 56, 8, fid)
+	le.PutUint32(ioctl[4:], 0x00144064) // FSCTL_SRV_ENUMERATE_SNAPSHOTS
+	le.PutUint32(ioctl[24:], wire.HeaderSize+56)
+	le.PutUint32(ioctl[36:], wire.HeaderSize+56)
+	le.PutUint32(ioctl[44:], 4096)
+	le.PutUint32(ioctl[48:], 1) // SMB2_0_IOCTL_IS_FSCTL
+	if h, _, err := c.Do(wire.Ioctl, ioctl); err != nil || h.Status != statusNotSupported {
+		t.Fatalf("IOCTL FSCTL_SRV_ENUMERATE_SNAPSHOTS: %#x %v", h.Status, err)
+	}
+	if st := c.CloseFile(fid); st != 0 {
+		t.Fatalf("close: %#x", st)
+	}
+}

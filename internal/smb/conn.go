@@ -13,7 +13,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -803,5 +802,3 @@ func sha512Chain(prev [64]byte, msg []byte) [64]byte {
 	copy(out[:], h.Sum(nil))
 	return out
 }
-
-func lower(s string) string { return strings.ToLower(s) }

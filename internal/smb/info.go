@@ -257,12 +257,26 @@ func (c *conn) queryInfo(r *request) *response {
 	variable := false
 	switch req.InfoType {
 	case wire.InfoFile:
+		if req.InfoClass == fileAlternateNameInformation {
+			// Names have no 8.3 short form (as on Azure Files): "not
+			// found or empty" (MS-FSCC 2.4.5), not an unknown class.
+			return c.errorResponse(r, statusObjectNameNotFound)
+		}
 		out, variable = c.fileInfo(o, &st, req.InfoClass)
 		if out == nil {
 			return c.errorResponse(r, statusInvalidInfoClass)
 		}
 	case wire.InfoFilesystem:
-		out, variable = c.fsInfo(req.InfoClass)
+		var quota, used int64
+		if !o.tree.ipc && (req.InfoClass == fileFsSizeInformation || req.InfoClass == fileFsFullSizeInformation) {
+			ctx, cancel := c.reqCtx()
+			quota, used, err = c.s.cfg.Backend.ShareSize(ctx, r.sess.account, o.tree.share)
+			cancel()
+			if err != nil {
+				return c.errorResponse(r, statusOf(err))
+			}
+		}
+		out, variable = c.fsInfo(req.InfoClass, quota, used)
 		if out == nil {
 			return c.errorResponse(r, statusInvalidInfoClass)
 		}
@@ -389,8 +403,13 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 	return nil, false
 }
 
-func (c *conn) fsInfo(class uint8) ([]byte, bool) {
-	const totalUnits, freeUnits = 5 << 40 / 4096, 5 << 40 / 4096 // a 5 TiB share, the largest standard quota
+// fsInfo answers a file-system information class; the size classes
+// report the share's quota as the volume and what its files do not use
+// of it as free, in 4 KiB units (8 sectors of 512 bytes), as Azure Files
+// does.
+func (c *conn) fsInfo(class uint8, quota, used int64) ([]byte, bool) {
+	const unit = 4096
+	totalUnits, freeUnits := uint64(quota/unit), uint64(max(quota-used, 0)/unit)
 	switch class {
 	case fileFsVolumeInformation:
 		b := le.AppendUint64(nil, fileTime(c.s.started))
@@ -433,6 +452,27 @@ func (c *conn) fsInfo(class uint8) ([]byte, bool) {
 }
 
 // setInfo handles SET_INFO.
+// setSecurity replaces the owner, group or DACL of an open's file with
+// those of the security descriptor of a SET_INFO (the SACL is ignored):
+// the owner and group need WRITE_OWNER access, the DACL WRITE_DAC.
+func (c *conn) setSecurity(o *open, req *wire.SetInfoRequest) uint32 {
+	all := o.access&(GenericAll|MaximumAllowed) != 0
+	if req.AddlInfo&3 != 0 && !all && o.access&WriteOwner == 0 || req.AddlInfo&4 != 0 && !all && o.access&WriteDAC == 0 {
+		return statusAccessDenied
+	}
+	ctx, cancel := c.reqCtx()
+	defer cancel()
+	cur, err := o.h.SDDL(ctx)
+	if err != nil {
+		return statusOf(err)
+	}
+	sddl, err := sddlFromDescriptor(req.Buffer, req.AddlInfo, cur)
+	if err != nil {
+		return statusInvalidSecurityDescr
+	}
+	return statusOf(o.h.SetSDDL(ctx, sddl))
+}
+
 func (c *conn) setInfo(r *request) *response {
 	req, err := wire.DecodeSetInfoRequest(r.msg)
 	if err != nil {
@@ -444,6 +484,9 @@ func (c *conn) setInfo(r *request) *response {
 	}
 	if o.h == nil {
 		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if req.InfoType == wire.InfoSecurity {
+		return c.errorResponse(r, c.setSecurity(o, req))
 	}
 	if req.InfoType != wire.InfoFile {
 		return c.errorResponse(r, statusNotSupported)

@@ -28,6 +28,7 @@ type memNode struct {
 	opens         []*memHandle
 	deletePending bool
 	locks         []memLock
+	sddl          string
 }
 
 type memLock struct {
@@ -80,6 +81,14 @@ func (fs *memFS) ShareExists(ctx context.Context, account, share string) error {
 		return ErrShareNotFound
 	}
 	return nil
+}
+
+// ShareSize reports every share as 1 TiB with 1 MiB used.
+func (fs *memFS) ShareSize(ctx context.Context, account, share string) (int64, int64, error) {
+	if fs.shares[share] == nil {
+		return 0, 0, ErrShareNotFound
+	}
+	return 1 << 40, 1 << 20, nil
 }
 
 func (fs *memFS) lookup(share, path string) (parent, n *memNode, name string, err error) {
@@ -367,7 +376,18 @@ func (h *memHandle) ReadDir(ctx context.Context) ([]Stat, error) {
 	return out, nil
 }
 
-func (h *memHandle) SDDL(ctx context.Context) (string, error) { return "", nil }
+func (h *memHandle) SDDL(ctx context.Context) (string, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	return h.n.sddl, nil
+}
+
+func (h *memHandle) SetSDDL(ctx context.Context, sddl string) error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	h.n.sddl = sddl
+	return nil
+}
 
 func (h *memHandle) Close(ctx context.Context) error {
 	h.fs.mu.Lock()

@@ -157,25 +157,12 @@ func securityDescriptor(sddl string, info uint32) ([]byte, error) {
 	if sddl == "" {
 		sddl = defaultSDDL
 	}
-	parts := map[byte]string{}
-	for s := sddl; s != ""; {
-		if len(s) < 2 || s[1] != ':' || !strings.ContainsRune("OGDS", rune(s[0])) {
-			return nil, errSDDL
-		}
-		key := s[0]
-		s = s[2:]
-		end := len(s)
-		for _, k := range []string{"O:", "G:", "D:", "S:"} {
-			if j := strings.Index(s, k); j >= 0 && j < end && !insideParens(s, j) {
-				end = j
-			}
-		}
-		parts[key] = s[:end]
-		s = s[end:]
+	parts, err := sddlParts(sddl)
+	if err != nil {
+		return nil, err
 	}
 	control := uint16(0x8000) // self-relative
 	var owner, group, dacl []byte
-	var err error
 	if v, ok := parts['O']; ok && info&1 != 0 {
 		if owner, err = encodeSID(v); err != nil {
 			return nil, err
@@ -218,4 +205,159 @@ func securityDescriptor(sddl string, info uint32) ([]byte, error) {
 
 func insideParens(s string, j int) bool {
 	return strings.Count(s[:j], "(") > strings.Count(s[:j], ")")
+}
+
+// sddlParts splits an SDDL string into its O:, G:, D: and S: parts.
+func sddlParts(sddl string) (map[byte]string, error) {
+	parts := map[byte]string{}
+	for s := sddl; s != ""; {
+		if len(s) < 2 || s[1] != ':' || !strings.ContainsRune("OGDS", rune(s[0])) {
+			return nil, errSDDL
+		}
+		key := s[0]
+		s = s[2:]
+		end := len(s)
+		for _, k := range []string{"O:", "G:", "D:", "S:"} {
+			if j := strings.Index(s, k); j >= 0 && j < end && !insideParens(s, j) {
+				end = j
+			}
+		}
+		parts[key] = s[:end]
+		s = s[end:]
+	}
+	return parts, nil
+}
+
+// decodeSID renders the SID at the start of b as S-1-...; it returns the
+// SID's length.
+func decodeSID(b []byte) (string, int, error) {
+	if len(b) < 8 || b[0] != 1 || b[1] > 15 || len(b) < 8+4*int(b[1]) {
+		return "", 0, errSDDL
+	}
+	var auth uint64
+	for _, v := range b[2:8] {
+		auth = auth<<8 | uint64(v)
+	}
+	s := "S-1-" + strconv.FormatUint(auth, 10)
+	n := int(b[1])
+	for i := range n {
+		s += "-" + strconv.FormatUint(uint64(le.Uint32(b[8+4*i:])), 10)
+	}
+	return s, 8 + 4*n, nil
+}
+
+// decodeACL renders the ACL at the start of b as SDDL ACE strings (only
+// access-allowed and access-denied ACEs, as lazuli stores).
+func decodeACL(b []byte) (string, error) {
+	if len(b) < 8 || b[0] != 2 && b[0] != 4 {
+		return "", errSDDL
+	}
+	size, count := int(le.Uint16(b[2:])), int(le.Uint16(b[4:]))
+	if size < 8 || size > len(b) {
+		return "", errSDDL
+	}
+	var out strings.Builder
+	rest := b[8:size]
+	for range count {
+		if len(rest) < 8 {
+			return "", errSDDL
+		}
+		typ, flags, n := rest[0], rest[1], int(le.Uint16(rest[2:]))
+		if n < 8 || n > len(rest) {
+			return "", errSDDL
+		}
+		var t string
+		switch typ {
+		case 0:
+			t = "A"
+		case 1:
+			t = "D"
+		default:
+			return "", errSDDL
+		}
+		mask := le.Uint32(rest[4:])
+		sid, _, err := decodeSID(rest[8:n])
+		if err != nil {
+			return "", err
+		}
+		out.WriteString("(" + t + ";")
+		for _, f := range []struct {
+			alias string
+			bit   byte
+		}{{"OI", 0x01}, {"CI", 0x02}, {"NP", 0x04}, {"IO", 0x08}, {"ID", 0x10}, {"SA", 0x40}, {"FA", 0x80}} {
+			if flags&f.bit != 0 {
+				out.WriteString(f.alias)
+			}
+		}
+		out.WriteString(";0x" + strconv.FormatUint(uint64(mask), 16) + ";;;" + sid + ")")
+		rest = rest[n:]
+	}
+	return out.String(), nil
+}
+
+// sddlFromDescriptor applies the parts info names (owner 1, group 2,
+// DACL 4) of the self-relative security descriptor sd to the SDDL cur and
+// returns the result; the other parts of cur stay. A SACL (8) is ignored,
+// as lazuli keeps none; a NULL DACL is refused.
+func sddlFromDescriptor(sd []byte, info uint32, cur string) (string, error) {
+	if cur == "" {
+		cur = defaultSDDL
+	}
+	parts, err := sddlParts(cur)
+	if err != nil {
+		parts = map[byte]string{}
+	}
+	if len(sd) < 20 || sd[0] != 1 || le.Uint16(sd[2:])&0x8000 == 0 {
+		return "", errSDDL
+	}
+	control := le.Uint16(sd[2:])
+	at := func(i int) ([]byte, bool) {
+		off := int(le.Uint32(sd[4+4*i:]))
+		if off == 0 || off < 20 || off >= len(sd) {
+			return nil, off == 0
+		}
+		return sd[off:], true
+	}
+	for i, key := range []byte{'O', 'G'} {
+		if info&(1<<i) == 0 {
+			continue
+		}
+		b, ok := at(i)
+		if !ok || b == nil {
+			return "", errSDDL
+		}
+		sid, _, err := decodeSID(b)
+		if err != nil {
+			return "", err
+		}
+		parts[key] = sid
+	}
+	if info&4 != 0 {
+		b, ok := at(3)
+		if !ok || b == nil || control&0x0004 == 0 {
+			return "", errSDDL
+		}
+		aces, err := decodeACL(b)
+		if err != nil {
+			return "", err
+		}
+		flags := ""
+		if control&0x1000 != 0 {
+			flags += "P"
+		}
+		if control&0x0400 != 0 {
+			flags += "AI"
+		}
+		if control&0x0100 != 0 {
+			flags += "AR"
+		}
+		parts['D'] = flags + aces
+	}
+	var out strings.Builder
+	for _, k := range []byte{'O', 'G', 'D', 'S'} {
+		if v, ok := parts[k]; ok {
+			out.WriteString(string(k) + ":" + v)
+		}
+	}
+	return out.String(), nil
 }

@@ -160,6 +160,17 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// DropConnections closes every connection (releasing their opens) and
+// goes on serving: the File service's membership lapsed, so the handles
+// these connections hold may already be released by other instances.
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+}
+
 // Conns returns the number of open connections (tests).
 func (s *Server) Conns() int {
 	s.mu.Lock()

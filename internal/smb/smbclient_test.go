@@ -27,6 +27,8 @@ type recordingListener struct {
 	mu                sync.Mutex
 	encrypted, signed int
 	plain             int
+	// negotiate is the last NEGOTIATE response written.
+	negotiate []byte
 }
 
 type recordingConn struct {
@@ -51,6 +53,9 @@ func (c *recordingConn) Write(b []byte) (int, error) {
 		c.l.signed++
 	default:
 		c.l.plain++
+		if len(b) >= 4+wire.HeaderSize && le.Uint16(b[4+12:]) == wire.Negotiate && le.Uint32(b[4+16:])&wire.FlagServerToRedir != 0 {
+			c.l.negotiate = append([]byte(nil), b[4:]...)
+		}
 	}
 	c.l.mu.Unlock()
 	return c.Conn.Write(b)
@@ -164,7 +169,7 @@ func TestSmbclientPutGetLsMkdirRm(t *testing.T) {
 
 func TestSmbclientRefusesWrongKeyAndUnknownUser(t *testing.T) {
 	_, addr := startServer(t, newMemFS("share1"))
-	for _, user := range []string{testAccount + "%wrongkey", "nosuchaccount%" + testKey} {
+	for _, user := range []string{testAccount + "%wrongkey", "nosuchaccount%" + testKey, "Guest%", "guest%" + testKey} {
 		out, err := smbclient(t, addr, "share1", user, []string{"-m", "SMB3"}, "ls")
 		if err == nil || !strings.Contains(out, "NT_STATUS_LOGON_FAILURE") {
 			t.Fatalf("%s: want NT_STATUS_LOGON_FAILURE, got %v\n%s", user, err, out)
@@ -173,6 +178,22 @@ func TestSmbclientRefusesWrongKeyAndUnknownUser(t *testing.T) {
 	out, err := smbclient(t, addr, "share1", "", []string{"-m", "SMB3", "-N"}, "ls")
 	if err == nil || !(strings.Contains(out, "NT_STATUS_ACCESS_DENIED") || strings.Contains(out, "NT_STATUS_LOGON_FAILURE")) {
 		t.Fatalf("anonymous: want refusal, got %v\n%s", err, out)
+	}
+}
+
+// TestSmbclientAnyDomain: the domain of the logon plays no part (Azure
+// Files users type AZURE\\account).
+func TestSmbclientAnyDomain(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	for _, c := range []struct{ user, domain string }{{"AZURE\\" + testAccount, ""}, {testAccount, "WORKGROUP"}, {testAccount, "lazuli.example"}} {
+		args := []string{"-m", "SMB3"}
+		if c.domain != "" {
+			args = append(args, "-W", c.domain)
+		}
+		out, err := smbclient(t, addr, "share1", c.user+"%"+testKey, args, "ls")
+		if err != nil || strings.Contains(out, "NT_STATUS") {
+			t.Fatalf("%s (domain %q): %v\n%s", c.user, c.domain, err, out)
+		}
 	}
 }
 
@@ -195,7 +216,92 @@ func TestSmbclientDeltree(t *testing.T) {
 	}
 }
 
-var _ = wire.HeaderSize
+// negotiated reads the dialect, signing algorithm and cipher of the last
+// NEGOTIATE response (the algorithm and cipher are -1 without their
+// negotiate contexts, as below SMB 3.1.1).
+func (l *recordingListener) negotiated(t *testing.T) (dialect uint16, signing, cipher int) {
+	t.Helper()
+	l.mu.Lock()
+	m := l.negotiate
+	l.mu.Unlock()
+	if len(m) < wire.HeaderSize+64 {
+		t.Fatalf("no NEGOTIATE response recorded (%d bytes)", len(m))
+	}
+	body := m[wire.HeaderSize:]
+	dialect, signing, cipher = le.Uint16(body[4:]), -1, -1
+	n, off := int(le.Uint16(body[6:])), int(le.Uint32(body[60:]))
+	for range n {
+		if off+8 > len(m) {
+			t.Fatalf("negotiate context past the end of the response")
+		}
+		typ, ln := le.Uint16(m[off:]), int(le.Uint16(m[off+2:]))
+		data := m[off+8 : off+8+ln]
+		switch typ {
+		case wire.CtxSigning:
+			signing = int(le.Uint16(data[2:]))
+		case wire.CtxEncryption:
+			cipher = int(le.Uint16(data[2:]))
+		}
+		off = (off + 8 + ln + 7) &^ 7
+	}
+	return dialect, signing, cipher
+}
+
+// TestSmbclientSigningAndCipherChoices: on SMB 3.1.1 the server takes
+// the client's preferred signing algorithm and cipher among those it
+// offers (Samba's smbclient prefers AES-GMAC and AES-128-GCM), and each of
+// HMAC-SHA256 (2.1), AES-CMAC, AES-GMAC, AES-128-CCM and AES-128-GCM
+// carries a transfer whose frames are all signed or encrypted.
+func TestSmbclientSigningAndCipherChoices(t *testing.T) {
+	_, rl := startRecording(t, newMemFS("share1"))
+	addr := rl.Addr().String()
+	src := filepath.Join(t.TempDir(), "src.bin")
+	data := make([]byte, 1<<20+5)
+	rand.Read(data)
+	os.WriteFile(src, data, 0o644)
+	for _, c := range []struct {
+		name            string
+		args            []string
+		dialect         uint16
+		signing, cipher int
+	}{
+		{"HMAC-SHA256", []string{"-m", "SMB2_10", "--client-protection=sign"}, 0x210, -1, -1},
+		{"AES-CMAC 3.0.2", []string{"-m", "SMB3_02", "--client-protection=sign"}, 0x302, -1, -1},
+		{"AES-GMAC", []string{"-m", "SMB3_11", "--client-protection=sign"}, 0x311, 2, -1},
+		{"AES-CMAC 3.1.1", []string{"-m", "SMB3_11", "--client-protection=sign", "--option=client smb3 signing algorithms=AES-128-CMAC"}, 0x311, 1, -1},
+		{"AES-128-GCM", []string{"-m", "SMB3_11", "--client-protection=encrypt"}, 0x311, 2, 2},
+		{"AES-128-CCM 3.1.1", []string{"-m", "SMB3_11", "--client-protection=encrypt", "--option=client smb3 encryption algorithms=AES-128-CCM"}, 0x311, 2, 1},
+		{"AES-128-CCM 3.0", []string{"-m", "SMB3_00", "--client-protection=encrypt"}, 0x300, -1, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "dst.bin")
+			out, err := smbclient(t, addr, "share1", testAccount+"%"+testKey, c.args, "put "+src+" x.bin; get x.bin "+dst+"; rm x.bin")
+			if err != nil || strings.Contains(out, "NT_STATUS") {
+				t.Fatalf("smbclient: %v\n%s", err, out)
+			}
+			if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
+				t.Fatalf("get returned %d bytes, want the %d put", len(got), len(data))
+			}
+			dialect, signing, cipher := rl.negotiated(t)
+			if dialect != c.dialect {
+				t.Fatalf("dialect %#x, want %#x", dialect, c.dialect)
+			}
+			// The encryption context, when the client sends one, is
+			// answered whether or not it then encrypts.
+			if signing != c.signing || c.cipher >= 0 && cipher != c.cipher {
+				t.Fatalf("signing algorithm %d, cipher %d; want %d, %d", signing, cipher, c.signing, c.cipher)
+			}
+			enc, signed, plain := rl.counts()
+			if c.cipher >= 0 || c.dialect == 0x300 && c.signing < 0 && strings.Contains(strings.Join(c.args, " "), "encrypt") {
+				if enc < 10 || plain > 3 {
+					t.Fatalf("%d encrypted, %d signed, %d plain frames\n%s", enc, signed, plain, out)
+				}
+			} else if signed < 10 || plain > 3 || enc > 0 {
+				t.Fatalf("%d encrypted, %d signed, %d plain frames", enc, signed, plain)
+			}
+		})
+	}
+}
 
 // impacket runs the share-mode, delete-pending and lock scenarios of
 // testdata/impacket_scenarios.py with Debian's python3-impacket.

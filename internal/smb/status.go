@@ -92,8 +92,11 @@ var (
 	ErrDiskFull         = errors.New("smb: share quota reached") // STATUS_DISK_FULL
 	ErrCannotDelete     = errors.New("smb: cannot delete")       // STATUS_CANNOT_DELETE
 	ErrTooManyHandles   = errors.New("smb: too many handles")    // STATUS_INSUFFICIENT_RESOURCES
-	ErrInvalidParameter = errors.New("smb: invalid parameter")   // STATUS_INVALID_PARAMETER
-	ErrNotSupported     = errors.New("smb: not supported")       // STATUS_NOT_SUPPORTED
+	// ErrUnavailable: the server cannot open files for now (its
+	// membership among the instances sharing the storage lapsed).
+	ErrUnavailable      = errors.New("smb: opens unavailable") // STATUS_INSUFFICIENT_RESOURCES
+	ErrInvalidParameter = errors.New("smb: invalid parameter") // STATUS_INVALID_PARAMETER
+	ErrNotSupported     = errors.New("smb: not supported")     // STATUS_NOT_SUPPORTED
 )
 
 // statusOf maps an error from a Backend to its NTSTATUS.
@@ -133,7 +136,7 @@ func statusOf(err error) uint32 {
 		return statusDiskFull
 	case errors.Is(err, ErrCannotDelete):
 		return statusCannotDelete
-	case errors.Is(err, ErrTooManyHandles):
+	case errors.Is(err, ErrTooManyHandles), errors.Is(err, ErrUnavailable):
 		return statusInsufficientResources
 	case errors.Is(err, ErrInvalidParameter):
 		return statusInvalidParameter

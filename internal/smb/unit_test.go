@@ -73,6 +73,59 @@ func FuzzSecurityDescriptor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { securityDescriptor(s, 15) })
 }
 
+// TestSDDLFromDescriptor: a descriptor decodes to an SDDL that encodes
+// back to the same bytes; a DACL-only descriptor keeps the owner and
+// group of the current SDDL; object ACEs, NULL DACLs and truncated
+// descriptors are refused.
+func TestSDDLFromDescriptor(t *testing.T) {
+	for _, sddl := range []string{
+		"O:BAG:SYD:P(A;OICI;FA;;;WD)",
+		"O:S-1-5-21-1-2-3-500G:S-1-5-21-1-2-3-513D:PAI(D;;0x1200a9;;;S-1-1-0)(A;OICIIOID;0x1f01ff;;;S-1-5-21-1-2-3-500)",
+		"O:SYG:SYD:",
+	} {
+		sd, err := securityDescriptor(sddl, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sddlFromDescriptor(sd, 7, "")
+		if err != nil {
+			t.Fatalf("%s: %v", sddl, err)
+		}
+		again, err := securityDescriptor(got, 7)
+		if err != nil || !bytes.Equal(again, sd) {
+			t.Fatalf("%s decoded to %s, which encodes differently (%v)", sddl, got, err)
+		}
+	}
+	dacl, _ := securityDescriptor("O:WDG:WDD:(A;;FR;;;BU)", 4)
+	got, err := sddlFromDescriptor(dacl, 4, "O:BAG:SYD:(A;;FA;;;WD)")
+	if err != nil || got != "O:BAG:SYD:(A;;0x120089;;;S-1-5-32-545)" {
+		t.Fatalf("DACL only: %q %v", got, err)
+	}
+	sd, _ := securityDescriptor("O:BAG:SYD:(A;;FA;;;WD)", 7)
+	object := bytes.Clone(sd)
+	object[le.Uint32(object[16:])+8] = 5 // ACCESS_ALLOWED_OBJECT_ACE_TYPE
+	null := bytes.Clone(sd)
+	le.PutUint32(null[16:], 0)
+	for name, bad := range map[string][]byte{"object ACE": object, "NULL DACL": null, "truncated": sd[:30], "short": sd[:10]} {
+		if got, err := sddlFromDescriptor(bad, 7, ""); err == nil {
+			t.Errorf("%s accepted as %q", name, got)
+		}
+	}
+}
+
+func FuzzSDDLFromDescriptor(f *testing.F) {
+	sd, _ := securityDescriptor("O:BAG:SYD:P(A;OICI;FA;;;WD)(D;;0x1200a9;;;S-1-5-21-1-2-3-500)", 7)
+	f.Add(sd, uint32(7))
+	f.Fuzz(func(t *testing.T, sd []byte, info uint32) {
+		got, err := sddlFromDescriptor(sd, info, "")
+		if err == nil {
+			if _, err := securityDescriptor(got, 7); err != nil {
+				t.Fatalf("%x decoded to %q, which does not encode: %v", sd, got, err)
+			}
+		}
+	})
+}
+
 // TestQueryDirectoryFitsTheBuffer lists a directory of many entries
 // through small output buffers: every answer fits its buffer, entries
 // are 8-byte aligned and chained, and together they name every file once.

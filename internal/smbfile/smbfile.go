@@ -18,10 +18,14 @@ import (
 )
 
 // Backend serves SMB from a File service.
-type Backend struct{ svc *file.Service }
+type Backend struct {
+	svc *file.Service
+	mem *file.Membership
+}
 
-// New returns the Backend of svc.
-func New(svc *file.Service) *Backend { return &Backend{svc: svc} }
+// New returns the Backend of svc; the handles it opens belong to mem,
+// this instance's membership (Join it before serving).
+func New(svc *file.Service, mem *file.Membership) *Backend { return &Backend{svc: svc, mem: mem} }
 
 // Shares lists the account's shares (snapshots are not served over SMB).
 func (b *Backend) Shares(ctx context.Context, account string) ([]string, error) {
@@ -48,10 +52,28 @@ func (b *Backend) ShareExists(ctx context.Context, account, share string) error 
 	return mapErr(err)
 }
 
+// ShareSize returns the share's quota and usage (Get Share Stats).
+func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, int64, error) {
+	ref := file.ShareRef{Account: account, Name: share}
+	sh, err := b.svc.GetShare(ctx, ref, "")
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	used, err := b.svc.ShareUsage(ctx, ref)
+	if err != nil {
+		return 0, 0, mapErr(err)
+	}
+	return int64(sh.Quota) << 30, used, nil
+}
+
 // Open runs an SMB CREATE as file.Open.
 func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
-	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path,
+	owner, err := b.mem.Owner()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path, Owner: owner,
 		Disposition:   file.Disposition(req.Disposition),
 		Directory:     req.CreateOptions&smb.FileDirectoryFile != 0,
 		NonDirectory:  req.CreateOptions&smb.FileNonDirectoryFile != 0,
@@ -60,7 +82,7 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, e
 		Attrs:         file.Attr(req.Attributes &^ (smb.AttrDirectory | smb.AttrNormal)),
 		Session:       req.SessionID, ClientIP: req.ClientIP})
 	if err != nil {
-		if code(err) == "ResourceTypeMismatch" {
+		if code(err) == azerr.ResourceTypeMismatch {
 			if req.CreateOptions&smb.FileDirectoryFile != 0 {
 				return nil, smb.ErrNotDirectory
 			}
@@ -148,7 +170,7 @@ func (h *handle) SetBasic(ctx context.Context, sb smb.SetBasic) error {
 
 func (h *handle) SetDeletePending(ctx context.Context, pending bool) error {
 	_, err := h.svc.SetDeletePending(ctx, h.ref, pending)
-	if code(err) == "ReadOnlyAttribute" {
+	if code(err) == azerr.ReadOnlyAttribute {
 		return smb.ErrCannotDelete
 	}
 	return mapErr(err)
@@ -157,9 +179,9 @@ func (h *handle) SetDeletePending(ctx context.Context, pending bool) error {
 func (h *handle) Rename(ctx context.Context, newPath string, replace bool) error {
 	_, err := h.svc.RenameHandle(ctx, h.ref, newPath, replace)
 	switch code(err) {
-	case "ResourceAlreadyExists":
+	case azerr.ResourceAlreadyExists:
 		return smb.ErrExists
-	case "ResourceTypeMismatch", "SharingViolation":
+	case azerr.ResourceTypeMismatch, azerr.SharingViolation:
 		return smb.ErrAccessDenied
 	}
 	return mapErr(err)
@@ -171,7 +193,7 @@ func (h *handle) Lock(ctx context.Context, off, n uint64, exclusive bool) error 
 
 func (h *handle) Unlock(ctx context.Context, off, n uint64) error {
 	err := h.svc.Unlock(ctx, h.ref, off, n)
-	if code(err) == "ResourceNotFound" {
+	if code(err) == azerr.ResourceNotFound {
 		return smb.ErrRangeNotLocked
 	}
 	return mapErr(err)
@@ -183,7 +205,7 @@ func (h *handle) ReadDir(ctx context.Context) ([]smb.Stat, error) {
 	for {
 		nodes, next, err := h.svc.ReadDir(ctx, h.ref, "", marker, 5000)
 		if err != nil {
-			if code(err) == "ResourceTypeMismatch" {
+			if code(err) == azerr.ResourceTypeMismatch {
 				return nil, smb.ErrNotDirectory
 			}
 			return nil, mapErr(err)
@@ -213,23 +235,31 @@ func (h *handle) SDDL(ctx context.Context) (string, error) {
 	return sddl, nil
 }
 
+func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
+	_, err := h.svc.SetSecurity(ctx, h.ref, sddl)
+	if code(err) == azerr.FileInvalidPermission {
+		return smb.ErrInvalidParameter
+	}
+	return mapErr(err)
+}
+
 func (h *handle) Close(ctx context.Context) error {
 	_, err := h.svc.Close(ctx, h.ref)
 	return mapErr(err)
 }
 
-func code(err error) string {
+func code(err error) azerr.Code {
 	var ae *azerr.Error
 	if errors.As(err, &ae) {
 		return ae.Code
 	}
-	return ""
+	return 0
 }
 
 // dataErr maps errors of reads and writes, where a type mismatch means
 // the handle is a directory's.
 func dataErr(err error) error {
-	if code(err) == "ResourceTypeMismatch" {
+	if code(err) == azerr.ResourceTypeMismatch {
 		return smb.ErrIsDirectory
 	}
 	return mapErr(err)
@@ -245,33 +275,35 @@ func mapErr(err error) error {
 		return smb.ErrFileClosed
 	case errors.Is(err, file.ErrAccessDenied):
 		return smb.ErrAccessDenied
+	case errors.Is(err, file.ErrInstanceLost):
+		return smb.ErrUnavailable
 	}
 	switch code(err) {
-	case "ResourceNotFound":
+	case azerr.ResourceNotFound:
 		return smb.ErrNotFound
-	case "ParentNotFound":
+	case azerr.ParentNotFound:
 		return smb.ErrPathNotFound
-	case "ShareNotFound", "ShareBeingDeleted":
+	case azerr.ShareNotFound, azerr.ShareBeingDeleted:
 		return smb.ErrShareNotFound
-	case "ResourceAlreadyExists":
+	case azerr.ResourceAlreadyExists:
 		return smb.ErrExists
-	case "ResourceTypeMismatch":
+	case azerr.ResourceTypeMismatch:
 		return smb.ErrInvalidParameter
-	case "SharingViolation", "LeaseIdMissing", "LeaseAlreadyPresent":
+	case azerr.SharingViolation, azerr.LeaseIdMissing, azerr.LeaseAlreadyPresent:
 		return smb.ErrSharingViolation
-	case "SMBDeletePending", "DeletePending":
+	case azerr.SMBDeletePending, azerr.DeletePending:
 		return smb.ErrDeletePending
-	case "FileLockConflict":
+	case azerr.FileLockConflict:
 		return smb.ErrLockConflict
-	case "DirectoryNotEmpty":
+	case azerr.DirectoryNotEmpty:
 		return smb.ErrNotEmpty
-	case "ReadOnlyAttribute", "ShareSnapshotOperationNotSupported", "CannotDeleteFileOrDirectory":
+	case azerr.ReadOnlyAttribute, azerr.ShareSnapshotOperationNotSupported, azerr.CannotDeleteFileOrDirectory:
 		return smb.ErrAccessDenied
-	case "ShareSizeLimitReached":
+	case azerr.ShareSizeLimitReached:
 		return smb.ErrDiskFull
-	case "InvalidResourceName", "InvalidFileOrDirectoryPathName":
+	case azerr.InvalidResourceName, azerr.InvalidFileOrDirectoryPathName:
 		return smb.ErrInvalidName
-	case "InvalidRange", "OutOfRangeInput", "InvalidHeaderValue":
+	case azerr.InvalidRange, azerr.OutOfRangeInput, azerr.InvalidHeaderValue:
 		return smb.ErrInvalidParameter
 	}
 	return err

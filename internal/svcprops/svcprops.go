@@ -125,7 +125,7 @@ type documentXML struct {
 	Extra         []Extra       `xml:",any"`
 }
 
-func errBadXML() error { return azerr.New("InvalidXmlDocument") }
+func errBadXML() error { return azerr.New(azerr.InvalidXmlDocument) }
 
 // Parse decodes and validates a Set Service Properties body as Azure
 // does: malformed XML, a missing required child (Version, Delete, Read,

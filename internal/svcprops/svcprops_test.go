@@ -69,7 +69,7 @@ func TestParseRejects(t *testing.T) {
 	for name, body := range cases {
 		if _, err := Parse([]byte(body)); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if e, ok := azerr.As(err); !ok || e.Code != "InvalidXmlDocument" {
+		} else if e, ok := azerr.As(err); !ok || e.Code != azerr.InvalidXmlDocument {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -74,7 +74,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // validate checks an operation before any transaction runs.
 func (op *Op) validate() error {
 	if op.Kind < OpInsert || op.Kind > OpInsertOrMerge {
-		return azerr.New("InvalidInput")
+		return azerr.New(azerr.InvalidInput)
 	}
 	if op.Kind == OpDelete {
 		if err := ValidateKey("PartitionKey", op.PartitionKey); err != nil {
@@ -202,16 +202,16 @@ func entityKeyOf(uid, keyTail []byte) []byte {
 // A failing operation yields a *BatchError naming its index.
 func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([]*Entity, error) {
 	if len(ops) > MaxBatchOperations {
-		return nil, azerr.Newf("InvalidInput", "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)
+		return nil, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)
 	}
 	seen := make(map[string]struct{}, len(ops))
 	for i := range ops {
 		op := &ops[i]
 		if op.PartitionKey != ops[0].PartitionKey {
-			return nil, &BatchError{i, azerr.New("CommandsInBatchActOnDifferentPartitions")}
+			return nil, &BatchError{i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)}
 		}
 		if _, dup := seen[op.RowKey]; dup {
-			return nil, &BatchError{i, azerr.New("InvalidDuplicateRow")}
+			return nil, &BatchError{i, azerr.New(azerr.InvalidDuplicateRow)}
 		}
 		seen[op.RowKey] = struct{}{}
 		if err := op.validate(); err != nil {
@@ -279,14 +279,14 @@ func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, now int64) (*Entity
 	switch op.Kind {
 	case OpInsert:
 		if exists {
-			return nil, azerr.New("EntityAlreadyExists")
+			return nil, azerr.New(azerr.EntityAlreadyExists)
 		}
 	case OpUpdate, OpMerge, OpDelete:
 		if !exists {
-			return nil, azerr.New("ResourceNotFound")
+			return nil, azerr.New(azerr.ResourceNotFound)
 		}
 		if !p.ifMatches(curTS) {
-			return nil, azerr.New("UpdateConditionNotSatisfied")
+			return nil, azerr.New(azerr.UpdateConditionNotSatisfied)
 		}
 	}
 	if op.Kind == OpDelete {
@@ -347,7 +347,7 @@ func (s *Service) GetEntity(ctx context.Context, account, table, pk, rk string) 
 		}
 		raw, err := tx.Get(entityKey(uid, pk, rk))
 		if errors.Is(err, storage.ErrNotFound) {
-			return azerr.New("ResourceNotFound")
+			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err != nil {
 			return err
@@ -476,68 +476,74 @@ func pageSize(top int) int {
 // When the key range is exactly what the filter asks for (rangeExact), the
 // filter is not evaluated row by row.
 func (s *Service) scan(ctx context.Context, account, table string, q Query, reset func(), emit func(pk, rk, rec []byte) error) (more bool, npk, nrk string, err error) {
-	top := pageSize(q.Top)
+	err = s.eng.View(ctx, func(tx storage.Tx) error {
+		reset()
+		var err error
+		more, npk, nrk, err = s.scanTx(tx, account, table, q, pageSize(q.Top), emit)
+		return err
+	})
+	return more, npk, nrk, err
+}
+
+// scanTx is scan inside the read transaction tx, for a page of at most top
+// entities.
+func (s *Service) scanTx(tx storage.Tx, account, table string, q Query, top int, emit func(pk, rk, rec []byte) error) (more bool, npk, nrk string, err error) {
 	filter := q.Filter
 	if rangeExact(filter) {
 		filter = nil
 	}
-	err = s.eng.View(ctx, func(tx storage.Tx) error {
-		more, npk, nrk = false, "", ""
-		reset()
-		uid, err := tableUID(tx, account, table)
+	uid, err := tableUID(tx, account, table)
+	if err != nil {
+		return false, "", "", err
+	}
+	base := entitiesPrefix(uid)
+	lo, hi := keyRange(uid, q.Filter)
+	lo, hi = q.Range.bounds(uid, lo, hi)
+	if q.Continue {
+		resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
+		if bytes.Compare(resume, lo) > 0 {
+			lo = resume
+		}
+	}
+	if hi != nil && bytes.Compare(lo, hi) >= 0 {
+		return false, "", "", nil
+	}
+	it := tx.Scan(lo, hi, false)
+	defer it.Close()
+	examined, matched := 0, 0
+	var raw rawEntity
+	var pkStr string
+	for it.Next() {
+		pkb, rest, err := keyStringBytes(it.Key()[len(base):])
 		if err != nil {
-			return err
+			return false, "", "", err
 		}
-		base := entitiesPrefix(uid)
-		lo, hi := keyRange(uid, q.Filter)
-		lo, hi = q.Range.bounds(uid, lo, hi)
-		if q.Continue {
-			resume := entityKey(uid, q.NextPartitionKey, q.NextRowKey)
-			if bytes.Compare(resume, lo) > 0 {
-				lo = resume
-			}
+		rkb, _, err := keyStringBytes(rest)
+		if err != nil {
+			return false, "", "", err
 		}
-		if hi != nil && bytes.Compare(lo, hi) >= 0 {
-			return nil
+		if matched == top || examined >= s.maxScan {
+			more, npk, nrk = true, string(pkb), string(rkb)
+			break
 		}
-		it := tx.Scan(lo, hi, false)
-		defer it.Close()
-		examined, matched := 0, 0
-		var raw rawEntity
-		var pkStr string
-		for it.Next() {
-			pkb, rest, err := keyStringBytes(it.Key()[len(base):])
-			if err != nil {
-				return err
+		examined++
+		if filter != nil {
+			// The evaluator reads keys as strings; consecutive rows of
+			// one partition share one.
+			if string(pkb) != pkStr || pkStr == "" {
+				pkStr = string(pkb)
 			}
-			rkb, _, err := keyStringBytes(rest)
-			if err != nil {
-				return err
-			}
-			if matched == top || examined >= s.maxScan {
-				more, npk, nrk = true, string(pkb), string(rkb)
-				break
-			}
-			examined++
-			if filter != nil {
-				// The evaluator reads keys as strings; consecutive rows of
-				// one partition share one.
-				if string(pkb) != pkStr || pkStr == "" {
-					pkStr = string(pkb)
-				}
-				raw = rawEntity{pk: pkStr, rk: rkb, b: it.Value()}
-				if !filter.Match(&raw) {
-					continue
-				}
-			}
-			matched++
-			if err := emit(pkb, rkb, it.Value()); err != nil {
-				return err
+			raw = rawEntity{pk: pkStr, rk: rkb, b: it.Value()}
+			if !filter.Match(&raw) {
+				continue
 			}
 		}
-		return it.Err()
-	})
-	return more, npk, nrk, err
+		matched++
+		if err := emit(pkb, rkb, it.Value()); err != nil {
+			return false, "", "", err
+		}
+	}
+	return more, npk, nrk, it.Err()
 }
 
 // keyRange derives the scan bounds [lo, hi) from the comparisons on

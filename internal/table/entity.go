@@ -171,17 +171,17 @@ func ValidETag(s string) bool {
 // ValidateKey checks a PartitionKey or RowKey value.
 func ValidateKey(name, k string) error {
 	if !utf8.ValidString(k) {
-		return azerr.Newf("InvalidInput", "The %s value is not valid UTF-8.", name)
+		return azerr.Newf(azerr.InvalidInput, "The %s value is not valid UTF-8.", name)
 	}
 	if utf8.RuneCountInString(k) > MaxKeyLength {
-		return azerr.Newf("KeyValueTooLarge", "The %s value is larger than the maximum size permitted.", name)
+		return azerr.Newf(azerr.KeyValueTooLarge, "The %s value is larger than the maximum size permitted.", name)
 	}
 	for _, r := range k {
 		switch {
 		case r == '/' || r == '\\' || r == '#' || r == '?':
-			return azerr.Newf("InvalidInput", "The %s value contains a character that is not permitted.", name)
+			return azerr.Newf(azerr.InvalidInput, "The %s value contains a character that is not permitted.", name)
 		case r <= 0x1F || (r >= 0x7F && r <= 0x9F):
-			return azerr.Newf("InvalidInput", "The %s value contains a control character.", name)
+			return azerr.Newf(azerr.InvalidInput, "The %s value contains a control character.", name)
 		}
 	}
 	return nil
@@ -192,20 +192,20 @@ func ValidateKey(name, k string) error {
 // digit).
 func validPropertyName(n string) error {
 	if n == "" || !utf8.ValidString(n) {
-		return azerr.New("PropertyNameInvalid")
+		return azerr.New(azerr.PropertyNameInvalid)
 	}
 	if utf8.RuneCountInString(n) > MaxPropertyNameLength {
-		return azerr.New("PropertyNameTooLong")
+		return azerr.New(azerr.PropertyNameTooLong)
 	}
 	for i, r := range n {
 		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && (unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Pc, r)))
 		if !ok {
-			return azerr.Newf("PropertyNameInvalid", "The property name %q is invalid.", n)
+			return azerr.Newf(azerr.PropertyNameInvalid, "The property name %q is invalid.", n)
 		}
 	}
 	switch n {
 	case "PartitionKey", "RowKey", "Timestamp":
-		return azerr.Newf("PropertyNameInvalid", "The property name %q is reserved.", n)
+		return azerr.Newf(azerr.PropertyNameInvalid, "The property name %q is reserved.", n)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func (e *Entity) Validate() error {
 		return err
 	}
 	if len(e.Props) > MaxCustomProperties {
-		return azerr.New("TooManyProperties")
+		return azerr.New(azerr.TooManyProperties)
 	}
 	// Azure's size formula: 4 bytes + keys in UTF-16 + per property 8 bytes
 	// + name in UTF-16 + value size.
@@ -262,13 +262,13 @@ func (e *Entity) Validate() error {
 		}
 		if seen != nil {
 			if _, dup := seen[p.Name]; dup {
-				return azerr.New("DuplicatePropertiesSpecified")
+				return azerr.New(azerr.DuplicatePropertiesSpecified)
 			}
 			seen[p.Name] = struct{}{}
 		} else {
 			for _, q := range e.Props[:i] {
 				if q.Name == p.Name {
-					return azerr.New("DuplicatePropertiesSpecified")
+					return azerr.New(azerr.DuplicatePropertiesSpecified)
 				}
 			}
 		}
@@ -281,22 +281,22 @@ func (e *Entity) Validate() error {
 				n = 2 * len(v.Str)
 			} else {
 				if !utf8.ValidString(v.Str) {
-					return azerr.New("InvalidInput")
+					return azerr.New(azerr.InvalidInput)
 				}
 				n = 2 * utf16Len(v.Str)
 			}
 			if n > MaxValueSize {
-				return azerr.New("PropertyValueTooLarge")
+				return azerr.New(azerr.PropertyValueTooLarge)
 			}
 			size += 4 + n
 		case odata.Binary:
 			if len(v.Bytes) > MaxValueSize {
-				return azerr.New("PropertyValueTooLarge")
+				return azerr.New(azerr.PropertyValueTooLarge)
 			}
 			size += 4 + len(v.Bytes)
 		case odata.Int32:
 			if v.Int < math.MinInt32 || v.Int > math.MaxInt32 {
-				return azerr.New("InvalidInput")
+				return azerr.New(azerr.InvalidInput)
 			}
 			size += 4
 		case odata.Int64, odata.Double, odata.DateTime:
@@ -305,15 +305,15 @@ func (e *Entity) Validate() error {
 			size++
 		case odata.Guid:
 			if !odata.ValidGuid(v.Str) {
-				return azerr.New("InvalidInput")
+				return azerr.New(azerr.InvalidInput)
 			}
 			size += 16
 		default:
-			return azerr.New("InvalidInput")
+			return azerr.New(azerr.InvalidInput)
 		}
 	}
 	if size > MaxEntitySize {
-		return azerr.New("EntityTooLarge")
+		return azerr.New(azerr.EntityTooLarge)
 	}
 	return nil
 }

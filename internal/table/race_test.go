@@ -54,7 +54,7 @@ func TestRaceInsertSameKey(t *testing.T) {
 					case err == nil:
 						wins++
 						winner = e
-					case codeIs(err, "EntityAlreadyExists"):
+					case codeIs(err, azerr.EntityAlreadyExists):
 						conflicts++
 					default:
 						t.Error(err)
@@ -126,7 +126,7 @@ func TestRaceBatchVsDeleteTable(t *testing.T) {
 			switch {
 			case batchErr == nil:
 				committed++
-			case codeIs(batchErr, "TableNotFound"):
+			case codeIs(batchErr, azerr.TableNotFound):
 				refused++
 			default:
 				t.Fatalf("round %d: batch %v", round, batchErr)
@@ -185,7 +185,7 @@ func TestRaceBatchVsDeleteTable(t *testing.T) {
 	})
 }
 
-func codeIs(err error, code string) bool {
+func codeIs(err error, code azerr.Code) bool {
 	var be *BatchError
 	if errors.As(err, &be) {
 		err = be.Err

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // RowPage is one page of Query Entities as stored records: the keys and the
@@ -257,19 +258,60 @@ func checkRecord(b []byte) bool {
 // QueryRows is QueryEntities returning the stored records of the page in
 // page (which it resets first) rather than decoded entities: same order,
 // filter, page size, scan cap and continuation.
-func (s *Service) QueryRows(ctx context.Context, account, table string, q Query, page *RowPage) error {
-	more, npk, nrk, err := s.scan(ctx, account, table, q, page.reset, func(pk, rk, rec []byte) error {
-		if !checkRecord(rec) {
-			return errCorrupt
+//
+// A page is kept in memory only up to hold bytes of keys and records
+// (hold <= 0: no bound). A larger page is not kept: page is left with its
+// extent only (More and the next keys; Len is 0), and stream is called,
+// still inside the read transaction that found the page, with a function
+// that hands each of the page's rows in order to its argument (the rows'
+// slices are valid only during that call); QueryRows returns what stream
+// returns. So a page of large entities (up to 1,000 of up to 1 MiB each)
+// never sits in memory whole, whatever the engine: engines that copy
+// records out of storage (SQLite, PostgreSQL) copy one row at a time.
+func (s *Service) QueryRows(ctx context.Context, account, table string, q Query, page *RowPage, hold int, stream func(page *RowPage, rows func(func(Row) error) error) error) error {
+	top := pageSize(q.Top)
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		page.reset()
+		count, over := 0, false
+		more, npk, nrk, err := s.scanTx(tx, account, table, q, top, func(pk, rk, rec []byte) error {
+			if !checkRecord(rec) {
+				return errCorrupt
+			}
+			count++
+			if over {
+				return nil
+			}
+			page.add(pk, rk, rec)
+			if hold > 0 && page.size > hold {
+				// Too large to hold: go on for the page's extent only.
+				over = true
+				page.reset()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		page.add(pk, rk, rec)
-		return nil
+		page.More, page.NextPartitionKey, page.NextRowKey = more, npk, nrk
+		if !over {
+			return nil
+		}
+		// The same scan again, in the same snapshot, handing the rows
+		// over one at a time.
+		return stream(page, func(each func(Row) error) error {
+			_, _, _, err := s.scanTx(tx, account, table, q, count, func(pk, rk, rec []byte) error {
+				if !checkRecord(rec) {
+					return errCorrupt
+				}
+				return each(Row{PartitionKey: pk, RowKey: rk, rec: rec})
+			})
+			return err
+		})
 	})
 	if err != nil {
 		page.reset()
 		return err
 	}
-	page.More, page.NextPartitionKey, page.NextRowKey = more, npk, nrk
 	return nil
 }
 

@@ -218,7 +218,7 @@ func decodeTable(v []byte) (*TableInfo, error) {
 func getTable(tx storage.Tx, account, name string) (*TableInfo, error) {
 	v, err := tx.Get(tableKey(account, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, azerr.New("TableNotFound")
+		return nil, azerr.New(azerr.TableNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func tableUID(tx storage.Tx, account, name string) (string, error) {
 func tableUIDOf(tx storage.Tx, tkey []byte) ([]byte, error) {
 	v, err := tx.Get(tkey)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, azerr.New("TableNotFound")
+		return nil, azerr.New(azerr.TableNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -264,12 +264,12 @@ func putTable(tx storage.Tx, account string, t *TableInfo) error {
 // of that name (in any case) exists.
 func (s *Service) CreateTable(ctx context.Context, account, name string) (*TableInfo, error) {
 	if !ValidTableName(name) {
-		return nil, azerr.Newf("InvalidResourceName", "The table name %q is not valid.", name)
+		return nil, azerr.Newf(azerr.InvalidResourceName, "The table name %q is not valid.", name)
 	}
 	var out *TableInfo
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Get(tableKey(account, name)); err == nil {
-			return azerr.New("TableAlreadyExists")
+			return azerr.New(azerr.TableAlreadyExists)
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -290,8 +290,8 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		t, err := getTable(tx, account, name)
 		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == "TableNotFound" {
-				return azerr.New("ResourceNotFound")
+			if e, ok := azerr.As(err); ok && e.Code == azerr.TableNotFound {
+				return azerr.New(azerr.ResourceNotFound)
 			}
 			return err
 		}
@@ -426,15 +426,15 @@ func (s *Service) GetACL(ctx context.Context, account, name string) ([]SignedIde
 // SetACL implements Set Table ACL: replaces every stored access policy.
 func (s *Service) SetACL(ctx context.Context, account, name string, acl []SignedIdentifier) error {
 	if len(acl) > 5 {
-		return azerr.Newf("InvalidXmlDocument", "At most 5 signed identifiers are permitted.")
+		return azerr.Newf(azerr.InvalidXmlDocument, "At most 5 signed identifiers are permitted.")
 	}
 	for _, si := range acl {
 		if si.ID == "" || len(si.ID) > 64 {
-			return azerr.Newf("InvalidXmlDocument", "A signed identifier must be 1 to 64 characters long.")
+			return azerr.Newf(azerr.InvalidXmlDocument, "A signed identifier must be 1 to 64 characters long.")
 		}
 		for _, c := range si.Permission {
 			if !strings.ContainsRune("raud", c) {
-				return azerr.Newf("InvalidXmlNodeValue", "The permission %q is not valid for a table.", si.Permission)
+				return azerr.Newf(azerr.InvalidXmlNodeValue, "The permission %q is not valid for a table.", si.Permission)
 			}
 		}
 	}
@@ -528,7 +528,7 @@ func (s *Service) GetServiceProperties(ctx context.Context, account string) (*Se
 // absent from the request keep their stored value.
 func (s *Service) SetServiceProperties(ctx context.Context, account string, p *ServiceProperties) error {
 	if len(p.Cors) > 5 {
-		return azerr.New("InvalidXmlDocument")
+		return azerr.New(azerr.InvalidXmlDocument)
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
 		cur := DefaultServiceProperties()

@@ -62,7 +62,7 @@ func startService(tb testing.TB, eng storage.Engine, o Options) *Service {
 	return s
 }
 
-func wantCode(t *testing.T, err error, code string) {
+func wantCode(t *testing.T, err error, code azerr.Code) {
 	t.Helper()
 	e, ok := azerr.As(err)
 	if !ok || e.Code != code {
@@ -89,7 +89,7 @@ func TestEntityLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.Apply(ctx, acct, "LIFE", Op{Kind: OpInsert, PartitionKey: "p", RowKey: "r"})
-		wantCode(t, err, "EntityAlreadyExists")
+		wantCode(t, err, azerr.EntityAlreadyExists)
 		e2, err := s.Apply(ctx, acct, "Life", Op{Kind: OpMerge, PartitionKey: "p", RowKey: "r", IfMatch: e.ETag(), Props: []Property{prop("M", i32(2))}})
 		if err != nil {
 			t.Fatal(err)
@@ -98,15 +98,15 @@ func TestEntityLifecycle(t *testing.T) {
 			t.Fatalf("merge result %+v", e2)
 		}
 		_, err = s.Apply(ctx, acct, "Life", Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: e.ETag()})
-		wantCode(t, err, "UpdateConditionNotSatisfied")
+		wantCode(t, err, azerr.UpdateConditionNotSatisfied)
 		_, err = s.Apply(ctx, acct, "Life", Op{Kind: OpDelete, PartitionKey: "p", RowKey: "x", IfMatch: "*"})
-		wantCode(t, err, "ResourceNotFound")
+		wantCode(t, err, azerr.ResourceNotFound)
 		got, err := s.GetEntity(ctx, acct, "life", "p", "r")
 		if err != nil || got.ETag() != e2.ETag() || len(got.Props) != 2 {
 			t.Fatalf("get %+v %v", got, err)
 		}
 		_, err = s.Apply(ctx, acct, "nosuch", Op{Kind: OpInsert, PartitionKey: "p", RowKey: "r"})
-		wantCode(t, err, "TableNotFound")
+		wantCode(t, err, azerr.TableNotFound)
 	})
 }
 
@@ -127,7 +127,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 		if !errors.As(err, &be) || be.Index != 2 {
 			t.Fatalf("want failure at index 2, got %v", err)
 		}
-		wantCode(t, be.Err, "EntityAlreadyExists")
+		wantCode(t, be.Err, azerr.EntityAlreadyExists)
 		page, err := s.QueryEntities(ctx, acct, "batch", Query{})
 		if err != nil || len(page.Entities) != 1 {
 			t.Fatalf("after failed batch: %d entities, %v", len(page.Entities), err)
@@ -136,18 +136,18 @@ func TestBatchAllOrNothing(t *testing.T) {
 		if !errors.As(err, &be) || be.Index != 1 {
 			t.Fatalf("different partitions: %v", err)
 		}
-		wantCode(t, be.Err, "CommandsInBatchActOnDifferentPartitions")
+		wantCode(t, be.Err, azerr.CommandsInBatchActOnDifferentPartitions)
 		_, err = s.Batch(ctx, acct, "batch", []Op{{Kind: OpInsert, PartitionKey: "p", RowKey: "a"}, {Kind: OpDelete, PartitionKey: "p", RowKey: "a", IfMatch: "*"}})
 		if !errors.As(err, &be) || be.Index != 1 {
 			t.Fatalf("duplicate row: %v", err)
 		}
-		wantCode(t, be.Err, "InvalidDuplicateRow")
+		wantCode(t, be.Err, azerr.InvalidDuplicateRow)
 		many := make([]Op, 101)
 		for i := range many {
 			many[i] = Op{Kind: OpInsert, PartitionKey: "p", RowKey: fmt.Sprint("m", i)}
 		}
 		_, err = s.Batch(ctx, acct, "batch", many)
-		wantCode(t, err, "InvalidInput")
+		wantCode(t, err, azerr.InvalidInput)
 		res, err := s.Batch(ctx, acct, "batch", many[:100])
 		if err != nil || len(res) != 100 {
 			t.Fatalf("100 ops: %v", err)
@@ -316,7 +316,7 @@ func TestConcurrentIfMatch(t *testing.T) {
 				if err == nil {
 					wins.Add(1)
 					winner.Store(int32(i))
-				} else if ae, ok := azerr.As(err); ok && ae.Code == "UpdateConditionNotSatisfied" {
+				} else if ae, ok := azerr.As(err); ok && ae.Code == azerr.UpdateConditionNotSatisfied {
 					lost.Add(1)
 				} else {
 					t.Error(err)
@@ -344,7 +344,7 @@ func TestConcurrentIfMatch(t *testing.T) {
 					_, err = s.Apply(ctx, acct, "race", Op{Kind: OpUpdate, PartitionKey: "p", RowKey: "r", IfMatch: cur.ETag(), Props: []Property{prop("N", i32(int(n.Int)+1))}})
 					if err == nil {
 						done++
-					} else if ae, ok := azerr.As(err); !ok || ae.Code != "UpdateConditionNotSatisfied" {
+					} else if ae, ok := azerr.As(err); !ok || ae.Code != azerr.UpdateConditionNotSatisfied {
 						// Only a lost If-Match race may be retried.
 						t.Error(err)
 						return

@@ -36,7 +36,7 @@ type batchBody struct {
 }
 
 func malformedBatch(detail string) *azerr.Error {
-	return azerr.Newf("InvalidInput", "The batch request body is malformed: %s.", detail)
+	return azerr.Newf(azerr.InvalidInput, "The batch request body is malformed: %s.", detail)
 }
 
 // parseBatch parses an entity group transaction body: multipart/mixed
@@ -112,7 +112,7 @@ func parseChangeset(boundary string, body []byte) ([]batchRequest, error) {
 			return nil, malformedBatch("the changeset could not be read")
 		}
 		if len(out) > table.MaxBatchOperations {
-			return nil, azerr.Newf("InvalidInput", "The batch request operation exceeds the maximum %d changes per change set.", table.MaxBatchOperations)
+			return nil, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum %d changes per change set.", table.MaxBatchOperations)
 		}
 		pmt, _, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
 		if err != nil || !strings.EqualFold(pmt, "application/http") {
@@ -166,7 +166,7 @@ func parseHTTPPart(b []byte) (*batchRequest, error) {
 func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, nil, azerr.New("InvalidUri")
+		return nil, nil, azerr.New(azerr.InvalidUri)
 	}
 	p := strings.TrimPrefix(u.EscapedPath(), "/")
 	if seg, rest, ok := strings.Cut(p, "/"); ok && (seg == account || strings.TrimSuffix(seg, "-secondary") == account) {
@@ -179,23 +179,23 @@ func batchOpTarget(rawURL, account string) (*resource, url.Values, error) {
 		return nil, nil, err
 	}
 	if res.tables {
-		return nil, nil, azerr.Newf("InvalidInput", "Table operations are not allowed in a batch.")
+		return nil, nil, azerr.Newf(azerr.InvalidInput, "Table operations are not allowed in a batch.")
 	}
 	return res, queryOf(u), nil
 }
 
 // Entity Group Transaction.
-func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	body, err := readBody(r, maxBatchBody)
+func (h *handler) batch(rq *req) error {
+	body, err := readBody(rq.r, maxBatchBody)
 	if err != nil {
 		return err
 	}
-	bb, err := parseBatch(r.Header.Get("Content-Type"), body)
+	bb, err := parseBatch(rq.r.Header.Get("Content-Type"), body)
 	if err != nil {
 		return err
 	}
 	if bb.Query != nil {
-		return h.batchQuery(w, r, info, bb.Query)
+		return h.batchQuery(rq.w, rq.r, rq.info, bb.Query)
 	}
 	ops := make([]table.Op, 0, len(bb.Changeset))
 	tableName := ""
@@ -203,7 +203,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	var levels []metadata
 	var failure *table.BatchError
 	for i, br := range bb.Changeset {
-		op, level, noContent, err := h.batchOp(r, info, &br, &tableName)
+		op, level, noContent, err := h.batchOp(rq.r, rq.info, &br, &tableName)
 		if err != nil {
 			failure = &table.BatchError{Index: i, Err: err}
 			break
@@ -215,7 +215,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	var results []*table.Entity
 	if failure == nil {
 		if len(ops) > 0 {
-			results, err = h.svc.Batch(r.Context(), info.Account, tableName, ops)
+			results, err = h.svc.Batch(rq.r.Context(), rq.info.Account, tableName, ops)
 		}
 		if err != nil {
 			var be *table.BatchError
@@ -229,15 +229,15 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	csBoundary := "changesetresponse_" + guid.NewString()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchBoundary, csBoundary)
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	if failure != nil {
 		e, ok := azerr.As(storageError(failure.Err))
 		if !ok {
 			return failure.Err
 		}
-		info.ErrorCode = e.Code
+		rq.info.ErrorCode = e.Code.String()
 		var eb bytes.Buffer
-		azerr.WriteJSON(&eb, e, info.RequestID, info.Start, fmt.Sprintf("%d:", failure.Index))
+		azerr.WriteJSON(&eb, e, rq.info.RequestID, rq.info.Start, fmt.Sprintf("%d:", failure.Index))
 		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", csBoundary)
 		fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", e.Status, http.StatusText(e.Status))
 		if failure.Index < len(bb.Changeset) && bb.Changeset[failure.Index].ContentID != "" {
@@ -272,7 +272,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 				fmt.Fprintf(&b, "ETag: %s\r\n", e.ETag())
 			}
 			if withBody {
-				ew := &entityWriter{level: levels[i], baseURL: base, account: info.Account, table: tableName}
+				ew := &entityWriter{level: levels[i], baseURL: base, account: rq.info.Account, table: tableName}
 				fmt.Fprintf(&b, "Content-Type: %s\r\n\r\n", levels[i].contentType())
 				b.Write(ew.appendEntity(nil, e, true))
 				b.WriteString("\r\n")
@@ -283,12 +283,12 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		}
 	}
 	fmt.Fprintf(&b, "--%s--\r\n--%s--\r\n", csBoundary, batchBoundary)
-	w.Header().Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("DataServiceVersion", "3.0;")
-	w.WriteHeader(http.StatusAccepted)
-	w.Write(b.Bytes())
+	rq.w.Header().Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
+	rq.w.Header().Set("Cache-Control", "no-cache")
+	rq.w.Header().Set("X-Content-Type-Options", "nosniff")
+	rq.w.Header().Set("DataServiceVersion", "3.0;")
+	rq.w.WriteHeader(http.StatusAccepted)
+	rq.w.Write(b.Bytes())
 	return nil
 }
 
@@ -301,7 +301,7 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	if *tableName == "" {
 		*tableName = res.table
 	} else if !strings.EqualFold(*tableName, res.table) {
-		return nil, 0, false, azerr.New("CommandsInBatchActOnDifferentPartitions")
+		return nil, 0, false, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)
 	}
 	level, err := parseMetadata(q.Get("$format"), br.Header.Get("Accept"))
 	if err != nil {
@@ -310,16 +310,16 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	method := br.Method
 	if xm := br.Header.Values("X-HTTP-Method"); len(xm) > 0 {
 		if len(xm) > 1 {
-			return nil, 0, false, azerr.New("XMethodIncorrectCount")
+			return nil, 0, false, azerr.New(azerr.XMethodIncorrectCount)
 		}
 		if method != http.MethodPost {
-			return nil, 0, false, azerr.New("XMethodNotUsingPost")
+			return nil, 0, false, azerr.New(azerr.XMethodNotUsingPost)
 		}
 		method = strings.ToUpper(xm[0])
 		switch method {
 		case "MERGE", "PUT", "DELETE", "PATCH":
 		default:
-			return nil, 0, false, azerr.New("XMethodIncorrectValue")
+			return nil, 0, false, azerr.New(azerr.XMethodIncorrectValue)
 		}
 	}
 	if method != http.MethodDelete {
@@ -337,7 +337,7 @@ func (h *handler) batchOp(r *http.Request, info *httpx.Info, br *batchRequest, t
 	case res.hasKeys && !res.partial:
 		op, err = entityOp(method, br.Header, res, func(decode func([]byte) error) error { return decode(br.Body) })
 	default:
-		err = azerr.New("MethodNotAllowed")
+		err = azerr.New(azerr.MethodNotAllowed)
 	}
 	if err != nil {
 		return nil, 0, false, err
@@ -365,7 +365,7 @@ func (h *handler) batchQuery(w http.ResponseWriter, r *http.Request, info *httpx
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n", batchBoundary)
 	var e *table.Entity
 	if !res.hasKeys || res.partial {
-		err = azerr.Newf("InvalidInput", "Only a point query is allowed in a batch.")
+		err = azerr.Newf(azerr.InvalidInput, "Only a point query is allowed in a batch.")
 	} else if err = h.authorize(r, info, entityAccess(res.table, res.pk, res.rk, "r", "r")); err == nil {
 		e, err = h.svc.GetEntity(r.Context(), info.Account, res.table, res.pk, res.rk)
 	}

@@ -51,12 +51,12 @@ func parseMetadata(format, accept string) (metadata, error) {
 	case strings.Contains(v, "odata=minimalmetadata"):
 		return minimalMetadata, nil
 	case strings.Contains(v, "odata=verbose"):
-		return 0, azerr.New("JsonFormatNotSupported")
+		return 0, azerr.New(azerr.JsonFormatNotSupported)
 	case v == "" || strings.Contains(v, "json") || strings.Contains(v, "*/*"):
 		return minimalMetadata, nil
 	case strings.Contains(v, "atom") || strings.Contains(v, "xml"):
 		if format != "" || !strings.Contains(v, "*") {
-			return 0, azerr.New("AtomFormatNotSupported")
+			return 0, azerr.New(azerr.AtomFormatNotSupported)
 		}
 	case format != "":
 		return 0, azerr.InvalidQuery("$format", format, "")
@@ -78,7 +78,7 @@ type rawProp struct {
 // (text may be "" when the caller has none).
 func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
 	if !utf8.Valid(body) {
-		return nil, azerr.Newf("InvalidInput", "The request body is not valid UTF-8.")
+		return nil, azerr.Newf(azerr.InvalidInput, "The request body is not valid UTF-8.")
 	}
 	if out, ok := scanObject(body, text, buf); ok {
 		return out, nil
@@ -108,7 +108,7 @@ func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
 			return nil, invalidJSON()
 		}
 		if _, dup := seen[name]; dup {
-			return nil, azerr.New("DuplicatePropertiesSpecified")
+			return nil, azerr.New(azerr.DuplicatePropertiesSpecified)
 		}
 		seen[name] = struct{}{}
 		out = append(out, rawProp{name, raw, -1})
@@ -123,7 +123,7 @@ func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
 }
 
 func invalidJSON() *azerr.Error {
-	return azerr.Newf("InvalidInput", "The request body is not a valid JSON object.")
+	return azerr.Newf(azerr.InvalidInput, "The request body is not a valid JSON object.")
 }
 
 // bodyEntity is an entity as decoded from a request body.
@@ -163,7 +163,7 @@ func decodeEntity(body []byte) (bodyEntity, error) {
 			t, ok := plain(m)
 			if !ok {
 				if err := json.Unmarshal(m.raw, &t); err != nil {
-					return bodyEntity{}, azerr.Newf("InvalidInput", "The type annotation of %q is not a string.", base)
+					return bodyEntity{}, azerr.Newf(azerr.InvalidInput, "The type annotation of %q is not a string.", base)
 				}
 			}
 			if types == nil {
@@ -185,7 +185,7 @@ func decodeEntity(body []byte) (bodyEntity, error) {
 				// Its own variable: only this path takes an address.
 				var u string
 				if err := json.Unmarshal(m.raw, &u); err != nil || string(bytes.TrimSpace(m.raw)) == "null" {
-					return bodyEntity{}, azerr.Newf("InvalidInput", "The %s property must be a string.", m.name)
+					return bodyEntity{}, azerr.Newf(azerr.InvalidInput, "The %s property must be a string.", m.name)
 				}
 				s = u
 			}
@@ -203,7 +203,7 @@ func decodeEntity(body []byte) (bodyEntity, error) {
 			}
 			var ts *string
 			if json.Unmarshal(m.raw, &ts) != nil {
-				return bodyEntity{}, azerr.Newf("InvalidInput", "The Timestamp property must be a DateTime string.")
+				return bodyEntity{}, azerr.Newf(azerr.InvalidInput, "The Timestamp property must be a DateTime string.")
 			}
 			continue
 		}
@@ -224,7 +224,7 @@ func decodeEntity(body []byte) (bodyEntity, error) {
 }
 
 func badValue(name string) *azerr.Error {
-	return azerr.Newf("InvalidInput", "The value of property %q is not valid for its type.", name)
+	return azerr.Newf(azerr.InvalidInput, "The value of property %q is not valid for its type.", name)
 }
 
 // decodeValue decodes one property value; plainStr is the value's text
@@ -261,7 +261,7 @@ func decodeValue(name, edm string, raw json.RawMessage, plainStr string, isPlain
 				// not fit is an error (Int64 needs its annotation).
 				i, err := strconv.ParseInt(n, 10, 32)
 				if err != nil {
-					return odata.Value{}, azerr.Newf("InvalidInput", "The value of property %q does not fit Edm.Int32; annotate it as Edm.Int64 or Edm.Double.", name)
+					return odata.Value{}, azerr.Newf(azerr.InvalidInput, "The value of property %q does not fit Edm.Int32; annotate it as Edm.Int64 or Edm.Double.", name)
 				}
 				return odata.Value{Type: odata.Int32, Int: i}, nil
 			}
@@ -276,7 +276,7 @@ func decodeValue(name, edm string, raw json.RawMessage, plainStr string, isPlain
 	}
 	t, ok := odata.ParseType(edm)
 	if !ok {
-		return odata.Value{}, azerr.Newf("InvalidInput", "The type %q of property %q is not supported.", edm, name)
+		return odata.Value{}, azerr.Newf(azerr.InvalidInput, "The type %q of property %q is not supported.", edm, name)
 	}
 	numText := string(raw)
 	if isString {

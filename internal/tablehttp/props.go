@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/acl"
-	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/cors"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -15,11 +14,8 @@ import (
 )
 
 // Get Table ACL.
-func (h *handler) getACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "-", AccountPerms: "r", ServiceSASDenied: true, Container: name}); err != nil {
-		return err
-	}
-	ids, err := h.svc.GetACL(r.Context(), info.Account, name)
+func (h *handler) getACL(rq *req) error {
+	ids, err := h.svc.GetACL(rq.r.Context(), rq.info.Account, rq.res.table)
 	if err != nil {
 		return err
 	}
@@ -39,17 +35,14 @@ func (h *handler) getACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 		}
 		doc = append(doc, acl.Identifier{ID: si.ID, Policy: p})
 	}
-	httpx.WriteXML(w, r, http.StatusOK, acl.Render(doc))
+	httpx.WriteXML(rq.w, rq.r, http.StatusOK, acl.Render(doc))
 	return nil
 }
 
 // Set Table ACL. Package acl checks the document; the table service checks
 // the permission letters.
-func (h *handler) setACL(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "-", AccountPerms: "w", ServiceSASDenied: true, Container: name}); err != nil {
-		return err
-	}
-	body, err := readBody(r, 64<<10)
+func (h *handler) setACL(rq *req) error {
+	body, err := readBody(rq.r, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -73,10 +66,10 @@ func (h *handler) setACL(w http.ResponseWriter, r *http.Request, info *httpx.Inf
 		}
 		out = append(out, si)
 	}
-	if err := h.svc.SetACL(r.Context(), info.Account, name, out); err != nil {
+	if err := h.svc.SetACL(rq.r.Context(), rq.info.Account, rq.res.table, out); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -122,11 +115,8 @@ func corsRules(rules []table.CorsRule) []cors.Rule {
 }
 
 // Get Table Service Properties.
-func (h *handler) getServiceProperties(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	p, err := h.svc.GetServiceProperties(r.Context(), info.Account)
+func (h *handler) getServiceProperties(rq *req) error {
+	p, err := h.svc.GetServiceProperties(rq.r.Context(), rq.info.Account)
 	if err != nil {
 		return err
 	}
@@ -135,16 +125,13 @@ func (h *handler) getServiceProperties(w http.ResponseWriter, r *http.Request, i
 		doc.Logging = &svcprops.Logging{Version: l.Version, Delete: l.Delete, Read: l.Read, Write: l.Write,
 			RetentionPolicy: svcprops.Retention{Enabled: l.RetentionEnabled, Days: l.RetentionDays}}
 	}
-	httpx.WriteXML(w, r, http.StatusOK, svcprops.Render(doc))
+	httpx.WriteXML(rq.w, rq.r, http.StatusOK, svcprops.Render(doc))
 	return nil
 }
 
 // Set Table Service Properties.
-func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "w", AccountPerms: "w", ServiceSASDenied: true}); err != nil {
-		return err
-	}
-	body, err := readBody(r, 64<<10)
+func (h *handler) setServiceProperties(rq *req) error {
+	body, err := readBody(rq.r, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -164,24 +151,21 @@ func (h *handler) setServiceProperties(w http.ResponseWriter, r *http.Request, i
 			p.Cors = append(p.Cors, table.CorsRule(c))
 		}
 	}
-	if err := h.svc.SetServiceProperties(r.Context(), info.Account, p); err != nil {
+	if err := h.svc.SetServiceProperties(rq.r.Context(), rq.info.Account, p); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusAccepted)
+	rq.w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
 // Get Table Service Stats. Azure answers it on the secondary endpoint
 // only (account name with "-secondary"); on the primary it is 400
 // InvalidQueryParameterValue.
-func (h *handler) getServiceStats(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}); err != nil {
-		return err
+func (h *handler) getServiceStats(rq *req) error {
+	if !secondaryEndpoint(rq.r) {
+		return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "restype").WithDetail("QueryParameterValue", "service")
 	}
-	if !secondaryEndpoint(r) {
-		return azerr.New("InvalidQueryParameterValue").WithDetail("QueryParameterName", "restype").WithDetail("QueryParameterValue", "service")
-	}
-	httpx.WriteXML(w, r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
+	httpx.WriteXML(rq.w, rq.r, http.StatusOK, svcprops.RenderStats(h.d.Now()))
 	return nil
 }
 

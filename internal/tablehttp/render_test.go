@@ -69,7 +69,7 @@ func TestAppendRowMatchesAppendEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rows table.RowPage
-	if err := svc.QueryRows(ctx, "acct", "render", table.Query{}, &rows); err != nil {
+	if err := svc.QueryRows(ctx, "acct", "render", table.Query{}, &rows, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rows.Len() != len(page.Entities) || rows.Len() != len(keys)*len(keys) {

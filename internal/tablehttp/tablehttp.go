@@ -6,7 +6,9 @@
 // package table, which holds every Table rule and runs it inside storage
 // transactions. All of the Table service's JSON lives here (the OData
 // body reader, the renderers and their byte scanner), since the stored
-// records know nothing of wire formats. The server builds it with New from
+// records know nothing of wire formats. Every operation is one row of the
+// table in ops.go (path level, restype, comp, method -> operation name,
+// required access, handler). The server builds it with New from
 // httpx.Deps and runs the table purge worker it registers.
 package tablehttp
 
@@ -89,114 +91,9 @@ func storageError(err error) error {
 		return err
 	}
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New("ServerBusy")
+		return azerr.New(azerr.ServerBusy)
 	}
 	return err
-}
-
-// route dispatches on the resource path and method.
-func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	p := info.Path
-	q := queryOf(r.URL)
-	method := r.Method
-	if xm := r.Header.Values("X-HTTP-Method"); len(xm) > 0 {
-		switch {
-		case len(xm) > 1:
-			return azerr.New("XMethodIncorrectCount")
-		case r.Method != http.MethodPost:
-			return azerr.New("XMethodNotUsingPost")
-		}
-		switch strings.ToUpper(xm[0]) {
-		case "MERGE", "PUT", "DELETE", "PATCH":
-			method = strings.ToUpper(xm[0])
-		default:
-			return azerr.New("XMethodIncorrectValue")
-		}
-	}
-	switch {
-	case p == "" || p == "/":
-		switch {
-		case q.Get("restype") == "service" && q.Get("comp") == "properties":
-			switch method {
-			case http.MethodGet:
-				info.Operation = "GetTableServiceProperties"
-				return h.getServiceProperties(w, r, info)
-			case http.MethodPut:
-				info.Operation = "SetTableServiceProperties"
-				return h.setServiceProperties(w, r, info)
-			}
-			return azerr.New("UnsupportedHttpVerb")
-		case q.Get("restype") == "service" && q.Get("comp") == "stats":
-			info.Operation = "GetTableServiceStats"
-			return h.getServiceStats(w, r, info)
-		}
-		return azerr.New("InvalidUri")
-	case p == "$batch":
-		if method != http.MethodPost {
-			return azerr.New("UnsupportedHttpVerb")
-		}
-		info.Operation = "EntityGroupTransaction"
-		return h.batch(w, r, info)
-	}
-	res, err := parseResource(p)
-	if err != nil {
-		return err
-	}
-	if res.tables {
-		switch {
-		case res.tableName == "" && !res.hasKeys && method == http.MethodGet:
-			info.Operation = "QueryTables"
-			return h.queryTables(w, r, info)
-		case res.tableName == "" && !res.hasKeys && method == http.MethodPost:
-			info.Operation = "CreateTable"
-			return h.createTable(w, r, info)
-		case res.tableName != "" && method == http.MethodDelete:
-			info.Operation = "DeleteTable"
-			return h.deleteTable(w, r, info, res.tableName)
-		case res.tableName != "" && method == http.MethodGet:
-			info.Operation = "QueryTables"
-			return h.getTable(w, r, info, res.tableName)
-		}
-		return azerr.New("UnsupportedHttpVerb")
-	}
-	if c := q.Get("comp"); c != "" && c != "acl" {
-		return azerr.InvalidQuery("comp", c, "")
-	}
-	if q.Get("comp") == "acl" {
-		switch method {
-		case http.MethodGet, http.MethodHead:
-			info.Operation = "GetTableACL"
-			return h.getACL(w, r, info, res.table)
-		case http.MethodPut:
-			info.Operation = "SetTableACL"
-			return h.setACL(w, r, info, res.table)
-		}
-		return azerr.New("UnsupportedHttpVerb")
-	}
-	if !res.hasKeys || res.partial {
-		switch method {
-		case http.MethodGet:
-			info.Operation = "QueryEntities"
-			return h.queryEntities(w, r, info, q, res)
-		case http.MethodPost:
-			if !res.hasKeys {
-				info.Operation = "InsertEntity"
-				return h.insertEntity(w, r, info, q, res.table)
-			}
-		}
-		if res.partial {
-			return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
-		}
-		return azerr.New("MethodNotAllowed")
-	}
-	switch method {
-	case http.MethodGet:
-		info.Operation = "QueryEntity"
-		return h.getEntity(w, r, info, res)
-	case http.MethodPut, "MERGE", http.MethodPatch, http.MethodDelete:
-		return h.writeEntity(w, r, info, res, method)
-	}
-	return azerr.New("MethodNotAllowed")
 }
 
 // resource is a parsed Table service path.
@@ -214,25 +111,25 @@ type resource struct {
 func parseResource(p string) (*resource, error) {
 	dec, err := url.PathUnescape(p)
 	if err != nil {
-		return nil, azerr.New("InvalidUri")
+		return nil, azerr.New(azerr.InvalidUri)
 	}
 	dec = strings.TrimSuffix(dec, "/")
 	name, args, hasParen := strings.Cut(dec, "(")
 	if hasParen {
 		if !strings.HasSuffix(args, ")") {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		args = strings.TrimSuffix(args, ")")
 	}
 	if strings.Contains(name, "/") || name == "" {
-		return nil, azerr.New("InvalidUri")
+		return nil, azerr.New(azerr.InvalidUri)
 	}
 	if name == "Tables" {
 		res := &resource{tables: true}
 		if args != "" {
 			v, rest, err := readQuoted(args)
 			if err != nil || strings.TrimSpace(rest) != "" {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.tableName = v
 		}
@@ -248,32 +145,32 @@ func parseResource(p string) (*resource, error) {
 		rest = strings.TrimLeft(rest, " ")
 		k, after, ok := strings.Cut(rest, "=")
 		if !ok {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		v, tail, err := readQuoted(strings.TrimLeft(after, " "))
 		if err != nil {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		switch strings.TrimSpace(k) {
 		case "PartitionKey":
 			if gotPK {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.pk, gotPK = v, true
 		case "RowKey":
 			if gotRK {
-				return nil, azerr.New("InvalidUri")
+				return nil, azerr.New(azerr.InvalidUri)
 			}
 			res.rk, gotRK = v, true
 		default:
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		tail = strings.TrimLeft(tail, " ")
 		if tail == "" {
 			break
 		}
 		if tail[0] != ',' {
-			return nil, azerr.New("InvalidUri")
+			return nil, azerr.New(azerr.InvalidUri)
 		}
 		rest = tail[1:]
 	}
@@ -285,7 +182,7 @@ func parseResource(p string) (*resource, error) {
 // readQuoted reads a single-quoted key literal (” escapes a quote).
 func readQuoted(s string) (string, string, error) {
 	if s == "" || s[0] != '\'' {
-		return "", "", azerr.New("InvalidUri")
+		return "", "", azerr.New(azerr.InvalidUri)
 	}
 	// Without a doubled quote the literal is a substring of s.
 	if j := strings.IndexByte(s[1:], '\''); j >= 0 && (j+2 >= len(s) || s[j+2] != '\'') {
@@ -303,7 +200,7 @@ func readQuoted(s string) (string, string, error) {
 		}
 		b.WriteByte(s[i])
 	}
-	return "", "", azerr.New("InvalidUri")
+	return "", "", azerr.New(azerr.InvalidUri)
 }
 
 // authorize runs the auth check for one operation.
@@ -338,9 +235,9 @@ func checkJSONContentType(h http.Header) error {
 	ct := strings.ToLower(h.Get("Content-Type"))
 	if ct != "" && !strings.Contains(ct, "json") {
 		if strings.Contains(ct, "atom") {
-			return azerr.New("AtomFormatNotSupported")
+			return azerr.New(azerr.AtomFormatNotSupported)
 		}
-		return azerr.Newf("MediaTypeNotSupported", "The Content-Type %q is not supported; use application/json.", h.Get("Content-Type"))
+		return azerr.Newf(azerr.MediaTypeNotSupported, "The Content-Type %q is not supported; use application/json.", h.Get("Content-Type"))
 	}
 	return nil
 }
@@ -358,11 +255,14 @@ func readJSONBody(r *http.Request, limit int64) ([]byte, error) {
 // does (the same limit and errors), into a pooled buffer sized from
 // Content-Length.
 func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
+	if err := anonymousBody(r); err != nil {
+		return err
+	}
 	if err := checkJSONContentType(r.Header); err != nil {
 		return err
 	}
 	if r.ContentLength > limit {
-		return azerr.New("RequestBodyTooLarge")
+		return azerr.New(azerr.RequestBodyTooLarge)
 	}
 	bp, _ := bodyPool.Get().(*[]byte)
 	if bp == nil {
@@ -379,13 +279,13 @@ func withJSONBody(r *http.Request, limit int64, fn func([]byte) error) error {
 		n, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if int64(len(b)) > limit {
-			return azerr.New("RequestBodyTooLarge")
+			return azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return azerr.Newf("InvalidInput", "The request body could not be read.")
+			return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 		}
 	}
 	err := fn(b)
@@ -402,17 +302,31 @@ const maxPooledBody = 64 << 10
 // bodyPool recycles entity request body buffers (*[]byte).
 var bodyPool sync.Pool
 
+// anonymousBody refuses to read the body of a request without credentials:
+// no Table operation is open to anonymous callers, and reading (up to 4
+// MiB of a batch) before the handler's authorization refuses it would let
+// clients without credentials pile up memory.
+func anonymousBody(r *http.Request) error {
+	if id := httpx.FromContext(r.Context()).Identity; id == nil || id.Kind == auth.Anonymous {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	return nil
+}
+
 // readBody reads at most limit bytes of the request body.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if err := anonymousBody(r); err != nil {
+		return nil, err
+	}
 	if r.ContentLength > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, azerr.Newf("InvalidInput", "The request body could not be read.")
+		return nil, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if int64(len(b)) > limit {
-		return nil, azerr.New("RequestBodyTooLarge")
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return b, nil
 }
@@ -509,7 +423,7 @@ func parseTop(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 || n > table.MaxPageSize {
-		return 0, azerr.Newf("InvalidInput", "The requested number of results $top=%s is not within 1 and %d.", v, table.MaxPageSize)
+		return 0, azerr.Newf(azerr.InvalidInput, "The requested number of results $top=%s is not within 1 and %d.", v, table.MaxPageSize)
 	}
 	return n, nil
 }
@@ -517,18 +431,18 @@ func parseTop(q url.Values) (int, error) {
 func parseFilter(s string) (*odata.Expr, error) {
 	e, err := odata.Parse(s)
 	if err != nil {
-		return nil, azerr.Newf("InvalidInput", "The query filter is not valid: %v", err)
+		return nil, azerr.Newf(azerr.InvalidInput, "The query filter is not valid: %v", err)
 	}
 	return e, nil
 }
 
 // Create Table.
-func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) createTable(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r, 64<<10)
+	body, err := readJSONBody(rq.r, 64<<10)
 	if err != nil {
 		return err
 	}
@@ -537,32 +451,32 @@ func (h *handler) createTable(w http.ResponseWriter, r *http.Request, info *http
 		return invalidJSON()
 	}
 	if req.TableName == nil {
-		return azerr.Newf("PropertiesNeedValue", "The TableName property is required.")
+		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
 	}
 	name := *req.TableName
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
+	if err := h.authorize(rq.r, rq.info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTable(r.Context(), info.Account, name)
+	t, err := h.svc.CreateTable(rq.r.Context(), rq.info.Account, name)
 	if err != nil {
 		return err
 	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	loc := base + "/Tables('" + quoteKey(t.Name) + "')"
-	w.Header().Set("Location", loc)
-	w.Header().Set("DataServiceId", loc)
-	noContent, applied := preferNoContent(r, false)
+	rq.w.Header().Set("Location", loc)
+	rq.w.Header().Set("DataServiceId", loc)
+	noContent, applied := preferNoContent(rq.r, false)
 	if applied != "" {
-		w.Header().Set("Preference-Applied", applied)
+		rq.w.Header().Set("Preference-Applied", applied)
 	}
-	setJSONHeaders(w, level)
+	setJSONHeaders(rq.w, level)
 	if noContent {
-		w.Header().Del("Content-Type")
-		w.WriteHeader(http.StatusNoContent)
+		rq.w.Header().Del("Content-Type")
+		rq.w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	w.WriteHeader(http.StatusCreated)
-	w.Write(appendTable(nil, level, base, info.Account, t.Name, true))
+	rq.w.WriteHeader(http.StatusCreated)
+	rq.w.Write(appendTable(nil, level, base, rq.info.Account, t.Name, true))
 	return nil
 }
 
@@ -588,46 +502,43 @@ func appendTable(b []byte, level metadata, base, account, name string, single bo
 }
 
 // Delete Table.
-func (h *handler) deleteTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "d", AccountPerms: "d", ServiceSASDenied: true, Container: name}); err != nil {
+func (h *handler) deleteTable(rq *req) error {
+	if err := h.svc.DeleteTable(rq.r.Context(), rq.info.Account, rq.res.tableName); err != nil {
 		return err
 	}
-	if err := h.svc.DeleteTable(r.Context(), info.Account, name); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
+	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
 // getTable answers GET Tables('t').
-func (h *handler) getTable(w http.ResponseWriter, r *http.Request, info *httpx.Info, name string) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) getTable(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true, Container: name}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	t, err := h.svc.GetTable(r.Context(), info.Account, name)
+	t, err := h.svc.GetTable(rq.r.Context(), rq.info.Account, rq.res.tableName)
 	if err != nil {
 		return err
 	}
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(appendTable(nil, level, h.d.BaseURL(info.Account), info.Account, t.Name, true))
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(appendTable(nil, level, h.d.BaseURL(rq.info.Account), rq.info.Account, t.Name, true))
 	return nil
 }
 
 // Query Tables.
-func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *httpx.Info) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) queryTables(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "l", ServiceSASDenied: true}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	q := queryOf(r.URL)
+	q := queryOf(rq.r.URL)
 	top, err := parseTop(q)
 	if err != nil {
 		return err
@@ -642,11 +553,11 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 			return err
 		}
 	}
-	names, cont, err := h.svc.QueryTables(r.Context(), info.Account, filter, top, next)
+	names, cont, err := h.svc.QueryTables(rq.r.Context(), rq.info.Account, filter, top, next)
 	if err != nil {
 		return err
 	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	b := []byte{'{'}
 	if level != noMetadata {
 		b = append(b, `"odata.metadata":`...)
@@ -658,40 +569,40 @@ func (h *handler) queryTables(w http.ResponseWriter, r *http.Request, info *http
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendTable(b, level, base, info.Account, n, false)
+		b = appendTable(b, level, base, rq.info.Account, n, false)
 	}
 	b = append(b, "]}"...)
 	if cont != "" {
-		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(cont))
+		rq.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(cont))
 	}
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(b)
 	return nil
 }
 
 // Insert Entity.
-func (h *handler) insertEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, tableName string) error {
-	level, err := metadataLevelOf(r, q)
+func (h *handler) insertEntity(rq *req) error {
+	level, err := metadataLevelOf(rq.r, rq.q)
 	if err != nil {
 		return err
 	}
 	var op table.Op
-	err = withJSONBody(r, maxEntityBody, func(body []byte) error {
+	err = withJSONBody(rq.r, maxEntityBody, func(body []byte) error {
 		op, err = insertOp(body)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, entityAccess(tableName, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
+	if err := h.authorize(rq.r, rq.info, entityAccess(rq.res.table, op.PartitionKey, op.RowKey, "a", "a")); err != nil {
 		return err
 	}
-	e, err := h.svc.Apply(r.Context(), info.Account, tableName, op)
+	e, err := h.svc.Apply(rq.r.Context(), rq.info.Account, rq.res.table, op)
 	if err != nil {
 		return err
 	}
-	h.writeInserted(w, r, info, tableName, level, e)
+	h.writeInserted(rq.w, rq.r, rq.info, rq.res.table, level, e)
 	return nil
 }
 
@@ -701,7 +612,7 @@ func insertOp(body []byte) (table.Op, error) {
 		return table.Op{}, err
 	}
 	if !be.HasPartitionKey || !be.HasRowKey {
-		return table.Op{}, azerr.Newf("PropertiesNeedValue", "PartitionKey and RowKey are required.")
+		return table.Op{}, azerr.Newf(azerr.PropertiesNeedValue, "PartitionKey and RowKey are required.")
 	}
 	return table.Op{Kind: table.OpInsert, PartitionKey: be.PartitionKey, RowKey: be.RowKey, Props: be.Props}, nil
 }
@@ -739,27 +650,27 @@ func (h *handler) writeInserted(w http.ResponseWriter, r *http.Request, info *ht
 
 // writeEntity handles Update, Merge, Insert Or Replace, Insert Or Merge and
 // Delete Entity on an entity address.
-func (h *handler) writeEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource, method string) error {
-	op, err := entityOp(method, r.Header, res, func(decode func([]byte) error) error {
-		return withJSONBody(r, maxEntityBody, decode)
+func (h *handler) writeEntity(rq *req) error {
+	op, err := entityOp(rq.method, rq.r.Header, rq.res, func(decode func([]byte) error) error {
+		return withJSONBody(rq.r, maxEntityBody, decode)
 	})
 	if err != nil {
 		return err
 	}
-	info.Operation = op.Kind.String()
-	if err := h.authorizeWrite(r, info, res.table, op); err != nil {
+	rq.info.Operation = op.Kind.String()
+	if err := h.authorizeWrite(rq.r, rq.info, rq.res.table, op); err != nil {
 		return err
 	}
-	e, err := h.svc.Apply(r.Context(), info.Account, res.table, *op)
+	e, err := h.svc.Apply(rq.r.Context(), rq.info.Account, rq.res.table, *op)
 	if err != nil {
 		return err
 	}
-	hdr := w.Header()
+	hdr := rq.w.Header()
 	if e != nil {
 		hdr[hdrETag] = []string{e.ETag()}
 	}
 	hdr[hdrDataServiceVersion] = valDataServiceVersion
-	w.WriteHeader(http.StatusNoContent)
+	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -794,10 +705,10 @@ func (h *handler) authorizeWrite(r *http.Request, info *httpx.Info, tableName st
 func entityOp(method string, hdr http.Header, res *resource, body func(func([]byte) error) error) (*table.Op, error) {
 	ifMatch := hdr.Values("If-Match")
 	if len(ifMatch) > 1 {
-		return nil, azerr.Newf("InvalidInput", "Only one If-Match value is allowed.")
+		return nil, azerr.Newf(azerr.InvalidInput, "Only one If-Match value is allowed.")
 	}
 	if hdr.Get("If-None-Match") != "" {
-		return nil, azerr.Newf("InvalidInput", "If-None-Match is not supported for this operation.")
+		return nil, azerr.Newf(azerr.InvalidInput, "If-None-Match is not supported for this operation.")
 	}
 	op := &table.Op{PartitionKey: res.pk, RowKey: res.rk}
 	if len(ifMatch) == 1 {
@@ -805,7 +716,7 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 		// A value that is not an entity ETag is malformed input (400),
 		// not a condition that fails (412).
 		if op.IfMatch != "" && !table.ValidETag(op.IfMatch) {
-			return nil, azerr.Newf("InvalidInput", "The If-Match value %q is not a valid ETag.", op.IfMatch)
+			return nil, azerr.Newf(azerr.InvalidInput, "The If-Match value %q is not a valid ETag.", op.IfMatch)
 		}
 	}
 	hasIfMatch := op.IfMatch != ""
@@ -827,7 +738,7 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 			op.Kind = table.OpMerge
 		}
 	default:
-		return nil, azerr.New("MethodNotAllowed")
+		return nil, azerr.New(azerr.MethodNotAllowed)
 	}
 	var be bodyEntity
 	err := body(func(b []byte) error {
@@ -839,66 +750,66 @@ func entityOp(method string, hdr http.Header, res *resource, body func(func([]by
 		return nil, err
 	}
 	if (be.HasPartitionKey && be.PartitionKey != res.pk) || (be.HasRowKey && be.RowKey != res.rk) {
-		return nil, azerr.Newf("InvalidInput", "The PartitionKey and RowKey in the body must match the request URL.")
+		return nil, azerr.Newf(azerr.InvalidInput, "The PartitionKey and RowKey in the body must match the request URL.")
 	}
 	op.Props = be.Props
 	return op, nil
 }
 
 // Query Entities by keys (point query).
-func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, info *httpx.Info, res *resource) error {
-	level, err := h.metadataLevel(r)
+func (h *handler) getEntity(rq *req) error {
+	level, err := h.metadataLevel(rq.r)
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(queryOf(r.URL).Get("$select"))
+	sel, err := parseSelect(queryOf(rq.r.URL).Get("$select"))
 	if err != nil {
 		return err
 	}
-	if err := h.authorize(r, info, entityAccess(res.table, res.pk, res.rk, "r", "r")); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	e, err := h.svc.GetEntity(r.Context(), info.Account, res.table, res.pk, res.rk)
+	e, err := h.svc.GetEntity(rq.r.Context(), rq.info.Account, rq.res.table, rq.res.pk, rq.res.rk)
 	if err != nil {
 		return err
 	}
-	ew := &entityWriter{level: level, baseURL: h.d.BaseURL(info.Account), account: info.Account, table: res.table, selected: sel}
-	w.Header().Set("ETag", e.ETag())
-	setJSONHeaders(w, level)
-	w.WriteHeader(http.StatusOK)
-	w.Write(ew.appendEntity(nil, e, true))
+	ew := &entityWriter{level: level, baseURL: h.d.BaseURL(rq.info.Account), account: rq.info.Account, table: rq.res.table, selected: sel}
+	rq.w.Header().Set("ETag", e.ETag())
+	setJSONHeaders(rq.w, level)
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(ew.appendEntity(nil, e, true))
 	return nil
 }
 
 // Query Entities.
-func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *httpx.Info, q url.Values, res *resource) error {
-	level, err := metadataLevelOf(r, q)
+func (h *handler) queryEntities(rq *req) error {
+	level, err := metadataLevelOf(rq.r, rq.q)
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(q.Get("$select"))
+	sel, err := parseSelect(rq.q.Get("$select"))
 	if err != nil {
 		return err
 	}
-	top, err := parseTop(q)
+	top, err := parseTop(rq.q)
 	if err != nil {
 		return err
 	}
-	filter, err := parseFilter(q.Get("$filter"))
+	filter, err := parseFilter(rq.q.Get("$filter"))
 	if err != nil {
 		return err
 	}
 	// An address with one key is a filter on it.
-	if res.partial {
-		return azerr.Newf("InvalidInput", "Both PartitionKey and RowKey must be specified.")
+	if rq.res.partial {
+		return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
 	}
 	query := table.Query{Filter: filter, Top: top}
-	if v := q.Get("NextPartitionKey"); v != "" {
+	if v := rq.q.Get("NextPartitionKey"); v != "" {
 		if query.NextPartitionKey, err = decodeToken("NextPartitionKey", v); err != nil {
 			return err
 		}
 		query.Continue = true
-		if v := q.Get("NextRowKey"); v != "" {
+		if v := rq.q.Get("NextRowKey"); v != "" {
 			if query.NextRowKey, err = decodeToken("NextRowKey", v); err != nil {
 				return err
 			}
@@ -906,62 +817,99 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 	}
 	// Under a SAS with a key range the query sees only that range, whatever
 	// its filter or continuation asks for.
-	if err := h.authorize(r, info, auth.Access{Resource: auth.ResObject, Perms: "r", AccountPerms: "r", Container: res.table, KeyRangeApplied: true}); err != nil {
+	if err := h.authorizeOp(rq); err != nil {
 		return err
 	}
-	query.Range = table.KeyRange(auth.TableKeyRange(info.Identity))
+	query.Range = table.KeyRange(auth.TableKeyRange(rq.info.Identity))
 	qb, _ := h.pages.Get().(*queryBuf)
 	if qb == nil {
 		qb = new(queryBuf)
 	}
 	defer qb.release(&h.pages)
 	page := &qb.page
-	if err := h.svc.QueryRows(r.Context(), info.Account, res.table, query, page); err != nil {
-		return err
-	}
-	base := h.d.BaseURL(info.Account)
+	base := h.d.BaseURL(rq.info.Account)
 	ew := &qb.ew
-	*ew = entityWriter{level: level, baseURL: base, account: info.Account, table: res.table, selected: sel, scratch: ew.scratch}
+	*ew = entityWriter{level: level, baseURL: base, account: rq.info.Account, table: rq.res.table, selected: sel, scratch: ew.scratch}
 	b := qb.out[:0]
-	if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
-		b = make([]byte, 0, need)
-	}
-	hdr := w.Header()
-	if page.More {
-		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
-		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
-	}
-	setJSONHeaders(w, level)
 	// A page is rendered into b and sent with a Content-Length when it is
 	// small; past streamAt bytes the response is sent as it is rendered,
 	// streamAt at a time, so a page of large entities (up to 1,000 of up
-	// to 1 MiB each) never sits in memory rendered as well as stored.
+	// to 1 MiB each) never sits in memory rendered as well as stored. And
+	// a page whose records come to more than holdPage bytes is not held at
+	// all: its rows are rendered as the engine hands them over.
 	streaming, gone := false, false
+	writeHead := func() {
+		hdr := rq.w.Header()
+		if page.More {
+			hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
+			hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
+		}
+		setJSONHeaders(rq.w, level)
+	}
 	flush := func() {
 		if !streaming {
 			streaming = true
-			w.WriteHeader(http.StatusOK)
+			rq.w.WriteHeader(http.StatusOK)
 		}
-		if _, err := w.Write(b); err != nil {
+		if _, err := rq.w.Write(b); err != nil {
 			gone = true // the client went away: render no more
 		}
 		b = b[:0]
 	}
-	b = append(b, '{')
-	if level != noMetadata {
-		b = append(b, `"odata.metadata":`...)
-		ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), res.table...)
-		b = jsonString(b, ew.scratch)
-		b = append(b, ',')
-	}
-	b = append(b, `"value":[`...)
-	for i := range page.Len() {
-		if i > 0 {
+	open := func() {
+		b = append(b, '{')
+		if level != noMetadata {
+			b = append(b, `"odata.metadata":`...)
+			ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), rq.res.table...)
+			b = jsonString(b, ew.scratch)
 			b = append(b, ',')
 		}
-		b = ew.appendRow(b, page.Row(i))
+		b = append(b, `"value":[`...)
+	}
+	first := true
+	row := func(r table.Row) error {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = ew.appendRow(b, r)
 		if len(b) >= streamAt {
 			if flush(); gone {
+				return errClientGone
+			}
+		}
+		return nil
+	}
+	streamed := false
+	err = h.svc.QueryRows(rq.r.Context(), rq.info.Account, rq.res.table, query, page, holdPage, func(page *table.RowPage, rows func(func(table.Row) error) error) error {
+		streamed = true
+		if cap(b) < streamAt+streamAt/2 {
+			b = make([]byte, 0, streamAt+streamAt/2)
+		}
+		writeHead()
+		open()
+		return rows(row)
+	})
+	switch {
+	case errors.Is(err, errClientGone):
+		return nil
+	case err != nil && streaming:
+		// The status is sent: cut the response short, so that the client
+		// sees a broken body rather than a well-formed partial page.
+		panic(http.ErrAbortHandler)
+	case err != nil:
+		rq.w.Header().Del("x-ms-continuation-NextPartitionKey")
+		rq.w.Header().Del("x-ms-continuation-NextRowKey")
+		return err
+	}
+	if !streamed {
+		if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
+			b = make([]byte, 0, need)
+		}
+		writeHead()
+		open()
+		for i := range page.Len() {
+			if row(page.Row(i)) != nil {
 				return nil
 			}
 		}
@@ -972,11 +920,19 @@ func (h *handler) queryEntities(w http.ResponseWriter, r *http.Request, info *ht
 		flush()
 		return nil
 	}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	rq.w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
+	rq.w.WriteHeader(http.StatusOK)
+	rq.w.Write(b)
 	return nil
 }
+
+// holdPage is the size of a page's records past which Query Entities
+// renders its rows as the engine hands them over instead of holding the
+// page (table.Service.QueryRows).
+const holdPage = 1 << 20
+
+// errClientGone ends the rendering of a page whose client went away.
+var errClientGone = errors.New("the client went away")
 
 // streamAt is the size past which a Query Entities response is streamed.
 const streamAt = 256 << 10

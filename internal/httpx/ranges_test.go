@@ -1,4 +1,4 @@
-package filehttp
+package httpx
 
 import (
 	"strconv"
@@ -22,8 +22,11 @@ func TestParseRange(t *testing.T) {
 		{"bytes=a-b", false, 0, 0, false},
 		{"bytes=1-2-3", false, 0, 0, false},
 		{"bytes=99999999999999999999-1", false, 0, 0, false},
+		{"items=0-1", true, 0, 0, false},
+		{"bytes=7-3", true, 0, 0, false},
+		{" bytes=1-2 ", true, 1, 2, true},
 	} {
-		s, e, ok := parseRange(c.in, c.open)
+		s, e, ok := ParseRange(c.in, c.open)
 		if ok != c.ok || (ok && (s != c.start || e != c.end)) {
 			t.Errorf("%q: %d %d %v", c.in, s, e, ok)
 		}
@@ -37,7 +40,7 @@ func FuzzParseRange(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, s string, open bool) {
-		start, end, ok := parseRange(s, open)
+		start, end, ok := ParseRange(s, open)
 		if !ok {
 			return
 		}
@@ -48,7 +51,7 @@ func FuzzParseRange(f *testing.F) {
 		if end >= 0 {
 			back += strconv.FormatInt(end, 10)
 		}
-		s2, e2, ok2 := parseRange(back, open)
+		s2, e2, ok2 := ParseRange(back, open)
 		if !ok2 || s2 != start || e2 != end {
 			t.Fatalf("%q round trip %q", s, back)
 		}
