@@ -205,21 +205,6 @@ func TestLogoffAndTreeDisconnectCloseOpens(t *testing.T) {
 	}
 }
 
-// createBody is an SMB2 CREATE request body.
-func createBody(path string, access, share, disposition, options uint32) []byte {
-	name := wire.AppendUTF16(nil, path)
-	b := make([]byte, 56)
-	le.PutUint16(b, 57)
-	le.PutUint32(b[4:], 2)
-	le.PutUint32(b[24:], access)
-	le.PutUint32(b[32:], share)
-	le.PutUint32(b[36:], disposition)
-	le.PutUint32(b[40:], options)
-	le.PutUint16(b[44:], wire.HeaderSize+56)
-	le.PutUint16(b[46:], uint16(len(name)))
-	return append(b, name...)
-}
-
 // withFileID is a request body of n bytes (structure size size) with a
 // FileId at at; the zero FileID stands for the all-ones one of related
 // requests.
@@ -261,7 +246,7 @@ func TestCompoundingAndSimpleCommands(t *testing.T) {
 	c := dialTest(t, addr)
 	rw := FileReadData | FileWriteData | FileReadAttributes
 	hs, msgs, err := c.Compound(true, []uint16{wire.Create, wire.Write, wire.Close}, [][]byte{
-		createBody("c.txt", rw, 7, FileOpenIf, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("compound")), closeBody(wire.FileID{})})
+		smbtest.CreateBody("c.txt", rw, 7, FileOpenIf, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("compound")), closeBody(wire.FileID{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +261,7 @@ func TestCompoundingAndSimpleCommands(t *testing.T) {
 	}
 
 	hs, _, err = c.Compound(true, []uint16{wire.Create, wire.Write, wire.Close}, [][]byte{
-		createBody("missing.txt", rw, 7, FileOpen, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("x")), closeBody(wire.FileID{})})
+		smbtest.CreateBody("missing.txt", rw, 7, FileOpen, FileNonDirectoryFile), writeBody(wire.FileID{}, 0, []byte("x")), closeBody(wire.FileID{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +272,7 @@ func TestCompoundingAndSimpleCommands(t *testing.T) {
 	}
 
 	hs, msgs, err = c.Compound(false, []uint16{wire.Create, wire.Create}, [][]byte{
-		createBody("c.txt", FileReadData, 7, FileOpen, 0), createBody("nope.txt", FileReadData, 7, FileOpen, 0)})
+		smbtest.CreateBody("c.txt", FileReadData, 7, FileOpen, 0), smbtest.CreateBody("nope.txt", FileReadData, 7, FileOpen, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

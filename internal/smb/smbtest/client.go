@@ -13,7 +13,6 @@ import (
 	"net"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/crypt"
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
@@ -101,14 +100,6 @@ func sessionSetup(tok []byte) []byte {
 	return append(b, tok...)
 }
 
-func u16(s string) []byte {
-	var b []byte
-	for _, c := range utf16.Encode([]rune(s)) {
-		b = le.AppendUint16(b, c)
-	}
-	return b
-}
-
 func hmacMD5(key []byte, parts ...[]byte) []byte {
 	m := hmac.New(md5.New, key)
 	for _, p := range parts {
@@ -126,8 +117,8 @@ func authenticate(chal []byte, user, password string) []byte {
 		info = chal[infoOff : infoOff+infoLen]
 	}
 	domain := "AZURE"
-	h := crypt.MD4(u16(password))
-	owf := hmacMD5(h[:], u16(strings.ToUpper(user)+domain))
+	h := crypt.MD4(wire.AppendUTF16(nil, password))
+	owf := hmacMD5(h[:], wire.AppendUTF16(nil, strings.ToUpper(user)+domain))
 	temp := []byte{1, 1, 0, 0, 0, 0, 0, 0}
 	temp = le.AppendUint64(temp, uint64(time.Now().UnixNano()/100+116444736000000000))
 	cc := make([]byte, 8)
@@ -139,7 +130,7 @@ func authenticate(chal []byte, user, password string) []byte {
 	proof := hmacMD5(owf, serverChallenge, temp)
 	nt := append(proof, temp...)
 	lm := make([]byte, 24)
-	fields := [][]byte{lm, nt, u16(domain), u16(user), u16("TEST"), nil}
+	fields := [][]byte{lm, nt, wire.AppendUTF16(nil, domain), wire.AppendUTF16(nil, user), wire.AppendUTF16(nil, "TEST"), nil}
 	m := append([]byte("NTLMSSP\x00"), 3, 0, 0, 0)
 	off := 64
 	for _, f := range fields {
@@ -223,7 +214,7 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // TreeConnect connects to a share.
 func (c *Client) TreeConnect(share string) error {
-	path := u16(`\\127.0.0.1\` + share)
+	path := wire.AppendUTF16(nil, `\\127.0.0.1\`+share)
 	b := make([]byte, 8)
 	le.PutUint16(b, 9)
 	le.PutUint16(b[4:], wire.HeaderSize+8)
@@ -239,9 +230,10 @@ func (c *Client) TreeConnect(share string) error {
 	return nil
 }
 
-// Create opens a file; it returns the status and, on success, the FileID.
-func (c *Client) Create(path string, access, share, disposition, options uint32) (wire.FileID, uint32) {
-	name := u16(strings.ReplaceAll(path, "/", `\`))
+// CreateBody is an SMB2 CREATE request body for path ('/' or '\\'
+// separated), with no create contexts.
+func CreateBody(path string, access, share, disposition, options uint32) []byte {
+	name := wire.AppendUTF16(nil, strings.ReplaceAll(path, "/", `\`))
 	b := make([]byte, 56)
 	le.PutUint16(b, 57)
 	le.PutUint32(b[4:], 2) // impersonation
@@ -255,7 +247,12 @@ func (c *Client) Create(path string, access, share, disposition, options uint32)
 	if len(name) == 0 {
 		b = append(b, 0)
 	}
-	h, resp, err := c.Do(wire.Create, b)
+	return b
+}
+
+// Create opens a file; it returns the status and, on success, the FileID.
+func (c *Client) Create(path string, access, share, disposition, options uint32) (wire.FileID, uint32) {
+	h, resp, err := c.Do(wire.Create, CreateBody(path, access, share, disposition, options))
 	if err != nil {
 		return wire.FileID{}, 0xFFFFFFFF
 	}
