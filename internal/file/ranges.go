@@ -74,6 +74,13 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD
 	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5)
 }
 
+// IngestBytes writes bytes held in memory to the chunk store before any
+// transaction (up to 64 KiB stay inline, copied), computing no checksums:
+// for SMB WRITE, which has no Content-MD5 to check or return.
+func (s *Service) IngestBytes(ctx context.Context, p []byte) (blob.Ingested, error) {
+	return s.chunks.IngestBytes(ctx, p, true)
+}
+
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.
 type PutRangeRequest struct {
 	Ref        Ref

@@ -16,22 +16,34 @@ const time_30s = 30 * time.Second
 
 var volatileIDs atomic.Uint64
 
-// readBufs recycles READ response buffers (up to maxIO each): a
-// streaming copy would otherwise allocate megabytes per request.
-var readBufs sync.Pool
+// Buffers of READ responses and of large request frames (WRITEs) are
+// recycled in two size classes: a streaming copy would otherwise allocate,
+// zero and fault in megabytes per request.
+var smallBufs, largeBufs sync.Pool
 
+const smallBufSize = 1<<20 + 64<<10
+
+// getBuf returns a buffer of length n (at most maxFrame).
 func getBuf(n int) *[]byte {
-	if bp, ok := readBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+	pool, size := &smallBufs, smallBufSize
+	if n > smallBufSize {
+		pool, size = &largeBufs, maxFrame
+	}
+	if bp, ok := pool.Get().(*[]byte); ok {
 		*bp = (*bp)[:n]
 		return bp
 	}
-	b := make([]byte, n, max(n, 1<<20))
+	b := make([]byte, n, size)
 	return &b
 }
 
+// putBuf recycles a buffer of getBuf once nothing refers to it.
 func putBuf(bp *[]byte) {
-	if cap(*bp) <= maxIO+wire.ReadResponseHeaderSize {
-		readBufs.Put(bp)
+	switch cap(*bp) {
+	case smallBufSize:
+		smallBufs.Put(bp)
+	case maxFrame:
+		largeBufs.Put(bp)
 	}
 }
 

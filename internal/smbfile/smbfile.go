@@ -6,7 +6,6 @@
 package smbfile
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -136,7 +135,7 @@ func (h *handle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 }
 
 func (h *handle) WriteAt(ctx context.Context, p []byte, off int64) error {
-	data, err := h.svc.Ingest(ctx, bytes.NewReader(p), int64(len(p)), nil)
+	data, err := h.svc.IngestBytes(ctx, p)
 	if err != nil {
 		return mapErr(err)
 	}
