@@ -247,26 +247,53 @@ func (z *zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// openSegment returns a reader of one segment's bytes.
+func openSegment(ctx context.Context, cs storage.ChunkStore, sg Segment) (io.ReadCloser, error) {
+	switch {
+	case sg.Data != nil:
+		return io.NopCloser(bytes.NewReader(sg.Data)), nil
+	case sg.Ref != "":
+		return cs.Open(ctx, sg.Ref, sg.Off, sg.Len)
+	}
+	return io.NopCloser(&zeros{n: sg.Len}), nil
+}
+
+// WriteSegments writes the bytes of segs to w, one segment's reader at a
+// time through io.Copy, so that a chunk store whose readers implement
+// io.WriterTo can hand its files to w (sendfile(2) to a socket) instead of
+// copying them through a buffer. It returns the bytes written.
+func (s *Service) WriteSegments(ctx context.Context, w io.Writer, segs []Segment) (int64, error) {
+	var total int64
+	for _, sg := range segs {
+		rc, err := openSegment(ctx, s.eng.Chunks(), sg)
+		if err != nil {
+			return total, err
+		}
+		n, err := io.Copy(w, rc)
+		rc.Close()
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n != sg.Len {
+			return total, io.ErrUnexpectedEOF
+		}
+	}
+	return total, nil
+}
+
 func (r *segReader) Read(p []byte) (int, error) {
 	for {
 		if r.cur == nil {
 			if len(r.segs) == 0 {
 				return 0, io.EOF
 			}
-			sg := r.segs[0]
-			r.segs = r.segs[1:]
-			switch {
-			case sg.Data != nil:
-				r.cur = io.NopCloser(bytes.NewReader(sg.Data))
-			case sg.Ref != "":
-				rc, err := r.cs.Open(r.ctx, sg.Ref, sg.Off, sg.Len)
-				if err != nil {
-					return 0, err
-				}
-				r.cur = rc
-			default:
-				r.cur = io.NopCloser(&zeros{n: sg.Len})
+			rc, err := openSegment(r.ctx, r.cs, r.segs[0])
+			if err != nil {
+				return 0, err
 			}
+			r.segs = r.segs[1:]
+			r.cur = rc
 		}
 		n, err := r.cur.Read(p)
 		if err == io.EOF {

@@ -282,6 +282,13 @@ func (s *Service) Stream(ctx context.Context, segs []blob.Segment) io.ReadCloser
 	return s.chunks.OpenSegments(ctx, segs)
 }
 
+// WriteSegments writes the bytes of segs (from ReadAt) to w, letting the
+// chunk store hand its files to w where it can (sendfile(2) to a socket);
+// it returns the bytes written.
+func (s *Service) WriteSegments(ctx context.Context, w io.Writer, segs []blob.Segment) (int64, error) {
+	return s.chunks.WriteSegments(ctx, w, segs)
+}
+
 // Range is an inclusive byte range.
 type Range = blob.PageRange
 

@@ -2,6 +2,7 @@ package smb
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -144,10 +145,12 @@ type Handle interface {
 	// Action is how Open got the file (FileCreated, FileOpened, ...).
 	Action() uint32
 	Stat(ctx context.Context) (Stat, error)
-	// ReadAt reads up to len(p) bytes at off; n < len(p) only at the end
-	// of the file. Ranges another open locked exclusively answer
-	// ErrLockConflict.
-	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
+	// ReadAt returns how many bytes there are at off, up to n (fewer
+	// only at the end of the file, none past it), and what writes exactly
+	// those bytes, as of this call, to a writer; that WriteTo may run once
+	// ReadAt returned, while ctx lasts. Ranges another open locked
+	// exclusively answer ErrLockConflict.
+	ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error)
 	// WriteAt writes p at off, extending the file as needed, and changes
 	// its ETag and last-modified time.
 	WriteAt(ctx context.Context, p []byte, off int64) error

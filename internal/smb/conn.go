@@ -270,6 +270,9 @@ type request struct {
 	tree      *tree
 	encrypted bool
 	fileID    wire.FileID // the related compound's current file
+	// alone is set for a request that came in a frame of its own and is
+	// answered in one (a parallel READ or WRITE).
+	alone bool
 }
 
 // response is the answer to one request.
@@ -282,6 +285,10 @@ type response struct {
 	post func([]byte)
 	// release runs once the response was sent (buffer reuse).
 	release func()
+	// data, when set, writes dataLen more bytes that follow body on the
+	// wire (a READ's data, in a response of its own, never signed).
+	data    io.WriterTo
+	dataLen int64
 }
 
 // handleFrame handles one transport frame; bp, when not nil, is the
@@ -397,7 +404,7 @@ func (c *conn) goParallel(frame []byte, encSess *session, bp *[]byte) bool {
 	go func() {
 		defer c.work.Done()
 		defer func() { <-c.sem }()
-		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil}
+		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil, alone: true}
 		resp := c.handle(r, encSess)
 		if resp == nil {
 			c.nc.Close()
@@ -585,13 +592,21 @@ func (c *conn) send(out []*response, encSess *session) error {
 		// without copying a READ's data.
 		resp := out[0]
 		buf := resp.hdr.Append(make([]byte, 4, 4+wire.HeaderSize))
-		n := len(buf) - 4 + len(resp.body)
+		n := len(buf) - 4 + len(resp.body) + int(resp.dataLen)
 		buf[0], buf[1], buf[2], buf[3] = 0, byte(n>>16), byte(n>>8), byte(n)
 		bufs := net.Buffers{buf, resp.body}
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
 		c.nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
-		_, err := bufs.WriteTo(c.nc)
+		if _, err := bufs.WriteTo(c.nc); err != nil || resp.data == nil {
+			return err
+		}
+		// The frame's length is on the wire: a failure or a short
+		// write now can only end the connection.
+		k, err := resp.data.WriteTo(c.nc)
+		if err == nil && k != resp.dataLen {
+			err = io.ErrShortWrite
+		}
 		return err
 	}
 	var buf []byte

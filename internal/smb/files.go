@@ -1,8 +1,10 @@
 package smb
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,23 +313,66 @@ func (c *conn) read(r *request) *response {
 	if req.Offset > 1<<62 {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	bp := getBuf(wire.ReadResponseHeaderSize + int(req.Length))
-	body := *bp
 	ctx, cancel := c.reqCtx()
-	n, err := o.h.ReadAt(ctx, body[wire.ReadResponseHeaderSize:], int64(req.Offset))
-	cancel()
+	n, data, err := o.h.ReadAt(ctx, int64(req.Offset), int64(req.Length))
 	if err != nil {
-		putBuf(bp)
+		cancel()
 		return c.errorResponse(r, statusOf(err))
 	}
 	if n == 0 && req.Length > 0 || uint32(n) < req.MinimumCount {
-		putBuf(bp)
+		cancel()
 		return c.errorResponse(r, statusEndOfFile)
 	}
-	wire.AppendReadResponseHeader(body[:0], uint32(n))
-	resp := c.ok(r, body[:wire.ReadResponseHeaderSize+n])
+	if r.alone && !r.encrypted && r.hdr.Flags&wire.FlagSigned == 0 {
+		// A response neither signed, encrypted nor compounded is sent
+		// as it is read: the data goes from the chunk files to the
+		// socket (sendfile(2) where the store allows it) without
+		// waiting for all of it to be read or copying it here.
+		resp := c.ok(r, wire.AppendReadResponseHeader(nil, uint32(n)))
+		resp.data, resp.dataLen = data, n
+		resp.release = cancel
+		return resp
+	}
+	bp := getBuf(wire.ReadResponseHeaderSize + int(n))
+	w := &fillWriter{b: (*bp)[wire.ReadResponseHeaderSize:wire.ReadResponseHeaderSize:len(*bp)]}
+	_, err = data.WriteTo(w)
+	cancel()
+	if err != nil || int64(len(w.b)) != n {
+		putBuf(bp)
+		return c.errorResponse(r, statusOf(cmp.Or(err, io.ErrUnexpectedEOF)))
+	}
+	body := wire.AppendReadResponseHeader((*bp)[:0], uint32(n))[:wire.ReadResponseHeaderSize+int(n)]
+	resp := c.ok(r, body)
 	resp.release = func() { putBuf(bp) }
 	return resp
+}
+
+// fillWriter fills a slice up to its capacity; ReadFrom reads straight
+// into it.
+type fillWriter struct{ b []byte }
+
+func (w *fillWriter) Write(p []byte) (int, error) {
+	if len(p) > cap(w.b)-len(w.b) {
+		return 0, io.ErrShortWrite
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (w *fillWriter) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for len(w.b) < cap(w.b) {
+		k, err := r.Read(w.b[len(w.b):cap(w.b)])
+		w.b = w.b[:len(w.b)+k]
+		total += int64(k)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 func (c *conn) write(r *request) *response {

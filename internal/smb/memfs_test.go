@@ -1,7 +1,9 @@
 package smb
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -230,19 +232,20 @@ func (h *memHandle) conflict(off, n uint64, write bool) bool {
 	return false
 }
 
-func (h *memHandle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+func (h *memHandle) ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error) {
 	h.fs.mu.Lock()
 	defer h.fs.mu.Unlock()
 	if h.closed {
-		return 0, ErrFileClosed
+		return 0, nil, ErrFileClosed
 	}
-	if h.conflict(uint64(off), uint64(len(p)), false) {
-		return 0, ErrLockConflict
+	if h.conflict(uint64(off), uint64(n), false) {
+		return 0, nil, ErrLockConflict
 	}
 	if off >= int64(len(h.n.data)) {
-		return 0, nil
+		return 0, bytes.NewReader(nil), nil
 	}
-	return copy(p, h.n.data[off:]), nil
+	data := bytes.Clone(h.n.data[off:min(off+n, int64(len(h.n.data)))])
+	return int64(len(data)), bytes.NewReader(data), nil
 }
 
 func (h *memHandle) WriteAt(ctx context.Context, p []byte, off int64) error {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
 )
@@ -116,22 +117,24 @@ func (h *handle) Stat(ctx context.Context) (smb.Stat, error) {
 	return stat(n), nil
 }
 
-func (h *handle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	segs, n, err := h.svc.ReadAt(ctx, h.ref, off, int64(len(p)))
+func (h *handle) ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error) {
+	segs, nd, err := h.svc.ReadAt(ctx, h.ref, off, n)
 	if err != nil {
-		return 0, dataErr(err)
+		return 0, nil, dataErr(err)
 	}
-	want := int(min(int64(len(p)), max(n.Size-off, 0)))
-	if want == 0 {
-		return 0, nil
-	}
-	rc := h.svc.Stream(ctx, segs)
-	defer rc.Close()
-	got, err := io.ReadFull(rc, p[:want])
-	if err != nil {
-		return got, err
-	}
-	return got, nil
+	return min(n, max(nd.Size-off, 0)), segWriter{h.svc, ctx, segs}, nil
+}
+
+// segWriter writes the segments of a read.
+type segWriter struct {
+	svc  *file.Service
+	ctx  context.Context
+	segs []blob.Segment
+}
+
+func (w segWriter) WriteTo(dst io.Writer) (int64, error) {
+	n, err := w.svc.WriteSegments(w.ctx, dst, w.segs)
+	return n, mapErr(err)
 }
 
 func (h *handle) WriteAt(ctx context.Context, p []byte, off int64) error {

@@ -206,10 +206,27 @@ func (w *writeback) Write(p []byte) (int, error) {
 // chunkReader reads a section of a chunk file.
 type chunkReader struct {
 	*io.SectionReader
-	f File
+	f      File
+	off, n int64
 }
 
 func (r chunkReader) Close() error { return r.f.Close() }
+
+// WriteTo implements io.WriterTo. A writer that takes a reader (a TCP
+// connection, whose ReadFrom uses sendfile(2); a buffer reading straight
+// into its memory) gets the file positioned at the section, so that the
+// bytes do not pass through an intermediate buffer.
+func (r chunkReader) WriteTo(w io.Writer) (int64, error) {
+	rf, ok := w.(io.ReaderFrom)
+	sk, seekable := r.f.(io.Seeker)
+	if !ok || !seekable {
+		return io.Copy(w, r.SectionReader)
+	}
+	if _, err := sk.Seek(r.off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return rf.ReadFrom(&io.LimitedReader{R: r.f, N: r.n})
+}
 
 // Open implements storage.ChunkStore. An offset past the end yields an
 // empty reader.
@@ -241,7 +258,7 @@ func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int6
 	if n < 0 || n > size-off {
 		n = size - off
 	}
-	return chunkReader{io.NewSectionReader(f, off, n), f}, nil
+	return chunkReader{io.NewSectionReader(f, off, n), f, off, n}, nil
 }
 
 // Delete implements storage.ChunkStore.
