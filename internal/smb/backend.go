@@ -21,11 +21,12 @@ type Backend interface {
 	ShareSize(ctx context.Context, account, share string) (quota, used int64, err error)
 	// Open opens (or creates, per the disposition) the file or directory
 	// at req.Path and records the open in the handle table, checking
-	// share access against the other opens and REST leases. It answers
+	// share access against the other opens and REST leases, and returns
+	// the handle with the file's Stat as the open left it. It answers
 	// ErrNotFound, ErrPathNotFound, ErrExists, ErrSharingViolation,
 	// ErrDeletePending, ErrIsDirectory, ErrNotDirectory, ErrInvalidName,
 	// ErrAccessDenied or ErrTooManyHandles.
-	Open(ctx context.Context, req *OpenRequest) (Handle, error)
+	Open(ctx context.Context, req *OpenRequest) (Handle, Stat, error)
 }
 
 // Create dispositions (MS-SMB2 §2.2.13).

@@ -182,16 +182,13 @@ func (c *conn) create(r *request) *response {
 		}
 		ctx, cancel := c.reqCtx()
 		defer cancel()
-		h, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
+		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
 			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
 		}
-		if st, err = h.Stat(ctx); err != nil {
-			h.Close(ctx)
-			return c.errorResponse(r, statusOf(err))
-		}
+		st = hst
 		o.h, o.path, o.isDir, o.name = h, path, st.IsDir, st.Name
 		action = h.Action()
 		o.id = wire.FileID{Persistent: h.ID(), Volatile: volatileIDs.Add(1)}

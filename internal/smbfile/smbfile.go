@@ -67,11 +67,11 @@ func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, 
 }
 
 // Open runs an SMB CREATE as file.Open.
-func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
+func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, smb.Stat, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
 	owner, err := b.mem.Owner()
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, smb.Stat{}, mapErr(err)
 	}
 	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path, Owner: owner,
 		Disposition:   file.Disposition(req.Disposition),
@@ -84,13 +84,13 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, e
 	if err != nil {
 		if code(err) == azerr.ResourceTypeMismatch {
 			if req.CreateOptions&smb.FileDirectoryFile != 0 {
-				return nil, smb.ErrNotDirectory
+				return nil, smb.Stat{}, smb.ErrNotDirectory
 			}
-			return nil, smb.ErrIsDirectory
+			return nil, smb.Stat{}, smb.ErrIsDirectory
 		}
-		return nil, mapErr(err)
+		return nil, smb.Stat{}, mapErr(err)
 	}
-	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, nil
+	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, stat(res.Node), nil
 }
 
 type handle struct {
