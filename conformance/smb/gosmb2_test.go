@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 	smb2 "github.com/hirochachacha/go-smb2"
 
 	"github.com/lazuli-storage/lazuli/emulator"
@@ -288,6 +289,23 @@ func TestGoSMB2FileOpsSeenOverREST(t *testing.T) {
 			t.Fatalf("go-smb2 Stat of top: %v, %v; REST last-write time %v", di, err, *dp.FileLastWriteTime)
 		}
 
+		// Names that exist or do not, as go-smb2 maps their statuses.
+		if _, err := fs.OpenFile(`top\a.txt`, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); !os.IsExist(err) {
+			t.Fatalf("go-smb2 create-new of an existing file: %v, want STATUS_OBJECT_NAME_COLLISION", err)
+		}
+		if err := fs.Mkdir("top", 0o755); !os.IsExist(err) {
+			t.Fatalf("go-smb2 Mkdir of an existing directory: %v, want STATUS_OBJECT_NAME_COLLISION", err)
+		}
+		if _, err := fs.Open(`nodir\x.txt`); !os.IsNotExist(err) {
+			t.Fatalf("go-smb2 open under a missing directory: %v, want STATUS_OBJECT_PATH_NOT_FOUND", err)
+		}
+		if err := fs.Rename(`top\a.txt`, `top\sub\b.bin`); !os.IsExist(err) {
+			t.Fatalf("go-smb2 Rename onto an existing file: %v, want STATUS_OBJECT_NAME_COLLISION", err)
+		}
+		if err := fs.Truncate("top", 0); ntStatus(errors.Unwrap(err)) != 0xC00000BA {
+			t.Fatalf("go-smb2 Truncate of a directory: %v, want STATUS_FILE_IS_A_DIRECTORY", err)
+		}
+
 		must(t, fs.Rename(`top\a.txt`, `top\sub\renamed.txt`))
 		if _, err := fa.GetProperties(ctx(t), nil); code(err) != "404 ResourceNotFound" {
 			t.Fatalf("REST of the old name after rename: %s", code(err))
@@ -488,6 +506,28 @@ func TestGoSMB2RaceDistinctRanges(t *testing.T) {
 		must(t, err)
 		if len(hs.Handles) != 0 {
 			t.Fatalf("List Handles after every session closed: %d", len(hs.Handles))
+		}
+	})
+}
+
+// TestGoSMB2StatfsIsQuota: the volume size go-smb2's Statfs reports is
+// the share's quota in 4 KiB units, with what its files use taken off
+// the free space.
+func TestGoSMB2StatfsIsQuota(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		_, err := e.share.SetProperties(ctx(t), &share.SetPropertiesOptions{Quota: to(int32(5))})
+		must(t, err)
+		e.createFile(t, "used.bin", random(40960))
+		fs := e.goSMB2(t, 0x0311)
+		st, err := fs.Statfs("")
+		must(t, err)
+		// go-smb2's BlockSize is the bytes per sector and its
+		// FragmentSize the sectors per allocation unit.
+		unit := st.BlockSize() * st.FragmentSize()
+		if unit != 4096 || st.TotalBlockCount() != 5<<30/4096 || st.AvailableBlockCount() != (5<<30-40960)/4096 ||
+			st.FreeBlockCount() != st.AvailableBlockCount() {
+			t.Fatalf("Statfs: unit %d, total %d, free %d, available %d; want 4096, %d, %d, %d", unit, st.TotalBlockCount(),
+				st.FreeBlockCount(), st.AvailableBlockCount(), 5<<30/4096, (5<<30-40960)/4096, (5<<30-40960)/4096)
 		}
 	})
 }
