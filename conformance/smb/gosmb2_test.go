@@ -407,7 +407,8 @@ func commonPrefix(a, b []byte) int {
 // TestGoSMB2HandlesAndShareModes: go-smb2's opens are REST's List
 // Handles while open and gone after Close. go-smb2 opens files sharing
 // read and write but not delete, so REST Delete File of a file it holds
-// is 409 SharingViolation, while Get File and Put Range go through.
+// and Create File over it are 409 SharingViolation, while Get File and
+// Put Range go through.
 func TestGoSMB2HandlesAndShareModes(t *testing.T) {
 	engines(t, func(t *testing.T, e *env) {
 		fs := e.goSMB2(t, 0x0311)
@@ -437,6 +438,9 @@ func TestGoSMB2HandlesAndShareModes(t *testing.T) {
 
 		if _, err := f.Delete(ctx(t), nil); code(err) != "409 SharingViolation" {
 			t.Fatalf("REST Delete File of a file go-smb2 holds: %s, want 409 SharingViolation", code(err))
+		}
+		if _, err := f.Create(ctx(t), 4, nil); code(err) != "409 SharingViolation" {
+			t.Fatalf("REST Create File over a file go-smb2 holds: %s, want 409 SharingViolation", code(err))
 		}
 		if got := download(t, f); string(got) != "0123456789" {
 			t.Fatalf("REST Get File while go-smb2 holds it: %q", got)
