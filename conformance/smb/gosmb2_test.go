@@ -535,3 +535,31 @@ func TestGoSMB2StatfsIsQuota(t *testing.T) {
 		}
 	})
 }
+
+// A read-only file (go-smb2's Chmod 0444 sets FILE_ATTRIBUTE_READONLY)
+// opens for reading only: an open for writing is STATUS_ACCESS_DENIED
+// (MS-FSA 2.1.5.1.2.1) until the flag is cleared again. (go-smb2's Remove
+// clears the flag itself when a delete is refused, so the refusal of
+// delete-on-close is tested in package file.)
+func TestGoSMB2ReadOnlyFile(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		fs := e.goSMB2(t, 0x0311)
+		must(t, fs.WriteFile("ro.txt", []byte("abc"), 0o644))
+		must(t, fs.Chmod("ro.txt", 0o444))
+		_, err := fs.OpenFile("ro.txt", os.O_WRONLY, 0)
+		if !errors.Is(err, os.ErrPermission) { // go-smb2's STATUS_ACCESS_DENIED
+			t.Fatalf("open for writing of a read-only file: %v, want STATUS_ACCESS_DENIED", err)
+		}
+		b, err := fs.ReadFile("ro.txt")
+		must(t, err)
+		if string(b) != "abc" {
+			t.Fatalf("read-only file reads %q, want abc", b)
+		}
+		must(t, fs.Chmod("ro.txt", 0o644))
+		must(t, fs.WriteFile("ro.txt", []byte("xyz"), 0o644))
+		if got := string(download(t, e.share.NewRootDirectoryClient().NewFileClient("ro.txt"))); got != "xyz" {
+			t.Fatalf("after the flag is cleared REST reads %q, want xyz", got)
+		}
+		must(t, fs.Remove("ro.txt"))
+	})
+}

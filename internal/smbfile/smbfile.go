@@ -277,6 +277,8 @@ func mapErr(err error) error {
 		return smb.ErrFileClosed
 	case errors.Is(err, file.ErrAccessDenied):
 		return smb.ErrAccessDenied
+	case errors.Is(err, file.ErrCannotDelete):
+		return smb.ErrCannotDelete
 	case errors.Is(err, file.ErrInstanceLost):
 		return smb.ErrUnavailable
 	}
