@@ -211,7 +211,7 @@ func (h *handler) putBlob(rq *req) error {
 		if err != nil {
 			return err
 		}
-		if pr.Data, err = h.ingest(rq, u, sums, true); err != nil {
+		if pr.Data, err = h.ingest(rq, u, sums, true, blob.SumMD5|blob.SumCRC64); err != nil {
 			return err
 		}
 	}
@@ -657,7 +657,7 @@ func (h *handler) putBlock(rq *req) error {
 	if err != nil {
 		return err
 	}
-	data, err := h.ingest(rq, u, sums, false)
+	data, err := h.ingest(rq, u, sums, false, blob.SumCRC64)
 	if err != nil {
 		return err
 	}
@@ -900,7 +900,7 @@ func (h *handler) putPage(rq *req) error {
 		if sums, err = rq.txChecksums(); err != nil {
 			return err
 		}
-		if pr.Data, err = h.ingest(rq, u, sums, false); err != nil {
+		if pr.Data, err = h.ingest(rq, u, sums, false, blob.SumCRC64); err != nil {
 			return err
 		}
 		if pr.Data.Size != n {
@@ -1034,7 +1034,7 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
-	} else if ar.Data, err = h.ingest(rq, u, sums, true); err != nil {
+	} else if ar.Data, err = h.ingest(rq, u, sums, true, blob.SumCRC64); err != nil {
 		return err
 	}
 	b, off, err := h.svc.AppendBlock(rq.ctx(), rq.ref(), ar)

@@ -185,8 +185,8 @@ func (rq *req) upload() (uploadBody, error) {
 // ingest writes an upload's content to the chunk store (inline when
 // small and inline is set), checks its transactional checksums and marks
 // a structured message answer.
-func (h *handler) ingest(rq *req, u uploadBody, sums txSums, inline bool) (blob.Ingested, error) {
-	data, err := h.svc.IngestSize(rq.ctx(), u.r, u.size, inline, sums.md5)
+func (h *handler) ingest(rq *req, u uploadBody, sums txSums, inline bool, want blob.Checksums) (blob.Ingested, error) {
+	data, err := h.svc.IngestSize(rq.ctx(), u.r, u.size, inline, sums.md5, want)
 	if err != nil {
 		return data, err
 	}

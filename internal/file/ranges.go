@@ -66,12 +66,13 @@ func writeExtents(tx storage.Tx, p []byte, start int64, segs []blob.Segment) err
 }
 
 // Ingest writes a request body to the chunk store before any transaction
-// (bodies of up to 64 KiB stay inline); a wantMD5 that differs is 400
+// (bodies of up to 64 KiB stay inline) and computes its MD5, which Put
+// Range returns (it returns no CRC-64); a wantMD5 that differs is 400
 // Md5Mismatch.
 func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD5 []byte) (blob.Ingested, error) {
 	// A body known to be too large to inline streams straight to chunks.
 	inline := size < 0 || size <= blob.InlineMax
-	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5)
+	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5, blob.SumMD5)
 }
 
 // IngestBytes writes bytes held in memory to the chunk store before any
