@@ -140,9 +140,17 @@ type Tx struct {
 	t      *btree.BTreeG[item]
 	ro     bool
 	dirty  bool
-	record bool // record the writes in ops and live
+	record bool // record the writes in ops and live, and what they replaced in undo
 	ops    []Op
 	live   int64
+	undo   []undo
+}
+
+// undo is what one write replaced: old, or nothing (absent).
+type undo struct {
+	key    []byte
+	old    item
+	absent bool
 }
 
 // ReadTx returns a read-only Tx over t: Set and Delete fail with
@@ -150,7 +158,8 @@ type Tx struct {
 func ReadTx(t Tree) *Tx { return &Tx{t: t.t, ro: true} }
 
 // WriteTx returns a Tx that writes to t. With record set it also keeps
-// the writes, in order, for Writes and LiveDelta.
+// the writes, in order, for Writes and LiveDelta, and what they replaced,
+// for Rollback.
 func WriteTx(t Tree, record bool) *Tx { return &Tx{t: t.t, record: record} }
 
 // Dirty reports whether the transaction called Set or Delete.
@@ -162,6 +171,20 @@ func (t *Tx) Writes() []Op { return t.ops }
 
 // LiveDelta returns the change in ItemSize the recorded writes made.
 func (t *Tx) LiveDelta() int64 { return t.live }
+
+// Rollback takes back the recorded writes (WriteTx with record), newest
+// first, leaving the tree as it was before the first of them.
+func (t *Tx) Rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		u := t.undo[i]
+		if u.absent {
+			t.t.Delete(item{k: u.key})
+		} else {
+			t.t.ReplaceOrInsert(u.old)
+		}
+	}
+	t.undo, t.ops, t.live = nil, nil, 0
+}
 
 // Get implements storage.Tx.
 func (t *Tx) Get(key []byte) ([]byte, error) {
@@ -182,6 +205,7 @@ func (t *Tx) Set(key, value []byte) error {
 	old, replaced := t.t.ReplaceOrInsert(it)
 	if t.record {
 		t.ops = append(t.ops, Op{Key: it.k, Value: it.v})
+		t.undo = append(t.undo, undo{key: it.k, old: old, absent: !replaced})
 		if replaced {
 			t.live += int64(len(it.v) - len(old.v))
 		} else {
@@ -200,6 +224,7 @@ func (t *Tx) Delete(key []byte) error {
 	old, found := t.t.Delete(item{k: key})
 	if t.record && found {
 		t.ops = append(t.ops, Op{Key: old.k, Delete: true})
+		t.undo = append(t.undo, undo{key: old.k, old: old})
 		t.live -= ItemSize(old.k, old.v)
 	}
 	return nil
