@@ -151,6 +151,9 @@ type Tx struct {
 	ops    []Op
 	live   int64
 	undo   []undo
+	// probe is the item Get looks keys up with (a Tx is used by one
+	// goroutine at a time, and a probe of its own costs no allocation).
+	probe item
 }
 
 // undo is what one write replaced: old, or nothing (absent).
@@ -195,7 +198,9 @@ func (t *Tx) Rollback() {
 
 // Get implements storage.Tx.
 func (t *Tx) Get(key []byte) ([]byte, error) {
-	it, ok := t.t.Get(&item{k: key})
+	t.probe.k = key
+	it, ok := t.t.Get(&t.probe)
+	t.probe.k = nil
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
