@@ -4,12 +4,14 @@
 # lazuli runs on a data directory (log engine); smbd serves a plain
 # directory. Needs root (smbd), smbclient, samba and the az CLI (to create
 # the share over REST). Ports: LAZULI_BENCH_BASE (default 32400) and up.
+# Each workload runs [rounds] times through each server; medians compared.
 #
-#   scripts/smb-bench.sh [big MiB (256)] [small files (1000)]
+#   scripts/smb-bench.sh [big MiB (256)] [small files (1000)] [rounds (3)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 big_mib=${1:-256}
 small=${2:-1000}
+rounds=${3:-3}
 base=${LAZULI_BENCH_BASE:-32400}
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 for tool in smbd smbpasswd smbclient az bc; do
@@ -46,7 +48,9 @@ cat >"$tmp/smb.conf" <<CONF
   force user = root
 CONF
 printf '%s\n%s\n' "$key" "$key" | smbpasswd -c "$tmp/smb.conf" -a -s root >/dev/null
-smbd --foreground --no-process-group -s "$tmp/smb.conf" >"$tmp/smbd.out" 2>&1 &
+# In a session of its own: smbd signals its whole process group when it
+# stops, which would otherwise end this script and its caller.
+setsid smbd --foreground --no-process-group -s "$tmp/smb.conf" >"$tmp/smbd.out" 2>&1 &
 smbd_pid=$!
 
 for _ in $(seq 1 100); do
@@ -62,8 +66,13 @@ for i in $(seq 1 "$small"); do head -c 4096 /dev/urandom >"$tmp/small/f$i"; done
 sleep 1
 
 # run NAME PORT USER COMMANDS: prints the wall time of one smbclient call.
+# Each call starts with the page cache written back (sync): smbd acknowledges
+# writes before they reach the disk, and without it the kernel's writeback
+# of its 256 MiB put landed in the next timed call, lazuli's get (measured:
+# 0.6-1.0 s after an smbd put against 0.46-0.49 s after a sync).
 run() {
   local start end
+  sync
   start=$(date +%s.%N)
   (cd "$tmp" && smbclient "//127.0.0.1/$5" -p "$2" -U "$3" -m SMB3 -c "$4" >"$tmp/out.$1" 2>&1) ||
     { echo "$1 failed:"; cat "$tmp/out.$1"; exit 1; }
@@ -73,15 +82,24 @@ run() {
 
 rss() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
-printf '%-28s %12s %12s %8s\n' workload "lazuli (s)" "smbd (s)" ratio
+# median of the numbers given as arguments.
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+# Each workload runs $rounds times through each server, alternating, and the
+# medians are compared: on a shared machine one run of each is mostly noise.
+printf '%-28s %12s %12s %8s   %s\n' workload "lazuli (s)" "smbd (s)" ratio "runs lazuli / smbd"
 for w in "put ${big_mib} MiB" "get ${big_mib} MiB" "put ${small} small files"; do
-  case $w in
-    put*MiB) cmd="put big.bin big.bin" ;;
-    get*MiB) cmd="get big.bin big.out; !rm -f big.out" ;;
-    *) cmd="mkdir s; cd s; lcd small; prompt off; mput *" ;;
-  esac
-  l=$(run lazuli $((base + 4)) "devstoreaccount1%$key" "$cmd" bench)
-  s=$(run smbd $((base + 5)) "root%$key" "$cmd" bench)
-  printf '%-28s %12.2f %12.2f %8.2f\n' "$w" "$l" "$s" "$(echo "$l / $s" | bc -l)"
+  ls=() ss=()
+  for i in $(seq 1 "$rounds"); do
+    case $w in
+      put*MiB) cmd="put big.bin big.bin" ;;
+      get*MiB) cmd="get big.bin big.out; !rm -f big.out" ;;
+      *) cmd="mkdir s$i; cd s$i; lcd small; prompt off; mput *" ;;
+    esac
+    ls+=("$(run lazuli $((base + 4)) "devstoreaccount1%$key" "$cmd" bench)")
+    ss+=("$(run smbd $((base + 5)) "root%$key" "$cmd" bench)")
+  done
+  l=$(median "${ls[@]}") s=$(median "${ss[@]}")
+  printf '%-28s %12.2f %12.2f %8.2f   %s / %s\n' "$w" "$l" "$s" "$(echo "$l / $s" | bc -l)" "${ls[*]}" "${ss[*]}"
 done
 echo "lazuli peak RSS: $(rss $lz_pid) KiB"

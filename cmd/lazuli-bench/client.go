@@ -266,7 +266,13 @@ type call struct {
 	body   []byte   // shared and never modified
 	table  bool     // Table service: JSON headers and the Table signing layout
 	want   int      // expected status
+	any2xx bool     // any success status will do, not only want
 	hdr    []string // extra header name/value pairs
+}
+
+// accepts reports whether status is the answer c expects.
+func (c *call) accepts(status int) bool {
+	return status == c.want || c.any2xx && status >= 200 && status < 300
 }
 
 // header is the header block of a response, one "name:value\n" line per
@@ -331,7 +337,7 @@ func (t *target) roundTrip(p *hostPool, pc *conn, c *call, into *bytes.Buffer) (
 		pc.nc.Close()
 		return "", false, t.transportError(c, "reading response", err)
 	}
-	if resp.status != c.want {
+	if !c.accepts(resp.status) {
 		var body cappedBuffer
 		if err := pc.readBody(&resp, &body); err != nil {
 			pc.nc.Close()
@@ -728,7 +734,7 @@ func responseError(c *call, status int, h header, body []byte) *requestError {
 		msg = msg[:i]
 	}
 	e.Message = strings.TrimSpace(msg)
-	if e.Code == "" && e.Message == "" && c.want != status {
+	if e.Code == "" && e.Message == "" && !c.accepts(status) {
 		e.Message = fmt.Sprintf("want status %d", c.want)
 	}
 	return e

@@ -450,3 +450,23 @@ func BenchmarkSignerOnly(b *testing.B) {
 		pc.sg.sign(c.method, c.base.Path, c.path, c.query, hdr, c.table)
 	}
 }
+
+// TestCallAccepts: a call takes its expected status, and with any2xx any
+// success (Create Table or Insert Entity answered 201 with a body although
+// the request prefers no content), but never an error status.
+func TestCallAccepts(t *testing.T) {
+	exact := &call{want: 204}
+	any := &call{want: 204, any2xx: true}
+	for _, tc := range []struct {
+		c      *call
+		status int
+		want   bool
+	}{
+		{exact, 204, true}, {exact, 201, false}, {exact, 409, false},
+		{any, 204, true}, {any, 201, true}, {any, 200, true}, {any, 409, false}, {any, 302, false}, {any, 500, false},
+	} {
+		if got := tc.c.accepts(tc.status); got != tc.want {
+			t.Errorf("call{want: %d, any2xx: %v}.accepts(%d) = %v, want %v", tc.c.want, tc.c.any2xx, tc.status, got, tc.want)
+		}
+	}
+}

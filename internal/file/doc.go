@@ -44,7 +44,7 @@
 //	Close(ctx, HandleRef) (*Node, error)               // last close of a delete-pending node deletes it
 //	GetInfo(ctx, HandleRef) (*Node, error)             // sizes, times, attributes, id
 //	ReadAt(ctx, HandleRef, off, n) ([]blob.Segment, *Node, error); Stream(ctx, segs) io.ReadCloser
-//	Ingest(ctx, body, size, md5) (blob.Ingested, error) then WriteAt(ctx, HandleRef, off, data)
+//	IngestBytes(ctx, p) (blob.Ingested, error) then WriteAt(ctx, HandleRef, off, data)
 //	SetEndOfFile(ctx, HandleRef, size)
 //	SetBasicInfo(ctx, HandleRef, BasicInfo)            // times and attributes
 //	SetDeletePending(ctx, HandleRef, bool)             // FileDispositionInformation

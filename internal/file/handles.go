@@ -167,6 +167,9 @@ var (
 	// ErrAccessDenied: the handle was not opened with the access the
 	// operation needs.
 	ErrAccessDenied = errors.New("file: access denied")
+	// ErrCannotDelete: a read-only file or directory was opened to be
+	// deleted on close.
+	ErrCannotDelete = errors.New("file: read-only, cannot be deleted")
 )
 
 // Disposition is the SMB2 CreateDisposition of an open.
@@ -265,6 +268,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			return err
 		}
 		sh := &Share{ID: sid}
+		access := req.DesiredAccess // what the handle is granted
 		parent, n, err := lookup(tx, sh.ID, parts)
 		if err != nil {
 			return err
@@ -307,7 +311,21 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			if req.Directory && !n.Dir || req.NonDirectory && n.Dir {
 				return azerr.New(azerr.ResourceTypeMismatch)
 			}
-			if err := s.checkShareModes(tx, sh.ID, n, req.DesiredAccess, req.ShareAccess); err != nil {
+			if n.Attrs&AttrReadOnly != 0 {
+				// A read-only file opens for reading only (MS-FSA
+				// 2.1.5.1.2.1): writing its data is denied, and it
+				// cannot be opened to be deleted on close.
+				if !n.Dir && req.DesiredAccess&(FileWriteData|FileAppendData|GenericWrite|GenericAll) != 0 {
+					return ErrAccessDenied
+				}
+				if req.DeleteOnClose {
+					return ErrCannotDelete
+				}
+				if !n.Dir && access&MaximumAllowed != 0 {
+					access = access&^MaximumAllowed | FileReadData | FileExecute | Delete
+				}
+			}
+			if err := s.checkShareModes(tx, sh.ID, n, access, req.ShareAccess); err != nil {
 				return err
 			}
 			if want&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
@@ -340,7 +358,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			return ErrAccessDenied
 		}
 		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
-			Access: req.DesiredAccess, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
+			Access: access, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
 			n.Handles++
 			if err := putNode(tx, sh.ID, n); err != nil {

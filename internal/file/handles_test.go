@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"testing"
@@ -319,4 +320,42 @@ func TestRESTRenameDirectoryWithOpenHandleBelow(t *testing.T) {
 	insertHandle(t, svc, ctx, ref, Handle{Access: FileReadData, ShareAccess: 7}, false)
 	_, err := svc.Rename(ctx, RenameRequest{Source: Ref{Account: "a", Share: "s", Path: "d"}, Dest: Ref{Account: "a", Share: "s", Path: "e"}, Dir: true})
 	wantCode(t, "rename", err, azerr.SharingViolation)
+}
+
+// A read-only file opens for reading only (MS-FSA 2.1.5.1.2.1): an open
+// asking to write its data is denied, delete-on-close cannot be asked for,
+// and MAXIMUM_ALLOWED grants a handle that cannot write.
+func TestSMBOpenReadOnlyFile(t *testing.T) {
+	svc, ctx := newSvc(t)
+	setup(t, svc, ctx)
+	ro := AttrReadOnly
+	_, err := svc.Create(ctx, CreateRequest{Ref: Ref{Account: "a", Share: "s", Path: "d/ro"}, Size: 3, SMB: SMBProps{Attrs: &ro}})
+	mustNil(t, err)
+	sr := ShareRef{Account: "a", Name: "s"}
+	open := func(access uint32, deleteOnClose bool) (*OpenResult, error) {
+		return svc.Open(ctx, OpenRequest{Share: sr, Path: "d/ro", Disposition: OpenExist, DesiredAccess: access,
+			ShareAccess: FileShareRead | FileShareWrite | FileShareDelete, DeleteOnClose: deleteOnClose})
+	}
+	for _, access := range []uint32{FileWriteData, FileAppendData, GenericWrite, GenericAll, FileReadData | FileWriteData} {
+		if _, err := open(access, false); !errors.Is(err, ErrAccessDenied) {
+			t.Errorf("open for %#x: %v, want ErrAccessDenied", access, err)
+		}
+	}
+	if _, err := open(Delete, true); !errors.Is(err, ErrCannotDelete) {
+		t.Errorf("delete-on-close open: %v, want ErrCannotDelete", err)
+	}
+	// Reading and changing attributes (how a client clears the flag) open.
+	r, err := open(FileReadData|0x100, false) // FILE_WRITE_ATTRIBUTES
+	mustNil(t, err)
+	_, err = svc.Close(ctx, r.Handle)
+	mustNil(t, err)
+	m, err := open(MaximumAllowed, false)
+	mustNil(t, err)
+	data, err := svc.Ingest(ctx, bytes.NewReader([]byte("xyz")), 3, nil)
+	mustNil(t, err)
+	if _, err := svc.WriteAt(ctx, m.Handle, 0, data); !errors.Is(err, ErrAccessDenied) {
+		t.Errorf("write through a MAXIMUM_ALLOWED handle of a read-only file: %v, want ErrAccessDenied", err)
+	}
+	_, err = svc.Close(ctx, m.Handle)
+	mustNil(t, err)
 }

@@ -159,6 +159,13 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD
 	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5)
 }
 
+// IngestBytes writes bytes held in memory to the chunk store before any
+// transaction (up to 64 KiB stay inline, copied), computing no checksums:
+// for SMB WRITE, which has no Content-MD5 to check or return.
+func (s *Service) IngestBytes(ctx context.Context, p []byte) (blob.Ingested, error) {
+	return s.chunks.IngestBytes(ctx, p, true)
+}
+
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.
 type PutRangeRequest struct {
 	Ref        Ref
@@ -357,6 +364,13 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 // Stream streams segments returned by Read or ReadAt.
 func (s *Service) Stream(ctx context.Context, segs []blob.Segment) io.ReadCloser {
 	return s.chunks.OpenSegments(ctx, segs)
+}
+
+// WriteSegments writes the bytes of segs (from ReadAt) to w, letting the
+// chunk store hand its files to w where it can (sendfile(2) to a socket);
+// it returns the bytes written.
+func (s *Service) WriteSegments(ctx context.Context, w io.Writer, segs []blob.Segment) (int64, error) {
+	return s.chunks.WriteSegments(ctx, w, segs)
 }
 
 // Range is an inclusive byte range.

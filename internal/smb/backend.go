@@ -2,6 +2,7 @@ package smb
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -20,11 +21,12 @@ type Backend interface {
 	ShareSize(ctx context.Context, account, share string) (quota, used int64, err error)
 	// Open opens (or creates, per the disposition) the file or directory
 	// at req.Path and records the open in the handle table, checking
-	// share access against the other opens and REST leases. It answers
+	// share access against the other opens and REST leases, and returns
+	// the handle with the file's Stat as the open left it. It answers
 	// ErrNotFound, ErrPathNotFound, ErrExists, ErrSharingViolation,
 	// ErrDeletePending, ErrIsDirectory, ErrNotDirectory, ErrInvalidName,
 	// ErrAccessDenied or ErrTooManyHandles.
-	Open(ctx context.Context, req *OpenRequest) (Handle, error)
+	Open(ctx context.Context, req *OpenRequest) (Handle, Stat, error)
 }
 
 // Create dispositions (MS-SMB2 §2.2.13).
@@ -144,10 +146,12 @@ type Handle interface {
 	// Action is how Open got the file (FileCreated, FileOpened, ...).
 	Action() uint32
 	Stat(ctx context.Context) (Stat, error)
-	// ReadAt reads up to len(p) bytes at off; n < len(p) only at the end
-	// of the file. Ranges another open locked exclusively answer
-	// ErrLockConflict.
-	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
+	// ReadAt returns how many bytes there are at off, up to n (fewer
+	// only at the end of the file, none past it), and what writes exactly
+	// those bytes, as of this call, to a writer; that WriteTo may run once
+	// ReadAt returned, while ctx lasts. Ranges another open locked
+	// exclusively answer ErrLockConflict.
+	ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error)
 	// WriteAt writes p at off, extending the file as needed, and changes
 	// its ETag and last-modified time.
 	WriteAt(ctx context.Context, p []byte, off int64) error

@@ -170,13 +170,25 @@ func (c *conn) serve() {
 		if hdr[0] != 0 || n < 4 || n > limit {
 			return
 		}
-		// Read the frame in pieces so a client announcing a large frame
-		// and sending little holds little memory.
-		frame, err := readFrame(c.nc, n)
-		if err != nil {
-			return
+		var frame []byte
+		var bp *[]byte
+		if limit == maxFrame && n > 64<<10 {
+			// A logged-on client's large frame (a WRITE) goes into a
+			// recycled buffer.
+			bp = getBuf(n)
+			frame = *bp
+			if _, err := io.ReadFull(c.nc, frame); err != nil {
+				return
+			}
+		} else {
+			// Read the frame in pieces so a client announcing a large
+			// frame and sending little holds little memory.
+			var err error
+			if frame, err = readFrame(c.nc, n); err != nil {
+				return
+			}
 		}
-		if err := c.handleFrame(frame); err != nil {
+		if err := c.handleFrame(frame, bp); err != nil {
 			return
 		}
 	}
@@ -258,6 +270,9 @@ type request struct {
 	tree      *tree
 	encrypted bool
 	fileID    wire.FileID // the related compound's current file
+	// alone is set for a request that came in a frame of its own and is
+	// answered in one (a parallel READ or WRITE).
+	alone bool
 }
 
 // response is the answer to one request.
@@ -270,9 +285,16 @@ type response struct {
 	post func([]byte)
 	// release runs once the response was sent (buffer reuse).
 	release func()
+	// data, when set, writes dataLen more bytes that follow body on the
+	// wire (a READ's data, in a response of its own, never signed).
+	data    io.WriterTo
+	dataLen int64
 }
 
-func (c *conn) handleFrame(frame []byte) error {
+// handleFrame handles one transport frame; bp, when not nil, is the
+// recycled buffer holding it, which a parallel READ or WRITE gives back
+// once answered (other requests may keep pieces of their frame).
+func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 	if len(frame) >= 4 && [4]byte(frame[:4]) == wire.SMB1ID {
 		return c.handleSMB1(frame)
 	}
@@ -283,7 +305,7 @@ func (c *conn) handleFrame(frame []byte) error {
 			return err
 		}
 	}
-	if c.goParallel(frame, encSess) {
+	if c.goParallel(frame, encSess, bp) {
 		return nil
 	}
 	c.drain()
@@ -360,7 +382,7 @@ const maxParallel = 16
 // goParallel runs a frame holding a single READ or WRITE in its own
 // goroutine and reports whether it did. Everything else runs in order on
 // the read loop.
-func (c *conn) goParallel(frame []byte, encSess *session) bool {
+func (c *conn) goParallel(frame []byte, encSess *session, bp *[]byte) bool {
 	if len(frame) < wire.HeaderSize {
 		return false
 	}
@@ -382,7 +404,7 @@ func (c *conn) goParallel(frame []byte, encSess *session) bool {
 	go func() {
 		defer c.work.Done()
 		defer func() { <-c.sem }()
-		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil}
+		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil, alone: true}
 		resp := c.handle(r, encSess)
 		if resp == nil {
 			c.nc.Close()
@@ -394,6 +416,9 @@ func (c *conn) goParallel(frame []byte, encSess *session) bool {
 		}
 		if resp.release != nil {
 			resp.release()
+		}
+		if bp != nil {
+			putBuf(bp)
 		}
 	}()
 	return true
@@ -562,6 +587,28 @@ func (c *conn) grant(want, charge uint16) uint16 {
 // send writes responses as one compound frame, signing each and
 // encrypting the whole when the request was encrypted.
 func (c *conn) send(out []*response, encSess *session) error {
+	if len(out) == 1 && encSess == nil && out[0].sign == nil && out[0].post == nil {
+		// One plain message: its header and body leave in one writev,
+		// without copying a READ's data.
+		resp := out[0]
+		buf := resp.hdr.Append(make([]byte, 4, 4+wire.HeaderSize))
+		n := len(buf) - 4 + len(resp.body) + int(resp.dataLen)
+		buf[0], buf[1], buf[2], buf[3] = 0, byte(n>>16), byte(n>>8), byte(n)
+		bufs := net.Buffers{buf, resp.body}
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		c.nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
+		if _, err := bufs.WriteTo(c.nc); err != nil || resp.data == nil {
+			return err
+		}
+		// The frame's length is on the wire: a failure or a short
+		// write now can only end the connection.
+		k, err := resp.data.WriteTo(c.nc)
+		if err == nil && k != resp.dataLen {
+			err = io.ErrShortWrite
+		}
+		return err
+	}
 	var buf []byte
 	if encSess != nil {
 		buf = make([]byte, 4+wire.TransformHeaderSize, 4+wire.TransformHeaderSize+256)

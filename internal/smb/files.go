@@ -1,8 +1,10 @@
 package smb
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,22 +18,34 @@ const time_30s = 30 * time.Second
 
 var volatileIDs atomic.Uint64
 
-// readBufs recycles READ response buffers (up to maxIO each): a
-// streaming copy would otherwise allocate megabytes per request.
-var readBufs sync.Pool
+// Buffers of READ responses and of large request frames (WRITEs) are
+// recycled in two size classes: a streaming copy would otherwise allocate,
+// zero and fault in megabytes per request.
+var smallBufs, largeBufs sync.Pool
 
+const smallBufSize = 1<<20 + 64<<10
+
+// getBuf returns a buffer of length n (at most maxFrame).
 func getBuf(n int) *[]byte {
-	if bp, ok := readBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+	pool, size := &smallBufs, smallBufSize
+	if n > smallBufSize {
+		pool, size = &largeBufs, maxFrame
+	}
+	if bp, ok := pool.Get().(*[]byte); ok {
 		*bp = (*bp)[:n]
 		return bp
 	}
-	b := make([]byte, n, max(n, 1<<20))
+	b := make([]byte, n, size)
 	return &b
 }
 
+// putBuf recycles a buffer of getBuf once nothing refers to it.
 func putBuf(bp *[]byte) {
-	if cap(*bp) <= maxIO+wire.ReadResponseHeaderSize {
-		readBufs.Put(bp)
+	switch cap(*bp) {
+	case smallBufSize:
+		smallBufs.Put(bp)
+	case maxFrame:
+		largeBufs.Put(bp)
 	}
 }
 
@@ -168,16 +182,13 @@ func (c *conn) create(r *request) *response {
 		}
 		ctx, cancel := c.reqCtx()
 		defer cancel()
-		h, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
+		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
 			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
 		}
-		if st, err = h.Stat(ctx); err != nil {
-			h.Close(ctx)
-			return c.errorResponse(r, statusOf(err))
-		}
+		st = hst
 		o.h, o.path, o.isDir, o.name = h, path, st.IsDir, st.Name
 		action = h.Action()
 		o.id = wire.FileID{Persistent: h.ID(), Volatile: volatileIDs.Add(1)}
@@ -299,23 +310,66 @@ func (c *conn) read(r *request) *response {
 	if req.Offset > 1<<62 {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	bp := getBuf(wire.ReadResponseHeaderSize + int(req.Length))
-	body := *bp
 	ctx, cancel := c.reqCtx()
-	n, err := o.h.ReadAt(ctx, body[wire.ReadResponseHeaderSize:], int64(req.Offset))
-	cancel()
+	n, data, err := o.h.ReadAt(ctx, int64(req.Offset), int64(req.Length))
 	if err != nil {
-		putBuf(bp)
+		cancel()
 		return c.errorResponse(r, statusOf(err))
 	}
 	if n == 0 && req.Length > 0 || uint32(n) < req.MinimumCount {
-		putBuf(bp)
+		cancel()
 		return c.errorResponse(r, statusEndOfFile)
 	}
-	wire.AppendReadResponseHeader(body[:0], uint32(n))
-	resp := c.ok(r, body[:wire.ReadResponseHeaderSize+n])
+	if r.alone && !r.encrypted && r.hdr.Flags&wire.FlagSigned == 0 {
+		// A response neither signed, encrypted nor compounded is sent
+		// as it is read: the data goes from the chunk files to the
+		// socket (sendfile(2) where the store allows it) without
+		// waiting for all of it to be read or copying it here.
+		resp := c.ok(r, wire.AppendReadResponseHeader(nil, uint32(n)))
+		resp.data, resp.dataLen = data, n
+		resp.release = cancel
+		return resp
+	}
+	bp := getBuf(wire.ReadResponseHeaderSize + int(n))
+	w := &fillWriter{b: (*bp)[wire.ReadResponseHeaderSize:wire.ReadResponseHeaderSize:len(*bp)]}
+	_, err = data.WriteTo(w)
+	cancel()
+	if err != nil || int64(len(w.b)) != n {
+		putBuf(bp)
+		return c.errorResponse(r, statusOf(cmp.Or(err, io.ErrUnexpectedEOF)))
+	}
+	body := wire.AppendReadResponseHeader((*bp)[:0], uint32(n))[:wire.ReadResponseHeaderSize+int(n)]
+	resp := c.ok(r, body)
 	resp.release = func() { putBuf(bp) }
 	return resp
+}
+
+// fillWriter fills a slice up to its capacity; ReadFrom reads straight
+// into it.
+type fillWriter struct{ b []byte }
+
+func (w *fillWriter) Write(p []byte) (int, error) {
+	if len(p) > cap(w.b)-len(w.b) {
+		return 0, io.ErrShortWrite
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (w *fillWriter) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for len(w.b) < cap(w.b) {
+		k, err := r.Read(w.b[len(w.b):cap(w.b)])
+		w.b = w.b[:len(w.b)+k]
+		total += int64(k)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 func (c *conn) write(r *request) *response {

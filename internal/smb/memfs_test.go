@@ -1,7 +1,9 @@
 package smb
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -120,18 +122,18 @@ func rel(a uint32) (r, w, d bool) {
 	return a&(FileReadData|FileExecute) != 0, a&(FileWriteData|FileAppendData) != 0, a&Delete != 0
 }
 
-func (fs *memFS) Open(ctx context.Context, req *OpenRequest) (Handle, error) {
+func (fs *memFS) Open(ctx context.Context, req *OpenRequest) (Handle, Stat, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	parent, n, name, err := fs.lookup(req.Share, req.Path)
 	if err != nil {
-		return nil, err
+		return nil, Stat{}, err
 	}
 	h := &memHandle{fs: fs, access: req.DesiredAccess, share: req.ShareAccess, action: FileOpened}
 	wantDir := req.CreateOptions&FileDirectoryFile != 0
 	if n == nil {
 		if req.Disposition == FileOpen || req.Disposition == FileOverwrite {
-			return nil, ErrNotFound
+			return nil, Stat{}, ErrNotFound
 		}
 		n = fs.node(name, wantDir, parent)
 		if req.Attributes != 0 {
@@ -141,23 +143,23 @@ func (fs *memFS) Open(ctx context.Context, req *OpenRequest) (Handle, error) {
 		h.action = FileCreated
 	} else {
 		if n.deletePending {
-			return nil, ErrDeletePending
+			return nil, Stat{}, ErrDeletePending
 		}
 		if wantDir && !n.dir {
-			return nil, ErrNotDirectory
+			return nil, Stat{}, ErrNotDirectory
 		}
 		if req.CreateOptions&FileNonDirectoryFile != 0 && n.dir {
-			return nil, ErrIsDirectory
+			return nil, Stat{}, ErrIsDirectory
 		}
 		if err := shareCheck(n, req.DesiredAccess, req.ShareAccess); err != nil {
-			return nil, err
+			return nil, Stat{}, err
 		}
 		switch req.Disposition {
 		case FileCreate:
-			return nil, ErrExists
+			return nil, Stat{}, ErrExists
 		case FileSupersede, FileOverwrite, FileOverwriteIf:
 			if n.dir {
-				return nil, ErrInvalidParameter
+				return nil, Stat{}, ErrInvalidParameter
 			}
 			n.data = nil
 			h.action = FileOverwritten
@@ -171,7 +173,7 @@ func (fs *memFS) Open(ctx context.Context, req *OpenRequest) (Handle, error) {
 	fs.nextID++
 	h.id = fs.nextID
 	n.opens = append(n.opens, h)
-	return h, nil
+	return h, n.stat(), nil
 }
 
 // shareCheck is NT's share-access check.
@@ -230,19 +232,20 @@ func (h *memHandle) conflict(off, n uint64, write bool) bool {
 	return false
 }
 
-func (h *memHandle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+func (h *memHandle) ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error) {
 	h.fs.mu.Lock()
 	defer h.fs.mu.Unlock()
 	if h.closed {
-		return 0, ErrFileClosed
+		return 0, nil, ErrFileClosed
 	}
-	if h.conflict(uint64(off), uint64(len(p)), false) {
-		return 0, ErrLockConflict
+	if h.conflict(uint64(off), uint64(n), false) {
+		return 0, nil, ErrLockConflict
 	}
 	if off >= int64(len(h.n.data)) {
-		return 0, nil
+		return 0, bytes.NewReader(nil), nil
 	}
-	return copy(p, h.n.data[off:]), nil
+	data := bytes.Clone(h.n.data[off:min(off+n, int64(len(h.n.data)))])
+	return int64(len(data)), bytes.NewReader(data), nil
 }
 
 func (h *memHandle) WriteAt(ctx context.Context, p []byte, off int64) error {

@@ -34,6 +34,9 @@ type recordingListener struct {
 type recordingConn struct {
 	net.Conn
 	l *recordingListener
+	// pend is the part of the server's byte stream not yet seen as
+	// whole frames: a frame may be written in several pieces.
+	pend []byte
 }
 
 func (l *recordingListener) Accept() (net.Conn, error) {
@@ -41,24 +44,40 @@ func (l *recordingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &recordingConn{c, l}, nil
+	return &recordingConn{Conn: c, l: l}, nil
 }
 
 func (c *recordingConn) Write(b []byte) (int, error) {
 	c.l.mu.Lock()
-	switch {
-	case len(b) >= 8 && [4]byte(b[4:8]) == wire.TransformID:
-		c.l.encrypted++
-	case len(b) >= 4+wire.HeaderSize && le.Uint32(b[4+16:])&wire.FlagSigned != 0:
-		c.l.signed++
-	default:
-		c.l.plain++
-		if len(b) >= 4+wire.HeaderSize && le.Uint16(b[4+12:]) == wire.Negotiate && le.Uint32(b[4+16:])&wire.FlagServerToRedir != 0 {
-			c.l.negotiate = append([]byte(nil), b[4:]...)
+	c.pend = append(c.pend, b...)
+	for len(c.pend) >= 4 {
+		n := 4 + (int(c.pend[1])<<16 | int(c.pend[2])<<8 | int(c.pend[3]))
+		if len(c.pend) < n {
+			break
 		}
+		c.l.record(c.pend[:n])
+		c.pend = c.pend[n:]
+	}
+	if len(c.pend) == 0 {
+		c.pend = nil
 	}
 	c.l.mu.Unlock()
 	return c.Conn.Write(b)
+}
+
+// record classifies one whole frame (with its 4-byte length).
+func (l *recordingListener) record(b []byte) {
+	switch {
+	case len(b) >= 8 && [4]byte(b[4:8]) == wire.TransformID:
+		l.encrypted++
+	case len(b) >= 4+wire.HeaderSize && le.Uint32(b[4+16:])&wire.FlagSigned != 0:
+		l.signed++
+	default:
+		l.plain++
+		if len(b) >= 4+wire.HeaderSize && le.Uint16(b[4+12:]) == wire.Negotiate && le.Uint32(b[4+16:])&wire.FlagServerToRedir != 0 {
+			l.negotiate = append([]byte(nil), b[4:]...)
+		}
+	}
 }
 
 func (l *recordingListener) counts() (enc, signed, plain int) {

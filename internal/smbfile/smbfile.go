@@ -6,13 +6,13 @@
 package smbfile
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
 )
@@ -67,11 +67,11 @@ func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, 
 }
 
 // Open runs an SMB CREATE as file.Open.
-func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, error) {
+func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, smb.Stat, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
 	owner, err := b.mem.Owner()
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, smb.Stat{}, mapErr(err)
 	}
 	res, err := b.svc.Open(ctx, file.OpenRequest{Share: ref, Path: req.Path, Owner: owner,
 		Disposition:   file.Disposition(req.Disposition),
@@ -84,13 +84,13 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, e
 	if err != nil {
 		if code(err) == azerr.ResourceTypeMismatch {
 			if req.CreateOptions&smb.FileDirectoryFile != 0 {
-				return nil, smb.ErrNotDirectory
+				return nil, smb.Stat{}, smb.ErrNotDirectory
 			}
-			return nil, smb.ErrIsDirectory
+			return nil, smb.Stat{}, smb.ErrIsDirectory
 		}
-		return nil, mapErr(err)
+		return nil, smb.Stat{}, mapErr(err)
 	}
-	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, nil
+	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, stat(res.Node), nil
 }
 
 type handle struct {
@@ -117,26 +117,28 @@ func (h *handle) Stat(ctx context.Context) (smb.Stat, error) {
 	return stat(n), nil
 }
 
-func (h *handle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	segs, n, err := h.svc.ReadAt(ctx, h.ref, off, int64(len(p)))
+func (h *handle) ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, error) {
+	segs, nd, err := h.svc.ReadAt(ctx, h.ref, off, n)
 	if err != nil {
-		return 0, dataErr(err)
+		return 0, nil, dataErr(err)
 	}
-	want := int(min(int64(len(p)), max(n.Size-off, 0)))
-	if want == 0 {
-		return 0, nil
-	}
-	rc := h.svc.Stream(ctx, segs)
-	defer rc.Close()
-	got, err := io.ReadFull(rc, p[:want])
-	if err != nil {
-		return got, err
-	}
-	return got, nil
+	return min(n, max(nd.Size-off, 0)), segWriter{h.svc, ctx, segs}, nil
+}
+
+// segWriter writes the segments of a read.
+type segWriter struct {
+	svc  *file.Service
+	ctx  context.Context
+	segs []blob.Segment
+}
+
+func (w segWriter) WriteTo(dst io.Writer) (int64, error) {
+	n, err := w.svc.WriteSegments(w.ctx, dst, w.segs)
+	return n, mapErr(err)
 }
 
 func (h *handle) WriteAt(ctx context.Context, p []byte, off int64) error {
-	data, err := h.svc.Ingest(ctx, bytes.NewReader(p), int64(len(p)), nil)
+	data, err := h.svc.IngestBytes(ctx, p)
 	if err != nil {
 		return mapErr(err)
 	}
@@ -275,6 +277,8 @@ func mapErr(err error) error {
 		return smb.ErrFileClosed
 	case errors.Is(err, file.ErrAccessDenied):
 		return smb.ErrAccessDenied
+	case errors.Is(err, file.ErrCannotDelete):
+		return smb.ErrCannotDelete
 	case errors.Is(err, file.ErrInstanceLost):
 		return smb.ErrUnavailable
 	}

@@ -22,10 +22,18 @@ import (
 
 // ChunkStore keeps one file per chunk under <Dir>/chunks/. A chunk's
 // reference is 32 lowercase hex digits of randomness; the file lives at
-// chunks/<first two digits>/<reference>. Put streams the body into
-// chunks/tmp/ and renames the finished file into place, so a chunk file is
-// always complete; files left in tmp/ by a crash are removed on Open. The
-// file's modification time is the chunk's write time.
+// chunks/<first two digits>/<reference>. Put streams the body straight into
+// that file: a reference is fresh and no one holds it before Put returns,
+// so nobody reads a chunk while it is written. A crash leaves the chunk
+// of an interrupted Put unreferenced, and the garbage collector removes
+// it like any other. The file's modification time is the chunk's write
+// time.
+//
+// Writing in place rather than into a temporary file renamed afterwards
+// spares a durable Put a second metadata commit: with sync, the file's
+// fsync commits its creation too, and the fsync of its directory finds
+// that already done. (16 concurrent 64 MiB uploads: see the commit that
+// made it so.)
 type ChunkStore struct {
 	fs     FS
 	dir    string
@@ -40,6 +48,10 @@ var _ storage.ChunkStore = (*ChunkStore)(nil)
 
 const refLen = 32
 
+// fanOut is the number of directories chunks are spread over, named by
+// the first two digits of their references.
+const fanOut = 256
+
 // OpenChunkStore opens the chunk store rooted at dir. With sync set, every
 // chunk is fsynced with its directory before Put returns. Once closed (which
 // may be the owning engine's flag) is set, every call fails with
@@ -50,13 +62,13 @@ func OpenChunkStore(dir string, sync bool, closed *atomic.Bool) (*ChunkStore, er
 
 // OpenChunkStoreFS is OpenChunkStore on the file system fsys.
 func OpenChunkStoreFS(fsys FS, dir string, sync bool, closed *atomic.Bool) (*ChunkStore, error) {
-	tmp := filepath.Join(dir, "tmp")
-	// Leftovers of interrupted Puts were never acknowledged.
-	if err := fsys.RemoveAll(tmp); err != nil {
-		return nil, err
-	}
-	if err := fsys.MkdirAll(tmp, 0o755); err != nil {
-		return nil, err
+	// Every fan-out directory exists from the start, so that a Put never
+	// creates one: its directory's entry is durable before any chunk
+	// lands in it.
+	for i := range fanOut {
+		if err := fsys.MkdirAll(filepath.Join(dir, fmt.Sprintf("%02x", i)), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if closed == nil {
 		closed = new(atomic.Bool)
@@ -123,14 +135,13 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 	rand.Read(id[:])
 	ref := storage.ChunkRef(hex.EncodeToString(id[:]))
 	final, _ := c.path(ref)
-	tmp := filepath.Join(c.dir, "tmp", string(ref))
-	f, err := c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := c.fs.OpenFile(final, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", 0, err
 	}
 	fail := func(err error) (storage.ChunkRef, int64, error) {
 		f.Close()
-		c.fs.Remove(tmp)
+		c.fs.Remove(final)
 		return "", 0, err
 	}
 	bp, _ := c.bufs.Get().(*[]byte)
@@ -154,27 +165,12 @@ func (c *ChunkStore) Put(ctx context.Context, r io.Reader) (storage.ChunkRef, in
 		}
 	}
 	if err := f.Close(); err != nil {
-		c.fs.Remove(tmp)
-		return "", 0, err
-	}
-	err = c.fs.Rename(tmp, final)
-	if errors.Is(err, fs.ErrNotExist) {
-		// First chunk of this fan-out directory.
-		if err = c.fs.MkdirAll(filepath.Dir(final), 0o755); err == nil {
-			if c.sync {
-				err = c.fs.SyncDir(c.dir)
-			}
-			if err == nil {
-				err = c.fs.Rename(tmp, final)
-			}
-		}
-	}
-	if err != nil {
-		c.fs.Remove(tmp)
+		c.fs.Remove(final)
 		return "", 0, err
 	}
 	if c.sync {
 		if err := c.fs.SyncDir(filepath.Dir(final)); err != nil {
+			c.fs.Remove(final)
 			return "", 0, err
 		}
 	}
@@ -206,10 +202,27 @@ func (w *writeback) Write(p []byte) (int, error) {
 // chunkReader reads a section of a chunk file.
 type chunkReader struct {
 	*io.SectionReader
-	f File
+	f      File
+	off, n int64
 }
 
 func (r chunkReader) Close() error { return r.f.Close() }
+
+// WriteTo implements io.WriterTo. A writer that takes a reader (a TCP
+// connection, whose ReadFrom uses sendfile(2); a buffer reading straight
+// into its memory) gets the file positioned at the section, so that the
+// bytes do not pass through an intermediate buffer.
+func (r chunkReader) WriteTo(w io.Writer) (int64, error) {
+	rf, ok := w.(io.ReaderFrom)
+	sk, seekable := r.f.(io.Seeker)
+	if !ok || !seekable {
+		return io.Copy(w, r.SectionReader)
+	}
+	if _, err := sk.Seek(r.off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return rf.ReadFrom(&io.LimitedReader{R: r.f, N: r.n})
+}
 
 // Open implements storage.ChunkStore. An offset past the end yields an
 // empty reader.
@@ -241,7 +254,7 @@ func (c *ChunkStore) Open(ctx context.Context, ref storage.ChunkRef, off, n int6
 	if n < 0 || n > size-off {
 		n = size - off
 	}
-	return chunkReader{io.NewSectionReader(f, off, n), f}, nil
+	return chunkReader{io.NewSectionReader(f, off, n), f, off, n}, nil
 }
 
 // Delete implements storage.ChunkStore.
@@ -276,14 +289,11 @@ func (c *ChunkStore) Walk(ctx context.Context, fn func(ref storage.ChunkRef, wri
 	if c.closed.Load() {
 		return storage.ErrClosed
 	}
-	for i := range 256 {
+	for i := range fanOut {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		entries, err := c.fs.ReadDir(filepath.Join(c.dir, fmt.Sprintf("%02x", i)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // no chunk ever landed here
-		}
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,10 @@
 // With Options.Sync (the server's default) an Update returns only once its
 // record is on stable storage. Updates that wait at the same time share one
 // fsync (group commit): whoever finds no fsync running starts one for every
-// record written so far, and each Update waits for at most the fsync in
-// flight and the one after it. Views see a write only once it is on disk,
+// record written so far (after letting the goroutines ready to run append
+// theirs), and each Update waits for at most the fsync in flight and the
+// one after it. Updates append and apply while an fsync runs; only their
+// answer waits. Views see a write only once it is on disk,
 // so nobody is ever answered with data a power cut could take back.
 package logstore
 

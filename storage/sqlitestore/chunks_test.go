@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,7 +97,7 @@ func TestChunkStreaming(t *testing.T) {
 }
 
 // TestChunkPutCanceled: a Put whose context ends leaves no chunk and no
-// temporary file behind.
+// file behind.
 func TestChunkPutCanceled(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, false)
@@ -111,9 +112,15 @@ func TestChunkPutCanceled(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("Walk reports %d chunks after a canceled Put", n)
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, sqlitestore.ChunkDir, "tmp"))
-	if err != nil || len(entries) != 0 {
-		t.Fatalf("temporary files left: %d, %v", len(entries), err)
+	var files []string
+	filepath.WalkDir(filepath.Join(dir, sqlitestore.ChunkDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if len(files) != 0 {
+		t.Fatalf("files left after a canceled Put: %q", files)
 	}
 }
 
@@ -132,20 +139,30 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestLeftoverTempFilesRemoved: a Put interrupted by a crash leaves a file
-// in chunks/tmp, which the next Open removes.
-func TestLeftoverTempFilesRemoved(t *testing.T) {
+// TestLeftoverChunkWalked: a Put interrupted by a crash leaves its partial
+// chunk under its reference, never acknowledged; Walk reports it, so the
+// garbage collector removes it like any unreferenced chunk.
+func TestLeftoverChunkWalked(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, false)
 	s.Close()
-	leftover := filepath.Join(dir, sqlitestore.ChunkDir, "tmp", "0123456789abcdef0123456789abcdef")
+	const ref = "0123456789abcdef0123456789abcdef"
+	leftover := filepath.Join(dir, sqlitestore.ChunkDir, ref[:2], ref)
 	if err := os.WriteFile(leftover, []byte("partial"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, dir, false)
 	defer s.Close()
+	var got []storage.ChunkRef
+	s.Chunks().Walk(context.Background(), func(r storage.ChunkRef, _ time.Time) error { got = append(got, r); return nil })
+	if len(got) != 1 || got[0] != ref {
+		t.Fatalf("Walk reports %q, want the leftover chunk %s", got, ref)
+	}
+	if err := s.Chunks().Delete(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("leftover temp file still there: %v", err)
+		t.Fatalf("leftover chunk still there after Delete: %v", err)
 	}
 }
 
