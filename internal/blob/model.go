@@ -375,7 +375,7 @@ func pagesPrefix(acct, c, name, snap string) []byte {
 }
 
 func pageKey(prefix []byte, start int64) []byte {
-	return keyenc.AppendUint64(append([]byte(nil), prefix...), uint64(start))
+	return keyenc.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...), uint64(start))
 }
 
 // blockListKey holds the committed block list of a block blob with more

@@ -47,47 +47,34 @@ func writePages(pages []Page, start int64, seg Segment) []Page {
 
 // clearStoredPages removes [start, end) from the pages stored under pp,
 // splitting the pages that straddle either edge. Only the pages touched are
-// read and written.
+// read and written: one descending scan from end finds them all, since
+// pages never overlap and so the first one starting at or before start is
+// the last that can reach into the range.
 func clearStoredPages(tx storage.Tx, pp []byte, start, end int64) error {
 	var dels [][]byte
 	var sets []Page
-	cut := func(key []byte, pg Page) {
-		dels = append(dels, append([]byte(nil), key...))
-		pEnd := pg.Start + pg.Seg.Len
-		if pg.Start < start {
-			sets = append(sets, Page{Start: pg.Start, Seg: cutSeg(pg.Seg, 0, start-pg.Start)})
-		}
-		if pEnd > end {
-			sets = append(sets, Page{Start: end, Seg: cutSeg(pg.Seg, end-pg.Start, pEnd-end)})
-		}
-	}
-	// The page starting before start may reach into the range.
-	it := tx.Scan(pp, pageKey(pp, start), true)
-	if it.Next() {
-		pg, err := decodePage(it.Value())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if pg.Start+pg.Seg.Len > start {
-			cut(it.Key(), pg)
-		}
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
-	it = tx.Scan(pageKey(pp, start), pageKey(pp, end), false)
+	it := tx.Scan(pp, pageKey(pp, end), true)
 	for it.Next() {
 		pg, err := decodePage(it.Value())
 		if err != nil {
 			it.Close()
 			return err
 		}
-		cut(it.Key(), pg)
+		pEnd := pg.Start + pg.Seg.Len
+		if pEnd > start {
+			dels = append(dels, append([]byte(nil), it.Key()...))
+			if pg.Start < start {
+				sets = append(sets, Page{Start: pg.Start, Seg: cutSeg(pg.Seg, 0, start-pg.Start)})
+			}
+			if pEnd > end {
+				sets = append(sets, Page{Start: end, Seg: cutSeg(pg.Seg, end-pg.Start, pEnd-end)})
+			}
+		}
+		if pg.Start <= start {
+			break
+		}
 	}
-	err = it.Err()
+	err := it.Err()
 	it.Close()
 	if err != nil {
 		return err

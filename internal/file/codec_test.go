@@ -18,6 +18,9 @@ func TestNodeCodecRoundTrip(t *testing.T) {
 			PermKey: "1*2", Props: blob.Props{ContentType: "text/plain", ContentMD5: []byte{1, 2, 3}, CacheControl: "no"},
 			Meta: []blob.KV{{"a", "1"}, {"B", ""}}, Lease: lease.State{Phase: lease.Leased, ID: "id", Duration: -1},
 			Copy: &CopyInfo{ID: "c", Source: "s", Status: "success", Progress: "1/1", Completion: now}, Handles: 3, DeletePending: true},
+		{Name: "small", Size: 3000, Inline: true},
+		{Name: "small", Size: 3000, Inline: true, Exts: []Extent{{Start: 0, Seg: blob.Segment{Len: 3, Data: []byte{1, 2, 3}}},
+			{Start: 512, Seg: blob.Segment{Len: 100}}, {Start: 2999, Seg: blob.Segment{Len: 1, Data: []byte{9}}}}},
 	} {
 		got, err := decodeNode(encodeNode(n))
 		if err != nil {
@@ -36,6 +39,7 @@ func TestNodeCodecRoundTrip(t *testing.T) {
 func FuzzDecodeNode(f *testing.F) {
 	f.Add(encodeNode(&Node{Name: "x", Meta: []blob.KV{{"k", "v"}}, Copy: &CopyInfo{ID: "c"}}))
 	f.Add([]byte{nodeRecordV1, 0xff})
+	f.Add(encodeNode(&Node{Name: "f", Inline: true, Exts: []Extent{{Start: 5, Seg: blob.Segment{Len: 2, Data: []byte{1, 2}}}, {Start: 9, Seg: blob.Segment{Len: 4}}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, kerr := decodePermKey(b)
 		if n, err := decodeNode(b); err == nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -85,7 +84,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		}
 		now := s.now()
 		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Modified: now, Size: src.Size,
-			Props: src.Props, Meta: src.Meta}
+			Props: src.Props, Meta: src.Meta, Inline: true}
 		if req.Meta != nil {
 			n.Meta = *req.Meta
 		}
@@ -105,8 +104,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 				n.Lease = ls
 			}
 			n.ID, n.Handles, n.ETag = old.ID, old.Handles, old.ETag
-			p := extentsPrefix(sh.ID, old.ID)
-			if err := deleteRange(tx, p, keyenc.PrefixEnd(p)); err != nil {
+			if err := dropExtents(tx, sh.ID, old); err != nil {
 				return err
 			}
 			delta -= old.Size
@@ -139,11 +137,8 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		}
 		n.ETag = s.etag(n.ETag, now)
 		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}
-		if err := writeExtents(tx, extentsPrefix(sh.ID, n.ID), 0, segs); err != nil {
-			return err
-		}
 		// Zero segments of the source are gaps, not written ranges.
-		if err := dropZeroExtents(tx, extentsPrefix(sh.ID, n.ID), segs); err != nil {
+		if err := putExtents(tx, sh.ID, n, 0, segs, true); err != nil {
 			return err
 		}
 		if err := putNode(tx, sh.ID, n); err != nil {
@@ -154,19 +149,4 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		return nil
 	})
 	return out, err
-}
-
-// dropZeroExtents removes the extents written for the unwritten gaps of
-// segs (those with neither chunk nor inline bytes), keeping files sparse.
-func dropZeroExtents(tx storage.Tx, p []byte, segs []blob.Segment) error {
-	pos := int64(0)
-	for _, sg := range segs {
-		if sg.Ref == "" && sg.Data == nil && sg.Len > 0 {
-			if err := tx.Delete(blob.PageKey(p, pos)); err != nil {
-				return err
-			}
-		}
-		pos += sg.Len
-	}
-	return nil
 }

@@ -285,7 +285,8 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			if req.Share.Snapshot != "" {
 				return azerr.New(azerr.ResourceNotFound)
 			}
-			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now)}
+			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now),
+				Inline: !req.Directory}
 			attrs := req.Attrs &^ AttrNormal
 			if !req.Directory {
 				// Windows marks every new file for archiving.
@@ -552,7 +553,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 			}
 			n.Size = end
 		}
-		if err := writeExtents(tx, extentsPrefix(ref.Share, n.ID), off, data.Segs); err != nil {
+		if err := putExtents(tx, ref.Share, n, off, data.Segs, false); err != nil {
 			return err
 		}
 		n.LastWriteTime, n.ChangeTime = now, now

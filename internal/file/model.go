@@ -15,6 +15,7 @@ import (
 // Limits.
 const (
 	MaxShareQuotaGiB  = 102400
+	MinShareQuotaGiB  = 1
 	DefaultQuotaGiB   = 102400
 	MaxFileSize       = 4 << 40
 	MaxRangeWrite     = 4 << 20
@@ -158,6 +159,10 @@ type Node struct {
 	// DeletePending is set by an SMB client (delete-on-close or a
 	// disposition); the node is removed when its last handle closes.
 	DeletePending bool `json:"dp,omitempty"`
+	// Inline says that the file's extents are Exts, kept in this record,
+	// rather than under extent keys (see putExtents).
+	Inline bool     `json:"-"`
+	Exts   []Extent `json:"-"`
 
 	// AsOf is the clock reading a read was checked at (lease state).
 	AsOf time.Time `json:"-"`

@@ -60,12 +60,13 @@ func dropNode(tx storage.Tx, sid uint64, n *Node) error {
 	if err := tx.Delete(indexKey(sid, n.ID)); err != nil {
 		return err
 	}
-	for _, p := range [][]byte{extentsPrefix(sid, n.ID), handlesPrefix(sid, n.ID)} {
-		if err := deleteRange(tx, p, keyenc.PrefixEnd(p)); err != nil {
+	if !n.Dir {
+		if err := dropExtents(tx, sid, n); err != nil {
 			return err
 		}
 	}
-	return nil
+	p := handlesPrefix(sid, n.ID)
+	return deleteRange(tx, p, keyenc.PrefixEnd(p))
 }
 
 // deleteRange deletes every key in [lo, hi).
@@ -309,7 +310,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		}
 		now := s.now()
 		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Dir, Modified: now,
-			Size: req.Size, Props: req.Props, Meta: req.Meta}
+			Size: req.Size, Props: req.Props, Meta: req.Meta, Inline: !req.Dir}
 		if old != nil {
 			if req.Dir || old.Dir {
 				return azerr.New(azerr.ResourceAlreadyExists)
@@ -328,8 +329,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 			}
 			// The replaced file keeps its id; its bytes are gone.
 			n.ID, n.Handles = old.ID, old.Handles
-			p := extentsPrefix(sh.ID, old.ID)
-			if err := deleteRange(tx, p, keyenc.PrefixEnd(p)); err != nil {
+			if err := dropExtents(tx, sh.ID, old); err != nil {
 				return err
 			}
 			if err := addUsage(tx, sh.ID, req.Size-old.Size); err != nil {
@@ -489,7 +489,7 @@ func resize(tx storage.Tx, sh *Share, n *Node, size int64) error {
 		return err
 	}
 	if size < n.Size {
-		if err := blob.ClearStoredPages(tx, extentsPrefix(sh.ID, n.ID), size, n.Size); err != nil {
+		if err := clearExtents(tx, sh.ID, n, size, n.Size); err != nil {
 			return err
 		}
 	}

@@ -113,6 +113,9 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 		return nil, err
 	}
 	quota := req.Quota
+	if quota < 0 || quota > MaxShareQuotaGiB {
+		return nil, azerr.InvalidHeader("x-ms-share-quota", strconv.Itoa(quota))
+	}
 	if quota == 0 {
 		quota = DefaultQuotaGiB
 	}
@@ -190,6 +193,9 @@ func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*S
 		if err := blob.ValidateMetadata(*u.Meta); err != nil {
 			return nil, err
 		}
+	}
+	if u.Quota != nil && (*u.Quota < MinShareQuotaGiB || *u.Quota > MaxShareQuotaGiB) {
+		return nil, azerr.InvalidHeader("x-ms-share-quota", strconv.Itoa(*u.Quota))
 	}
 	var out *Share
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
@@ -484,7 +490,9 @@ func addUsage(tx storage.Tx, sid uint64, delta int64) error {
 		return err
 	}
 	n += delta
-	if delta > 0 {
+	// No quota is below MinShareQuotaGiB, so a share that stays within it
+	// needs no quota read (one Get less for most writes that grow files).
+	if delta > 0 && n > MinShareQuotaGiB<<30 {
 		quota := int64(MaxShareQuotaGiB)
 		if v, err := tx.Get(quotaKey(sid)); err == nil {
 			if q, err := strconv.ParseInt(string(v), 10, 64); err == nil {

@@ -19,16 +19,23 @@ import (
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
+// item is one key and its value. The tree holds pointers to items: a
+// copy-on-write copies the nodes on the path it writes, and a node of
+// pointers is a sixth of the bytes of a node of items. Measured with
+// lazuli-bench (16 clients, shared two-core machine), the server's CPU per
+// create + 1 KiB Put Range fell from 204-225 us to 167-227 us over four
+// same-run rounds (a tenth on average), with the Get workloads unchanged
+// within noise.
 type item struct {
 	k, v []byte
 }
 
-func less(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
+func less(a, b *item) bool { return bytes.Compare(a.k, b.k) < 0 }
 
 // Tree is an ordered map from byte strings to byte strings whose Clone is
 // cheap (copy-on-write). A Tree is used by one goroutine at a time; a clone
 // that nobody writes any more may be read by many.
-type Tree struct{ t *btree.BTreeG[item] }
+type Tree struct{ t *btree.BTreeG[*item] }
 
 // NewTree returns an empty Tree.
 func NewTree() Tree { return Tree{btree.NewG(32, less)} }
@@ -41,19 +48,19 @@ func (t Tree) Clear() { t.t.Clear(false) }
 
 // Ascend calls fn for every key in order until fn returns false.
 func (t Tree) Ascend(fn func(k, v []byte) bool) {
-	t.t.Ascend(func(it item) bool { return fn(it.k, it.v) })
+	t.t.Ascend(func(it *item) bool { return fn(it.k, it.v) })
 }
 
 // Apply applies op to t, copying its bytes, and returns the change in
 // ItemSize the tree holds.
 func (t Tree) Apply(op Op) int64 {
 	if op.Delete {
-		if old, found := t.t.Delete(item{k: op.Key}); found {
+		if old, found := t.t.Delete(&item{k: op.Key}); found {
 			return -ItemSize(old.k, old.v)
 		}
 		return 0
 	}
-	it := item{k: bytes.Clone(op.Key), v: bytes.Clone(op.Value)}
+	it := &item{k: bytes.Clone(op.Key), v: bytes.Clone(op.Value)}
 	if old, replaced := t.t.ReplaceOrInsert(it); replaced {
 		return int64(len(it.v) - len(old.v))
 	}
@@ -137,12 +144,23 @@ func (s *Store) Close() error {
 // Tx is a transaction over a Tree: a storage.Tx that reads the tree and,
 // unless read-only, writes to it.
 type Tx struct {
-	t      *btree.BTreeG[item]
+	t      *btree.BTreeG[*item]
 	ro     bool
 	dirty  bool
-	record bool // record the writes in ops and live
+	record bool // record the writes in ops and live, and what they replaced in undo
 	ops    []Op
 	live   int64
+	undo   []undo
+	// probe is the item Get looks keys up with (a Tx is used by one
+	// goroutine at a time, and a probe of its own costs no allocation).
+	probe item
+}
+
+// undo is what one write replaced: old, or nothing (absent).
+type undo struct {
+	key    []byte
+	old    *item
+	absent bool
 }
 
 // ReadTx returns a read-only Tx over t: Set and Delete fail with
@@ -150,7 +168,8 @@ type Tx struct {
 func ReadTx(t Tree) *Tx { return &Tx{t: t.t, ro: true} }
 
 // WriteTx returns a Tx that writes to t. With record set it also keeps
-// the writes, in order, for Writes and LiveDelta.
+// the writes, in order, for Writes and LiveDelta, and what they replaced,
+// for Rollback.
 func WriteTx(t Tree, record bool) *Tx { return &Tx{t: t.t, record: record} }
 
 // Dirty reports whether the transaction called Set or Delete.
@@ -163,9 +182,25 @@ func (t *Tx) Writes() []Op { return t.ops }
 // LiveDelta returns the change in ItemSize the recorded writes made.
 func (t *Tx) LiveDelta() int64 { return t.live }
 
+// Rollback takes back the recorded writes (WriteTx with record), newest
+// first, leaving the tree as it was before the first of them.
+func (t *Tx) Rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		u := t.undo[i]
+		if u.absent {
+			t.t.Delete(&item{k: u.key})
+		} else {
+			t.t.ReplaceOrInsert(u.old)
+		}
+	}
+	t.undo, t.ops, t.live = nil, nil, 0
+}
+
 // Get implements storage.Tx.
 func (t *Tx) Get(key []byte) ([]byte, error) {
-	it, ok := t.t.Get(item{k: key})
+	t.probe.k = key
+	it, ok := t.t.Get(&t.probe)
+	t.probe.k = nil
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
@@ -178,10 +213,11 @@ func (t *Tx) Set(key, value []byte) error {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
-	it := item{k: bytes.Clone(key), v: bytes.Clone(value)}
+	it := &item{k: bytes.Clone(key), v: bytes.Clone(value)}
 	old, replaced := t.t.ReplaceOrInsert(it)
 	if t.record {
 		t.ops = append(t.ops, Op{Key: it.k, Value: it.v})
+		t.undo = append(t.undo, undo{key: it.k, old: old, absent: !replaced})
 		if replaced {
 			t.live += int64(len(it.v) - len(old.v))
 		} else {
@@ -197,9 +233,10 @@ func (t *Tx) Delete(key []byte) error {
 		return storage.ErrReadOnly
 	}
 	t.dirty = true
-	old, found := t.t.Delete(item{k: key})
+	old, found := t.t.Delete(&item{k: key})
 	if t.record && found {
 		t.ops = append(t.ops, Op{Key: old.k, Delete: true})
+		t.undo = append(t.undo, undo{key: old.k, old: old})
 		t.live -= ItemSize(old.k, old.v)
 	}
 	return nil
@@ -213,12 +250,12 @@ func (t *Tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 // iter pulls items from the tree in small batches so that the tree is never
 // held in a callback while the caller runs.
 type iter struct {
-	t       *btree.BTreeG[item]
+	t       *btree.BTreeG[*item]
 	lo, hi  []byte
 	reverse bool
-	buf     []item
+	buf     []*item
 	pos     int
-	cur     item
+	cur     *item
 	last    []byte // last key returned; meaningful once started is set
 	started bool   // at least one item was returned
 	done    bool   // the current batch is the final one
@@ -229,7 +266,7 @@ const batch = 64
 func (it *iter) fill() {
 	it.buf = it.buf[:0]
 	it.pos = 0
-	collect := func(x item) bool {
+	collect := func(x *item) bool {
 		if it.started && bytes.Equal(x.k, it.last) {
 			return true // resume point: already returned
 		}
@@ -242,13 +279,13 @@ func (it *iter) fill() {
 			from = it.last
 		}
 		if it.hi == nil {
-			it.t.AscendGreaterOrEqual(item{k: from}, collect)
+			it.t.AscendGreaterOrEqual(&item{k: from}, collect)
 		} else {
-			it.t.AscendRange(item{k: from}, item{k: it.hi}, collect)
+			it.t.AscendRange(&item{k: from}, &item{k: it.hi}, collect)
 		}
 	} else {
 		// Descend from just below hi (or from last) down to lo.
-		visit := func(x item) bool {
+		visit := func(x *item) bool {
 			if bytes.Compare(x.k, it.lo) < 0 {
 				return false
 			}
@@ -259,9 +296,9 @@ func (it *iter) fill() {
 		}
 		switch {
 		case it.started:
-			it.t.DescendLessOrEqual(item{k: it.last}, visit)
+			it.t.DescendLessOrEqual(&item{k: it.last}, visit)
 		case it.hi != nil:
-			it.t.DescendLessOrEqual(item{k: it.hi}, visit)
+			it.t.DescendLessOrEqual(&item{k: it.hi}, visit)
 		default:
 			it.t.Descend(visit)
 		}
