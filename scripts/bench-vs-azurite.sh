@@ -10,7 +10,7 @@
 # prints the side-by-side table with lazuli/other ops/s ratios, and stops
 # the servers.
 #
-#   scripts/bench-vs-azurite.sh                                  # every workload, 10 s each
+#   scripts/bench-vs-azurite.sh                                  # every Blob, Queue and Table workload, 10 s each
 #   scripts/bench-vs-azurite.sh --duration 5s --warmup 1s        # shorter run
 #   scripts/bench-vs-azurite.sh --workloads blob-put-1k,queue-put --concurrency 32
 #   scripts/bench-vs-azurite.sh --json > results.json
@@ -212,9 +212,16 @@ echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >
 extra=(--preload-for lazuli=200000)
 if [ "$nosync" = 1 ]; then extra+=(--preload-for lazuli-nosync=200000); fi
 if [ -n "$fazure" ]; then extra+=(--preload-for fazure=100000); fi
+# The peers have no File service: unless told otherwise, measure the
+# workloads they serve (lazuli-bench alone compares File with Blob).
+workloads=(--workloads blob-put-1k,blob-get-1k,blob-put-ifmatch,blob-lease,blob-upload-64m,table-insert,table-replace-ifmatch,table-query-partition,queue-put,queue-receive-delete,trivial)
 for a in "$@"; do
-  case "$a" in --preload-for|--preload-for=*) extra=() ;; esac
+  case "$a" in
+    --preload-for|--preload-for=*) extra=() ;;
+    --workloads|--workloads=*) workloads=() ;;
+  esac
 done
+extra+=("${workloads[@]+"${workloads[@]}"}")
 "$scratch/lazuli-bench" "${targets[@]}" "${extra[@]+"${extra[@]}"}" "$@"
 
 # lazuli logs its group commit's figures when it stops.
