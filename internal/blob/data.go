@@ -123,33 +123,6 @@ func (s *Service) IngestSize(ctx context.Context, body io.Reader, size int64, in
 	return s.ingestChunks(ctx, tr, h, wantMD5)
 }
 
-// IngestBytes writes p, which the caller holds in memory, to the chunk
-// store in pieces of ChunkPiece bytes before any metadata transaction;
-// with inline set, p of at most InlineMax bytes is copied into the result
-// instead. It computes no checksums (MD5 and CRC64 stay empty): it serves
-// callers with no Content-MD5 to check or return, such as SMB WRITE, where
-// hashing was most of the CPU time of a large copy.
-func (s *Service) IngestBytes(ctx context.Context, p []byte, inline bool) (Ingested, error) {
-	out := Ingested{Size: int64(len(p))}
-	if len(p) == 0 {
-		return out, nil
-	}
-	if inline && len(p) <= InlineMax {
-		out.Segs = []Segment{{Len: int64(len(p)), Data: bytes.Clone(p)}}
-		return out, nil
-	}
-	for len(p) > 0 {
-		k := min(len(p), ChunkPiece)
-		ref, n, err := s.eng.Chunks().Put(ctx, bytes.NewReader(p[:k]))
-		if err != nil {
-			return Ingested{}, err
-		}
-		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
-		p = p[k:]
-	}
-	return out, nil
-}
-
 func readUpTo(r io.Reader, n int) ([]byte, error) {
 	buf := make([]byte, 0, 4096)
 	lr := io.LimitReader(r, int64(n))

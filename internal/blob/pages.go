@@ -9,9 +9,9 @@ import (
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
-// clearPages removes [start, end) from a sorted page list, splitting pages
+// ClearPages removes [start, end) from a sorted page list, splitting pages
 // that straddle the edges.
-func clearPages(pages []Page, start, end int64) []Page {
+func ClearPages(pages []Page, start, end int64) []Page {
 	var out []Page
 	for _, p := range pages {
 		pEnd := p.Start + p.Seg.Len
@@ -39,7 +39,7 @@ func cutSeg(sg Segment, off, n int64) Segment {
 
 // writePages puts seg at start, replacing what was there.
 func writePages(pages []Page, start int64, seg Segment) []Page {
-	out := clearPages(pages, start, start+seg.Len)
+	out := ClearPages(pages, start, start+seg.Len)
 	out = append(out, Page{Start: start, Seg: seg})
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out

@@ -48,7 +48,3 @@ func samePageBytes(c, p Page, a, b int64) bool {
 	}
 	return string(c.Seg.Data[a-c.Start:b-c.Start]) == string(p.Seg.Data[a-p.Start:b-p.Start])
 }
-
-// ClearPages removes [start, end) from a sorted page list, splitting the
-// pages that straddle the edges.
-func ClearPages(pages []Page, start, end int64) []Page { return clearPages(pages, start, end) }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"io"
@@ -22,7 +23,8 @@ const PageSize = 512
 // write that would take them past that moves them all to extent keys
 // (file r <sid> <file id> <offset>), where they stay until the file is
 // replaced. A small file is then one key: in the 1 KiB create + Put Range
-// benchmark the extent key's scans and write took 7% of the server's CPU. Only files under extent keys hold chunk references, which is where
+// benchmark the extent key's scans and write took 7% of the server's CPU.
+// Only files under extent keys hold chunk references, which is where
 // MarkChunks looks for them.
 const (
 	inlineExtentsMax   = 16      // extents at most
@@ -164,7 +166,7 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD
 // transaction (up to 64 KiB stay inline, copied), computing no checksums:
 // for SMB WRITE, which has no Content-MD5 to check or return.
 func (s *Service) IngestBytes(ctx context.Context, p []byte) (blob.Ingested, error) {
-	return s.chunks.IngestBytes(ctx, p, true)
+	return s.chunks.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), len(p) <= blob.InlineMax, nil, 0)
 }
 
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.
