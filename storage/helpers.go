@@ -1,5 +1,7 @@
 package storage
 
+import "errors"
+
 // DeleteRange deletes the keys k with lower <= k < upper (nil upper: no
 // bound) inside tx, in key order, at most limit of them when limit > 0,
 // and reports how many it deleted. Callers that clear ranges of unbounded
@@ -24,4 +26,39 @@ func DeleteRange(tx Tx, lower, upper []byte, limit int) (int, error) {
 		}
 	}
 	return len(keys), nil
+}
+
+// MultiGetter is implemented by the Tx of engines whose every read is a
+// round trip to a server (pgstore): GetMany reads several keys in one.
+type MultiGetter interface {
+	// GetMany returns the values stored at keys, in the order of keys,
+	// with nil for an absent key (an empty value is a non-nil empty
+	// slice). It MUST read exactly what a Get of each key would, in the
+	// same transaction, and observe the transaction's earlier writes.
+	GetMany(keys [][]byte) ([][]byte, error)
+}
+
+// GetMany reads keys in tx: in one call when tx is a MultiGetter, else by
+// one Get per key. Values are as MultiGetter.GetMany returns them. Callers
+// use it where they know several keys they need before reading any, so
+// that on a server engine the reads cost one round trip instead of many.
+func GetMany(tx Tx, keys [][]byte) ([][]byte, error) {
+	if m, ok := tx.(MultiGetter); ok {
+		return m.GetMany(keys)
+	}
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		v, err := tx.Get(k)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		out[i] = v
+	}
+	return out, nil
 }

@@ -8,7 +8,8 @@ import (
 // service owns one contiguous range of the shared keyspace.
 //
 //	queue q <account> <name>               queue record (id, metadata, ACL)
-//	queue s <qid>                          per-queue counters (next sequence, message count)
+//	queue s <qid>                          per-queue counters (base message count)
+//	queue s <qid> <shard>                  message count shard (a signed change of the count)
 //	queue m <qid> <msgid>                  message record
 //	queue v <qid> <visibleAt> <msgid>      visibility index (empty value)
 //	queue x <qid> <expiration> <msgid>     expiry index (finite TTLs only; empty value)
@@ -69,7 +70,12 @@ func queueNamePrefix(account, prefix string) []byte {
 	return keyenc.AppendPrefix(keyenc.AppendString(root(tagQueue), account), prefix)
 }
 
-func statsKey(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagStats, 8), qid) }
+func statsKey(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagStats, 16), qid) }
+
+// countShardKey is shard of queue qid's message count (see countShards).
+func countShardKey(qid uint64, shard uint64) []byte {
+	return keyenc.AppendUint64(statsKey(qid), shard)
+}
 
 func msgPrefix(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagMsg, 8), qid) }
 

@@ -19,6 +19,7 @@ func TestKeyLayoutUnchanged(t *testing.T) {
 		{"queue", queueKey("acct", "q\x00x"), keyenc.AppendString(keyenc.AppendString(base("q"), "acct"), "q\x00x")},
 		{"prefix", queueNamePrefix("acct", "p"), keyenc.AppendPrefix(keyenc.AppendString(base("q"), "acct"), "p")},
 		{"stats", statsKey(qid), keyenc.AppendUint64(base("s"), qid)},
+		{"countShard", countShardKey(qid, 7), keyenc.AppendUint64(keyenc.AppendUint64(base("s"), qid), 7)},
 		{"msg", msgKey(qid, id), keyenc.AppendBytes(keyenc.AppendUint64(base("m"), qid), id[:])},
 		{"msgPrefix", msgPrefix(qid), keyenc.AppendUint64(base("m"), qid)},
 		{"vis", visKey(qid, at, id), append(keyenc.AppendInt64(keyenc.AppendUint64(base("v"), qid), at), id[:]...)},

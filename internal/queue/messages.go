@@ -75,22 +75,18 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 		if err != nil {
 			return err
 		}
-		st, err := loadStats(tx, q.ID)
-		if err != nil {
-			return err
-		}
+		seq := s.nextSeqs(now, len(nms))
 		for i, nm := range nms {
-			id := messageIDFrom(st.nextSeq, &rnd[i])
+			id := messageIDFrom(seq, &rnd[i])
 			m := message{
 				insertion:  now,
 				expiration: nm.expiry(now),
 				visibleAt:  now + nm.VisibilityTimeout.Microseconds(),
-				seq:        st.nextSeq,
+				seq:        seq,
 				receipt:    receipts[i],
 				text:       nm.Text,
 			}
-			st.nextSeq++
-			st.count++
+			seq++
 			if err := tx.Set(msgKey(q.ID, id), m.encode()); err != nil {
 				return err
 			}
@@ -104,7 +100,7 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			}
 			out[i] = m.view(id, true)
 		}
-		return tx.Set(statsKey(q.ID), st.encode())
+		return s.addCount(tx, q.ID, int64(len(nms)))
 	})
 	if err != nil {
 		return nil, mapErr(err)
@@ -258,10 +254,7 @@ func (s *Service) dropExpired(tx storage.Tx, qid uint64, expired []expiredRef) e
 	if len(expired) == 0 {
 		return nil
 	}
-	st, err := loadStats(tx, qid)
-	if err != nil {
-		return err
-	}
+	dropped := int64(0)
 	for _, e := range expired {
 		if err := tx.Delete(e.visKey); err != nil {
 			return err
@@ -275,11 +268,12 @@ func (s *Service) dropExpired(tx storage.Tx, qid uint64, expired []expiredRef) e
 		if err := tx.Delete(e.expKey); err != nil {
 			return err
 		}
-		if st.count > 0 {
-			st.count--
-		}
+		dropped++
 	}
-	return tx.Set(statsKey(qid), st.encode())
+	if dropped == 0 {
+		return nil
+	}
+	return s.addCount(tx, qid, -dropped)
 }
 
 // PeekMessages implements Peek Messages: up to n visible, unexpired
@@ -359,14 +353,7 @@ func (s *Service) DeleteMessage(ctx context.Context, account, name string, id Me
 		if err := tx.Delete(expKey(q.ID, m.expiration, id)); err != nil {
 			return err
 		}
-		st, err := loadStats(tx, q.ID)
-		if err != nil {
-			return err
-		}
-		if st.count > 0 {
-			st.count--
-		}
-		return tx.Set(statsKey(q.ID), st.encode())
+		return s.addCount(tx, q.ID, -1)
 	}))
 }
 

@@ -118,7 +118,9 @@ func (s *Service) purgeQueue(ctx context.Context, qid uint64) error {
 		}
 	}
 	return s.engine.Update(ctx, func(tx storage.Tx) error {
-		if err := tx.Delete(statsKey(qid)); err != nil {
+		// The base record and at most countShards shards.
+		stats := statsKey(qid)
+		if _, err := storage.DeleteRange(tx, stats, keyenc.PrefixEnd(stats), 0); err != nil {
 			return err
 		}
 		return tx.Delete(tombKey(qid))

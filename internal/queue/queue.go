@@ -14,11 +14,14 @@ package queue
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -108,6 +111,12 @@ type Service struct {
 	// the next one goes straight to its write transaction instead of
 	// first checking a snapshot for visible messages (see GetMessages).
 	busy busyQueues
+	// seq is the last message sequence handed out (see nextSeqs).
+	seq atomic.Uint64
+	// shard picks the count shard of the next count change (see
+	// addCount); it starts at a random place so that instances sharing
+	// a database spread over different shards.
+	shard atomic.Uint64
 }
 
 // busyQueues is a small set of recently non-empty queues: an account/name
@@ -150,7 +159,81 @@ func New(e storage.Engine, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{engine: e, now: now}
+	s := &Service{engine: e, now: now}
+	s.shard.Store(rand.Uint64())
+	return s
+}
+
+// nextSeqs reserves n message sequences, the first of them returned: at
+// least the transaction's time now (Unix microseconds), and above every
+// sequence this Service handed out before, so that messages that become
+// visible at one instant keep their insertion order. Sequences come from
+// the clock rather than a counter stored with the queue: a stored counter
+// is one record that every Put Message of the queue reads and rewrites,
+// so on an engine with concurrent writers the queue's puts would commit
+// one at a time. Between instances sharing a database the order follows
+// their (database-corrected) clocks, as visibility times already do.
+func (s *Service) nextSeqs(now int64, n int) uint64 {
+	for {
+		last := s.seq.Load()
+		first := max(uint64(now), last+1)
+		if s.seq.CompareAndSwap(last, first+uint64(n)-1) {
+			return first
+		}
+	}
+}
+
+// countShards is how many records a queue's message count changes are
+// spread over. Kept in one record, the count is a key that every Put,
+// Delete and expiry of the queue reads and rewrites, and on an engine
+// with concurrent writers (PostgreSQL) those transactions then commit
+// one at a time. A Service takes the shards in turn, so its concurrent
+// writers touch different records; Get Queue Metadata sums them. Measured
+// with lazuli-bench queue-put, 16 clients, one instance on PostgreSQL: see
+// the commit that introduced it.
+const countShards = 64
+
+// addCount adds delta to the message count of queue id qid, in one of
+// its count shards.
+func (s *Service) addCount(tx storage.Tx, qid uint64, delta int64) error {
+	k := countShardKey(qid, s.shard.Add(1)%countShards)
+	var cur int64
+	v, err := tx.Get(k)
+	switch {
+	case err == nil:
+		var n int
+		if cur, n = binary.Varint(v); n <= 0 {
+			return errCorrupt
+		}
+	case !errors.Is(err, storage.ErrNotFound):
+		return err
+	}
+	return tx.Set(k, binary.AppendVarint(nil, cur+delta))
+}
+
+// loadCount returns the message count of queue id qid: the base record's
+// count plus every shard's change.
+func loadCount(tx storage.Tx, qid uint64) (int64, error) {
+	base := statsKey(qid)
+	it := tx.Scan(base, keyenc.PrefixEnd(base), false)
+	defer it.Close()
+	var total int64
+	for it.Next() {
+		if len(it.Key()) == len(base) {
+			st, err := decodeStats(it.Value())
+			if err != nil {
+				return 0, err
+			}
+			total += int64(st.count)
+			continue
+		}
+		d, n := binary.Varint(it.Value())
+		if n <= 0 {
+			return 0, errCorrupt
+		}
+		total += d
+	}
+	return max(total, 0), it.Err()
 }
 
 // NormalizeMetadata lowercases names and sorts the pairs so that two
@@ -244,17 +327,6 @@ func leadingQueueID(v []byte) (uint64, bool) {
 	return id, true
 }
 
-func loadStats(tx storage.Tx, qid uint64) (stats, error) {
-	v, err := tx.Get(statsKey(qid))
-	if errors.Is(err, storage.ErrNotFound) {
-		return stats{}, nil
-	}
-	if err != nil {
-		return stats{}, err
-	}
-	return decodeStats(v)
-}
-
 // CreateQueue implements Create Queue. It reports created=false when a
 // queue with the same name and identical metadata already exists (Azure
 // answers 204), and QueueAlreadyExists when the metadata differs.
@@ -311,11 +383,11 @@ func (s *Service) GetQueueProperties(ctx context.Context, account, name string) 
 		if err != nil {
 			return err
 		}
-		st, err := loadStats(tx, q.ID)
+		n, err := loadCount(tx, q.ID)
 		if err != nil {
 			return err
 		}
-		p = QueueProperties{Metadata: q.Metadata, ApproximateMessageCount: int64(st.count)}
+		p = QueueProperties{Metadata: q.Metadata, ApproximateMessageCount: n}
 		qid = q.ID
 		// Expired messages still counted: have the reaper remove them so
 		// the count comes down.

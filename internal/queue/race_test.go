@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,5 +120,97 @@ func TestRaceGetMessagesWhileExpiring(t *testing.T) {
 			t.Fatalf("count %d after every message expired (%v)", p.ApproximateMessageCount, err)
 		}
 		t.Logf("%d of %d messages dequeued before expiry", len(seen), total)
+	})
+}
+
+// TestRaceCountAcrossServices: producers and consumers on two Services
+// sharing one engine (two instances on one database) put and delete
+// messages of one queue at once; the count, spread over shards, ends
+// exactly at what is left, and each producer's messages, put at one
+// clock instant, come out in the order it put them.
+func TestRaceCountAcrossServices(t *testing.T) {
+	engines(t, func(t *testing.T, e storage.Engine) {
+		clk := newClock() // frozen: every message is visible from one instant
+		svcs := []*Service{startService(t, e, clk.Now), startService(t, e, clk.Now)}
+		ctx := context.Background()
+		MustCreate(t, svcs[0], "shared")
+		const producers, perProducer, consumers = 6, 40, 3
+		g := newGate(producers + consumers)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		deleted := 0
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := svcs[p%2]
+				g.wait()
+				for i := range perProducer {
+					if _, err := s.PutMessage(ctx, acct, "shared", NewMessage{Text: fmt.Sprintf("%d/%03d", p, i)}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		for c := range consumers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := svcs[c%2]
+				g.wait()
+				for range 20 {
+					ms, err := s.GetMessages(ctx, acct, "shared", 2, time.Hour)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for _, m := range ms {
+						if err := s.DeleteMessage(ctx, acct, "shared", m.ID, m.PopReceipt); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						deleted++
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		g.open()
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		want := int64(producers*perProducer - deleted)
+		for _, s := range svcs {
+			p, err := s.GetQueueProperties(ctx, acct, "shared")
+			if err != nil || p.ApproximateMessageCount != want {
+				t.Fatalf("count %d (%v), want %d", p.ApproximateMessageCount, err, want)
+			}
+		}
+		// What is left comes out in each producer's order.
+		last := map[string]string{}
+		left := int64(0)
+		for {
+			ms, err := svcs[0].GetMessages(ctx, acct, "shared", 32, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) == 0 {
+				break
+			}
+			for _, m := range ms {
+				left++
+				prod, seq, _ := strings.Cut(m.Text, "/")
+				if prev, ok := last[prod]; ok && seq <= prev {
+					t.Fatalf("producer %s: message %s after %s", prod, seq, prev)
+				}
+				last[prod] = seq
+			}
+		}
+		if left != want {
+			t.Fatalf("%d messages left, count said %d", left, want)
+		}
 	})
 }

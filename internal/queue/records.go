@@ -22,25 +22,31 @@ type MessageID = guid.GUID
 // ParseMessageID parses a GUID (either case, with dashes).
 func ParseMessageID(s string) (MessageID, bool) { return guid.Parse(s) }
 
-// newMessageID returns a version-4-shaped GUID whose first 48 bits are the
-// message's sequence number in its queue and whose other bits are random.
-// Message keys embed the id, so a queue's messages are stored in insertion
-// order: puts append at the end of the key range and receives touch its
-// front, which keeps every transaction's working set small on disk-backed
-// engines. The random part keeps ids unique across queues and clears.
+// newMessageID returns a version-4-shaped GUID whose first 60 bits
+// (less the version nibble) are the message's sequence number and whose
+// other bits are random. Message keys embed the id, so a queue's messages
+// are stored in insertion order: puts append at the end of the key range
+// and receives touch its front, which keeps every transaction's working
+// set small on disk-backed engines. The random part keeps ids unique
+// across queues, clears and the instances sharing a database.
 func newMessageID(seq uint64) MessageID {
 	var rnd [10]byte
 	rand.Read(rnd[:])
 	return messageIDFrom(seq, &rnd)
 }
 
-// messageIDFrom is newMessageID with its random bits supplied.
+// messageIDFrom is newMessageID with its random bits supplied: bytes 0-5
+// hold the sequence's high 48 bits, the low nibble of byte 6 (its high
+// nibble is the version) and byte 7 the low 12, so ids compare as their
+// sequences do.
 func messageIDFrom(seq uint64, rnd *[10]byte) MessageID {
 	var id MessageID
-	copy(id[6:], rnd[:])
+	copy(id[8:], rnd[:8])
 	var s [8]byte
-	binary.BigEndian.PutUint64(s[:], seq)
-	copy(id[0:6], s[2:8])
+	binary.BigEndian.PutUint64(s[:], seq<<4)
+	copy(id[0:6], s[:6])
+	id[6] = s[6] >> 4
+	id[7] = byte(seq)
 	return id.V4()
 }
 
@@ -150,8 +156,12 @@ func decodeMessage(b []byte) (message, error) {
 	return m, nil
 }
 
-// stats are a queue's counters, kept apart from the queue record so that
-// message traffic never rewrites metadata or ACLs.
+// stats is a queue's base counter record, kept apart from the queue
+// record so that message traffic never rewrites metadata or ACLs. Create
+// Queue and Clear Messages write it with zeros; the message count then
+// moves in the count shards (see addCount), and nextSeq, which earlier
+// versions advanced, is no longer used (sequences come from
+// Service.nextSeqs).
 type stats struct {
 	nextSeq uint64
 	count   uint64

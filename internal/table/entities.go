@@ -97,14 +97,14 @@ func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Ent
 	// One allocation holds the operation, its prepared form and the
 	// result.
 	st := &applyState{op: op}
-	st.p = prepareOp(&st.op)
+	st.p[0] = prepareOp(&st.op)
 	st.tkey = tableKey(account, table)
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		uid, err := tableUIDOf(tx, st.tkey)
+		uid, cur, err := s.readForWrite(tx, st.tkey, st.p[:])
 		if err != nil {
 			return err
 		}
-		st.out, err = applyPrepared(tx, uid, &st.p, s.tick())
+		st.out, err = applyPrepared(tx, uid, &st.p[0], cur[0], s.tick())
 		return err
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Service) Apply(ctx context.Context, account, table string, op Op) (*Ent
 // applyState is what Apply's transaction function works on.
 type applyState struct {
 	op   Op
-	p    preparedOp
+	p    [1]preparedOp // an array: readForWrite takes a slice
 	tkey []byte
 	out  *Entity
 }
@@ -225,7 +225,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 	}
 	tkey := tableKey(account, table)
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		uid, err := tableUIDOf(tx, tkey)
+		uid, cur, err := s.readForWrite(tx, tkey, prep)
 		if err != nil {
 			return &BatchError{0, err}
 		}
@@ -233,7 +233,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 		// one batch may share a Timestamp, as on Azure.
 		now := s.tick()
 		for i := range prep {
-			e, err := applyPrepared(tx, uid, &prep[i], now)
+			e, err := applyPrepared(tx, uid, &prep[i], cur[i], now)
 			if err != nil {
 				return &BatchError{i, err}
 			}
@@ -247,19 +247,56 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 	return out, nil
 }
 
-// applyPrepared runs a prepared write inside tx. The current record is
-// decoded in full only for a merge; every other operation needs no more
-// than its Timestamp. The entity returned is p.out.
-func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, now int64) (*Entity, error) {
+// readForWrite reads, in tx, the uid of the table whose record is at tkey
+// and the current records of the entities prep write (nil where absent).
+// With the uid this Service last saw for the table, the table record and
+// the entities are read together (one round trip on a server engine); if
+// the table's uid changed since (deleted and created again), the entities
+// are read again under the new one.
+func (s *Service) readForWrite(tx storage.Tx, tkey []byte, prep []preparedOp) (uid []byte, cur [][]byte, err error) {
+	keys := make([][]byte, 1, len(prep)+1)
+	keys[0] = tkey
+	cached := s.uids.get(tkey)
+	if cached != nil {
+		for i := range prep {
+			keys = append(keys, entityKeyOf(cached, prep[i].keyTail))
+		}
+	}
+	vals, err := storage.GetMany(tx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	if uid, err = tableUIDFrom(vals[0]); err != nil {
+		s.uids.drop(tkey)
+		return nil, nil, err
+	}
+	if cached != nil && bytes.Equal(uid, cached) {
+		return uid, vals[1:], nil
+	}
+	s.uids.put(tkey, uid)
+	keys = keys[:0]
+	for i := range prep {
+		keys = append(keys, entityKeyOf(uid, prep[i].keyTail))
+	}
+	cur, err = storage.GetMany(tx, keys)
+	return uid, cur, err
+}
+
+// applyPrepared runs a prepared write inside tx, given the entity's
+// current record raw (nil when absent) as readForWrite read it. The
+// current record is decoded in full only for a merge; every other
+// operation needs no more than its Timestamp. The entity returned is
+// p.out.
+func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, raw []byte, now int64) (*Entity, error) {
 	op := p.op
 	key := entityKeyOf(uid, p.keyTail)
 	merge := op.Kind == OpMerge || op.Kind == OpInsertOrMerge
 	var cur *Entity
 	exists := false
 	var curTS int64
-	raw, err := tx.Get(key)
+	var err error
 	switch {
-	case err == nil:
+	case raw != nil:
 		exists = true
 		if merge {
 			cur, err = decodeEntity(op.PartitionKey, op.RowKey, raw)
@@ -273,8 +310,6 @@ func applyPrepared(tx storage.Tx, uid []byte, p *preparedOp, now int64) (*Entity
 			}
 			curTS = int64(binary.BigEndian.Uint64(raw[1:9]))
 		}
-	case !errors.Is(err, storage.ErrNotFound):
-		return nil, err
 	}
 	switch op.Kind {
 	case OpInsert:

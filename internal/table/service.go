@@ -21,6 +21,7 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -29,6 +30,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +62,42 @@ type Service struct {
 	// strictly increasing Timestamps even within one clock tick, so an
 	// entity deleted and inserted again never repeats an old ETag.
 	clock atomic.Int64
+	// uids remembers the uid of tables this Service wrote to, so that a
+	// write reads the table record and the entities it changes together
+	// (see readForWrite).
+	uids uidCache
+}
+
+// uidCache maps a table key to the uid its record held when last read.
+// It only predicts: every write still reads the table record in its
+// transaction and checks the uid.
+type uidCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// maxCachedUIDs bounds the cache; it is emptied when full.
+const maxCachedUIDs = 4096
+
+func (c *uidCache) get(tkey []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[string(tkey)]
+}
+
+func (c *uidCache) put(tkey, uid []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedUIDs {
+		c.m = map[string][]byte{}
+	}
+	c.m[string(tkey)] = bytes.Clone(uid)
+}
+
+func (c *uidCache) drop(tkey []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, string(tkey))
 }
 
 // tick returns max(now, last + 100 ns) in ticks.
@@ -241,6 +279,15 @@ func tableUIDOf(tx storage.Tx, tkey []byte) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	return tableUIDFrom(v)
+}
+
+// tableUIDFrom decodes the uid of a stored table record; nil v (absent)
+// is TableNotFound.
+func tableUIDFrom(v []byte) ([]byte, error) {
+	if v == nil {
+		return nil, azerr.New(azerr.TableNotFound)
 	}
 	if len(v) < 2 || v[0] != tableRecordVersion {
 		return nil, errCorrupt

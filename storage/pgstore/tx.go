@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,16 +22,44 @@ const (
 	// sqlGet selects by h alone, so that only the primary key can
 	// serve it (see keyHash); the caller picks k among the rows (two
 	// keys of one hash are possible, if unlikely).
-	sqlGet    = "SELECT k, v FROM lazuli_kv WHERE h = $1"
-	sqlUpsert = "INSERT INTO lazuli_kv (h, k, v) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) " +
+	sqlGet     = "SELECT k, v FROM lazuli_kv WHERE h = $1"
+	sqlGetMany = "SELECT k, v FROM lazuli_kv WHERE h = ANY($1::int8[])"
+	sqlUpsert  = "INSERT INTO lazuli_kv (h, k, v) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) " +
 		"ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"
-	sqlDelete = "DELETE FROM lazuli_kv WHERE k = ANY($1::bytea[])"
+	// sqlDelete finds the rows through the primary key: a row whose k
+	// is one of the keys has that key's hash, so naming both sets
+	// selects exactly those rows.
+	sqlDelete = "DELETE FROM lazuli_kv WHERE h = ANY($1::int8[]) AND k = ANY($2::bytea[])"
 
 	sqlScanUp       = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
 	sqlScanUpOpen   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k LIMIT $2"
 	sqlScanDown     = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
 	sqlScanDownOpen = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2"
 )
+
+// maxValuesRows is the most rows written with one of sqlUpsertValues;
+// larger sets of writes go as arrays through sqlUpsert. An Update writes a
+// handful of keys, and a plain VALUES list costs PostgreSQL less to run
+// than unnest of arrays (see the commit that introduced it).
+const maxValuesRows = 8
+
+// sqlUpsertValues[n] writes n rows given as 3n parameters (h, k, v).
+var sqlUpsertValues = func() []string {
+	out := make([]string, maxValuesRows+1)
+	for n := 1; n <= maxValuesRows; n++ {
+		var b strings.Builder
+		b.WriteString("INSERT INTO lazuli_kv (h, k, v) VALUES ")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "($%d::int8, $%d::bytea, $%d::bytea)", 3*i+1, 3*i+2, 3*i+3)
+		}
+		b.WriteString(" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v")
+		out[n] = b.String()
+	}
+	return out
+}()
 
 // keyHash is the h column of key k: FNV-1a, 64 bits, then a 64-bit
 // finalizer (MurmurHash3's), without which keys that differ only in their
@@ -123,6 +153,47 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	return foundValue(found, v)
 }
 
+// GetMany reads keys in one statement (see storage.MultiGetter).
+func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
+	if t.done {
+		return nil, errTxDone
+	}
+	out := make([][]byte, len(keys))
+	hs := make([]int64, 0, len(keys))
+	need := make([]int, 0, len(keys))
+	for i, k := range keys {
+		if p, ok := t.pend[string(k)]; ok {
+			if !p.del {
+				out[i] = p.v
+			}
+			continue
+		}
+		hs, need = append(hs, keyHash(k)), append(need, i)
+	}
+	if len(hs) == 0 {
+		return out, nil
+	}
+	err := t.run(sqlGetMany, []any{hs}, func(r pgx.Rows) error {
+		var k, v []byte
+		if err := r.Scan(&k, &v); err != nil {
+			return err
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		for _, i := range need {
+			if bytes.Equal(keys[i], k) {
+				out[i] = v
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // foundValue is the outcome of a point read.
 func foundValue(found bool, v []byte) ([]byte, error) {
 	if !found {
@@ -191,19 +262,27 @@ func (t *tx) queue(b *pgx.Batch) {
 		return
 	}
 	var ks, vs, dels [][]byte
-	var hs []int64
+	var hs, dhs []int64
 	for k, p := range t.pend {
 		if p.del {
-			dels = append(dels, []byte(k))
+			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
 		} else {
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
 		}
 	}
-	if len(ks) > 0 {
+	switch {
+	case len(ks) == 0:
+	case len(ks) <= maxValuesRows:
+		args := make([]any, 0, 3*len(ks))
+		for i := range ks {
+			args = append(args, hs[i], ks[i], vs[i])
+		}
+		b.Queue(sqlUpsertValues[len(ks)], args...)
+	default:
 		b.Queue(sqlUpsert, hs, ks, vs)
 	}
 	if len(dels) > 0 {
-		b.Queue(sqlDelete, dels)
+		b.Queue(sqlDelete, dhs, dels)
 	}
 	t.pend = nil
 }

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScanInsideUpdate", testScanInsideUpdate},
 		{"ScanInterleavedWithGets", testScanInterleavedWithGets},
 		{"DeleteRange", testDeleteRange},
+		{"GetMany", testGetMany},
 		{"LargeValues", testLargeValues},
 		{"ManyKeys", testManyKeys},
 		{"RandomAgainstModel", testRandomAgainstModel},
@@ -219,6 +220,58 @@ func scanKeys(tb testing.TB, e storage.Engine, lo, hi []byte, reverse bool) []st
 		return nil
 	})
 	return keys
+}
+
+// testGetMany: storage.GetMany reads what Get of each key would, in a
+// View and inside an Update after its own writes and deletes, absent keys
+// as nil and empty values as empty.
+func testGetMany(t *testing.T, e storage.Engine) {
+	MustSet(t, e, "a", "1")
+	MustSet(t, e, "b", "")
+	MustSet(t, e, "c", "3")
+	check := func(tx storage.Tx, keys []string, want []*string) {
+		t.Helper()
+		bk := make([][]byte, len(keys))
+		for i, k := range keys {
+			bk[i] = []byte(k)
+		}
+		got, err := storage.GetMany(tx, bk)
+		if err != nil {
+			t.Fatalf("GetMany: %v", err)
+		}
+		if len(got) != len(keys) {
+			t.Fatalf("GetMany: %d values for %d keys", len(got), len(keys))
+		}
+		for i := range keys {
+			switch {
+			case want[i] == nil && got[i] != nil:
+				t.Errorf("GetMany %q = %q, want absent", keys[i], got[i])
+			case want[i] != nil && (got[i] == nil || string(got[i]) != *want[i]):
+				t.Errorf("GetMany %q = %q (nil %v), want %q", keys[i], got[i], got[i] == nil, *want[i])
+			}
+		}
+	}
+	s := func(v string) *string { return &v }
+	MustView(t, e, func(tx storage.Tx) error {
+		check(tx, []string{"a", "missing", "b", "c", "a"}, []*string{s("1"), nil, s(""), s("3"), s("1")})
+		check(tx, nil, nil)
+		return nil
+	})
+	MustUpdate(t, e, func(tx storage.Tx) error {
+		if err := tx.Set([]byte("a"), []byte("new")); err != nil {
+			return err
+		}
+		if err := tx.Delete([]byte("c")); err != nil {
+			return err
+		}
+		if err := tx.Set([]byte("d"), []byte("4")); err != nil {
+			return err
+		}
+		check(tx, []string{"c", "a", "d", "b", "e"}, []*string{nil, s("new"), s("4"), s(""), nil})
+		return nil
+	})
+	wantValue(t, e, "a", "new")
+	wantAbsent(t, e, "c")
 }
 
 func testGetSetDelete(t *testing.T, e storage.Engine) {
