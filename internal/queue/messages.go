@@ -71,7 +71,10 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 	rnd, receipts := newIDsAndReceipts(len(nms))
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueueID(tx, account, name)
+		shard := s.nextShard()
+		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
+			return [][]byte{countShardKey(qid, shard)}
+		})
 		if err != nil {
 			return err
 		}
@@ -100,7 +103,7 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 			}
 			out[i] = m.view(id, true)
 		}
-		return s.addCount(tx, q.ID, int64(len(nms)))
+		return setCount(tx, countShardKey(q.ID, shard), vals[0], int64(len(nms)))
 	})
 	if err != nil {
 		return nil, mapErr(err)
@@ -309,16 +312,13 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 	return out, nil
 }
 
-// checkReceipt loads message id and checks that popReceipt is its current
-// receipt and that it has not expired. Azure answers 404 MessageNotFound
-// for an unknown id, an expired message and a stale receipt alike.
-func checkReceipt(tx storage.Tx, qid uint64, id MessageID, popReceipt string, now int64) (message, error) {
-	v, err := tx.Get(msgKey(qid, id))
-	if errors.Is(err, storage.ErrNotFound) {
+// checkReceipt checks, for message id whose stored record is v (nil when
+// absent), that popReceipt is its current receipt and that it has not
+// expired. Azure answers 404 MessageNotFound for an unknown id, an expired
+// message and a stale receipt alike.
+func checkReceipt(v []byte, popReceipt string, now int64) (message, error) {
+	if v == nil {
 		return message{}, azerr.New(azerr.MessageNotFound)
-	}
-	if err != nil {
-		return message{}, err
 	}
 	m, err := decodeMessage(v)
 	if err != nil {
@@ -336,11 +336,14 @@ func checkReceipt(tx storage.Tx, qid uint64, id MessageID, popReceipt string, no
 func (s *Service) DeleteMessage(ctx context.Context, account, name string, id MessageID, popReceipt string) error {
 	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueueID(tx, account, name)
+		shard := s.nextShard()
+		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
+			return [][]byte{msgKey(qid, id), countShardKey(qid, shard)}
+		})
 		if err != nil {
 			return err
 		}
-		m, err := checkReceipt(tx, q.ID, id, popReceipt, now)
+		m, err := checkReceipt(vals[0], popReceipt, now)
 		if err != nil {
 			return err
 		}
@@ -353,7 +356,7 @@ func (s *Service) DeleteMessage(ctx context.Context, account, name string, id Me
 		if err := tx.Delete(expKey(q.ID, m.expiration, id)); err != nil {
 			return err
 		}
-		return s.addCount(tx, q.ID, -1)
+		return setCount(tx, countShardKey(q.ID, shard), vals[1], -1)
 	}))
 }
 
@@ -365,11 +368,13 @@ func (s *Service) UpdateMessage(ctx context.Context, account, name string, id Me
 	var out Message
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		q, err := loadQueueID(tx, account, name)
+		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
+			return [][]byte{msgKey(qid, id)}
+		})
 		if err != nil {
 			return err
 		}
-		m, err := checkReceipt(tx, q.ID, id, popReceipt, now)
+		m, err := checkReceipt(vals[0], popReceipt, now)
 		if err != nil {
 			return err
 		}

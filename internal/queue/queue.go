@@ -113,6 +113,8 @@ type Service struct {
 	busy busyQueues
 	// seq is the last message sequence handed out (see nextSeqs).
 	seq atomic.Uint64
+	// qids predicts queue ids (see loadQueueIDWith).
+	qids qidCache
 	// shard picks the count shard of the next count change (see
 	// addCount); it starts at a random place so that instances sharing
 	// a database spread over different shards.
@@ -193,22 +195,94 @@ func (s *Service) nextSeqs(now int64, n int) uint64 {
 // the commit that introduced it.
 const countShards = 64
 
+// nextShard picks the count shard of the next count change.
+func (s *Service) nextShard() uint64 { return s.shard.Add(1) % countShards }
+
 // addCount adds delta to the message count of queue id qid, in one of
 // its count shards.
 func (s *Service) addCount(tx storage.Tx, qid uint64, delta int64) error {
-	k := countShardKey(qid, s.shard.Add(1)%countShards)
-	var cur int64
+	k := countShardKey(qid, s.nextShard())
 	v, err := tx.Get(k)
-	switch {
-	case err == nil:
+	if errors.Is(err, storage.ErrNotFound) {
+		v, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	return setCount(tx, k, v, delta)
+}
+
+// setCount stores delta plus the shard value v read at k (nil: absent).
+func setCount(tx storage.Tx, k, v []byte, delta int64) error {
+	var cur int64
+	if v != nil {
 		var n int
 		if cur, n = binary.Varint(v); n <= 0 {
 			return errCorrupt
 		}
-	case !errors.Is(err, storage.ErrNotFound):
-		return err
 	}
 	return tx.Set(k, binary.AppendVarint(nil, cur+delta))
+}
+
+// qidCache remembers the internal id of queues this Service served
+// message operations for, so that their transactions read the queue
+// record and the message keys they need together (see
+// loadQueueIDWith). It only predicts: the queue record is read in every
+// transaction and the id checked.
+type qidCache struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+// maxCachedQIDs bounds the cache; it is emptied when full.
+const maxCachedQIDs = 4096
+
+func (c *qidCache) get(k string) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.m[k]
+	return id, ok
+}
+
+func (c *qidCache) put(k string, id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedQIDs {
+		c.m = map[string]uint64{}
+	}
+	c.m[k] = id
+}
+
+// loadQueueIDWith is loadQueueID that also reads keys(qid), in the same
+// round trip on a server engine when this Service knows the queue's id;
+// when the id changed since (the queue was cleared, or deleted and
+// created again) or was not known, the keys are read after the record.
+// Values are as storage.GetMany returns them (nil: absent).
+func (s *Service) loadQueueIDWith(tx storage.Tx, account, name string, keys func(qid uint64) [][]byte) (queueRecord, [][]byte, error) {
+	ck := account + "/" + name
+	qk := queueKey(account, name)
+	cached, known := s.qids.get(ck)
+	var want [][]byte
+	if known {
+		want = keys(cached)
+	}
+	vals, err := storage.GetMany(tx, append([][]byte{qk}, want...))
+	if err != nil {
+		return queueRecord{}, nil, err
+	}
+	if vals[0] == nil {
+		return queueRecord{}, nil, azerr.New(azerr.QueueNotFound)
+	}
+	q, err := queueIDFrom(vals[0])
+	if err != nil {
+		return queueRecord{}, nil, err
+	}
+	if known && q.ID == cached {
+		return q, vals[1:], nil
+	}
+	s.qids.put(ck, q.ID)
+	vals, err = storage.GetMany(tx, keys(q.ID))
+	return q, vals, err
 }
 
 // loadCount returns the message count of queue id qid: the base record's
@@ -297,6 +371,11 @@ func loadQueueID(tx storage.Tx, account, name string) (queueRecord, error) {
 	if err != nil {
 		return queueRecord{}, err
 	}
+	return queueIDFrom(v)
+}
+
+// queueIDFrom is loadQueueID's decoding of a stored queue record v.
+func queueIDFrom(v []byte) (queueRecord, error) {
 	if id, ok := leadingQueueID(v); ok {
 		return queueRecord{ID: id}, nil
 	}
