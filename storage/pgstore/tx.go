@@ -26,6 +26,13 @@ const (
 	sqlGetMany = "SELECT k, v FROM lazuli_kv WHERE h = ANY($1::int8[])"
 	sqlUpsert  = "INSERT INTO lazuli_kv (h, k, v) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) " +
 		"ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"
+	// sqlUpdate and sqlUpdateMany rewrite rows the transaction found
+	// (see tx.present), failing if they meet fewer than they should.
+	sqlUpdate = "WITH u AS (UPDATE lazuli_kv SET v = $3 WHERE h = $1 AND k = $2 RETURNING 1) " +
+		"SELECT 1 / count(*) FROM u"
+	sqlUpdateMany = "WITH u AS (UPDATE lazuli_kv AS t SET v = x.v " +
+		"FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) AS x (h, k, v) WHERE t.h = x.h AND t.k = x.k RETURNING 1) " +
+		"SELECT 1 / (count(*) = $4)::int FROM u"
 	// sqlDelete finds the rows through the primary key: a row whose k
 	// is one of the keys has that key's hash, so naming both sets
 	// selects exactly those rows.
@@ -118,6 +125,24 @@ type tx struct {
 	// aborted from then on.
 	err  error
 	pend map[string]pendingWrite
+	// present holds keys this transaction found in the table (read, or
+	// written by a statement already sent): their writes are UPDATEs,
+	// which cost the database less than INSERT ... ON CONFLICT. Under
+	// SERIALIZABLE no other transaction can remove such a row without one
+	// of the two failing to serialize; should an UPDATE still miss a row,
+	// it fails (division by zero) and so does the transaction.
+	present map[string]struct{}
+}
+
+// found notes that key is in the table.
+func (t *tx) found(key []byte) {
+	if !t.write {
+		return
+	}
+	if t.present == nil {
+		t.present = map[string]struct{}{}
+	}
+	t.present[string(key)] = struct{}{}
 }
 
 type pendingWrite struct {
@@ -149,6 +174,9 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if found {
+		t.found(key)
 	}
 	return foundValue(found, v)
 }
@@ -184,6 +212,7 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		for _, i := range need {
 			if bytes.Equal(keys[i], k) {
 				out[i] = v
+				t.found(k)
 			}
 		}
 		return nil
@@ -261,14 +290,27 @@ func (t *tx) queue(b *pgx.Batch) {
 	if len(t.pend) == 0 {
 		return
 	}
-	var ks, vs, dels [][]byte
-	var hs, dhs []int64
+	var ks, vs, dels, uks, uvs [][]byte
+	var hs, dhs, uhs []int64
 	for k, p := range t.pend {
-		if p.del {
+		_, there := t.present[k]
+		switch {
+		case p.del:
 			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
-		} else {
+			delete(t.present, k)
+		case there:
+			uhs, uks, uvs = append(uhs, keyHash([]byte(k))), append(uks, []byte(k)), append(uvs, p.v)
+		default:
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
+			t.found([]byte(k))
 		}
+	}
+	switch {
+	case len(uks) == 0:
+	case len(uks) == 1:
+		b.Queue(sqlUpdate, uhs[0], uks[0], uvs[0])
+	default:
+		b.Queue(sqlUpdateMany, uhs, uks, uvs, len(uks))
 	}
 	switch {
 	case len(ks) == 0:
