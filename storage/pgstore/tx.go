@@ -99,10 +99,13 @@ func keyHash(k []byte) int64 {
 }
 
 // Scan pages: the first is small (listings often stop early), later ones
-// grow.
+// grow fourfold, so that a listing or query of a few hundred rows takes
+// three round trips rather than five (lazuli-bench table-query-partition,
+// 500 entities: see the commit that introduced it).
 const (
-	firstPage = 32
-	maxPage   = 1024
+	firstPage  = 32
+	pageGrowth = 4
+	maxPage    = 1024
 )
 
 // errTxDone is returned by a Tx used after its function returned.
@@ -521,7 +524,7 @@ func (it *iter) fetch() bool {
 		} else {
 			it.lower = append(append(make([]byte, 0, len(lastKey)+1), lastKey...), 0)
 		}
-		it.limit = min(it.limit*2, maxPage)
+		it.limit = min(it.limit*pageGrowth, maxPage)
 	}
 	// Entries of the page are handed out; a new slice for the next one.
 	it.page = page
