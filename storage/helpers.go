@@ -62,3 +62,22 @@ func GetMany(tx Tx, keys [][]byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Inserter is implemented by the Tx of engines for which creating a key
+// known to be new costs less than Set (pgstore: a plain INSERT).
+type Inserter interface {
+	// Insert stores value at key, which the caller guarantees is absent
+	// (a key made unique by construction, such as one embedding a
+	// fresh random id). On an absent key it MUST behave exactly as Set;
+	// on a present key the engine MAY fail the Update instead.
+	Insert(key, value []byte) error
+}
+
+// Insert stores value at a key the caller guarantees is absent: through
+// Inserter when tx has it, else by Set.
+func Insert(tx Tx, key, value []byte) error {
+	if i, ok := tx.(Inserter); ok {
+		return i.Insert(key, value)
+	}
+	return tx.Set(key, value)
+}

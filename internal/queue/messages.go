@@ -90,14 +90,15 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 				text:       nm.Text,
 			}
 			seq++
-			if err := tx.Set(msgKey(q.ID, id), m.encode()); err != nil {
+			// A new message's keys embed its new id: Insert, not Set.
+			if err := storage.Insert(tx, msgKey(q.ID, id), m.encode()); err != nil {
 				return err
 			}
-			if err := tx.Set(visKey(q.ID, m.visibleAt, id), nil); err != nil {
+			if err := storage.Insert(tx, visKey(q.ID, m.visibleAt, id), nil); err != nil {
 				return err
 			}
 			if m.expiration != neverExpiresMicro {
-				if err := tx.Set(expKey(q.ID, m.expiration, id), nil); err != nil {
+				if err := storage.Insert(tx, expKey(q.ID, m.expiration, id), nil); err != nil {
 					return err
 				}
 			}

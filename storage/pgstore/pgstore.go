@@ -430,11 +430,14 @@ func (s *Store) mapErr(err error) error {
 	return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
 }
 
-// isRetryable reports a serialization failure or a deadlock: the
-// transaction was rolled back and may simply run again.
+// isRetryable reports a serialization failure, a deadlock, or a unique
+// violation: the transaction was rolled back and may simply run again.
+// Updates meet unique violations only in their plain INSERTs of keys they
+// read as absent (see tx.known), when a concurrent transaction added the
+// key first: a conflict like any other, which the next attempt reads.
 func isRetryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "23505")
 }
 
 // dbClock tracks the database's clock with the instance's monotonic one.

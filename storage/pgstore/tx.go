@@ -24,8 +24,8 @@ const (
 	// keys of one hash are possible, if unlikely).
 	sqlGet     = "SELECT k, v FROM lazuli_kv WHERE h = $1"
 	sqlGetMany = "SELECT k, v FROM lazuli_kv WHERE h = ANY($1::int8[])"
-	sqlUpsert  = "INSERT INTO lazuli_kv (h, k, v) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) " +
-		"ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"
+	sqlInsert  = "INSERT INTO lazuli_kv (h, k, v) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[])"
+	sqlUpsert  = sqlInsert + " ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"
 	// sqlUpdate and sqlUpdateMany rewrite rows the transaction found
 	// (see tx.present), failing if they meet fewer than they should.
 	sqlUpdate = "WITH u AS (UPDATE lazuli_kv SET v = $3 WHERE h = $1 AND k = $2 RETURNING 1) " +
@@ -50,8 +50,11 @@ const (
 // than unnest of arrays (see the commit that introduced it).
 const maxValuesRows = 8
 
-// sqlUpsertValues[n] writes n rows given as 3n parameters (h, k, v).
-var sqlUpsertValues = func() []string {
+// sqlUpsertValues[n] writes n rows given as 3n parameters (h, k, v);
+// sqlInsertValues[n] inserts n rows known to be absent.
+var sqlUpsertValues, sqlInsertValues = valuesStatements(" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"), valuesStatements("")
+
+func valuesStatements(tail string) []string {
 	out := make([]string, maxValuesRows+1)
 	for n := 1; n <= maxValuesRows; n++ {
 		var b strings.Builder
@@ -62,11 +65,11 @@ var sqlUpsertValues = func() []string {
 			}
 			fmt.Fprintf(&b, "($%d::int8, $%d::bytea, $%d::bytea)", 3*i+1, 3*i+2, 3*i+3)
 		}
-		b.WriteString(" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v")
+		b.WriteString(tail)
 		out[n] = b.String()
 	}
 	return out
-}()
+}
 
 // keyHash is the h column of key k: FNV-1a, 64 bits, then a 64-bit
 // finalizer (MurmurHash3's), without which keys that differ only in their
@@ -128,29 +131,38 @@ type tx struct {
 	// aborted from then on.
 	err  error
 	pend map[string]pendingWrite
-	// present holds keys this transaction found in the table (read, or
-	// written by a statement already sent): their writes are UPDATEs,
-	// which cost the database less than INSERT ... ON CONFLICT. Under
-	// SERIALIZABLE no other transaction can remove such a row without one
-	// of the two failing to serialize; should an UPDATE still miss a row,
-	// it fails (division by zero) and so does the transaction.
-	present map[string]struct{}
+	// known holds what this transaction learnt of keys' presence in the
+	// table (by reading them, or from statements it already sent): true
+	// for a row that is there, false for one that is not. A key known to
+	// be there is rewritten with UPDATE, one known to be absent with a
+	// plain INSERT; both cost the database less than INSERT ... ON
+	// CONFLICT, whose check of the primary key also takes SSI locks on
+	// the index pages it looks at, and so causes serialization failures
+	// between writers of unrelated keys. Under SERIALIZABLE no other
+	// transaction can remove or add such a row without one of the two
+	// failing to serialize (an INSERT that meets a row another
+	// transaction added is a unique violation, retried like a
+	// serialization failure); should an UPDATE still miss a row, it fails
+	// (division by zero) and so does the transaction.
+	known map[string]bool
 }
 
-// found notes that key is in the table.
-func (t *tx) found(key []byte) {
+// learn records whether key is in the table.
+func (t *tx) learn(key string, there bool) {
 	if !t.write {
 		return
 	}
-	if t.present == nil {
-		t.present = map[string]struct{}{}
+	if t.known == nil {
+		t.known = map[string]bool{}
 	}
-	t.present[string(key)] = struct{}{}
+	t.known[key] = there
 }
 
 type pendingWrite struct {
 	v   []byte
 	del bool
+	// insert: the caller vouched that the key is absent (see Insert).
+	insert bool
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
@@ -178,9 +190,7 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if found {
-		t.found(key)
-	}
+	t.learn(string(key), found)
 	return foundValue(found, v)
 }
 
@@ -215,13 +225,15 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		for _, i := range need {
 			if bytes.Equal(keys[i], k) {
 				out[i] = v
-				t.found(k)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, i := range need {
+		t.learn(string(keys[i]), out[i] != nil)
 	}
 	return out, nil
 }
@@ -248,6 +260,26 @@ func (t *tx) Set(key, value []byte) error {
 		value = []byte{}
 	}
 	t.put(key, pendingWrite{v: value})
+	return nil
+}
+
+// Insert stores a key the caller knows to be absent (see
+// storage.Inserter): a plain INSERT, which fails the transaction if the
+// key exists after all.
+func (t *tx) Insert(key, value []byte) error {
+	if !t.write {
+		return storage.ErrReadOnly
+	}
+	if t.done {
+		return errTxDone
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	// Deleted by this transaction but not yet in the table: the row may
+	// still be there, for a Set to replace.
+	_, held := t.pend[string(key)]
+	t.put(key, pendingWrite{v: value, insert: !held})
 	return nil
 }
 
@@ -293,20 +325,34 @@ func (t *tx) queue(b *pgx.Batch) {
 	if len(t.pend) == 0 {
 		return
 	}
-	var ks, vs, dels, uks, uvs [][]byte
-	var hs, dhs, uhs []int64
+	var ks, vs, dels, uks, uvs, iks, ivs [][]byte
+	var hs, dhs, uhs, ihs []int64
 	for k, p := range t.pend {
-		_, there := t.present[k]
+		there, known := t.known[k]
 		switch {
 		case p.del:
 			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
-			delete(t.present, k)
-		case there:
+			t.learn(k, false)
+			continue
+		case known && there:
 			uhs, uks, uvs = append(uhs, keyHash([]byte(k))), append(uks, []byte(k)), append(uvs, p.v)
+		case known || p.insert:
+			ihs, iks, ivs = append(ihs, keyHash([]byte(k))), append(iks, []byte(k)), append(ivs, p.v)
 		default:
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
-			t.found([]byte(k))
 		}
+		t.learn(k, true)
+	}
+	switch {
+	case len(iks) == 0:
+	case len(iks) <= maxValuesRows:
+		args := make([]any, 0, 3*len(iks))
+		for i := range iks {
+			args = append(args, ihs[i], iks[i], ivs[i])
+		}
+		b.Queue(sqlInsertValues[len(iks)], args...)
+	default:
+		b.Queue(sqlInsert, ihs, iks, ivs)
 	}
 	switch {
 	case len(uks) == 0:

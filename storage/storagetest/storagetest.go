@@ -57,6 +57,8 @@ func Run(t *testing.T, open Opener) {
 		{"ScanInterleavedWithGets", testScanInterleavedWithGets},
 		{"DeleteRange", testDeleteRange},
 		{"GetMany", testGetMany},
+		{"Insert", testInsert},
+		{"WritesAfterReads", testWritesAfterReads},
 		{"LargeValues", testLargeValues},
 		{"ManyKeys", testManyKeys},
 		{"RandomAgainstModel", testRandomAgainstModel},
@@ -272,6 +274,118 @@ func testGetMany(t *testing.T, e storage.Engine) {
 	})
 	wantValue(t, e, "a", "new")
 	wantAbsent(t, e, "c")
+}
+
+// testInsert: storage.Insert of absent keys behaves as Set, inside the
+// Update (read back, scanned, deleted again) and after it.
+func testInsert(t *testing.T, e storage.Engine) {
+	MustUpdate(t, e, func(tx storage.Tx) error {
+		for _, k := range []string{"i1", "i2", "i3"} {
+			if err := storage.Insert(tx, []byte(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		if v, err := tx.Get([]byte("i2")); err != nil || string(v) != "vi2" {
+			t.Errorf("Get after Insert = %q, %v", v, err)
+		}
+		it := tx.Scan([]byte("i"), []byte("j"), false)
+		n := 0
+		for it.Next() {
+			n++
+		}
+		if err := it.Err(); err != nil || n != 3 {
+			t.Errorf("Scan after Insert: %d keys, %v", n, err)
+		}
+		it.Close()
+		return tx.Delete([]byte("i3"))
+	})
+	wantValue(t, e, "i1", "vi1")
+	wantValue(t, e, "i2", "vi2")
+	wantAbsent(t, e, "i3")
+	// Insert after a Delete in the same Update.
+	MustUpdate(t, e, func(tx storage.Tx) error {
+		if err := tx.Delete([]byte("i1")); err != nil {
+			return err
+		}
+		if err := tx.Set([]byte("flush"), nil); err != nil {
+			return err
+		}
+		return storage.Insert(tx, []byte("i1"), []byte("again"))
+	})
+	wantValue(t, e, "i1", "again")
+	// The same with the Delete sent on by a Scan first.
+	MustUpdate(t, e, func(tx storage.Tx) error {
+		if err := tx.Delete([]byte("i1")); err != nil {
+			return err
+		}
+		it := tx.Scan([]byte("i"), []byte("j"), false)
+		for it.Next() {
+		}
+		it.Close()
+		return storage.Insert(tx, []byte("i1"), []byte("third"))
+	})
+	wantValue(t, e, "i1", "third")
+}
+
+// testWritesAfterReads: every mix of a key's state as read (present,
+// absent, unread) and what the Update then does to it (set, delete, set
+// after delete, delete after set) ends as a plain key/value map would,
+// also when a Scan in between sends earlier writes on.
+func testWritesAfterReads(t *testing.T, e storage.Engine) {
+	for _, scan := range []bool{false, true} {
+		MustSet(t, e, "wp1", "old")
+		MustSet(t, e, "wp2", "old")
+		MustSet(t, e, "wp3", "old")
+		MustUpdate(t, e, func(tx storage.Tx) error { return tx.Delete([]byte("wa1")) })
+		MustUpdate(t, e, func(tx storage.Tx) error { return tx.Delete([]byte("wa2")) })
+		MustUpdate(t, e, func(tx storage.Tx) error { return tx.Delete([]byte("wu2")) })
+		MustSet(t, e, "wu1", "old")
+		MustUpdate(t, e, func(tx storage.Tx) error {
+			for _, k := range []string{"wp1", "wp2", "wp3", "wa1", "wa2"} {
+				if _, err := tx.Get([]byte(k)); err != nil && !errors.Is(err, storage.ErrNotFound) {
+					return err
+				}
+			}
+			step := func(k, v string, del bool) error {
+				if del {
+					return tx.Delete([]byte(k))
+				}
+				return tx.Set([]byte(k), []byte(v))
+			}
+			for _, w := range []struct {
+				k, v string
+				del  bool
+			}{
+				{"wp1", "new", false}, {"wp2", "", true}, {"wp3", "", true}, {"wa1", "new", false},
+				{"wa2", "new", false}, {"wu1", "new", false}, {"wu2", "new", false},
+			} {
+				if err := step(w.k, w.v, w.del); err != nil {
+					return err
+				}
+			}
+			if scan {
+				it := tx.Scan([]byte("w"), []byte("x"), false)
+				for it.Next() {
+				}
+				it.Close()
+			}
+			// Second writes over the first ones (sent on by the Scan).
+			if err := tx.Set([]byte("wp3"), []byte("back")); err != nil {
+				return err
+			}
+			if err := tx.Delete([]byte("wa2")); err != nil {
+				return err
+			}
+			return tx.Set([]byte("wp1"), []byte("newer"))
+		})
+		wantValue(t, e, "wp1", "newer")
+		wantAbsent(t, e, "wp2")
+		wantValue(t, e, "wp3", "back")
+		wantValue(t, e, "wa1", "new")
+		wantAbsent(t, e, "wa2")
+		wantValue(t, e, "wu1", "new")
+		wantValue(t, e, "wu2", "new")
+	}
 }
 
 func testGetSetDelete(t *testing.T, e storage.Engine) {
