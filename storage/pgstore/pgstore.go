@@ -14,15 +14,19 @@
 // it returns an error wrapping storage.ErrUnavailable. Writes are held in
 // the transaction and sent with COMMIT in one round trip, and BEGIN goes
 // out with the first statement, so an Update costs one round trip per read
-// plus one.
+// (GetMany reads several keys in one) plus one. A key the transaction read
+// is written with a plain UPDATE or INSERT as it found it present or
+// absent, and only keys it never read with INSERT ... ON CONFLICT (see
+// tx.known).
 //
 // View runs a REPEATABLE READ READ ONLY transaction: one snapshot for all
 // its reads, taken at its first read.
 //
 // The SQL is the subset PostgreSQL 13+, CockroachDB and YugabyteDB accept
-// in common: plain tables with primary keys, one plain index, INSERT ...
-// ON CONFLICT, unnest of arrays, ANY, substring on BYTEA,
-// clock_timestamp(). No large objects, advisory locks or LISTEN/NOTIFY.
+// in common: plain tables with primary keys, one plain index, INSERT
+// (VALUES lists or unnest of arrays, with or without ON CONFLICT), UPDATE
+// ... FROM unnest in a WITH ... RETURNING, DELETE, ANY, substring on
+// BYTEA, clock_timestamp(). No large objects, advisory locks or LISTEN/NOTIFY.
 // Only PostgreSQL is tested.
 package pgstore
 
