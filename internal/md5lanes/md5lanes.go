@@ -74,10 +74,10 @@ func (l *laneHash) Reset() {
 	l.Hasher.Reset()
 }
 
-// hashers is the number of multi-buffer hashers: two per lane, so that
-// more bodies than lanes may be in flight, each lane taking the next
-// piece that is ready.
-const hashers = 2 * md5simd.Lanes
+// hashers is the number of multi-buffer hashers: two per lane (16 with
+// AVX-512), so that more bodies than lanes may be in flight, each lane
+// taking the next piece that is ready.
+const hashers = 2 * 16
 
 // Lanes hands out MD5 hashers that share one multi-buffer hashing
 // goroutine. A nil *Lanes hands out crypto/md5.
