@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/btree v1.1.3
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/minio/md5-simd v1.1.2
 	modernc.org/sqlite v1.53.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
@@ -15,6 +16,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect

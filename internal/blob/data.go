@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/md5"
 	"hash"
 	"io"
 
@@ -32,16 +31,17 @@ const (
 )
 
 // sums computes the checksums of a body as it is read; a nil hash is not
-// computed.
+// computed. The MD5 comes from the service's lanes, which hash large
+// bodies many at once.
 type sums struct {
 	md5 hash.Hash
 	crc hash.Hash64
 }
 
-func newSums(want Checksums) sums {
+func (sv *Service) newSums(want Checksums, size int64) sums {
 	var s sums
 	if want&SumMD5 != 0 {
-		s.md5 = md5.New()
+		s.md5 = sv.md5.Get(size)
 	}
 	if want&SumCRC64 != 0 {
 		s.crc = NewCRC64()
@@ -82,7 +82,8 @@ func (s *Service) IngestSize(ctx context.Context, body io.Reader, size int64, in
 	if len(wantMD5) > 0 {
 		want |= SumMD5
 	}
-	h := newSums(want)
+	h := s.newSums(want, size)
+	defer s.md5.Put(h.md5)
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/internal/md5lanes"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -27,7 +28,12 @@ type Service struct {
 	// again within one clock reading (a coarse or stepped-back clock) does
 	// not get the ETag its predecessor had, which an If-Match still holds.
 	lastETag atomic.Uint64
+	// md5 hashes request bodies (nil: crypto/md5 for each).
+	md5 *md5lanes.Lanes
 }
+
+// UseMD5Lanes makes the service hash request bodies with l.
+func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.md5 = l }
 
 // etag returns the ETag for a write of an object whose previous ETag is
 // prev (0 for a new object): above prev, above every stamp this service

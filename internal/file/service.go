@@ -13,6 +13,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/internal/md5lanes"
 	"github.com/lazuli-storage/lazuli/internal/worker"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -34,6 +35,9 @@ type Service struct {
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
 	return &Service{eng: eng, now: now, newID: newID, chunks: blob.New(eng, now, newID)}
 }
+
+// UseMD5Lanes makes the service hash Put Range bodies with l.
+func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.chunks.UseMD5Lanes(l) }
 
 // Engine returns the engine the service runs on.
 func (s *Service) Engine() storage.Engine { return s.eng }

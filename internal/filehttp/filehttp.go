@@ -42,6 +42,7 @@ func New(d httpx.Deps) http.Handler {
 		d.Now = time.Now
 	}
 	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString), blobs: blob.New(d.Engine, d.Now, guid.NewString)}
+	h.svc.UseMD5Lanes(d.MD5)
 	d.StartWorker(h.svc.Run)
 	return h
 }

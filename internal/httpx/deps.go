@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/md5lanes"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -25,6 +26,8 @@ type Deps struct {
 	// server runs each until it shuts down. Nil (a handler built by a
 	// test) runs them for the life of the process.
 	Workers func(run func(ctx context.Context) error)
+	// MD5 hashes request bodies, many at once (nil: one at a time).
+	MD5 *md5lanes.Lanes
 }
 
 // StartWorker hands run to d.Workers, or runs it in the background for

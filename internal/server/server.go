@@ -32,6 +32,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/md5lanes"
 	"github.com/lazuli-storage/lazuli/internal/queuehttp"
 	"github.com/lazuli-storage/lazuli/internal/smb"
 	"github.com/lazuli-storage/lazuli/internal/smbfile"
@@ -156,8 +157,10 @@ type Server struct {
 	activity    chunkgc.Activity // requests in flight, for the chunk collector
 	// budget bounds the request head bytes all listeners hold before
 	// their handlers run.
-	budget   *h1.Budget
-	smb      *smb.Server
+	budget *h1.Budget
+	smb    *smb.Server
+	// md5 hashes the request bodies of the Blob and File services.
+	md5      *md5lanes.Lanes
 	smbFiles *file.Service
 	smbAddr  string
 	// members is this instance's membership among those serving SMB
@@ -228,8 +231,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
+	s.md5 = md5lanes.New()
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc),
+		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc), MD5: s.md5,
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
@@ -571,6 +575,7 @@ func (s *Server) Close() error {
 		s.stopWorkers()
 		s.workersDone.Wait()
 	}
+	s.md5.Close()
 	if !s.ownsEng {
 		return nil
 	}
