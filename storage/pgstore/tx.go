@@ -317,6 +317,23 @@ func (t *tx) acquire() error {
 	return nil
 }
 
+// queueRows adds to b the statement that writes rows (hs[i], ks[i],
+// vs[i]): few[n] with its VALUES list for up to maxValuesRows rows, else
+// many with arrays.
+func queueRows(b *pgx.Batch, few []string, many string, hs []int64, ks, vs [][]byte) {
+	switch {
+	case len(ks) == 0:
+	case len(ks) <= maxValuesRows:
+		args := make([]any, 0, 3*len(ks))
+		for i := range ks {
+			args = append(args, hs[i], ks[i], vs[i])
+		}
+		b.Queue(few[len(ks)], args...)
+	default:
+		b.Queue(many, hs, ks, vs)
+	}
+}
+
 // queue adds BEGIN (once) and the held writes to b.
 func (t *tx) queue(b *pgx.Batch) {
 	if !t.begun {
@@ -343,17 +360,7 @@ func (t *tx) queue(b *pgx.Batch) {
 		}
 		t.learn(k, true)
 	}
-	switch {
-	case len(iks) == 0:
-	case len(iks) <= maxValuesRows:
-		args := make([]any, 0, 3*len(iks))
-		for i := range iks {
-			args = append(args, ihs[i], iks[i], ivs[i])
-		}
-		b.Queue(sqlInsertValues[len(iks)], args...)
-	default:
-		b.Queue(sqlInsert, ihs, iks, ivs)
-	}
+	queueRows(b, sqlInsertValues, sqlInsert, ihs, iks, ivs)
 	switch {
 	case len(uks) == 0:
 	case len(uks) == 1:
@@ -361,17 +368,7 @@ func (t *tx) queue(b *pgx.Batch) {
 	default:
 		b.Queue(sqlUpdateMany, uhs, uks, uvs, len(uks))
 	}
-	switch {
-	case len(ks) == 0:
-	case len(ks) <= maxValuesRows:
-		args := make([]any, 0, 3*len(ks))
-		for i := range ks {
-			args = append(args, hs[i], ks[i], vs[i])
-		}
-		b.Queue(sqlUpsertValues[len(ks)], args...)
-	default:
-		b.Queue(sqlUpsert, hs, ks, vs)
-	}
+	queueRows(b, sqlUpsertValues, sqlUpsert, hs, ks, vs)
 	if len(dels) > 0 {
 		b.Queue(sqlDelete, dhs, dels)
 	}
