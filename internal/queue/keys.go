@@ -8,7 +8,7 @@ import (
 // service owns one contiguous range of the shared keyspace.
 //
 //	queue q <account> <name>               queue record (id, metadata, ACL)
-//	queue s <qid>                          per-queue counters (base message count)
+//	queue s <qid>                          the id is live (empty value; purged with the id)
 //	queue s <qid> <shard>                  message count shard (a signed change of the count)
 //	queue m <qid> <msgid>                  message record
 //	queue v <qid> <visibleAt> <msgid>      visibility index (empty value)
@@ -70,6 +70,8 @@ func queueNamePrefix(account, prefix string) []byte {
 	return keyenc.AppendPrefix(keyenc.AppendString(root(tagQueue), account), prefix)
 }
 
+// statsKey marks queue id qid live, and is the prefix of its count
+// shards.
 func statsKey(qid uint64) []byte { return keyenc.AppendUint64(rootCap(tagStats, 16), qid) }
 
 // countShardKey is shard of queue qid's message count (see countShards).

@@ -417,7 +417,7 @@ func (s *Service) ClearMessages(ctx context.Context, account, name string) error
 			return err
 		}
 		q.ID = newQueueID()
-		if err := tx.Set(statsKey(q.ID), stats{}.encode()); err != nil {
+		if err := tx.Set(statsKey(q.ID), nil); err != nil {
 			return err
 		}
 		return tx.Set(queueKey(account, name), q.encode())

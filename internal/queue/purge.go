@@ -118,7 +118,7 @@ func (s *Service) purgeQueue(ctx context.Context, qid uint64) error {
 		}
 	}
 	return s.engine.Update(ctx, func(tx storage.Tx) error {
-		// The base record and at most countShards shards.
+		// The live marker and at most countShards count shards.
 		stats := statsKey(qid)
 		if _, err := storage.DeleteRange(tx, stats, keyenc.PrefixEnd(stats), 0); err != nil {
 			return err

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keycache"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -113,8 +114,11 @@ type Service struct {
 	busy busyQueues
 	// seq is the last message sequence handed out (see nextSeqs).
 	seq atomic.Uint64
-	// qids predicts queue ids (see loadQueueIDWith).
-	qids qidCache
+	// qids remembers the internal id of queues this Service served
+	// message operations for, by account/name, so that their
+	// transactions read the queue record and the message keys they need
+	// together (see loadQueueIDWith).
+	qids keycache.Cache[uint64]
 	// shard picks the count shard of the next count change (see
 	// addCount); it starts at a random place so that instances sharing
 	// a database spread over different shards.
@@ -224,35 +228,6 @@ func setCount(tx storage.Tx, k, v []byte, delta int64) error {
 	return tx.Set(k, binary.AppendVarint(nil, cur+delta))
 }
 
-// qidCache remembers the internal id of queues this Service served
-// message operations for, so that their transactions read the queue
-// record and the message keys they need together (see
-// loadQueueIDWith). It only predicts: the queue record is read in every
-// transaction and the id checked.
-type qidCache struct {
-	mu sync.Mutex
-	m  map[string]uint64
-}
-
-// maxCachedQIDs bounds the cache; it is emptied when full.
-const maxCachedQIDs = 4096
-
-func (c *qidCache) get(k string) (uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, ok := c.m[k]
-	return id, ok
-}
-
-func (c *qidCache) put(k string, id uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedQIDs {
-		c.m = map[string]uint64{}
-	}
-	c.m[k] = id
-}
-
 // loadQueueIDWith is loadQueueID that also reads keys(qid), in the same
 // round trip on a server engine when this Service knows the queue's id;
 // when the id changed since (the queue was cleared, or deleted and
@@ -261,7 +236,7 @@ func (c *qidCache) put(k string, id uint64) {
 func (s *Service) loadQueueIDWith(tx storage.Tx, account, name string, keys func(qid uint64) [][]byte) (queueRecord, [][]byte, error) {
 	ck := account + "/" + name
 	qk := queueKey(account, name)
-	cached, known := s.qids.get(ck)
+	cached, known := s.qids.Get(ck)
 	var want [][]byte
 	if known {
 		want = keys(cached)
@@ -280,25 +255,20 @@ func (s *Service) loadQueueIDWith(tx storage.Tx, account, name string, keys func
 	if known && q.ID == cached {
 		return q, vals[1:], nil
 	}
-	s.qids.put(ck, q.ID)
+	s.qids.Put(ck, q.ID)
 	vals, err = storage.GetMany(tx, keys(q.ID))
 	return q, vals, err
 }
 
-// loadCount returns the message count of queue id qid: the base record's
-// count plus every shard's change.
+// loadCount returns the message count of queue id qid: the sum of its
+// count shards' changes.
 func loadCount(tx storage.Tx, qid uint64) (int64, error) {
-	base := statsKey(qid)
-	it := tx.Scan(base, keyenc.PrefixEnd(base), false)
+	live := statsKey(qid)
+	it := tx.Scan(live, keyenc.PrefixEnd(live), false)
 	defer it.Close()
 	var total int64
 	for it.Next() {
-		if len(it.Key()) == len(base) {
-			st, err := decodeStats(it.Value())
-			if err != nil {
-				return 0, err
-			}
-			total += int64(st.count)
+		if len(it.Key()) == len(live) {
 			continue
 		}
 		d, n := binary.Varint(it.Value())
@@ -428,7 +398,7 @@ func (s *Service) CreateQueue(ctx context.Context, account, name string, md []Me
 			return err
 		}
 		created = true
-		return tx.Set(statsKey(q.ID), stats{}.encode())
+		return tx.Set(statsKey(q.ID), nil)
 	})
 	return created, mapErr(err)
 }

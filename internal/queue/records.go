@@ -156,34 +156,6 @@ func decodeMessage(b []byte) (message, error) {
 	return m, nil
 }
 
-// stats is a queue's base counter record, kept apart from the queue
-// record so that message traffic never rewrites metadata or ACLs. Create
-// Queue and Clear Messages write it with zeros; the message count then
-// moves in the count shards (see addCount), and nextSeq, which earlier
-// versions advanced, is no longer used (sequences come from
-// Service.nextSeqs).
-type stats struct {
-	nextSeq uint64
-	count   uint64
-}
-
-func (s stats) encode() []byte {
-	b := binary.AppendUvarint(nil, s.nextSeq)
-	return binary.AppendUvarint(b, s.count)
-}
-
-func decodeStats(b []byte) (stats, error) {
-	var s stats
-	var n int
-	if s.nextSeq, n = binary.Uvarint(b); n <= 0 {
-		return s, errCorrupt
-	}
-	if s.count, n = binary.Uvarint(b[n:]); n <= 0 {
-		return s, errCorrupt
-	}
-	return s, nil
-}
-
 // queueRecord is the stored form of a queue.
 type queueRecord struct {
 	ID       uint64             `json:"id"`

@@ -256,7 +256,7 @@ func (s *Service) Batch(ctx context.Context, account, table string, ops []Op) ([
 func (s *Service) readForWrite(tx storage.Tx, tkey []byte, prep []preparedOp) (uid []byte, cur [][]byte, err error) {
 	keys := make([][]byte, 1, len(prep)+1)
 	keys[0] = tkey
-	cached := s.uids.get(tkey)
+	cached, _ := s.uids.Get(string(tkey))
 	if cached != nil {
 		for i := range prep {
 			keys = append(keys, entityKeyOf(cached, prep[i].keyTail))
@@ -267,13 +267,13 @@ func (s *Service) readForWrite(tx storage.Tx, tkey []byte, prep []preparedOp) (u
 		return nil, nil, err
 	}
 	if uid, err = tableUIDFrom(vals[0]); err != nil {
-		s.uids.drop(tkey)
+		s.uids.Drop(string(tkey))
 		return nil, nil, err
 	}
 	if cached != nil && bytes.Equal(uid, cached) {
 		return uid, vals[1:], nil
 	}
-	s.uids.put(tkey, uid)
+	s.uids.Put(string(tkey), bytes.Clone(uid))
 	keys = keys[:0]
 	for i := range prep {
 		keys = append(keys, entityKeyOf(uid, prep[i].keyTail))

@@ -21,7 +21,6 @@
 package table
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -30,11 +29,11 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keycache"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/internal/worker"
@@ -62,42 +61,10 @@ type Service struct {
 	// strictly increasing Timestamps even within one clock tick, so an
 	// entity deleted and inserted again never repeats an old ETag.
 	clock atomic.Int64
-	// uids remembers the uid of tables this Service wrote to, so that a
-	// write reads the table record and the entities it changes together
-	// (see readForWrite).
-	uids uidCache
-}
-
-// uidCache maps a table key to the uid its record held when last read.
-// It only predicts: every write still reads the table record in its
-// transaction and checks the uid.
-type uidCache struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-// maxCachedUIDs bounds the cache; it is emptied when full.
-const maxCachedUIDs = 4096
-
-func (c *uidCache) get(tkey []byte) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[string(tkey)]
-}
-
-func (c *uidCache) put(tkey, uid []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedUIDs {
-		c.m = map[string][]byte{}
-	}
-	c.m[string(tkey)] = bytes.Clone(uid)
-}
-
-func (c *uidCache) drop(tkey []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, string(tkey))
+	// uids remembers the uid of tables this Service wrote to (by table
+	// key), so that a write reads the table record and the entities it
+	// changes together (see readForWrite).
+	uids keycache.Cache[[]byte]
 }
 
 // tick returns max(now, last + 100 ns) in ticks.

@@ -249,24 +249,14 @@ func foundValue(found bool, v []byte) ([]byte, error) {
 	return v, nil
 }
 
-func (t *tx) Set(key, value []byte) error {
-	if !t.write {
-		return storage.ErrReadOnly
-	}
-	if t.done {
-		return errTxDone
-	}
-	if value == nil {
-		value = []byte{}
-	}
-	t.put(key, pendingWrite{v: value})
-	return nil
-}
+func (t *tx) Set(key, value []byte) error { return t.set(key, value, false) }
 
 // Insert stores a key the caller knows to be absent (see
 // storage.Inserter): a plain INSERT, which fails the transaction if the
 // key exists after all.
-func (t *tx) Insert(key, value []byte) error {
+func (t *tx) Insert(key, value []byte) error { return t.set(key, value, true) }
+
+func (t *tx) set(key, value []byte, insert bool) error {
 	if !t.write {
 		return storage.ErrReadOnly
 	}
@@ -276,10 +266,13 @@ func (t *tx) Insert(key, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	// Deleted by this transaction but not yet in the table: the row may
-	// still be there, for a Set to replace.
-	_, held := t.pend[string(key)]
-	t.put(key, pendingWrite{v: value, insert: !held})
+	if insert {
+		// Deleted by this transaction but not yet in the table: the row
+		// may still be there, for a Set to replace.
+		_, held := t.pend[string(key)]
+		insert = !held
+	}
+	t.put(key, pendingWrite{v: value, insert: insert})
 	return nil
 }
 
