@@ -232,7 +232,7 @@ cpu=(--cpu "pg1:lazuli=$pg1_pid" --cpu "pg1:postgres=$pg_master"
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$scratch/lazuli-bench" "${targets[@]}" "${az_target[@]+"${az_target[@]}"}" "${cpu[@]}" "${az_cpu[@]+"${az_cpu[@]}"}" --preload-for log=200000 "$@"
 echo
-echo "PostgreSQL engine per instance (Updates, attempts run again, most attempts of one Update):"
+echo "PostgreSQL engine per instance (Updates, attempts run again, most attempts of one Update, time retries waited for their lane):"
 stop_pg
 
 echo
