@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/btree v1.1.3
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/minio/crc64nvme v1.1.1
 	github.com/minio/md5-simd v1.1.2
 	modernc.org/sqlite v1.53.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
