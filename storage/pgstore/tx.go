@@ -145,43 +145,6 @@ type tx struct {
 	// serialization failure); should an UPDATE still miss a row, it fails
 	// (division by zero) and so does the transaction.
 	known map[string]bool
-	// laneOld and laneNew are the least hashes of the keys this attempt
-	// sent writes for, rows it rewrote or removed and rows it added (see
-	// lane); zero when none.
-	laneOld, laneNew uint64
-}
-
-// notice records a write of the key with hash h for lane: an existing
-// row (old) or a new one.
-func (t *tx) notice(h int64, old bool) {
-	u := uint64(h) | 1 // never zero
-	if old {
-		if t.laneOld == 0 || u < t.laneOld {
-			t.laneOld = u
-		}
-	} else if t.laneNew == 0 || u < t.laneNew {
-		t.laneNew = u
-	}
-}
-
-// lane is the retry lane of a failed attempt (see Store.Update), from the
-// keys it wrote or was about to write: the least hash among the rows it
-// rewrote or removed, which other writers may want too (a hot record),
-// else among the rows it added; -1 if it wrote nothing. Attempts that
-// write the same keys get the same lane.
-func (t *tx) lane() int {
-	for k, p := range t.pend {
-		there, known := t.known[k]
-		t.notice(keyHash([]byte(k)), p.del || (known && there) || (!known && !p.insert))
-	}
-	t.pend = nil
-	switch {
-	case t.laneOld != 0:
-		return int(t.laneOld % laneCount)
-	case t.laneNew != 0:
-		return int(t.laneNew % laneCount)
-	}
-	return -1
 }
 
 // learn records whether key is in the table.
@@ -376,22 +339,17 @@ func (t *tx) queue(b *pgx.Batch) {
 	var hs, dhs, uhs, ihs []int64
 	for k, p := range t.pend {
 		there, known := t.known[k]
-		h := keyHash([]byte(k))
 		switch {
 		case p.del:
-			dhs, dels = append(dhs, h), append(dels, []byte(k))
-			t.notice(h, true)
+			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
 			t.learn(k, false)
 			continue
 		case known && there:
-			uhs, uks, uvs = append(uhs, h), append(uks, []byte(k)), append(uvs, p.v)
-			t.notice(h, true)
+			uhs, uks, uvs = append(uhs, keyHash([]byte(k))), append(uks, []byte(k)), append(uvs, p.v)
 		case known || p.insert:
-			ihs, iks, ivs = append(ihs, h), append(iks, []byte(k)), append(ivs, p.v)
-			t.notice(h, false)
+			ihs, iks, ivs = append(ihs, keyHash([]byte(k))), append(iks, []byte(k)), append(ivs, p.v)
 		default:
-			hs, ks, vs = append(hs, h), append(ks, []byte(k)), append(vs, p.v)
-			t.notice(h, true)
+			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
 		}
 		t.learn(k, true)
 	}
