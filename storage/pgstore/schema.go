@@ -28,15 +28,6 @@ var migrations = [][]string{
 		`CREATE TABLE IF NOT EXISTS lazuli_chunk_parts (ref TEXT NOT NULL, seq INT NOT NULL, data BYTEA NOT NULL,
 			PRIMARY KEY (ref, seq))`,
 	},
-	{
-		// Room on every page of lazuli_kv for new versions of its rows,
-		// so that a record rewritten many times a second (a blob being
-		// leased, an entity replaced with If-Match) stays on its page
-		// (a HOT update: no new index entries, which serializable
-		// readers of those index pages would conflict with) even when
-		// PostgreSQL cannot prune the page at once.
-		`ALTER TABLE lazuli_kv SET (fillfactor = 70)`,
-	},
 }
 
 // SchemaVersion is the schema version this lazuli writes.
