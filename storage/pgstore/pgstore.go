@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -81,6 +82,25 @@ type Store struct {
 
 var _ storage.Engine = (*Store)(nil)
 
+// preferIndexScans keeps PostgreSQL's planner off sequential scans on
+// every connection. Under SERIALIZABLE a sequential scan takes a predicate
+// lock on the whole table, so that every concurrent write to any row of it
+// becomes a read/write conflict of the reading transaction, and bursts of
+// "canceled on identification as a pivot" failures follow. The planner
+// picks one for a point read or a checked UPDATE whenever the table is
+// small, or its statistics say so (a cached generic plan keeps the choice
+// until the next ANALYZE); every statement lazuli runs has an index that
+// serves it. PostgreSQL's documentation advises encouraging index scans
+// for the same reason. CockroachDB has neither the setting nor predicate
+// locks, and is left alone.
+func preferIndexScans(ctx context.Context, c *pgx.Conn) error {
+	if c.PgConn().ParameterStatus("crdb_version") != "" {
+		return nil
+	}
+	_, err := c.Exec(ctx, "SET enable_seqscan = off")
+	return err
+}
+
 // Open connects to the database, creates or migrates the schema (safe when
 // several instances start at once), and synchronizes the clock.
 func Open(ctx context.Context, o Options) (*Store, error) {
@@ -91,6 +111,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
+	cfg.AfterConnect = preferIndexScans
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}

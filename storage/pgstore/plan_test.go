@@ -1,0 +1,59 @@
+package pgstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+)
+
+// TestNoSequentialScans pins preferIndexScans: on a table of a few rows,
+// where PostgreSQL's planner would otherwise scan the whole table (and,
+// under SERIALIZABLE, lock all of it against every concurrent writer),
+// each read and checked write lazuli runs on its connections goes through
+// an index.
+func TestNoSequentialScans(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{URL: pgtest.NewDatabase(t), MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, "INSERT INTO lazuli_kv SELECT i, int8send(i), 'v' FROM generate_series(1, 20) i"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE lazuli_kv"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sql  string
+		args []any
+	}{
+		{sqlGet, []any{int64(3)}},
+		{sqlGetMany, []any{[]int64{3, 4, 5}}},
+		{sqlUpdate, []any{int64(3), []byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("w")}},
+		{sqlDelete, []any{[]int64{3}, [][]byte{{0, 0, 0, 0, 0, 0, 0, 3}}}},
+		{sqlScanUp, []any{[]byte{0}, []byte{1}, 32}},
+		{sqlScanDownOpen, []any{[]byte{0}, 32}},
+	} {
+		rows, err := s.pool.Query(ctx, "EXPLAIN "+c.sql, c.args...)
+		if err != nil {
+			t.Fatalf("EXPLAIN %s: %v", c.sql, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "\n"); strings.Contains(p, "Seq Scan") {
+			t.Errorf("%s\nplans a sequential scan:\n%s", c.sql, p)
+		}
+	}
+}
