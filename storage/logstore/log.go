@@ -258,7 +258,10 @@ func (w *wal) writePending() error {
 		return nil
 	}
 	if _, err := w.f.WriteAt(b, off); err != nil {
-		return fmt.Errorf("logstore: log write: %w", err)
+		// The records have left memory and may not be in the file:
+		// nothing may build on them, and no fsync may acknowledge them.
+		w.broken = fmt.Errorf("logstore: log write: %w", err)
+		return w.broken
 	}
 	w.recycle(b)
 	return nil
@@ -352,14 +355,17 @@ func (w *wal) fsync(s *Store) error {
 	s.mu.Lock()
 	upto, f, gen, size, tree := w.seq, w.f, w.gen, w.size, s.tree.Clone()
 	b, off := w.takePending()
+	broken := w.broken
 	s.mu.Unlock()
 	w.smu.Lock()
 	w.covering = max(w.covering, upto)
 	w.captured = true
 	w.smu.Unlock()
 	start := time.Now()
-	var err error
-	if len(b) > 0 {
+	// Records lost to an earlier failed write (see writePending) are
+	// among those this fsync would acknowledge: it fails instead.
+	err := broken
+	if err == nil && len(b) > 0 {
 		// Only the fsync in flight writes pending records, and appends
 		// only ever write zeros after them.
 		_, err = f.WriteAt(b, off)
