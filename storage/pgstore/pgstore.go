@@ -295,9 +295,9 @@ func (s *Store) enterLane(ctx context.Context) bool {
 	case s.retryLane <- struct{}{}:
 		return true
 	case <-t.C:
+		s.stats.laneTimeouts.Add(1)
 	case <-ctx.Done():
 	}
-	s.stats.laneTimeouts.Add(1)
 	return false
 }
 
