@@ -149,7 +149,7 @@ start() {
   for try in 1 2 3 4 5; do
     while port_busy "$p" || port_busy $((p + 1)) || port_busy $((p + 2)) || port_busy $((p + 3)); do p=$((p + 10)); done
     "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$p" --queueHost 127.0.0.1 --queuePort "$((p + 1))" \
-      --tableHost 127.0.0.1 --tablePort "$((p + 2))" --fileHost 127.0.0.1 --filePort "$((p + 3))" --smbPort -1 \
+      --tableHost 127.0.0.1 --tablePort "$((p + 2))" --fileHost 127.0.0.1 --filePort "$((p + 3))" --smbPort -1 --adminPort -1 \
       --silent "$@" >"$scratch/$name.log" 2>&1 &
     started_pid=$!
     started_port=$p

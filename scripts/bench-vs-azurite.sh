@@ -160,7 +160,7 @@ az_pid=$!
 "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$lz_base" \
   --queueHost 127.0.0.1 --queuePort "$((lz_base + 1))" \
   --tableHost 127.0.0.1 --tablePort "$((lz_base + 2))" \
-  --fileHost 127.0.0.1 --filePort "$((lz_base + 3))" --smbPort -1 \
+  --fileHost 127.0.0.1 --filePort "$((lz_base + 3))" --smbPort -1 --adminPort -1 \
   --location "$scratch/lazuli-data" --silent >"$scratch/lazuli.log" 2>&1 &
 pids+=($!)
 lz_pid=$!
@@ -171,7 +171,7 @@ if [ "$nosync" = 1 ]; then
   "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$ns_base" \
     --queueHost 127.0.0.1 --queuePort "$((ns_base + 1))" \
     --tableHost 127.0.0.1 --tablePort "$((ns_base + 2))" \
-    --fileHost 127.0.0.1 --filePort "$((ns_base + 3))" --smbPort -1 \
+    --fileHost 127.0.0.1 --filePort "$((ns_base + 3))" --smbPort -1 --adminPort -1 \
     --location "$scratch/lazuli-nosync-data" --sync=false --silent >"$scratch/lazuli-nosync.log" 2>&1 &
   pids+=($!)
   ns_pid=$!

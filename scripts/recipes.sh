@@ -40,7 +40,7 @@ else
   port_args=(--blobPort 0 --queuePort 0 --tablePort 0 --filePort 0)
 fi
 # SMB takes a free port, so a busy 10445 cannot fail the recipes.
-"$tmp/lazuli" --inMemoryPersistence --silent --smbPort 0 "${port_args[@]}" 2>"$tmp/log" &
+"$tmp/lazuli" --inMemoryPersistence --silent --smbPort 0 --adminPort 0 "${port_args[@]}" 2>"$tmp/log" &
 lz_pid=$!
 for _ in $(seq 1 100); do
   grep -q '^lazuli: blob' "$tmp/log" && break

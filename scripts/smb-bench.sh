@@ -22,7 +22,7 @@ trap 'kill ${lz_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || tr
 
 go build -o "$tmp/lazuli" ./cmd/lazuli
 "$tmp/lazuli" --location "$tmp/lz-data" --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
-  --filePort $((base + 3)) --smbPort $((base + 4)) 2>"$tmp/lz.log" &
+  --filePort $((base + 3)) --smbPort $((base + 4)) --adminPort 0 2>"$tmp/lz.log" &
 lz_pid=$!
 
 mkdir -p "$tmp"/{private,lock,state,cache,pid,ncalrpc,share}

@@ -50,7 +50,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   # An extra account whose key is not strict base64, as scripts written
   # for the reference emulator carry.
   AZURITE_ACCOUNTS="jslenient:password123" \
-    "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 2>"$tmp/log" &
+    "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$tmp/log" &
   lz_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$tmp/log" && break
@@ -78,7 +78,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command 
   ftmp=$(mktemp -d)
   trap 'kill "${lzf_pid:-}" 2>/dev/null || true; rm -rf "$ftmp" "${tmp:-}"' EXIT
   go build -o "$ftmp/lazuli" ./cmd/lazuli
-  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 2>"$ftmp/log" &
+  "$ftmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$ftmp/log" &
   lzf_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$ftmp/log" && break

@@ -149,3 +149,27 @@ func GetValue(ctx context.Context, e Engine, key []byte) ([]byte, error) {
 // garbage collector calls each registered marker and removes chunks that no
 // marker reported and that are older than its grace period.
 type ChunkMarker func(ctx context.Context, e Engine, mark func(ChunkRef)) error
+
+// Pinger is an optional interface of engines that depend on something
+// outside the process, such as a database server: Ping reports whether it
+// answers now. The admin listener's readiness check calls it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Stat is one figure an engine keeps about its own work.
+type Stat struct {
+	// Name is a snake_case name without unit prefix or engine name
+	// ("fsyncs_total", "log_bytes"); Help says what it counts.
+	Name, Help string
+	// Counter is true for a count that only grows, false for a level.
+	Counter bool
+	Value   float64
+}
+
+// StatsReporter is an optional interface of engines that keep figures
+// about their own work (fsyncs, retries, compactions): EngineStats
+// returns them as of now, always the same names in the same order.
+type StatsReporter interface {
+	EngineStats() []Stat
+}

@@ -92,12 +92,12 @@ var flagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort",
+	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort", "adminHost", "adminPort",
 		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "instanceExpiry", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
-	{"Logging", []string{"silent", "debug"}},
+	{"Logging", []string{"silent", "logFormat", "logLevel", "debug"}},
 	{"Performance work", []string{"httpServer", "cpuprofile"}},
 	{"Information", []string{"help", "version"}},
 }

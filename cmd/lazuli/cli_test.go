@@ -300,8 +300,8 @@ func TestLockedDirectoryNamesTheProcess(t *testing.T) {
 	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
-	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
-	out := runFail(t, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
+	cmd, _ := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
+	out := runFail(t, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0")
 	if want := fmt.Sprintf("in use by process %d", cmd.Process.Pid); !strings.Contains(out, want) || !strings.Contains(out, "--location") {
 		t.Errorf("want %q and --location in:\n%s", want, out)
 	}
@@ -313,7 +313,7 @@ func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 	freeSMBPort(t)
 	dir := t.TempDir()
 	bin := buildLazuli(t)
-	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
+	cmd, addrs := startLazuli(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
 	c := newDevClient(t)
 	for _, name := range []string{"one", "two"} {
 		resp, _, err := c.do("PUT", "http://"+addrs[0]+"/devstoreaccount1/"+name+"?restype=container", nil, nil)
@@ -331,7 +331,7 @@ func TestStartupLogSaysWhatWasRecovered(t *testing.T) {
 	}
 	cmd.Process.Signal(sigterm)
 	cmd.Wait()
-	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
+	log := startLazuliLog(t, bin, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
 	line := regexp.MustCompile(`data directory opened.*`).FindString(log())
 	for _, want := range []string{"accounts=1", "accounts_with_data=1", "containers=2", "queues=0", "tables=0", "shares=1", "bytes_on_disk=", "took="} {
 		if !strings.Contains(line, want) {
@@ -374,7 +374,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--cert", path, "--pwd", "s3cret", "--oauth", "basic",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
@@ -387,7 +387,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 	if resp.Header.Get("x-ms-error-code") == "" {
 		t.Errorf("no Azure answer over HTTPS: %d", resp.StatusCode)
 	}
-	out := runFail(t, "--inMemoryPersistence", "--cert", path, "--pwd", "wrong", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
+	out := runFail(t, "--inMemoryPersistence", "--cert", path, "--pwd", "wrong", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0")
 	if !strings.Contains(out, "password") {
 		t.Errorf("wrong password: %s", out)
 	}
@@ -401,7 +401,7 @@ func TestPFXCertificateWithPassword(t *testing.T) {
 func TestKeepAliveTimeout(t *testing.T) {
 	freeSMBPort(t)
 	_, addrs := startLazuli(t, buildLazuli(t), "--inMemoryPersistence", "--blobKeepAliveTimeout", "1",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
 	c, err := net.Dial("tcp", addrs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -471,4 +471,7 @@ func allFlagNames(fs *flag.FlagSet) []string {
 // freeSMBPort makes the servers a test starts take a free SMB port
 // through LAZULI_SMB_PORT, keeping their command lines those of the
 // reference emulator (whose flags have no SMB port).
-func freeSMBPort(t *testing.T) { t.Setenv(envName("smbPort"), "0") }
+func freeSMBPort(t *testing.T) {
+	t.Setenv(envName("smbPort"), "0")
+	t.Setenv(envName("adminPort"), "0")
+}

@@ -61,7 +61,7 @@ func blobContent(name string) []byte {
 func TestDataSurvivesRestart(t *testing.T) {
 	bin := buildLazuli(t)
 	dir := t.TempDir()
-	args := []string{"--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent"}
+	args := []string{"--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent"}
 	c := newDevClient(t)
 	cmd, addrs := startLazuli(t, bin, args...)
 	base := "http://" + addrs[0] + "/devstoreaccount1/keep"
@@ -91,7 +91,7 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 		t.Run(fmt.Sprintf("sync=%v", syncOn), func(t *testing.T) {
 			bin := buildLazuli(t)
 			dir := t.TempDir()
-			args := []string{"--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent"}
+			args := []string{"--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent"}
 			if !syncOn {
 				args = append(args, "--sync=false")
 			}

@@ -87,6 +87,10 @@ type options struct {
 	filePort  *int
 	smbHost   *string
 	smbPort   *int
+	adminHost *string
+	adminPort *int
+	logFormat *string
+	logLevel  *string
 	location  *string
 	inMemory  *bool
 	syncFlag  *bool
@@ -132,6 +136,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.filePort = fs.Int("filePort", 10003, "File service port")
 	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
 	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
+	o.adminHost = fs.String("adminHost", "127.0.0.1", "admin listen address (health, metrics, test clock, faults, console); beyond loopback every admin request but the health checks needs HTTP Basic credentials: an account name and one of its keys")
+	o.adminPort = fs.Int("adminPort", 10010, "admin port (0 picks a free port; -1 turns the admin listener off)")
 	o.location = fs.String("location", server.DefaultLocation, "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
 	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
@@ -143,6 +149,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.instExp = fs.Duration("instanceExpiry", server.DefaultInstanceExpiry, "with --engine postgres, the SMB handles of an instance that has not renewed its membership for this `duration` are released by the others")
 	o.advertise = fs.String("advertiseHost", "", "`host` that URLs in responses carry, with each service's port (the load balancer's, when several instances share one --postgres database)")
 	o.silent = fs.Bool("silent", false, "turn the access log off")
+	o.logFormat = fs.String("logFormat", "text", "`format` of the log on standard error: text or json")
+	o.logLevel = fs.String("logLevel", "info", "least `level` logged: debug, info, warn or error (the access log is at info)")
 	o.debug = fs.String("debug", "", "append raw request and response headers (signatures redacted) to this `file`")
 	o.loose = fs.Bool("loose", false, "accept unsupported headers and parameters (lazuli always does)")
 	o.skipVer = fs.Bool("skipApiVersionCheck", false, "accept any well-formed x-ms-version (the default)")
@@ -170,7 +178,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	return fs, o
 }
 
-// smbAddr is the SMB listen address; a negative port turns SMB off.
+// smbAddr is the SMB (or admin) listen address; a negative port turns
+// the listener off.
 func smbAddr(host string, port int) string {
 	if port < 0 {
 		return ""
@@ -201,7 +210,11 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lazuli: %v\n", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, err := newLogger(stderr, *o.logFormat, *o.logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "lazuli: %v\n", err)
+		return 2
+	}
 	for _, w := range warnIgnored(fs, osLookup) {
 		log.Warn(w)
 	}
@@ -256,6 +269,7 @@ func run(args []string, stderr io.Writer) int {
 		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
 		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
 		SMBAddr:   smbAddr(*o.smbHost, *o.smbPort),
+		AdminAddr: smbAddr(*o.adminHost, *o.adminPort),
 		Accounts:  accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
@@ -326,11 +340,14 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
 		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
-		"smb", srv.SMBAddr())
+		"smb", srv.SMBAddr(), "admin", srv.AdminAddr())
 	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
 		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
 	if srv.SMBAddr() != "" {
 		ready += " smb " + srv.SMBAddr()
+	}
+	if srv.AdminAddr() != "" {
+		ready += " admin " + srv.AdminAddr()
 	}
 	fmt.Fprintln(stderr, ready)
 
@@ -341,6 +358,22 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// newLogger builds the server's log from --logFormat and --logLevel.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--logLevel %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--logFormat %q: want text or json", format)
 }
 
 // stderrOrStdout: --help and --version print to standard output when run
@@ -365,7 +398,7 @@ func (l *lateFile) Write(p []byte) (int, error) {
 }
 
 // listenFlags names the flags that set each service's port.
-var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort"}
+var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort", "admin": "adminPort"}
 
 // startAdvice turns a startup error into a message that says what to do.
 func startAdvice(err error) string {

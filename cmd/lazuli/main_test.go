@@ -41,7 +41,7 @@ func buildLazuli(t *testing.T) string {
 	return builtBinary
 }
 
-var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)(?: smb \S+)?$`)
+var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)(?: smb \S+)?(?: admin (\S+))?$`)
 
 // startLazuli runs the binary and returns the four listen addresses.
 func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string) {
@@ -74,8 +74,8 @@ func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string)
 func TestPortZeroAndAzureErrorsAndCleanShutdown(t *testing.T) {
 	bin := buildLazuli(t)
 	cmd, addrs := startLazuli(t, bin, "--inMemoryPersistence", "--blobPort", "0", "--queuePort", "0",
-		"--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--silent")
-	for _, a := range addrs {
+		"--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
+	for _, a := range addrs[:4] {
 		if strings.HasSuffix(a, ":0") {
 			t.Fatalf("port 0 was not resolved: %v", addrs)
 		}
@@ -108,5 +108,39 @@ func TestBadFlagsExitNonZero(t *testing.T) {
 	}
 	if code := run([]string{"--noSuchFlag"}, io.Discard); code == 0 {
 		t.Fatal("unknown flag accepted")
+	}
+}
+
+// TestAdminListenerAndJSONLog: the startup line ends with the admin
+// address, which serves /healthz, and --logFormat json writes JSON lines.
+func TestAdminListenerAndJSONLog(t *testing.T) {
+	bin := buildLazuli(t)
+	log := startLazuliLog(t, bin, "--inMemoryPersistence", "--blobPort", "0", "--queuePort", "0",
+		"--tablePort", "0", "--filePort", "0", "--smbPort", "-1", "--adminPort", "0", "--logFormat", "json")
+	var adminAddr string
+	for _, line := range strings.Split(log(), "\n") {
+		if m := readyLine.FindStringSubmatch(line); m != nil {
+			adminAddr = m[5]
+		}
+	}
+	if adminAddr == "" {
+		t.Fatalf("no admin address in the startup line:\n%s", log())
+	}
+	resp, err := http.Get("http://" + adminAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("healthz: %d", resp.StatusCode)
+	}
+	if !strings.Contains(log(), `{"time":`) || !strings.Contains(log(), `"msg":"lazuli ready"`) {
+		t.Errorf("no JSON log lines:\n%s", log())
+	}
+	if code := run([]string{"--logFormat", "xml"}, io.Discard); code != 2 {
+		t.Errorf("--logFormat xml: exit %d, want 2", code)
+	}
+	if code := run([]string{"--logLevel", "loud"}, io.Discard); code != 2 {
+		t.Errorf("--logLevel loud: exit %d, want 2", code)
 	}
 }

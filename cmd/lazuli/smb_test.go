@@ -17,14 +17,14 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 )
 
-var smbReadyLine = regexp.MustCompile(`^lazuli: blob \S+ queue \S+ table \S+ file (\S+) smb (\S+)$`)
+var smbReadyLine = regexp.MustCompile(`^lazuli: blob \S+ queue \S+ table \S+ file (\S+) smb (\S+)(?: admin \S+)?$`)
 
 // startWithSMB runs the binary on dir (with extra environment variables)
 // and returns the File and SMB addresses.
 func startWithSMB(t *testing.T, dir string, env ...string) (*exec.Cmd, string, string) {
 	t.Helper()
 	cmd := exec.Command(buildLazuli(t), "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0",
-		"--filePort", "0", "--smbPort", "0", "--silent")
+		"--filePort", "0", "--smbPort", "0", "--adminPort", "0", "--silent")
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}

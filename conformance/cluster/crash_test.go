@@ -48,7 +48,7 @@ func startProcess(t *testing.T, url string, extra ...string) *process {
 	bin, err := buildLazuli()
 	must(t, err)
 	args := append([]string{"--engine", "postgres", "--postgres", url, "--silent",
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0"}, extra...)
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0", "--adminPort", "0"}, extra...)
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	must(t, err)

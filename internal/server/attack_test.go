@@ -55,7 +55,7 @@ func startLazuli(t *testing.T, kind string) (string, int) {
 	}
 	bin := built
 	cmd := exec.Command(bin, "--inMemoryPersistence", "--silent", "--httpServer", kind,
-		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "-1")
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "-1", "--adminPort", "-1")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
@@ -70,6 +71,13 @@ type Config struct {
 	// SMBAddr is the SMB listener of the File service's shares (host:port,
 	// port 0 picks a free port; empty disables it).
 	SMBAddr string
+	// AdminAddr is the admin listener (health, metrics, test clock,
+	// faults, console; host:port, port 0 picks a free port, empty
+	// disables it). Beyond loopback it asks for an account's credentials.
+	AdminAddr string
+	// Console is the web console the admin listener serves at / (nil: a
+	// page saying it is not built in).
+	Console http.Handler
 
 	Accounts      []auth.Account
 	Log           *slog.Logger
@@ -168,6 +176,15 @@ type Server struct {
 	members *file.Membership
 	// smbListener is bound by New with the others and served by Start.
 	smbListener net.Listener
+	// adminListener is bound by New and served by Start; adminSrv serves
+	// it, adminAddr is its address.
+	adminListener net.Listener
+	adminSrv      *http.Server
+	adminAddr     string
+	authn         *auth.Authenticator
+	// started is set once Start has served every listener, closing once
+	// Close begins (for the readiness check).
+	started, closing atomic.Bool
 }
 
 // New opens the engine and builds the handlers; it does not listen yet.
@@ -224,6 +241,7 @@ func New(cfg Config) (*Server, error) {
 		s.logRecovered(dir, time.Since(started))
 	}
 	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
+	s.authn = authn
 	var debug io.Writer
 	if cfg.Debug != nil {
 		// The four services write their debug dumps to one writer.
@@ -397,6 +415,15 @@ func (s *Server) bind() error {
 		}
 		s.smbListener = ln
 	}
+	if s.cfg.AdminAddr != "" {
+		ln, err := net.Listen("tcp", s.cfg.AdminAddr)
+		if err != nil {
+			s.closeListeners()
+			return &ListenError{Service: "admin", Addr: s.cfg.AdminAddr, Err: err}
+		}
+		s.adminListener = ln
+		s.adminAddr = ln.Addr().String()
+	}
 	return nil
 }
 
@@ -409,6 +436,10 @@ func (s *Server) closeListeners() {
 	if s.smbListener != nil {
 		s.smbListener.Close()
 		s.smbListener = nil
+	}
+	if s.adminListener != nil {
+		s.adminListener.Close()
+		s.adminListener = nil
 	}
 }
 
@@ -445,6 +476,9 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	if s.adminListener != nil {
+		s.startAdmin()
+	}
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
@@ -465,6 +499,7 @@ func (s *Server) Start() error {
 			s.workersDone.Go(func() { run(ctx) })
 		}
 	}
+	s.started.Store(true)
 	return nil
 }
 
@@ -542,6 +577,7 @@ func (s *Server) Addr(svc auth.Service) string { return s.addrs[svc] }
 // Close stops the listeners, waits for requests in flight, and closes the
 // engine.
 func (s *Server) Close() error {
+	s.closing.Store(true)
 	s.closeListeners()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -562,6 +598,9 @@ func (s *Server) Close() error {
 		srv.Close()
 	}
 	<-shut
+	if s.adminSrv != nil {
+		s.adminSrv.Close()
+	}
 	if s.smb != nil {
 		s.smb.Close()
 		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/storage/filestore"
@@ -114,9 +115,10 @@ type wal struct {
 	// appended, so that it survives the process being killed.
 	pend, spare []byte // (mu)
 
-	compacting bool          // (mu)
-	closing    bool          // (mu)
-	done       chan struct{} // closed when the running compaction ends (mu)
+	compacting  bool          // (mu)
+	compactions atomic.Int64  // compactions finished since Open
+	closing     bool          // (mu)
+	done        chan struct{} // closed when the running compaction ends (mu)
 
 	// The group commit. One fsync of the log runs at a time, for every
 	// record written before it started. Its waiters form the batch cur;
@@ -486,7 +488,9 @@ func (w *wal) compact(s *Store, done chan struct{}) {
 	s.mu.Unlock()
 	if err != nil {
 		w.opts.Log.Error("logstore: log compaction failed", "err", err)
+		return
 	}
+	w.compactions.Add(1)
 }
 
 // rotateAndSnapshot starts a new log and writes a snapshot of the store

@@ -270,3 +270,20 @@ func (s *Store) SyncStats() SyncStats {
 	defer w.smu.Unlock()
 	return w.stats
 }
+
+// EngineStats implements storage.StatsReporter: the log's size, its
+// fsyncs and the Updates they carried, and compactions.
+func (s *Store) EngineStats() []storage.Stat {
+	st := s.SyncStats()
+	s.mu.Lock()
+	size, live := s.log.size, s.log.live
+	s.mu.Unlock()
+	return []storage.Stat{
+		{Name: "log_bytes", Help: "Length of the newest log file.", Value: float64(size)},
+		{Name: "live_bytes", Help: "Bytes of live keys and values held in memory.", Value: float64(live)},
+		{Name: "fsyncs_total", Help: "Fsyncs of the log made for waiting Updates.", Counter: true, Value: float64(st.Fsyncs)},
+		{Name: "fsynced_updates_total", Help: "Updates those fsyncs put on disk (divided by fsyncs_total: Updates per fsync).", Counter: true, Value: float64(st.Records)},
+		{Name: "fsync_seconds_total", Help: "Time spent in those fsyncs.", Counter: true, Value: st.Total.Seconds()},
+		{Name: "compactions_total", Help: "Log compactions finished.", Counter: true, Value: float64(s.log.compactions.Load())},
+	}
+}

@@ -205,6 +205,25 @@ func (s *Store) UpdateStats() UpdateStats {
 		LaneWait: time.Duration(s.stats.laneWait.Load()), LaneTimeouts: s.stats.laneTimeouts.Load()}
 }
 
+// EngineStats implements storage.StatsReporter: Updates, their retries,
+// and the pool's connections.
+func (s *Store) EngineStats() []storage.Stat {
+	st := s.UpdateStats()
+	ps := s.pool.Stat()
+	return []storage.Stat{
+		{Name: "transactions_total", Help: "Update transactions that reached the database.", Counter: true, Value: float64(st.Updates)},
+		{Name: "retries_total", Help: "Update attempts run again after a serialization failure, a deadlock or a dead connection.", Counter: true, Value: float64(st.Retries)},
+		{Name: "gave_up_total", Help: "Updates that still conflicted after the last attempt.", Counter: true, Value: float64(st.GaveUp)},
+		{Name: "retry_lane_wait_seconds_total", Help: "Time retried attempts waited for the retry lane.", Counter: true, Value: st.LaneWait.Seconds()},
+		{Name: "retry_lane_timeouts_total", Help: "Retried attempts that ran without the lane after waiting for it.", Counter: true, Value: float64(st.LaneTimeouts)},
+		{Name: "connections", Help: "Connections open in the pool.", Value: float64(ps.TotalConns())},
+		{Name: "connections_in_use", Help: "Connections of the pool in use.", Value: float64(ps.AcquiredConns())},
+	}
+}
+
+// Ping implements storage.Pinger: the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
 // Retry policy of Update: exponential backoff with full jitter, bounded in
 // attempts and in each wait.
 const (

@@ -123,6 +123,14 @@ func (s *Store) Stats() (commits, updates int64) {
 	return s.nCommits.Load(), s.nUpdates.Load()
 }
 
+// EngineStats implements storage.StatsReporter.
+func (s *Store) EngineStats() []storage.Stat {
+	return []storage.Stat{
+		{Name: "commits_total", Help: "SQLite transactions the writer committed.", Counter: true, Value: float64(s.nCommits.Load())},
+		{Name: "updates_total", Help: "Updates those transactions carried.", Counter: true, Value: float64(s.nUpdates.Load())},
+	}
+}
+
 var _ storage.Engine = (*Store)(nil)
 
 // Open opens (creating if needed) the engine in opts.Dir.

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/admin"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// startAdmin serves the admin listener bound by bind.
+func (s *Server) startAdmin() {
+	ln := s.adminListener
+	s.adminListener = nil
+	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log}
+	if !loopback(ln.Addr()) {
+		// Reachable from other machines: only an account's holder may
+		// read the data or steer the server.
+		cfg.Keys = func(name string) ([][]byte, bool) {
+			acc, ok := s.authn.Account(name)
+			return acc.Keys, ok
+		}
+	}
+	s.adminSrv = &http.Server{Handler: admin.New(cfg), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.adminSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Log.Error("serve", "service", "admin", "err", err)
+		}
+	}()
+	s.cfg.Log.Info("listening", "service", "admin", "address", s.adminAddr)
+}
+
+// loopback reports whether addr is a loopback address.
+func loopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// ready is the admin listener's readiness check: every listener serves,
+// the server is not shutting down, and an engine that depends on a
+// database server reaches it.
+func (s *Server) ready(ctx context.Context) error {
+	switch {
+	case s.closing.Load():
+		return errors.New("shutting down")
+	case !s.started.Load():
+		return errors.New("starting")
+	}
+	if p, ok := s.engine.(storage.Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
+			return errors.New("storage unreachable: " + err.Error())
+		}
+	}
+	return nil
+}
+
+// AdminAddr returns the address of the admin listener ("" if off).
+func (s *Server) AdminAddr() string { return s.adminAddr }
