@@ -21,7 +21,10 @@ go vet ./...
 # Everything runs under the race detector: concurrency is what lazuli is
 # about, and every race test should also be data-race free.
 echo "== main module (race detector on)"
-go test -race -count=1 -timeout 15m ./...
+# The metrics test checks the admin listener's scrape with promtool
+# (Debian package prometheus); here it must not go unchecked.
+command -v promtool >/dev/null 2>&1 || { echo "promtool is needed (apt-get install prometheus)" >&2; exit 1; }
+LAZULI_REQUIRE_PROMTOOL=1 go test -race -count=1 -timeout 15m ./...
 
 echo "== h1 against net/http: differential fuzzing (20 s)"
 # h1 and net/http must agree on every request boundary, method, target,

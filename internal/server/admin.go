@@ -16,7 +16,7 @@ import (
 func (s *Server) startAdmin() {
 	ln := s.adminListener
 	s.adminListener = nil
-	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log}
+	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler()}
 	if !loopback(ln.Addr()) {
 		// Reachable from other machines: only an account's holder may
 		// read the data or steer the server.

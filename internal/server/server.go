@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/admin"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
@@ -182,6 +183,7 @@ type Server struct {
 	adminSrv      *http.Server
 	adminAddr     string
 	authn         *auth.Authenticator
+	metrics       *admin.Metrics // nil without an admin listener
 	// started is set once Start has served every listener, closing once
 	// Close begins (for the readiness check).
 	started, closing atomic.Bool
@@ -249,6 +251,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	opts := httpx.Options{Auth: authn, Log: cfg.Log, Silent: cfg.Silent, Debug: debug,
 		StrictVersion: cfg.StrictVersion, Loose: cfg.Loose, Now: cfg.Now, PathStyleOnly: cfg.PathStyleOnly}
+	if cfg.AdminAddr != "" {
+		// Metrics are kept only when something can read them.
+		s.metrics = admin.NewMetrics()
+		opts.Observer = s.metrics
+		if r, ok := s.engine.(storage.StatsReporter); ok {
+			s.metrics.AddEngine(r)
+		}
+	}
 	s.md5 = md5lanes.New()
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc), MD5: s.md5,
@@ -281,6 +291,12 @@ func New(cfg Config) (*Server, error) {
 				}
 				return keys, true
 			}})
+		if s.metrics != nil {
+			s.metrics.AddSMB(func() admin.SMBStats {
+				st := s.smb.Stats()
+				return admin.SMBStats{Connections: st.Connections, Sessions: st.Sessions, Opens: st.Opens, Locks: st.Locks}
+			})
+		}
 	}
 	return s, nil
 }

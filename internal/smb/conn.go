@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/crypt"
@@ -117,6 +118,8 @@ type open struct {
 	dirPattern string
 	dirDone    bool
 	mu         sync.Mutex
+	// locks counts the byte-range locks the open holds (for Stats).
+	locks atomic.Int64
 }
 
 type asyncOp struct {

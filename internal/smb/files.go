@@ -443,6 +443,7 @@ func (c *conn) lock(r *request) *response {
 			if err := o.h.Unlock(ctx, l.Offset, l.Length); err != nil {
 				return c.errorResponse(r, statusOf(err))
 			}
+			o.locks.Add(-1)
 		}
 		return c.ok(r, wire.SmallResponse(nil))
 	}
@@ -455,6 +456,7 @@ func (c *conn) lock(r *request) *response {
 				return err
 			}
 		}
+		o.locks.Add(int64(len(req.Locks)))
 		return nil
 	}
 	err = try(ctx)

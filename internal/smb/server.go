@@ -171,6 +171,43 @@ func (s *Server) DropConnections() {
 	s.mu.Unlock()
 }
 
+// Stats are the server's figures as of now.
+type Stats struct {
+	Connections, Sessions, Opens, Locks int
+}
+
+// Stats counts the connections, sessions, opens and byte-range locks this
+// server holds.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	st := Stats{Connections: len(conns)}
+	for _, c := range conns {
+		c.mu.Lock()
+		sessions := make([]*session, 0, len(c.sessions))
+		for _, ss := range c.sessions {
+			if ss.valid {
+				st.Sessions++
+				sessions = append(sessions, ss)
+			}
+		}
+		c.mu.Unlock()
+		for _, ss := range sessions {
+			ss.mu.Lock()
+			st.Opens += len(ss.opens)
+			for _, o := range ss.opens {
+				st.Locks += int(max(0, o.locks.Load()))
+			}
+			ss.mu.Unlock()
+		}
+	}
+	return st
+}
+
 // Conns returns the number of open connections (tests).
 func (s *Server) Conns() int {
 	s.mu.Lock()
