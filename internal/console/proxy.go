@@ -1,6 +1,7 @@
 package console
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -92,7 +93,12 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request, rest, caller str
 	out.RemoteAddr = r.RemoteAddr
 	out.ContentLength = r.ContentLength
 	if r.ContentLength > 0 {
-		out.Body = http.MaxBytesReader(w, r.Body, c.cfg.MaxBody)
+		// The body is what Content-Length says (at most MaxBody, checked
+		// above), whatever the reader would give beyond it.
+		out.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(r.Body, r.ContentLength), r.Body}
 	} else {
 		out.Body = http.NoBody
 	}
