@@ -134,8 +134,9 @@ try {
     check("containers", await texts('[data-test="container"]'), ["sdk-container"]);
     await page.locator('[data-test="container"]').click();
     await page.waitForSelector('[data-test="blob-prefix"]');
-    check("prefixes", await texts('[data-test="blob-prefix"]'), ["📁 docs/"]);
+    check("prefixes", await texts('[data-test="blob-prefix"]'), ["docs/"]);
     check("blobs", await texts('[data-test="blob"]'), ["top.bin"]);
+    await shot("blobs");
     await page.locator('[data-test="blob-prefix"]').click();
     await page.waitForSelector('[data-test="blob"]:text("readme.txt")');
     await page.locator('[data-test="blob"]').click();
@@ -259,7 +260,7 @@ try {
     check("shares", await texts('[data-test="share"]'), ["sdk-share"]);
     await page.locator('[data-test="share"]').click();
     await page.waitForSelector('[data-test="directory"]');
-    check("dirs", await texts('[data-test="directory"]'), ["📁 docs"]);
+    check("dirs", await texts('[data-test="directory"]'), ["docs/"]);
     await page.locator('[data-test="directory"]').click();
     await page.waitForSelector('[data-test="file"]');
     check("files", await texts('[data-test="file"]'), ["note.txt"]);

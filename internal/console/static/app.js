@@ -402,7 +402,7 @@ async function viewBlobs(account, container, q) {
   for (const p of children(blobs, 'BlobPrefix')) {
     const name = tag(p, 'Name');
     rows.push(h('tr', {},
-      h('td', { class: 'wrap' }, h('a', { href: link(['blob', account, container], { prefix: name, all: q.all }), 'data-test': 'blob-prefix' }, '📁 ' + name.slice(prefix.length))),
+      h('td', { class: 'wrap' }, h('a', { href: link(['blob', account, container], { prefix: name, all: q.all }), 'data-test': 'blob-prefix', class: 'folder' }, name.slice(prefix.length))),
       h('td', {}, 'directory'), h('td', {}), h('td', {}), h('td', {}), h('td', {})));
   }
   for (const b of children(blobs, 'Blob')) {
@@ -450,7 +450,7 @@ async function viewBlobs(account, container, q) {
       }, 'danger')),
     h('div', { id: 'container-details' }),
     prefixBar(q, ['blob', account, container], { all: q.all }),
-    prefix ? h('p', {}, h('a', { href: link(['blob', account, container], { prefix: parentPrefix(prefix), all: q.all }) }, '⬑ up')) : null,
+    prefix ? h('p', {}, h('a', { href: link(['blob', account, container], { prefix: parentPrefix(prefix), all: q.all }) }, '↑ parent folder')) : null,
     list(['Name', 'Type', 'Size', 'Last modified', 'Tags', ''], rows, 'No blobs here.', 'blobs'),
     pager(tag(doc, 'NextMarker'), ['blob', account, container], q));
 }
@@ -871,7 +871,7 @@ async function viewDirectory(account, share, dir, q) {
   for (const d of children(entries, 'Directory')) {
     const name = tag(d, 'Name');
     rows.push(h('tr', {},
-      h('td', { class: 'wrap' }, h('a', { href: link(['file', account, share, join(dir, name)]), 'data-test': 'directory' }, '📁 ' + name)),
+      h('td', { class: 'wrap' }, h('a', { href: link(['file', account, share, join(dir, name)]), 'data-test': 'directory', class: 'folder' }, name + '/')),
       h('td', {}, 'directory'), h('td', {}),
       h('td', { class: 'actions' }, button('Delete', async () => {
         if (!confirm(`Delete directory ${name}? It must be empty.`)) return;
