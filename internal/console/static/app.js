@@ -197,6 +197,12 @@ function encodePath(p) {
   return p.split('/').map(encodeURIComponent).join('/');
 }
 
+// requestID is a client request id for the access log. (crypto.randomUUID
+// exists only in secure contexts, which plain HTTP beyond loopback is not.)
+function requestID() {
+  return 'console-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2, 10);
+}
+
 // api sends one REST request; path is already encoded. It throws an
 // AzureError for an error status, with the service's code and message.
 async function api(service, account, path, opts = {}) {
@@ -206,7 +212,8 @@ async function api(service, account, path, opts = {}) {
   }
   const qs = q.toString().replace(/\+/g, '%20');
   const url = `api/${service}/${encodeURIComponent(account)}/${path}${qs ? '?' + qs : ''}`;
-  const headers = Object.assign({ 'X-Lazuli-Console': '1' }, opts.headers || {});
+  // The access log names the console as the client of each request.
+  const headers = Object.assign({ 'X-Lazuli-Console': '1', 'x-ms-client-request-id': requestID() }, opts.headers || {});
   const res = await fetch(url, { method: opts.method || 'GET', headers, body: opts.body, cache: 'no-store', credentials: 'same-origin' });
   if (!res.ok && !(opts.allow || []).includes(res.status)) {
     let code = res.headers.get('x-ms-error-code') || '';
