@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -196,6 +197,16 @@ func New(cfg Config) *Authenticator {
 func (a *Authenticator) Account(name string) (Account, bool) {
 	acc, ok := a.accounts[name]
 	return acc, ok
+}
+
+// Accounts returns every account, sorted by name.
+func (a *Authenticator) Accounts() []Account {
+	out := make([]Account, 0, len(a.accounts))
+	for _, acc := range a.accounts {
+		out = append(out, acc)
+	}
+	slices.SortFunc(out, func(x, y Account) int { return strings.Compare(x.Name, y.Name) })
+	return out
 }
 
 // ResourceType is the account SAS resource type (srt) an operation needs.

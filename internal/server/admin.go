@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/admin"
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/console"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -17,13 +19,17 @@ func (s *Server) startAdmin() {
 	ln := s.adminListener
 	s.adminListener = nil
 	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler()}
-	if !loopback(ln.Addr()) {
+	restricted := !loopback(ln.Addr())
+	if restricted {
 		// Reachable from other machines: only an account's holder may
 		// read the data or steer the server.
 		cfg.Keys = func(name string) ([][]byte, bool) {
 			acc, ok := s.authn.Account(name)
 			return acc.Keys, ok
 		}
+	}
+	if cfg.Console == nil {
+		cfg.Console = s.console(restricted)
 	}
 	s.adminSrv = &http.Server{Handler: admin.New(cfg), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)}
@@ -63,3 +69,21 @@ func (s *Server) ready(ctx context.Context) error {
 
 // AdminAddr returns the address of the admin listener ("" if off).
 func (s *Server) AdminAddr() string { return s.adminAddr }
+
+// console builds the web console over the services' handlers. When the
+// admin listener asks for credentials, a request reaches the console only
+// with an account's name and key (admin.Config.Keys), and the console acts
+// as that account alone.
+func (s *Server) console(restricted bool) http.Handler {
+	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.cfg.Now, Log: s.cfg.Log}
+	for svc, h := range s.handlers {
+		cfg.Handlers[svc] = h
+	}
+	if restricted {
+		cfg.Caller = func(r *http.Request) (string, bool) {
+			user, _, _ := r.BasicAuth()
+			return user, true
+		}
+	}
+	return console.New(cfg)
+}

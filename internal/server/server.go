@@ -76,8 +76,8 @@ type Config struct {
 	// faults, console; host:port, port 0 picks a free port, empty
 	// disables it). Beyond loopback it asks for an account's credentials.
 	AdminAddr string
-	// Console is the web console the admin listener serves at / (nil: a
-	// page saying it is not built in).
+	// Console replaces the web console the admin listener serves at /
+	// (nil: lazuli's own, package console).
 	Console http.Handler
 
 	Accounts      []auth.Account
