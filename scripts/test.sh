@@ -98,6 +98,32 @@ else
   exit 1
 fi
 
+echo "== Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 &&
+  command -v smbclient >/dev/null 2>&1; then
+  ctmp=$(mktemp -d)
+  trap 'kill "${lzc_pid:-}" 2>/dev/null || true; rm -rf "$ctmp" "${ftmp:-}" "${tmp:-}"' EXIT
+  go build -o "$ctmp/lazuli" ./cmd/lazuli
+  "$ctmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$ctmp/log" &
+  lzc_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$ctmp/log" && break
+    sleep 0.1
+  done
+  ready=$(grep '^lazuli: blob' "$ctmp/log" || true)
+  addr_of() { sed -n "s/.* $1 \([^ ]*\).*/\1/p" <<<"$ready"; }
+  admin_addr=$(addr_of admin)
+  [ -n "$admin_addr" ] || { echo "lazuli did not start with an admin listener:"; cat "$ctmp/log"; exit 1; }
+  (cd conformance/console/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_CONSOLE_URL="http://$admin_addr/" LAZULI_BLOB_URL="http://$(addr_of blob)/devstoreaccount1" \
+    LAZULI_QUEUE_URL="http://$(addr_of queue)/devstoreaccount1" LAZULI_TABLE_URL="http://$(addr_of table)/devstoreaccount1" \
+    LAZULI_FILE_URL="http://$(addr_of file)/devstoreaccount1" LAZULI_SMB_PORT="$(addr_of smb | sed 's/.*://')" node console.mjs)
+  kill "$lzc_pid"
+else
+  echo "node, npm, chromium and smbclient are needed for this step" >&2
+  exit 1
+fi
+
 echo "== README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
 bash scripts/recipes.sh
 
