@@ -64,6 +64,16 @@ await container.getBlockBlobClient("docs/readme.txt").upload("hello from the SDK
   metadata: { origin: "sdk" }, blobHTTPHeaders: { blobContentType: "text/plain" },
 });
 await container.getBlockBlobClient("top.bin").upload("xyz", 3);
+// A name and metadata that would be markup if the page ever used them as
+// such.
+const hostile = "<img src=x onerror=alert(1)>.html";
+await container.getBlockBlobClient(hostile).upload("<script>alert(2)</script>", 25, {
+  metadata: { note: "<b>bold</b>" }, blobHTTPHeaders: { blobContentType: "text/html" },
+});
+// More blobs than one page holds.
+const many = blobs.getContainerClient("many");
+await many.create();
+await Promise.all(Array.from({ length: 105 }, (_, i) => many.getBlockBlobClient(`b${String(i).padStart(3, "0")}`).upload("", 0)));
 const queue = queues.getQueueClient("sdk-queue");
 await queue.create();
 await queue.sendMessage("hello queue");
@@ -95,7 +105,12 @@ try {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
-  page.on("dialog", (d) => d.accept());
+  // Confirmations are the console's own; an alert would be stored data run
+  // as script.
+  page.on("dialog", (d) => {
+    if (d.type() !== "confirm") pageErrors.push(`${d.type()} dialog: ${d.message()}`);
+    d.accept();
+  });
   // Only the console's own origin may be reached: everything is embedded.
   const foreign = [];
   page.on("request", (r) => { if (!r.url().startsWith(new URL(consoleURL).origin) && !r.url().startsWith("blob:")) foreign.push(r.url()); });
@@ -131,11 +146,11 @@ try {
 
   await step("containers and blobs the SDK wrote show", async () => {
     await open(`#/blob/${account}`);
-    check("containers", await texts('[data-test="container"]'), ["sdk-container"]);
-    await page.locator('[data-test="container"]').click();
+    check("containers", await texts('[data-test="container"]'), ["many", "sdk-container"]);
+    await page.locator('[data-test="container"]:text-is("sdk-container")').click();
     await page.waitForSelector('[data-test="blob-prefix"]');
     check("prefixes", await texts('[data-test="blob-prefix"]'), ["docs/"]);
-    check("blobs", await texts('[data-test="blob"]'), ["top.bin"]);
+    check("blobs", await texts('[data-test="blob"]'), [hostile, "top.bin"]);
     await shot("blobs");
     await page.locator('[data-test="blob-prefix"]').click();
     await page.waitForSelector('[data-test="blob"]:text("readme.txt")');
@@ -147,7 +162,26 @@ try {
   });
 
   const readme = container.getBlockBlobClient("docs/readme.txt");
+  await step("stored names and values show as text, never as markup", async () => {
+    await open(`#/blob/${account}/sdk-container/${encodeURIComponent(hostile)}`);
+    await page.waitForSelector('[data-test="blob-content"]');
+    check("heading", await page.locator("h1").textContent(), hostile);
+    check("content", await page.locator('[data-test="blob-content"]').textContent(), "<script>alert(2)</script>");
+    check("metadata", await page.locator('[data-test="blob-meta-text"]').inputValue(), "note=<b>bold</b>");
+    check("elements made from data", await page.locator("main img, main script, main b").count(), 0);
+  });
+
+  await step("listings page by NextMarker", async () => {
+    await open(`#/blob/${account}/many`);
+    check("first page", (await texts('[data-test="blob"]')).length, 100);
+    await page.locator('[data-test="next-page"]').click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-test="blob"]').length === 5);
+    check("second page", await texts('[data-test="blob"]'), ["b100", "b101", "b102", "b103", "b104"]);
+  });
+
   await step("metadata and tags set in the console reach the SDK", async () => {
+    await open(`#/blob/${account}/sdk-container/${encodeURIComponent("docs/readme.txt")}`);
+    await page.waitForSelector('[data-test="blob-meta-text"]');
     await page.locator('[data-test="blob-meta-text"]').fill("origin=console\ncolour=blue");
     await act(page.locator('[data-test="blob-meta-save"]'));
     const meta = (await readme.getProperties()).metadata;
