@@ -191,7 +191,20 @@ func TestProxyHeaders(t *testing.T) {
 	if v := seen.Header.Get("X-Ms-Version"); v == "" {
 		t.Fatal("no x-ms-version")
 	}
-	// Metadata names keep the case the page sent.
+	// Metadata names keep the case the page lists, whatever case the
+	// header names arrive in.
+	r = httptest.NewRequest("PUT", "/api/blob/devstoreaccount1/ctr?restype=container&comp=metadata", nil)
+	r.Host = "localhost:10010"
+	r.Header.Set(console.HeaderName, "1")
+	r.Header.Set("X-Ms-Meta-Mykey", "v")
+	r.Header.Set("x-ms-meta-lower", "w")
+	r.Header.Set(console.MetaNamesHeader, "MyKey, LOWER")
+	w = httptest.NewRecorder()
+	c.ServeHTTP(w, r)
+	wantStatus(t, w, 200, "")
+	if seen.Header.Get(console.MetaNamesHeader) != "" {
+		t.Fatal("the console's own header was forwarded")
+	}
 	r = httptest.NewRequest("GET", "/api/blob/devstoreaccount1/ctr?restype=container", nil)
 	r.Host = "localhost:10010"
 	r.Header.Set(console.HeaderName, "1")
@@ -201,7 +214,7 @@ func TestProxyHeaders(t *testing.T) {
 	if _, ok := w.Header()["X-Ms-Meta-Mykey"]; ok {
 		t.Fatalf("metadata name lost its case: %v", w.Header())
 	}
-	if w.Header()["x-ms-meta-MyKey"] == nil {
+	if w.Header()["x-ms-meta-MyKey"] == nil || w.Header()["x-ms-meta-LOWER"] == nil {
 		t.Fatalf("metadata %v", w.Header())
 	}
 }

@@ -112,6 +112,7 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request, rest, caller str
 			out.Header[k] = vs
 		}
 	}
+	restoreMetadataNames(out.Header, r.Header.Get(MetaNamesHeader))
 	// The date is the services' clock's, so that requests stay valid
 	// when a test clock is moved.
 	out.Header.Set("X-Ms-Date", c.cfg.Now().UTC().Format(http.TimeFormat))
@@ -123,4 +124,29 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request, rest, caller str
 		return
 	}
 	handler.ServeHTTP(w, out)
+}
+
+// MetaNamesHeader lists, comma-separated, the metadata names of the
+// request's x-ms-meta-* headers as the user typed them. Header names lose
+// their case between the page and the proxy (fetch may lowercase them,
+// net/http canonicalizes them), while Azure keeps metadata names as sent.
+const MetaNamesHeader = "X-Lazuli-Meta-Names"
+
+// restoreMetadataNames re-keys the x-ms-meta-* headers of h under the
+// names listed in names.
+func restoreMetadataNames(h http.Header, names string) {
+	for n := range strings.SplitSeq(names, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		want := "x-ms-meta-" + n
+		for k, vs := range h {
+			if k != want && strings.EqualFold(k, want) {
+				delete(h, k)
+				h[want] = vs
+				break
+			}
+		}
+	}
 }

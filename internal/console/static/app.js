@@ -278,10 +278,24 @@ function pairs(text) {
   return out;
 }
 
+// metaHeaders returns the x-ms-meta-* headers of list, with the names as
+// typed listed for the proxy (header names lose their case on the way;
+// Azure keeps metadata names as sent).
 function metaHeaders(list) {
   const hd = {};
   for (const [k, v] of list) hd['x-ms-meta-' + k] = v;
+  if (list.length) hd['X-Lazuli-Meta-Names'] = list.map(([k]) => k).join(',');
   return hd;
+}
+
+// listedMeta reads an item's metadata from its service's listing, which
+// keeps the names' case (response header names reach the page lowercased).
+// The listing's first item with prefix=name is the item itself when it
+// exists; fallback is the header form.
+async function listedMeta(service, account, path, query, itemTag, name, fallback) {
+  const doc = await apiXML(service, account, path, { query: Object.assign({ comp: 'list', include: 'metadata', prefix: name, maxresults: 1 }, query) });
+  const el = doc.getElementsByTagName(itemTag)[0];
+  return el && tag(el, 'Name') === name ? metaFromXML(el) : fallback;
 }
 
 function metaText(list) {
@@ -476,7 +490,7 @@ async function containerDetails(account, container) {
       ['Lease', [res.headers.get('x-ms-lease-state'), res.headers.get('x-ms-lease-duration')].filter(Boolean).join(', ')],
       ['Public access', res.headers.get('x-ms-blob-public-access') || 'private']]),
     h('h2', {}, 'Metadata'),
-    metaEditor(metaFromHeaders(res), async (m) => {
+    metaEditor(await listedMeta('blob', account, '', {}, 'Container', container, metaFromHeaders(res)), async (m) => {
       await api('blob', account, encodeURIComponent(container), { method: 'PUT', query: { restype: 'container', comp: 'metadata' }, headers: metaHeaders(m) });
       say('Container metadata saved.');
     }, 'container-meta')));
@@ -519,7 +533,7 @@ async function viewBlob(account, container, name, q) {
     dir ? [[dir, link(['blob', account, container], { prefix: dir })]] : [], [[name.slice(dir.length), '']]));
   const res = await api('blob', account, path, { method: 'HEAD', query: sel });
   const props = shownHeaders.filter(k => res.headers.get(k)).map(k => [k, res.headers.get(k)]);
-  const meta = metaFromHeaders(res);
+  const meta = live ? await listedMeta('blob', account, encodeURIComponent(container), { restype: 'container' }, 'Blob', name, metaFromHeaders(res)) : metaFromHeaders(res);
   const sections = [
     h('h1', {}, name, q.snapshot ? h('span', { class: 'pill' }, 'snapshot ' + q.snapshot) : null, q.versionid ? h('span', { class: 'pill' }, 'version ' + q.versionid) : null),
     h('div', { class: 'toolbar' },
@@ -712,7 +726,7 @@ async function viewQueue(account, queue) {
     h('h2', {}, 'Messages (peek, up to 32)'),
     list(['Id', 'Inserted', 'Expires', 'Dequeued', 'Text'], rows, 'No visible messages.', 'messages'),
     h('h2', {}, 'Metadata'),
-    metaEditor(metaFromHeaders(meta), async (m) => {
+    metaEditor(await listedMeta('queue', account, '', {}, 'Queue', queue, metaFromHeaders(meta)), async (m) => {
       await api('queue', account, path, { method: 'PUT', query: { comp: 'metadata' }, headers: metaHeaders(m) });
       say('Metadata saved.');
     }, 'queue-meta'));
