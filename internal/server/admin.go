@@ -77,7 +77,10 @@ func (s *Server) AdminAddr() string { return s.adminAddr }
 func (s *Server) console(restricted bool) http.Handler {
 	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.cfg.Now, Log: s.cfg.Log}
 	for svc, h := range s.handlers {
-		cfg.Handlers[svc] = h
+		// A service whose port is off is off in the console too.
+		if s.addrs[svc] != "" {
+			cfg.Handlers[svc] = h
+		}
 	}
 	if restricted {
 		cfg.Caller = func(r *http.Request) (string, bool) {

@@ -42,10 +42,17 @@ func TestConsoleOnAdminListener(t *testing.T) {
 	if code, _ := consoleDo(t, "PUT", base+"/api/blob/devstoreaccount1/made-here?restype=container", "", ""); code != 201 {
 		t.Fatalf("create container: %d", code)
 	}
-	// The service port sees what the console made.
 	_, list := consoleDo(t, "GET", base+"/api/blob/devstoreaccount1/?comp=list", "", "")
 	if !strings.Contains(list, "<Name>made-here</Name>") {
 		t.Fatalf("listing %s", list)
+	}
+	// Only Blob listens: the console offers Blob alone.
+	code, accounts := consoleDo(t, "GET", base+"/api/accounts", "", "")
+	if code != 200 || !strings.Contains(accounts, `"services":["blob"]`) {
+		t.Fatalf("accounts: %d %s", code, accounts)
+	}
+	if code, _ := consoleDo(t, "GET", base+"/api/queue/devstoreaccount1/?comp=list", "", ""); code != 404 {
+		t.Fatalf("queue with its port off: %d, want 404", code)
 	}
 }
 
@@ -53,7 +60,7 @@ func TestConsoleOnAdminListener(t *testing.T) {
 // asked for, the console shows and acts as the signed-in account only.
 func TestConsoleBeyondLoopbackActsAsTheSignedInAccount(t *testing.T) {
 	key := []byte("the other account's key")
-	s, err := New(Config{InMemory: true, AdminAddr: "0.0.0.0:0", Accounts: []auth.Account{{Name: "other", Keys: [][]byte{key}}}})
+	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: "0.0.0.0:0", Accounts: []auth.Account{{Name: "other", Keys: [][]byte{key}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
