@@ -352,6 +352,12 @@ func TestRestrictedCaller(t *testing.T) {
 	if a := e.last(t).Header.Get("Authorization"); !strings.HasPrefix(a, "SharedKey other:") {
 		t.Fatalf("Authorization %q", a)
 	}
+	// Dot segments stay inside the account: the service sees them under
+	// it and refuses the name.
+	w = e.do(t, "GET", "/api/blob/other/../devstoreaccount1/?comp=list", nil, nil)
+	if w.Code == 200 || !strings.HasPrefix(e.last(t).URL.EscapedPath(), "/other/") {
+		t.Fatalf("dot segments: %d %s, service saw %s", w.Code, w.Body, e.last(t).URL)
+	}
 	before := e.count()
 	wantStatus(t, e.do(t, "GET", "/api/blob/devstoreaccount1/?comp=list", nil, nil), 403, "AuthorizationFailure")
 	wantStatus(t, e.do(t, "GET", "/api/blob/nobody/?comp=list", nil, nil), 403, "AuthorizationFailure")
