@@ -99,7 +99,7 @@ const context = await chromium.launchPersistentContext(profile, {
   viewport: { width: 1280, height: 900 },
   acceptDownloads: true,
 });
-let smb;
+let smb, smbHome;
 try {
   const page = await context.newPage();
   const pageErrors = [];
@@ -314,7 +314,8 @@ try {
   await step("an SMB handle shows and a forced close in the console closes it", async () => {
     const port = process.env.LAZULI_SMB_PORT;
     if (!port) throw new Error("LAZULI_SMB_PORT is not set");
-    const home = mkdtempSync(join(tmpdir(), "lazuli-console-smb-"));
+    smbHome = mkdtempSync(join(tmpdir(), "lazuli-console-smb-"));
+    const home = smbHome;
     smb = spawn("smbclient", ["//127.0.0.1/sdk-share", "-p", port, "-U", `${account}%${key}`, "--configfile=/dev/null"],
       { env: { ...process.env, HOME: home }, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
@@ -345,6 +346,7 @@ try {
   check("page errors", pageErrors, []);
 } finally {
   if (smb) smb.kill();
+  if (smbHome) rmSync(smbHome, { recursive: true, force: true });
   await context.close();
   rmSync(profile, { recursive: true, force: true });
 }
