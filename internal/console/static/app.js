@@ -382,7 +382,7 @@ async function viewContainers(account, q) {
         if (!confirm(`Delete container ${name}?`)) return;
         await api('blob', account, encodeURIComponent(name), { method: 'DELETE', query: { restype: 'container' } });
         say(`Container ${name} deleted.`);
-        route();
+        await route();
       }, 'danger')));
   });
   const name = h('input', { type: 'text', placeholder: 'new container name', 'data-test': 'new-container' });
@@ -390,7 +390,7 @@ async function viewContainers(account, q) {
     h('form', { class: 'inline toolbar', onsubmit: guard(async () => {
       await api('blob', account, encodeURIComponent(name.value.trim()), { method: 'PUT', query: { restype: 'container' } });
       say(`Container ${name.value.trim()} created.`);
-      route();
+      await route();
     }) }, name, h('button', { type: 'submit', 'data-test': 'create-container' }, 'Create container')),
     prefixBar(q, ['blob', account]),
     list(['Name', 'Last modified', 'Lease', 'Public access', 'Metadata', ''], rows, 'No containers.', 'containers'),
@@ -448,7 +448,7 @@ async function viewBlobs(account, container, q) {
           await api('blob', account, `${encodeURIComponent(container)}/${encodePath(name)}`, { method: 'DELETE', query: sel,
             headers: Object.keys(sel).length ? {} : { 'x-ms-delete-snapshots': 'include' } });
           say(`${name} deleted.`);
-          route();
+          await route();
         }, 'danger'))));
   }
   const upload = filePicker('Upload files…', async (files) => {
@@ -456,7 +456,7 @@ async function viewBlobs(account, container, q) {
       await uploadBlob(account, container, prefix + f.name, f);
     }
     say(`Uploaded ${files.map(f => prefix + f.name).join(', ')}.`);
-    route();
+    await route();
   }, 'upload-blob');
   show(h('h1', {}, container + (prefix ? ' / ' + prefix : '')),
     h('div', { class: 'toolbar' }, upload,
@@ -541,7 +541,7 @@ async function viewBlob(account, container, name, q) {
       live ? button('Create snapshot', async () => {
         const r = await api('blob', account, path, { method: 'PUT', query: { comp: 'snapshot' } });
         say(`Snapshot ${r.headers.get('x-ms-snapshot')} created.`);
-        route();
+        await route();
       }, 'secondary', 'create-snapshot') : null,
       h('span', { class: 'grow' }),
       button('Delete', async () => {
@@ -557,7 +557,7 @@ async function viewBlob(account, container, name, q) {
           live ? metaEditor(meta, async (m) => {
             await api('blob', account, path, { method: 'PUT', query: { comp: 'metadata' }, headers: Object.assign(metaHeaders(m), leaseHeader(account, path)) });
             say('Metadata saved.');
-            route();
+            await route();
           }, 'blob-meta') : h('pre', {}, metaText(meta) || '(none)')),
         live ? h('div', { class: 'card', id: 'tags' }, h('h2', {}, 'Tags')) : null,
         live ? leaseCard(account, path, res) : null)),
@@ -600,19 +600,19 @@ function leaseCard(account, path, res) {
         const r = await lease('acquire', { 'x-ms-lease-duration': duration.value });
         leaseIds.set(account + '/' + path, r.headers.get('x-ms-lease-id'));
         say(`Lease ${r.headers.get('x-ms-lease-id')} acquired.`);
-        route();
+        await route();
       }, 'secondary', 'lease-acquire'),
       button('Break', async () => {
         const r = await lease('break', { 'x-ms-lease-break-period': '0' });
         say(`Lease broken (${r.headers.get('x-ms-lease-time')} s left).`);
-        route();
+        await route();
       }, 'secondary', 'lease-break')),
     h('div', { class: 'toolbar' }, idInput,
       button('Release', async () => {
         await lease('release', { 'x-ms-lease-id': idInput.value.trim() });
         leaseIds.delete(account + '/' + path);
         say('Lease released.');
-        route();
+        await route();
       }, 'secondary', 'lease-release')));
 }
 
@@ -670,7 +670,7 @@ async function viewQueues(account, q) {
         if (!confirm(`Delete queue ${name}?`)) return;
         await api('queue', account, encodeURIComponent(name), { method: 'DELETE' });
         say(`Queue ${name} deleted.`);
-        route();
+        await route();
       }, 'danger')));
   });
   const name = h('input', { type: 'text', placeholder: 'new queue name', 'data-test': 'new-queue' });
@@ -678,7 +678,7 @@ async function viewQueues(account, q) {
     h('form', { class: 'inline toolbar', onsubmit: guard(async () => {
       await api('queue', account, encodeURIComponent(name.value.trim()), { method: 'PUT' });
       say(`Queue ${name.value.trim()} created.`);
-      route();
+      await route();
     }) }, name, h('button', { type: 'submit', 'data-test': 'create-queue' }, 'Create queue')),
     prefixBar(q, ['queue', account]),
     list(['Name', 'Metadata', ''], rows, 'No queues.', 'queues'),
@@ -708,7 +708,7 @@ async function viewQueue(account, queue) {
         if (!confirm(`Delete every message of ${queue}?`)) return;
         await api('queue', account, path + '/messages', { method: 'DELETE' });
         say(`Queue ${queue} cleared.`);
-        route();
+        await route();
       }, 'danger', 'clear-queue'),
       button('Delete queue', async () => {
         if (!confirm(`Delete queue ${queue}?`)) return;
@@ -721,7 +721,7 @@ async function viewQueue(account, queue) {
         const body = `<?xml version="1.0" encoding="utf-8"?><QueueMessage><MessageText>${escapeXML(text.value)}</MessageText></QueueMessage>`;
         await api('queue', account, path + '/messages', { method: 'POST', body, query: { messagettl: ttl.value, visibilitytimeout: vis.value }, headers: { 'Content-Type': 'application/xml' } });
         say('Message put.');
-        route();
+        await route();
       }, '', 'put-message'))),
     h('h2', {}, 'Messages (peek, up to 32)'),
     list(['Id', 'Inserted', 'Expires', 'Dequeued', 'Text'], rows, 'No visible messages.', 'messages'),
@@ -746,7 +746,7 @@ async function viewTables(account, q) {
       if (!confirm(`Delete table ${t.TableName}?`)) return;
       await api('table', account, `Tables('${encodeURIComponent(t.TableName)}')`, { method: 'DELETE', headers: tableJSON });
       say(`Table ${t.TableName} deleted.`);
-      route();
+      await route();
     }, 'danger'))));
   const name = h('input', { type: 'text', placeholder: 'new table name', 'data-test': 'new-table' });
   show(h('h1', {}, 'Tables'),
@@ -754,7 +754,7 @@ async function viewTables(account, q) {
       await api('table', account, 'Tables', { method: 'POST', body: JSON.stringify({ TableName: name.value.trim() }),
         headers: Object.assign({ 'Content-Type': 'application/json', Prefer: 'return-no-content' }, tableJSON) });
       say(`Table ${name.value.trim()} created.`);
-      route();
+      await route();
     }) }, name, h('button', { type: 'submit', 'data-test': 'create-table' }, 'Create table')),
     list(['Name', ''], rows, 'No tables.', 'tables'),
     pager(res.headers.get('x-ms-continuation-nexttablename'), ['table', account], q));
@@ -813,13 +813,13 @@ async function viewTable(account, table, q) {
         await api('table', account, entityPath(table, e.PartitionKey, e.RowKey), { method: 'PUT', body: JSON.stringify(v),
           headers: Object.assign({ 'Content-Type': 'application/json', 'If-Match': e['odata.etag'] || '*' }, tableJSON) });
         say('Entity saved.');
-        route();
+        await route();
       }), 'secondary', 'entity-edit'), ' ',
       button('Delete', async () => {
         if (!confirm(`Delete ${e.PartitionKey} / ${e.RowKey}?`)) return;
         await api('table', account, entityPath(table, e.PartitionKey, e.RowKey), { method: 'DELETE', headers: Object.assign({ 'If-Match': e['odata.etag'] || '*' }, tableJSON) });
         say('Entity deleted.');
-        route();
+        await route();
       }, 'danger'))));
   const filter = h('input', { type: 'text', value: q.filter || '', placeholder: "$filter, e.g. PartitionKey eq 'p1' and Age gt 30", size: 60, 'data-test': 'filter' });
   const npk = res.headers.get('x-ms-continuation-nextpartitionkey');
@@ -832,7 +832,7 @@ async function viewTable(account, table, q) {
         await api('table', account, encodeURIComponent(table), { method: 'POST', body: JSON.stringify(v),
           headers: Object.assign({ 'Content-Type': 'application/json', Prefer: 'return-no-content' }, tableJSON) });
         say('Entity added.');
-        route();
+        await route();
       }), '', 'add-entity')),
     editor,
     list(['PartitionKey', 'RowKey', 'Timestamp'].concat(cols, ['']), rows, 'No entities match.', 'entities'),
@@ -857,7 +857,7 @@ async function viewShares(account, q) {
         if (!confirm(`Delete share ${name}?`)) return;
         await api('file', account, encodeURIComponent(name), { method: 'DELETE', query: { restype: 'share' }, headers: { 'x-ms-delete-snapshots': 'include' } });
         say(`Share ${name} deleted.`);
-        route();
+        await route();
       }, 'danger')));
   });
   const name = h('input', { type: 'text', placeholder: 'new share name', 'data-test': 'new-share' });
@@ -865,7 +865,7 @@ async function viewShares(account, q) {
     h('form', { class: 'inline toolbar', onsubmit: guard(async () => {
       await api('file', account, encodeURIComponent(name.value.trim()), { method: 'PUT', query: { restype: 'share' } });
       say(`Share ${name.value.trim()} created.`);
-      route();
+      await route();
     }) }, name, h('button', { type: 'submit', 'data-test': 'create-share' }, 'Create share')),
     prefixBar(q, ['file', account]),
     list(['Name', 'Quota', 'Last modified', 'Metadata', ''], rows, 'No shares.', 'shares'),
@@ -898,7 +898,7 @@ async function viewDirectory(account, share, dir, q) {
         if (!confirm(`Delete directory ${name}? It must be empty.`)) return;
         await api('file', account, base + '/' + encodePath(join(dir, name)), { method: 'DELETE', query: { restype: 'directory' } });
         say(`Directory ${name} deleted.`);
-        route();
+        await route();
       }, 'danger'))));
   }
   for (const f of children(entries, 'File')) {
@@ -914,21 +914,21 @@ async function viewDirectory(account, share, dir, q) {
           if (!confirm(`Delete file ${name}?`)) return;
           await api('file', account, p, { method: 'DELETE' });
           say(`File ${name} deleted.`);
-          route();
+          await route();
         }, 'danger'))));
   }
   const newDir = h('input', { type: 'text', placeholder: 'new directory name', 'data-test': 'new-directory' });
   const upload = filePicker('Upload files…', async (files) => {
     for (const f of files) await uploadFile(account, base + '/' + encodePath(join(dir, f.name)), f);
     say(`Uploaded ${files.map(f => f.name).join(', ')}.`);
-    route();
+    await route();
   }, 'upload-file');
   show(h('h1', {}, share + (dir ? ' / ' + dir : '')),
     h('div', { class: 'toolbar' }, upload,
       h('form', { class: 'inline', onsubmit: guard(async () => {
         await api('file', account, base + '/' + encodePath(join(dir, newDir.value.trim())), { method: 'PUT', query: { restype: 'directory' } });
         say(`Directory ${newDir.value.trim()} created.`);
-        route();
+        await route();
       }) }, newDir, h('button', { type: 'submit', class: 'secondary', 'data-test': 'create-directory' }, 'Create directory')),
       h('span', { class: 'grow' }),
       dir ? null : button('Delete share', async () => {
@@ -968,7 +968,7 @@ async function handlesCard(account, dirPath) {
   const close = async (id) => {
     const r = await api('file', account, dirPath, { method: 'PUT', query: { comp: 'forceclosehandles' }, headers: { 'x-ms-handle-id': id, 'x-ms-recursive': 'true' } });
     say(`${r.headers.get('x-ms-number-of-handles-closed')} handle(s) closed, ${r.headers.get('x-ms-number-of-handles-failed') || 0} failed.`);
-    route();
+    await route();
   };
   const rows = handles.map(el => h('tr', {},
     h('td', { class: 'mono' }, tag(el, 'HandleId')),
