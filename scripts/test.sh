@@ -114,11 +114,28 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command 
   addr_of() { sed -n "s/.* $1 \([^ ]*\).*/\1/p" <<<"$ready"; }
   admin_addr=$(addr_of admin)
   [ -n "$admin_addr" ] || { echo "lazuli did not start with an admin listener:"; cat "$ctmp/log"; exit 1; }
+  # A second lazuli whose admin listener is bound beyond loopback, so that
+  # it asks for an account and its key.
+  auth_account="consoleuser:$(printf 'console user key, 32 bytes long!' | base64)"
+  AZURITE_ACCOUNTS="$auth_account" "$ctmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 \
+    --filePort 0 --smbPort -1 --adminHost 0.0.0.0 --adminPort 0 2>"$ctmp/log2" &
+  lzc2_pid=$!
+  trap 'kill "${lzc_pid:-}" "${lzc2_pid:-}" 2>/dev/null || true; rm -rf "$ctmp" "${ftmp:-}" "${tmp:-}"' EXIT
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$ctmp/log2" && break
+    sleep 0.1
+  done
+  ready2=$(grep '^lazuli: blob' "$ctmp/log2" || true)
+  auth_admin=$(sed -n 's/.* admin [^ ]*:\([0-9]*\).*/\1/p' <<<"$ready2")
+  auth_blob=$(sed -n 's/^lazuli: blob \([^ ]*\) .*/\1/p' <<<"$ready2")
+  [ -n "$auth_admin" ] || { echo "lazuli did not start with an admin listener:"; cat "$ctmp/log2"; exit 1; }
   (cd conformance/console/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_CONSOLE_URL="http://$admin_addr/" LAZULI_BLOB_URL="http://$(addr_of blob)/devstoreaccount1" \
     LAZULI_QUEUE_URL="http://$(addr_of queue)/devstoreaccount1" LAZULI_TABLE_URL="http://$(addr_of table)/devstoreaccount1" \
-    LAZULI_FILE_URL="http://$(addr_of file)/devstoreaccount1" LAZULI_SMB_PORT="$(addr_of smb | sed 's/.*://')" node console.mjs)
-  kill "$lzc_pid"
+    LAZULI_FILE_URL="http://$(addr_of file)/devstoreaccount1" LAZULI_SMB_PORT="$(addr_of smb | sed 's/.*://')" \
+    LAZULI_CONSOLE_AUTH_URL="http://127.0.0.1:$auth_admin/" LAZULI_CONSOLE_AUTH_ACCOUNT="$auth_account" \
+    LAZULI_AUTH_BLOB_URL="http://$auth_blob" node console.mjs)
+  kill "$lzc_pid" "$lzc2_pid"
 else
   echo "node, npm, chromium and smbclient are needed for this step" >&2
   exit 1

@@ -359,6 +359,43 @@ try {
   rmSync(profile, { recursive: true, force: true });
 }
 
+// Beyond loopback: the admin listener asks for an account and a key, and
+// the console then shows and acts as that account alone.
+const authURL = process.env.LAZULI_CONSOLE_AUTH_URL;
+if (authURL) {
+  const [user, userKey] = env("LAZULI_CONSOLE_AUTH_ACCOUNT", "").split(/:(.*)/s);
+  await step("beyond loopback the console asks for an account and acts as it alone", async () => {
+    check("without credentials", (await fetch(authURL)).status, 401);
+    const profile2 = mkdtempSync(join(tmpdir(), "lazuli-console-chromium-"));
+    const ctx = await chromium.launchPersistentContext(profile2, {
+      executablePath: env("CHROMIUM", "/usr/bin/chromium"),
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"],
+      httpCredentials: { username: user, password: userKey },
+    });
+    try {
+      const page = await ctx.newPage();
+      page.on("dialog", (d) => d.accept());
+      await page.goto(authURL);
+      await page.waitForSelector('[data-test="accounts"] .card');
+      check("accounts shown", await page.locator('[data-test="accounts"] h2').allTextContents(), [user]);
+      await page.goto(new URL(`#/blob/${user}`, authURL).href);
+      await page.locator('[data-test="new-container"]').fill("made-signed-in");
+      await page.locator('[data-test="create-container"]').click();
+      await page.waitForSelector('[data-test="container"]:text-is("made-signed-in")');
+      const other = new BlobServiceClient(env("LAZULI_AUTH_BLOB_URL", "") + "/" + user, new StorageSharedKeyCredential(user, userKey), options);
+      check("made as the account", await other.getContainerClient("made-signed-in").exists(), true);
+      // Another account is out of reach, even by address.
+      const denied = await page.evaluate(async (a) => (await fetch(`api/blob/${a}/?comp=list`, { headers: { "X-Lazuli-Console": "1" } })).status, account);
+      check("other account", denied, 403);
+    } finally {
+      await ctx.close();
+      rmSync(profile2, { recursive: true, force: true });
+    }
+  });
+}
+
 if (failures.length) {
   console.error(`${failures.length} failure(s):\n` + failures.join("\n"));
   process.exit(1);
