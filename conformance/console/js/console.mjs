@@ -199,6 +199,17 @@ try {
     check("tags", (await readme.getTags()).tags, { env: "test" });
   });
 
+  await step("content headers set in the console reach the SDK, the MD5 kept", async () => {
+    const before = await readme.getProperties();
+    await page.locator("details summary").click();
+    await page.locator('[data-test="prop-content-type"]').fill("text/markdown");
+    await page.locator('[data-test="prop-cache-control"]').fill("max-age=60");
+    await act(page.locator('[data-test="save-props"]'));
+    const p = await readme.getProperties();
+    check("headers", [p.contentType, p.cacheControl], ["text/markdown", "max-age=60"]);
+    check("md5 kept", Buffer.from(p.contentMD5 || []).toString("base64"), Buffer.from(before.contentMD5 || []).toString("base64"));
+  });
+
   await step("lease acquire and break in the console reach the SDK", async () => {
     await page.locator('[data-test="lease-duration"]').selectOption("-1");
     await act(page.locator('[data-test="lease-acquire"]'));

@@ -551,7 +551,8 @@ async function viewBlob(account, container, name, q) {
         go(['blob', account, container], { prefix: dir });
       }, 'danger', 'delete-blob')),
     h('div', { class: 'two' },
-      h('div', { class: 'card' }, h('h2', {}, 'Properties'), h('div', { 'data-test': 'blob-properties' }, kv(props))),
+      h('div', { class: 'card' }, h('h2', {}, 'Properties'), h('div', { 'data-test': 'blob-properties' }, kv(props)),
+        live ? httpHeadersForm(account, path, res) : null),
       h('div', {},
         h('div', { class: 'card' }, h('h2', {}, 'Metadata'),
           live ? metaEditor(meta, async (m) => {
@@ -578,6 +579,32 @@ async function viewBlob(account, container, name, q) {
     await tagsCard(account, path);
     await snapshotsCard(account, container, name);
   }
+}
+
+// httpHeaders are the properties Set Blob Properties writes, with the
+// response header each is read from. The operation clears any it is not
+// given, so the form sends them all.
+const httpHeaders = [
+  ['Content type', 'content-type', 'x-ms-blob-content-type'],
+  ['Content encoding', 'content-encoding', 'x-ms-blob-content-encoding'],
+  ['Content language', 'content-language', 'x-ms-blob-content-language'],
+  ['Content disposition', 'content-disposition', 'x-ms-blob-content-disposition'],
+  ['Cache control', 'cache-control', 'x-ms-blob-cache-control'],
+];
+
+function httpHeadersForm(account, path, res) {
+  const inputs = httpHeaders.map(([label, from]) => h('input', { type: 'text', value: res.headers.get(from) || '', 'aria-label': label, 'data-test': 'prop-' + from }));
+  return h('details', {}, h('summary', {}, 'Edit content headers'),
+    h('table', { class: 'kv' }, httpHeaders.map(([label], i) => h('tr', {}, h('th', {}, label), h('td', {}, inputs[i])))),
+    h('div', { class: 'toolbar' }, button('Save headers', async () => {
+      const hd = Object.assign({}, leaseHeader(account, path));
+      httpHeaders.forEach(([, , to], i) => { if (inputs[i].value.trim()) hd[to] = inputs[i].value.trim(); });
+      // The MD5 is a property too: keep it.
+      if (res.headers.get('content-md5')) hd['x-ms-blob-content-md5'] = res.headers.get('content-md5');
+      await api('blob', account, path, { method: 'PUT', query: { comp: 'properties' }, headers: hd });
+      say('Content headers saved.');
+      await route();
+    }, 'secondary', 'save-props')));
 }
 
 function leaseHeader(account, path) {
