@@ -273,6 +273,13 @@ try {
     check("peeked", peeked, ["hello queue", "from the <console> & co"]);
     check("console shows both", await texts('[data-test="message-text"]'), peeked);
     await shot("queue");
+    // Receive and delete one, as a consumer would.
+    await page.locator('[data-test="receive-message"]').click();
+    await page.waitForSelector('[data-test="received-text"]');
+    check("received", await page.locator('[data-test="received-text"]').textContent(), "hello queue");
+    await act(page.locator('[data-test="delete-message"]'));
+    const left = (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems.map((m) => m.messageText);
+    check("after delete", left, ["from the <console> & co"]);
     await act(page.locator('[data-test="clear-queue"]'));
     check("cleared", (await queue.peekMessages()).peekedMessageItems.length, 0);
     await open(`#/queue/${account}`);

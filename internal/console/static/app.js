@@ -752,6 +752,23 @@ async function viewQueue(account, queue) {
       }, '', 'put-message'))),
     h('h2', {}, 'Messages (peek, up to 32)'),
     list(['Id', 'Inserted', 'Expires', 'Dequeued', 'Text'], rows, 'No visible messages.', 'messages'),
+    h('div', { class: 'toolbar' }, button('Receive the first message…', async () => {
+      // Get Messages hides it for 30 s and gives the pop receipt that
+      // Delete Message needs: what a consumer does.
+      const got = await apiXML('queue', account, path + '/messages', { query: { numofmessages: 1, visibilitytimeout: 30 } });
+      const m = got.getElementsByTagName('QueueMessage')[0];
+      const box = document.getElementById('received');
+      if (!m) { box.replaceChildren(h('p', { class: 'muted' }, 'No visible message.')); return; }
+      box.replaceChildren(h('div', { class: 'card' },
+        kv([['Id', tag(m, 'MessageId')], ['Dequeued', tag(m, 'DequeueCount')], ['Visible again', date(tag(m, 'TimeNextVisible'))]]),
+        h('pre', { 'data-test': 'received-text' }, tag(m, 'MessageText')),
+        h('div', { class: 'toolbar' }, button('Delete this message', async () => {
+          await api('queue', account, `${path}/messages/${encodeURIComponent(tag(m, 'MessageId'))}`, { method: 'DELETE', query: { popreceipt: tag(m, 'PopReceipt') } });
+          say('Message deleted.');
+          await route();
+        }, 'danger', 'delete-message'))));
+    }, 'secondary', 'receive-message')),
+    h('div', { id: 'received' }),
     h('h2', {}, 'Metadata'),
     metaEditor(await listedMeta('queue', account, '', {}, 'Queue', queue, metaFromHeaders(meta)), async (m) => {
       await api('queue', account, path, { method: 'PUT', query: { comp: 'metadata' }, headers: metaHeaders(m) });
