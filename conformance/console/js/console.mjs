@@ -328,6 +328,10 @@ try {
     await page.locator('[data-test="directory"]').click();
     await page.waitForSelector('[data-test="file"]');
     check("files", await texts('[data-test="file"]'), ["note.txt"]);
+    await page.locator('[data-test="file-properties"]').click();
+    await page.waitForSelector('[data-test="file-props"]');
+    const props = await page.locator('[data-test="file-props"]').textContent();
+    if (!props.includes("content-length6") || !props.includes("x-ms-file-attributes")) failures.push(`file properties: ${props}`);
     await page.locator('[data-test="new-directory"]').fill("made-in-console");
     await act(page.locator('[data-test="create-directory"]'));
     check("dir exists", await docs.getDirectoryClient("made-in-console").exists(), true);

@@ -953,6 +953,7 @@ async function viewDirectory(account, share, dir, q) {
       h('td', {}, 'file'),
       h('td', { class: 'num' }, size(tag(f, 'Content-Length'))),
       h('td', { class: 'actions' },
+        button('Properties', () => fileProperties(account, p, name), 'secondary', 'file-properties'), ' ',
         button('Download', () => download('file', account, p, name), 'secondary'), ' ',
         button('Delete', async () => {
           if (!confirm(`Delete file ${name}?`)) return;
@@ -981,10 +982,27 @@ async function viewDirectory(account, share, dir, q) {
         say(`Share ${share} deleted.`);
         go(['file', account]);
       }, 'danger')),
+    h('div', { id: 'file-details' }),
     list(['Name', 'Type', 'Size', ''], rows, 'This directory is empty.', 'entries'),
     pager(tag(doc, 'NextMarker'), ['file', account, share].concat(dir ? [dir] : []), q),
     h('div', { class: 'card', id: 'handles' }, h('h2', {}, 'Open handles (SMB and REST), this directory and below')));
   await handlesCard(account, dirPath);
+}
+
+const fileHeaders = ['content-type', 'content-length', 'content-md5', 'etag', 'last-modified', 'x-ms-type', 'x-ms-file-attributes',
+  'x-ms-file-creation-time', 'x-ms-file-last-write-time', 'x-ms-file-change-time', 'x-ms-file-id', 'x-ms-file-parent-id',
+  'x-ms-file-permission-key', 'x-ms-lease-state', 'x-ms-lease-status', 'x-ms-lease-duration', 'x-ms-server-encrypted'];
+
+// fileProperties shows a file's properties (Get File Properties) above
+// the listing.
+async function fileProperties(account, path, name) {
+  const res = await api('file', account, path, { method: 'HEAD' });
+  const meta = metaFromHeaders(res);
+  document.getElementById('file-details').replaceChildren(h('div', { class: 'card' },
+    h('h2', {}, name),
+    h('div', { 'data-test': 'file-props' }, kv(fileHeaders.filter(k => res.headers.get(k)).map(k => [k, res.headers.get(k)]))),
+    meta.length ? h('pre', {}, metaText(meta)) : null,
+    h('div', { class: 'toolbar' }, button('Close', () => document.getElementById('file-details').replaceChildren(), 'secondary'))));
 }
 
 // uploadFile creates a file of the right size and writes it in ranges.
