@@ -236,10 +236,12 @@ func TestRenameAndCopy(t *testing.T) {
 		}
 		_, err = dst.AbortCopy(ctx, *cr.CopyID, nil)
 		mustCode(t, err, 409, "NoPendingCopyOperation")
-		// Put Range From URL.
+		// Put Range From URL (its source needs a SAS even in the account).
 		_, err = root.NewFileClient("part").Create(ctx, 10, nil)
 		must(t, err)
-		_, err = root.NewFileClient("part").UploadRangeFromURL(ctx, src.URL(), 1, 2, 3, nil)
+		srcSAS, err := src.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		_, err = root.NewFileClient("part").UploadRangeFromURL(ctx, srcSAS, 1, 2, 3, nil)
 		must(t, err)
 		dl, err = root.NewFileClient("part").DownloadStream(ctx, nil)
 		must(t, err)
@@ -543,7 +545,8 @@ func TestCopyFileFromBlob(t *testing.T) {
 		_, err = e.sc.NewRootDirectoryClient().NewFileClient("viasas").StartCopyFromURL(ctx, sasURL, nil)
 		must(t, err)
 		// A caller holding only a SAS cannot copy a blob the URL gives no
-		// access to.
+		// access to: read anonymously, the private blob does not show
+		// itself (404).
 		fcred, err := file.NewSharedKeyCredential(tg.Account, tg.Key)
 		must(t, err)
 		qp, err := sas.SignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
@@ -552,7 +555,7 @@ func TestCopyFileFromBlob(t *testing.T) {
 		viaSAS, err := file.NewClientWithNoCredential(e.sc.NewRootDirectoryClient().NewFileClient("bysas").URL()+"?"+qp.Encode(), &file.ClientOptions{ClientOptions: tg.ClientOptions()})
 		must(t, err)
 		_, err = viaSAS.StartCopyFromURL(ctx, blobClient.URL(), nil)
-		mustCode(t, err, 403, "CannotVerifyCopySource")
+		mustCode(t, err, 404, "CannotVerifyCopySource")
 		_, err = viaSAS.StartCopyFromURL(ctx, sasURL, nil)
 		must(t, err)
 		missing := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("nope").URL()
@@ -573,7 +576,9 @@ func TestPutRangeFromBlob(t *testing.T) {
 		must(t, err)
 		_, err = bc.UploadBuffer(ctx, cn, "b", []byte("0123456789"), nil)
 		must(t, err)
-		src := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("b").URL()
+		// The source needs a SAS even in the account.
+		src, err := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("b").GetSASURL(blobsas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
 		f := e.sc.NewRootDirectoryClient().NewFileClient("part")
 		_, err = f.Create(ctx, 6, nil)
 		must(t, err)

@@ -442,7 +442,7 @@ func (h *handler) putRange(rq *req) error {
 		if u, err := url.Parse(srcURL); err == nil && u.Scheme != "" && otherEndpoint(u, rq.r.Host) {
 			// A blob of this server: its bytes, read now (chunks are
 			// immutable), become the range.
-			b, err := h.blobSource(rq, srcURL, u)
+			b, err := h.blobSource(rq, srcURL, u, false)
 			if err != nil {
 				return err
 			}
@@ -452,7 +452,7 @@ func (h *handler) putRange(rq *req) error {
 			req.Data = blob.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
 			break
 		}
-		src, err := h.copySource(rq, srcURL)
+		src, err := h.copySource(rq, srcURL, false)
 		if err != nil {
 			return err
 		}
@@ -701,9 +701,8 @@ func (h *handler) forceCloseHandles(rq *req) error {
 }
 
 // copySource resolves a copy source URL on this server and checks the
-// caller may read it: a Shared Key request covers its own account; any
-// other source needs a SAS in its URL (CannotVerifyCopySource otherwise).
-func (h *handler) copySource(rq *req, src string) (file.Ref, error) {
+// caller may read it (authorizeSource; callerCovers as there).
+func (h *handler) copySource(rq *req, src string, callerCovers bool) (file.Ref, error) {
 	u, err := url.Parse(src)
 	if err != nil || u.Scheme == "" {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
@@ -722,25 +721,40 @@ func (h *handler) copySource(rq *req, src string) (file.Ref, error) {
 	}
 	ref.Snapshot = u.Query().Get("sharesnapshot")
 	err = h.authorizeSource(rq, src, ref.Account, auth.Access{Service: auth.File, Resource: auth.ResObject, Perms: "r",
-		Container: ref.Share, Object: ref.Path, Snapshot: ref.Snapshot, Policy: h.policyLookup(rq.ctx(), ref.Account, ref.Share)})
+		Container: ref.Share, Object: ref.Path, Snapshot: ref.Snapshot, Policy: h.policyLookup(rq.ctx(), ref.Account, ref.Share)}, callerCovers)
 	return ref, err
 }
 
 // authorizeSource checks that the caller may read a copy source on this
-// server: a Shared Key request covers sources in its own account; any
-// other source needs a SAS in its URL that allows a as a read would.
-// Failure is 403 CannotVerifyCopySource.
-func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access) error {
-	if id := rq.info.Identity; id != nil && account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) {
+// server as a read a would. When callerCovers (Copy File), a Shared Key or
+// bearer caller covers sources in its own account, as Azure lets Copy
+// File read a same-account file with the caller's own authorization. Any
+// other source, and every source of Put Range From URL (which Azure
+// requires to be public or carry a SAS), needs its own credentials: a SAS
+// in its URL or an x-ms-copy-source-authorization bearer token. A source
+// that brings none is 404 CannotVerifyCopySource, as Azure answers (the
+// source is read anonymously and does not show itself); credentials that
+// do not allow the read are 403 CannotVerifyCopySource.
+func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access, callerCovers bool) error {
+	if id := rq.info.Identity; callerCovers && id != nil && account == rq.info.Account &&
+		(id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite || id.Kind == auth.Bearer) {
 		return nil
+	}
+	srcAuth := rq.r.Header.Get("X-Ms-Copy-Source-Authorization")
+	if scheme, _, _ := strings.Cut(srcAuth, " "); srcAuth != "" && scheme != "Bearer" {
+		// Azure takes only bearer tokens for a copy source.
+		return azerr.InvalidHeader("x-ms-copy-source-authorization", srcAuth)
 	}
 	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, srcURL, nil)
 	if err == nil {
 		sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
 		sr.Header.Set("X-Ms-Version", rq.info.Version)
+		if srcAuth != "" {
+			sr.Header.Set("Authorization", srcAuth)
+		}
 		var sid *auth.Identity
-		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && sid == nil {
-			err = azerr.New(azerr.NoAuthenticationInformation)
+		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && (sid == nil || sid.Kind == auth.Anonymous) {
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified resource does not exist.").WithStatus(http.StatusNotFound)
 		}
 		if err == nil {
 			err = h.d.Auth.Authorize(sid, sr, a)
@@ -763,10 +777,10 @@ func (h *handler) copyFile(rq *req) error {
 	var fromBlob *blob.Blob
 	if u, err := url.Parse(srcURL); err == nil && u.Scheme != "" && otherEndpoint(u, rq.r.Host) {
 		// Not this File endpoint: a blob of this server's Blob endpoint.
-		if fromBlob, err = h.blobSource(rq, srcURL, u); err != nil {
+		if fromBlob, err = h.blobSource(rq, srcURL, u, true); err != nil {
 			return err
 		}
-	} else if src, err = h.copySource(rq, srcURL); err != nil {
+	} else if src, err = h.copySource(rq, srcURL, true); err != nil {
 		return err
 	}
 	var meta *[]blob.KV
@@ -808,10 +822,9 @@ func otherEndpoint(u *url.URL, host string) bool {
 	return !strings.EqualFold(u.Host, host)
 }
 
-// blobSource reads the blob a Copy File names, after checking the caller
-// may read it: a Shared Key request covers its own account; otherwise the
-// URL needs a Blob SAS (CannotVerifyCopySource when it does not allow it).
-func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, error) {
+// blobSource reads the blob a Copy File or Put Range From URL names, after
+// checking the caller may read it (authorizeSource; callerCovers as there).
+func (h *handler) blobSource(rq *req, srcURL string, u *url.URL, callerCovers bool) (*blob.Blob, error) {
 	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
 	if len(parts) < 3 {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
@@ -826,7 +839,7 @@ func (h *handler) blobSource(rq *req, srcURL string, u *url.URL) (*blob.Blob, er
 	}
 	ctx := rq.ctx()
 	err = h.authorizeSource(rq, srcURL, ref.Account, auth.Access{Service: auth.Blob, Resource: auth.ResObject, Perms: "r",
-		Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)})
+		Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)}, callerCovers)
 	if err != nil {
 		return nil, err
 	}

@@ -37,8 +37,11 @@ var (
 	list        = auth.Access{Resource: auth.ResObject, Perms: "l"}
 	shareCreate = auth.Access{Resource: auth.ResContainer, Perms: "c", ServiceSASDenied: true}
 	shareWrite  = auth.Access{Resource: auth.ResContainer, Perms: "w", ServiceSASDenied: true}
-	shareRead   = auth.Access{Resource: auth.ResContainer, Perms: "r"}
-	// Share ACLs are out of a service SAS's reach.
+	// A service SAS reaches the files and directories of its share, never
+	// the share itself: its properties, metadata, ACL, stats, lease or
+	// snapshots need an account SAS or a key (Azure: 403
+	// AuthorizationFailure).
+	shareRead    = auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}
 	shareACL     = auth.Access{Resource: auth.ResContainer, ServiceSASDenied: true}
 	listHandles  = op{"ListHandles", list, (*handler).listHandles}
 	closeHandles = op{"ForceCloseHandles", write, (*handler).forceCloseHandles}
@@ -62,10 +65,10 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(shareLevel, "*", "snapshot", "PUT", nil, op{"SnapshotShare", shareCreate, (*handler).snapshotShare}),
 	on(shareLevel, "*", "acl", "GET HEAD", nil, op{"GetShareACL", shareACL, (*handler).getShareACL}),
 	on(shareLevel, "*", "acl", "PUT", nil, op{"SetShareACL", shareACL, (*handler).setShareACL}),
-	on(shareLevel, "*", "stats", "GET HEAD", nil, op{"GetShareStats", auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}, (*handler).shareStats}),
+	on(shareLevel, "*", "stats", "GET HEAD", nil, op{"GetShareStats", shareRead, (*handler).shareStats}),
 	on(shareLevel, "*", "lease", "PUT", nil, op{"LeaseShare", shareWrite, (*handler).leaseShare}),
 	on(shareLevel, "*", "filepermission", "PUT", nil, op{"CreatePermission", shareCreate, (*handler).createPermission}),
-	on(shareLevel, "*", "filepermission", "GET HEAD", nil, op{"GetPermission", auth.Access{Resource: auth.ResContainer, Perms: "r", ServiceSASDenied: true}, (*handler).getPermission}),
+	on(shareLevel, "*", "filepermission", "GET HEAD", nil, op{"GetPermission", shareRead, (*handler).getPermission}),
 	on(shareLevel, "*", "undelete", "PUT", nil, op{"RestoreShare", shareCreate, (*handler).restoreShare}),
 
 	on(dirLevel, "*", "", "PUT", nil, op{"CreateDirectory", create, (*handler).create}),

@@ -1,0 +1,114 @@
+package file_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
+
+	"github.com/lazuli-storage/lazuli/conformance/harness"
+)
+
+// shareSAS signs a service SAS for the whole share (sr=s) with perms.
+func shareSAS(t *testing.T, tg *harness.Target, shareName string, perms sas.SharePermissions) string {
+	t.Helper()
+	cred, err := file.NewSharedKeyCredential(tg.Account, tg.Key)
+	must(t, err)
+	qp, err := sas.SignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
+		Permissions: perms.String(), ShareName: shareName}.SignWithSharedKey(cred)
+	must(t, err)
+	return qp.Encode()
+}
+
+// TestShareSASCannotReachShareOperations: a service SAS for a share
+// (sr=s), even with every permission, reaches the share's files and
+// directories but no share-level operation: Azure answers those 403
+// AuthorizationFailure (share properties, metadata, deletion and the rest
+// need an account SAS or a key).
+func TestShareSASCannotReachShareOperations(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		q := shareSAS(t, tg, e.name, sas.SharePermissions{Read: true, Create: true, Write: true, Delete: true, List: true})
+		sc, err := share.NewClientWithNoCredential(e.sc.URL()+"?"+q, &share.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		_, err = sc.GetProperties(ctx, nil)
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.SetMetadata(ctx, &share.SetMetadataOptions{Metadata: map[string]*string{"a": ptr("b")}})
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.SetProperties(ctx, &share.SetPropertiesOptions{Quota: ptr(int32(5))})
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.GetStatistics(ctx, nil)
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.CreateSnapshot(ctx, nil)
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.GetAccessPolicy(ctx, nil)
+		mustCode(t, err, 403, "AuthorizationFailure")
+		_, err = sc.Delete(ctx, nil)
+		mustCode(t, err, 403, "AuthorizationFailure")
+		// The share's content stays within reach.
+		_, err = sc.NewRootDirectoryClient().NewFileClient("f").Create(ctx, 1, nil)
+		must(t, err)
+		pg, err := sc.NewRootDirectoryClient().NewListFilesAndDirectoriesPager(nil).NextPage(ctx)
+		must(t, err)
+		if len(pg.Segment.Files) != 1 {
+			t.Fatalf("listing through the share SAS: %d files", len(pg.Segment.Files))
+		}
+		_, err = e.sc.GetProperties(ctx, nil)
+		must(t, err)
+	})
+}
+
+var _ = directory.NewClientWithNoCredential
+
+// TestCopySourceAuthorization: Put Range From URL reads its source only
+// with the source's own credentials, a SAS in its URL or an
+// x-ms-copy-source-authorization bearer token, even in the caller's
+// account (Azure: the source must be public or authorized with a SAS);
+// without any it is 404 CannotVerifyCopySource (the source, read
+// anonymously, does not show itself), with a SAS that does not allow the
+// read 403 CannotVerifyCopySource. Copy File reads a file of the caller's
+// own account with the caller's Shared Key, as the SDK's own recorded
+// tests do on Azure; a SAS caller needs a SAS for the source too.
+func TestCopySourceAuthorization(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		src := root.NewFileClient("src")
+		_, err := src.Create(ctx, 4, nil)
+		must(t, err)
+		_, err = src.UploadRange(ctx, 0, body([]byte("abcd")), nil)
+		must(t, err)
+		dst := root.NewFileClient("dst")
+		_, err = dst.Create(ctx, 4, nil)
+		must(t, err)
+		_, err = dst.UploadRangeFromURL(ctx, src.URL(), 0, 0, 4, nil)
+		mustCode(t, err, 404, "CannotVerifyCopySource")
+		noRead, err := src.GetSASURL(sas.FilePermissions{Write: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		_, err = dst.UploadRangeFromURL(ctx, noRead, 0, 0, 4, nil)
+		mustCode(t, err, 403, "CannotVerifyCopySource")
+		read, err := src.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		_, err = dst.UploadRangeFromURL(ctx, read, 0, 0, 4, nil)
+		must(t, err)
+		// A copy-source authorization that is no bearer token.
+		_, err = dst.UploadRangeFromURL(ctx, src.URL(), 0, 0, 4, &file.UploadRangeFromURLOptions{CopySourceAuthorization: ptr("SharedKey " + tg.Account + ":c2lnbmF0dXJl")})
+		mustCode(t, err, 400, "InvalidHeaderValue")
+		// Copy File: Shared Key covers a file of its own account.
+		_, err = root.NewFileClient("copy").StartCopyFromURL(ctx, src.URL(), nil)
+		must(t, err)
+		// A share SAS caller does not.
+		q := shareSAS(t, tg, e.name, sas.SharePermissions{Read: true, Create: true, Write: true})
+		viaSAS, err := file.NewClientWithNoCredential(root.NewFileClient("bysas").URL()+"?"+q, &file.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		_, err = viaSAS.StartCopyFromURL(ctx, src.URL(), nil)
+		mustCode(t, err, 404, "CannotVerifyCopySource")
+		_, err = viaSAS.StartCopyFromURL(ctx, read, nil)
+		must(t, err)
+	})
+}
