@@ -1,6 +1,8 @@
 package file_test
 
 import (
+	"bytes"
+	"crypto/md5"
 	"testing"
 	"time"
 
@@ -110,5 +112,51 @@ func TestCopySourceAuthorization(t *testing.T) {
 		mustCode(t, err, 404, "CannotVerifyCopySource")
 		_, err = viaSAS.StartCopyFromURL(ctx, read, nil)
 		must(t, err)
+	})
+}
+
+// TestCreateFileWithBody: Create File with a request body (the optional
+// body of the newer versions) writes it as the file's first bytes, checks
+// Content-MD5 (400 Md5Mismatch) and returns the body's MD5; more than 4
+// MiB is 413 RequestBodyTooLarge; without a body the file reads as zeros
+// and no Content-MD5 comes back.
+func TestCreateFileWithBody(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		content := []byte("hello azure file")
+		sum := md5.Sum(content)
+		f := root.NewFileClient("withbody")
+		resp, err := f.Create(ctx, 20, &file.CreateOptions{OptionalBody: body(content), ContentMD5: sum[:]})
+		must(t, err)
+		if !bytes.Equal(resp.ContentMD5, sum[:]) {
+			t.Fatalf("Content-MD5 %x, want %x", resp.ContentMD5, sum)
+		}
+		dl, err := f.DownloadStream(ctx, nil)
+		must(t, err)
+		if got := readAll(t, dl.Body); !bytes.Equal(got, append(content, 0, 0, 0, 0)) {
+			t.Fatalf("content %q", got)
+		}
+		_, err = root.NewFileClient("badmd5").Create(ctx, 16, &file.CreateOptions{OptionalBody: body(content), ContentMD5: []byte("0123456789abcdef")})
+		mustCode(t, err, 400, "Md5Mismatch")
+		_, err = root.NewFileClient("badmd5").GetProperties(ctx, nil)
+		mustCode(t, err, 404, "ResourceNotFound")
+		big := make([]byte, 4<<20+1)
+		_, err = root.NewFileClient("big").Create(ctx, int64(len(big)), &file.CreateOptions{OptionalBody: body(big)})
+		mustCode(t, err, 413, "RequestBodyTooLarge")
+		exact := bytes.Repeat([]byte("z"), 4<<20)
+		_, err = root.NewFileClient("exact").Create(ctx, int64(len(exact)), &file.CreateOptions{OptionalBody: body(exact)})
+		must(t, err)
+		dl, err = root.NewFileClient("exact").DownloadStream(ctx, nil)
+		must(t, err)
+		if !bytes.Equal(readAll(t, dl.Body), exact) {
+			t.Fatal("4 MiB body differs")
+		}
+		resp, err = root.NewFileClient("nobody").Create(ctx, 8, nil)
+		must(t, err)
+		if resp.ContentMD5 != nil {
+			t.Fatalf("Content-MD5 without a body: %x", resp.ContentMD5)
+		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -276,6 +277,9 @@ type CreateRequest struct {
 	SMB   SMBProps
 	// LeaseID guards the file a Create File replaces.
 	LeaseID string
+	// Data, for a Create File with a request body, is the file's first
+	// content (at most Size bytes, from offset 0).
+	Data *blob.Ingested
 }
 
 // Create is Create Directory (an existing name is 409
@@ -353,6 +357,14 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		}
 		if err := applySMB(tx, sh.ID, n, req.SMB, now, true, perm); err != nil {
 			return err
+		}
+		if d := req.Data; d != nil && d.Size > 0 && !req.Dir {
+			if d.Size > n.Size {
+				return azerr.InvalidHeader("Content-Length", strconv.FormatInt(d.Size, 10))
+			}
+			if err := putExtents(tx, sh.ID, n, 0, d.Segs, false); err != nil {
+				return err
+			}
 		}
 		if err := putNode(tx, sh.ID, n); err != nil {
 			return err

@@ -70,6 +70,9 @@ func (h *handler) create(rq *req) error {
 		if req.Props, err = rq.contentProps(); err != nil {
 			return err
 		}
+		if req.Data, err = h.createBody(rq); err != nil {
+			return err
+		}
 	}
 	n, err := h.svc.Create(rq.ctx(), req)
 	if err != nil {
@@ -77,9 +80,41 @@ func (h *handler) create(rq *req) error {
 	}
 	hs := headers{h: rq.w.Header()}
 	hs.node(n)
+	if req.Data != nil {
+		hs.set("Content-Md5", base64.StdEncoding.EncodeToString(req.Data.MD5))
+	}
 	hs.set("X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// createBody reads the request body of a Create File (the optional body
+// of the newer versions): the file's first bytes, at most 4 MiB (else 413
+// RequestBodyTooLarge; the domain refuses more than the file's size),
+// checked against Content-MD5 when sent. Nil without a body.
+func (h *handler) createBody(rq *req) (*blob.Ingested, error) {
+	n := rq.r.ContentLength
+	if n == 0 || rq.r.Body == nil || rq.r.Body == http.NoBody {
+		return nil, nil
+	}
+	if n > file.MaxRangeWrite {
+		return nil, azerr.New(azerr.RequestBodyTooLarge).WithDetail("MaxLimit", strconv.Itoa(file.MaxRangeWrite))
+	}
+	if n < 0 {
+		return nil, azerr.New(azerr.MissingContentLengthHeader)
+	}
+	want, err := decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5"))
+	if err != nil {
+		return nil, err
+	}
+	data, err := h.svc.Ingest(rq.ctx(), bodyReader{rq.r.Body}, n, want)
+	if err != nil {
+		return nil, err
+	}
+	if data.Size != n {
+		return nil, azerr.InvalidHeader("Content-Length", strconv.FormatInt(n, 10))
+	}
+	return &data, nil
 }
 
 // getProps is Get Directory Properties / Metadata and Get File Metadata
