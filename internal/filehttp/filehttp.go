@@ -11,6 +11,7 @@ package filehttp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -25,6 +26,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
+	"github.com/lazuli-storage/lazuli/internal/sddl"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -292,13 +294,57 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 	case len(perm) > file.MaxPermissionSize:
 		return p, azerr.New(azerr.FileInvalidPermission)
 	default:
-		if f := hd.Get("X-Ms-File-Permission-Format"); strings.EqualFold(f, "binary") {
-			return p, azerr.New(azerr.FileInvalidPermission).WithDetail("Reason", "binary security descriptors are not supported")
+		binary, err := rq.binaryPermission()
+		if err != nil {
+			return p, err
+		}
+		if binary {
+			if perm, err = sddlFromBinary(perm); err != nil {
+				return p, err
+			}
 		}
 		p.Perm.SDDL = perm
 	}
 	p.Perm.Key = key
 	return p, nil
+}
+
+// binaryPermission reads x-ms-file-permission-format: true for binary,
+// false for sddl (the default); anything else is 400.
+func (rq *req) binaryPermission() (bool, error) {
+	switch f := rq.r.Header.Get("X-Ms-File-Permission-Format"); {
+	case f == "" || strings.EqualFold(f, "sddl"):
+		return false, nil
+	case strings.EqualFold(f, "binary"):
+		return true, nil
+	default:
+		return false, azerr.InvalidHeader("x-ms-file-permission-format", f)
+	}
+}
+
+// sddlFromBinary turns a permission in the binary format (a base64
+// self-relative security descriptor) into the SDDL lazuli stores: its
+// owner, group and DACL. One that does not decode is 400
+// FileInvalidPermission.
+func sddlFromBinary(v string) (string, error) {
+	sd, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return "", azerr.New(azerr.FileInvalidPermission)
+	}
+	s, err := sddl.Decode(sd, sddl.Owner|sddl.Group|sddl.DACL, "")
+	if err != nil {
+		return "", azerr.New(azerr.FileInvalidPermission)
+	}
+	return s, nil
+}
+
+// binaryFromSDDL is a stored SDDL in the binary format.
+func binaryFromSDDL(s string) (string, error) {
+	sd, err := sddl.Encode(s, sddl.Owner|sddl.Group|sddl.DACL)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(sd), nil
 }
 
 // ---- response encoding ----

@@ -545,7 +545,8 @@ func (h *handler) leaseShare(rq *req) error {
 	return nil
 }
 
-// createPermission is Create Permission: {"permission": "<SDDL>"}.
+// createPermission is Create Permission: {"permission": "<SDDL>"}, or
+// with "format": "binary" a base64 self-relative security descriptor.
 func (h *handler) createPermission(rq *req) error {
 	body, err := readBody(rq, file.MaxPermissionBody+1024)
 	if err != nil {
@@ -558,10 +559,17 @@ func (h *handler) createPermission(rq *req) error {
 	if err := json.Unmarshal(body, &in); err != nil || in.Permission == nil {
 		return azerr.New(azerr.InvalidInput)
 	}
-	if strings.EqualFold(in.Format, "binary") {
-		return azerr.New(azerr.FileInvalidPermission)
+	perm := *in.Permission
+	switch {
+	case in.Format == "" || strings.EqualFold(in.Format, "sddl"):
+	case strings.EqualFold(in.Format, "binary"):
+		if perm, err = sddlFromBinary(perm); err != nil {
+			return err
+		}
+	default:
+		return azerr.New(azerr.InvalidInput)
 	}
-	key, err := h.svc.CreatePermission(rq.ctx(), rq.shareRef(), *in.Permission)
+	key, err := h.svc.CreatePermission(rq.ctx(), rq.shareRef(), perm)
 	if err != nil {
 		return err
 	}
@@ -576,11 +584,25 @@ func (h *handler) getPermission(rq *req) error {
 	if key == "" {
 		return azerr.MissingHeader("x-ms-file-permission-key")
 	}
-	sddl, err := h.svc.GetPermission(rq.ctx(), rq.shareRef(), key)
+	binary, err := rq.binaryPermission()
 	if err != nil {
 		return err
 	}
-	out, _ := json.Marshal(map[string]string{"permission": sddl})
+	perm, err := h.svc.GetPermission(rq.ctx(), rq.shareRef(), key)
+	if err != nil {
+		return err
+	}
+	// The permission comes back in the format asked for.
+	res := map[string]string{"permission": perm}
+	if binary {
+		if res["permission"], err = binaryFromSDDL(perm); err != nil {
+			return err
+		}
+		res["format"] = "Binary"
+	} else if rq.r.Header.Get("X-Ms-File-Permission-Format") != "" {
+		res["format"] = "Sddl"
+	}
+	out, _ := json.Marshal(res)
 	hd := rq.w.Header()
 	set(hd, "Content-Type", "application/json")
 	set(hd, "Content-Length", strconv.Itoa(len(out)))
