@@ -211,3 +211,32 @@ func TestBinaryPermissionFormat(t *testing.T) {
 		mustCode(t, err, 400, "FileInvalidPermission")
 	})
 }
+
+// TestContentMD5StoredAsGiven: the x-ms-content-md5 of Create File and Set
+// File Properties is stored and returned as given, whatever its length
+// (the SDK's own tests set a 24-byte value); it is not base64-checked
+// beyond being base64.
+func TestContentMD5StoredAsGiven(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		f := e.sc.NewRootDirectoryClient().NewFileClient("md5")
+		long := []byte("MDAwMDAwMDAwMDAwMDAwMA==")
+		_, err := f.Create(ctx, 3, &file.CreateOptions{HTTPHeaders: &file.HTTPHeaders{ContentMD5: long}})
+		must(t, err)
+		p, err := f.GetProperties(ctx, nil)
+		must(t, err)
+		if !bytes.Equal(p.ContentMD5, long) {
+			t.Fatalf("created with %x", p.ContentMD5)
+		}
+		short := []byte("abc")
+		_, err = f.SetHTTPHeaders(ctx, &file.SetHTTPHeadersOptions{HTTPHeaders: &file.HTTPHeaders{ContentMD5: short}})
+		must(t, err)
+		p, err = f.GetProperties(ctx, nil)
+		must(t, err)
+		if !bytes.Equal(p.ContentMD5, short) {
+			t.Fatalf("set to %x", p.ContentMD5)
+		}
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/md5?comp=properties", map[string]string{"x-ms-content-md5": "not base64!"}, nil), 400, "InvalidMd5")
+	})
+}

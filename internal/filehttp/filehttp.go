@@ -231,9 +231,14 @@ func parseInt(name, v string, min, max int64) (int64, error) {
 // contentProps reads the x-ms-content-* and x-ms-cache-control headers.
 func (rq *req) contentProps() (blob.Props, error) {
 	hd := rq.r.Header
-	md5, err := decodeMD5("x-ms-content-md5", hd.Get("X-Ms-Content-Md5"))
-	if err != nil {
-		return blob.Props{}, err
+	// The file's Content-MD5 is stored as given, whatever its length (the
+	// service never checks it against the content); only base64 is asked.
+	var md5 []byte
+	if v := hd.Get("X-Ms-Content-Md5"); v != "" {
+		var err error
+		if md5, err = base64.StdEncoding.DecodeString(v); err != nil {
+			return blob.Props{}, azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", "x-ms-content-md5").WithDetail("HeaderValue", v)
+		}
 	}
 	return blob.Props{ContentType: hd.Get("X-Ms-Content-Type"), ContentEncoding: hd.Get("X-Ms-Content-Encoding"),
 		ContentLanguage: hd.Get("X-Ms-Content-Language"), ContentMD5: md5,
