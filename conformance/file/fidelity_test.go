@@ -3,6 +3,8 @@ package file_test
 import (
 	"bytes"
 	"crypto/md5"
+	"encoding/binary"
+	"hash/crc64"
 	"net/http"
 	"testing"
 	"time"
@@ -238,5 +240,30 @@ func TestContentMD5StoredAsGiven(t *testing.T) {
 			t.Fatalf("set to %x", p.ContentMD5)
 		}
 		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/md5?comp=properties", map[string]string{"x-ms-content-md5": "not base64!"}, nil), 400, "InvalidMd5")
+	})
+}
+
+// TestPutRangeFromURLReturnsCRC64: Put Range From URL answers with the
+// x-ms-content-crc64 of the range it wrote.
+func TestPutRangeFromURLReturnsCRC64(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		content := bytes.Repeat([]byte("0123456789abcdef"), 512)
+		src := root.NewFileClient("src")
+		_, err := src.Create(ctx, int64(len(content)), &file.CreateOptions{OptionalBody: body(content)})
+		must(t, err)
+		srcURL, err := src.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		must(t, err)
+		dst := root.NewFileClient("dst")
+		_, err = dst.Create(ctx, 8192, nil)
+		must(t, err)
+		resp, err := dst.UploadRangeFromURL(ctx, srcURL, 100, 0, 4000, nil)
+		must(t, err)
+		want := crc64.Checksum(content[100:4100], crc64.MakeTable(0x9A6C9329AC4BC9B5))
+		if len(resp.XMSContentCRC64) != 8 || binary.LittleEndian.Uint64(resp.XMSContentCRC64) != want {
+			t.Fatalf("x-ms-content-crc64 %x, want %x", resp.XMSContentCRC64, want)
+		}
 	})
 }

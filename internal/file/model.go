@@ -53,6 +53,9 @@ type Share struct {
 
 	// AsOf is the clock reading a read was checked at (lease state).
 	AsOf time.Time `json:"-"`
+	// Written is what a Put Range just wrote: immutable chunks a caller
+	// may read after the write (the CRC-64 Put Range From URL returns).
+	Written []blob.Segment `json:"-"`
 }
 
 // SignedIdentifier is a stored access policy of a share ACL.
@@ -166,6 +169,9 @@ type Node struct {
 
 	// AsOf is the clock reading a read was checked at (lease state).
 	AsOf time.Time `json:"-"`
+	// Written is what a Put Range just wrote: immutable chunks a caller
+	// may read after the write (the CRC-64 Put Range From URL returns).
+	Written []blob.Segment `json:"-"`
 	// path is the node's path as addressed (set by lookups).
 	path string
 	// lazyRoot marks the stand-in for the root directory that lookups use

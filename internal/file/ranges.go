@@ -231,10 +231,12 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 			if err := putExtents(tx, sh.ID, n, req.Start, segs, false); err != nil {
 				return err
 			}
+			n.Written = segs
 		default:
 			if err := putExtents(tx, sh.ID, n, req.Start, req.Data.Segs, false); err != nil {
 				return err
 			}
+			n.Written = req.Data.Segs
 		}
 		if !req.PreserveLastWrite {
 			n.LastWriteTime = now

@@ -526,6 +526,18 @@ func (h *handler) putRange(rq *req) error {
 	if sum != nil {
 		hs.set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
 	}
+	if fromURL {
+		// The CRC-64 of the range written, read back from its chunks
+		// (immutable: what this write stored, whatever came after).
+		crc := blob.NewCRC64()
+		body := h.svc.Stream(rq.ctx(), node.Written)
+		_, err := io.Copy(crc, body)
+		body.Close()
+		if err != nil {
+			return err
+		}
+		hs.set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(crc.Sum64())))
+	}
 	hs.set("X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
 	return nil
