@@ -94,7 +94,7 @@ func start(t *testing.T, oauth bool) *server {
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lazuli test"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:    []string{"localhost", "devstoreaccount1.blob.localhost", "devstoreaccount1.queue.localhost", "devstoreaccount1.table.localhost"},
+		DNSNames:    []string{"localhost", "devstoreaccount1.blob.localhost", "devstoreaccount1.queue.localhost", "devstoreaccount1.table.localhost", "devstoreaccount1.file.localhost"},
 		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -113,7 +113,7 @@ func start(t *testing.T, oauth bool) *server {
 	cert, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	hosts := map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table}
+	hosts := map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table, "file": emulator.File}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		// devstoreaccount1.<service>.localhost:<any> goes to that service.
 		host, _, _ := net.SplitHostPort(addr)
@@ -131,7 +131,7 @@ func start(t *testing.T, oauth bool) *server {
 
 // url returns the host-style endpoint of a service, as Azure's.
 func (s *server) url(svc string) string {
-	_, port, _ := net.SplitHostPort(s.emu.Addr(map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table}[svc]))
+	_, port, _ := net.SplitHostPort(s.emu.Addr(map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table, "file": emulator.File}[svc]))
 	return "https://devstoreaccount1." + svc + ".localhost:" + port + "/"
 }
 

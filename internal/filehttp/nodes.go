@@ -667,11 +667,12 @@ func (h *handler) renameSource(rq *req, v string) (file.Ref, error) {
 	bad := azerr.InvalidHeader("x-ms-file-rename-source", v)
 	p := v
 	if u, err := url.Parse(v); err == nil && u.Scheme != "" {
-		parts := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
-		if len(parts) < 3 || parts[0] != rq.info.Account || parts[1] != rq.share {
+		acct, rest, _ := httpx.URLAccount(u)
+		sh, after, ok := strings.Cut(rest, "/")
+		if sh, err = url.PathUnescape(sh); err != nil || !ok || acct != rq.info.Account || sh != rq.share {
 			return file.Ref{}, bad
 		}
-		p = parts[2]
+		p = after
 	} else if i := strings.IndexByte(v, '?'); i >= 0 {
 		p = v[:i]
 	}
@@ -754,16 +755,16 @@ func (h *handler) copySource(rq *req, src string, callerCovers bool) (file.Ref, 
 	if err != nil || u.Scheme == "" {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
 	}
-	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
-	if len(parts) < 3 {
+	acct, rest, _ := httpx.URLAccount(u)
+	parts := strings.SplitN(rest, "/", 2)
+	if acct == "" || len(parts) < 2 {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
 	}
-	var ref file.Ref
-	ref.Account = parts[0]
-	if ref.Share, err = url.PathUnescape(parts[1]); err != nil {
+	ref := file.Ref{Account: acct}
+	if ref.Share, err = url.PathUnescape(parts[0]); err != nil {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
 	}
-	if ref.Path, err = url.PathUnescape(parts[2]); err != nil {
+	if ref.Path, err = url.PathUnescape(parts[1]); err != nil {
 		return file.Ref{}, azerr.InvalidHeader("x-ms-copy-source", src)
 	}
 	ref.Snapshot = u.Query().Get("sharesnapshot")
@@ -872,16 +873,17 @@ func otherEndpoint(u *url.URL, host string) bool {
 // blobSource reads the blob a Copy File or Put Range From URL names, after
 // checking the caller may read it (authorizeSource; callerCovers as there).
 func (h *handler) blobSource(rq *req, srcURL string, u *url.URL, callerCovers bool) (*blob.Blob, error) {
-	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 3)
-	if len(parts) < 3 {
+	acct, rest, _ := httpx.URLAccount(u)
+	parts := strings.SplitN(rest, "/", 2)
+	if acct == "" || len(parts) < 2 {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
 	}
-	ref := blob.Ref{Account: parts[0], Snapshot: u.Query().Get("snapshot")}
+	ref := blob.Ref{Account: acct, Snapshot: u.Query().Get("snapshot")}
 	var err error
-	if ref.Container, err = url.PathUnescape(parts[1]); err != nil {
+	if ref.Container, err = url.PathUnescape(parts[0]); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
 	}
-	if ref.Name, err = url.PathUnescape(parts[2]); err != nil {
+	if ref.Name, err = url.PathUnescape(parts[1]); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", srcURL)
 	}
 	ctx := rq.ctx()

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -286,9 +287,17 @@ func KnownVersion(v string) bool {
 // DNS label of the host (unless pathOnly). The "-secondary" suffix is
 // stripped.
 func splitAccount(r *http.Request, pathOnly bool) (account, rest string, ok bool) {
-	p := r.URL.EscapedPath()
+	return accountIn(r.Host, r.URL.EscapedPath(), pathOnly)
+}
+
+// URLAccount finds the account and the escaped path below it in a URL of
+// this server another request names (a copy source), as for requests.
+func URLAccount(u *url.URL) (account, rest string, ok bool) {
+	return accountIn(u.Host, u.EscapedPath(), false)
+}
+
+func accountIn(host, p string, pathOnly bool) (account, rest string, ok bool) {
 	p = strings.TrimPrefix(p, "/")
-	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
