@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/binary"
+	"fmt"
 	"hash/crc64"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,8 +68,6 @@ func TestShareSASCannotReachShareOperations(t *testing.T) {
 		must(t, err)
 	})
 }
-
-var _ = directory.NewClientWithNoCredential
 
 // TestCopySourceAuthorization: Put Range From URL reads its source only
 // with the source's own credentials, a SAS in its URL or an
@@ -265,5 +265,93 @@ func TestPutRangeFromURLReturnsCRC64(t *testing.T) {
 		if len(resp.XMSContentCRC64) != 8 || binary.LittleEndian.Uint64(resp.XMSContentCRC64) != want {
 			t.Fatalf("x-ms-content-crc64 %x, want %x", resp.XMSContentCRC64, want)
 		}
+	})
+}
+
+// TestCopyFileSMBProperties: x-ms-file-copy-set-archive adds Archive to
+// the attributes given; x-ms-file-change-time: source copies the source's
+// change time; a ReadOnly destination is 409 ReadOnlyAttribute unless
+// x-ms-file-copy-ignore-readonly; permission copy mode override without a
+// permission or key is 400 MissingRequiredHeader.
+func TestCopyFileSMBProperties(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		src := root.NewFileClient("src")
+		changed := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+		_, err := src.Create(ctx, 0, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true, Hidden: true}, ChangeTime: &changed}})
+		must(t, err)
+		attrs := func(f *file.Client) *file.NTFSFileAttributes {
+			t.Helper()
+			p, err := f.GetProperties(ctx, nil)
+			must(t, err)
+			a, err := file.ParseNTFSFileAttributes(p.FileAttributes)
+			must(t, err)
+			return a
+		}
+		for _, archive := range []bool{true, false} {
+			dst := root.NewFileClient(fmt.Sprintf("archive-%v", archive))
+			_, err = dst.StartCopyFromURL(ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
+				Attributes: file.DestinationCopyFileAttributes{System: true, ReadOnly: true}, SetArchiveAttribute: ptr(archive)}})
+			must(t, err)
+			if a := attrs(dst); a.Archive != archive || !a.System || !a.ReadOnly || a.Hidden {
+				t.Fatalf("set archive %v: attributes %+v", archive, a)
+			}
+		}
+		// Change time from the source.
+		dst := root.NewFileClient("change")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{ChangeTime: file.SourceCopyFileChangeTime{}}})
+		must(t, err)
+		p, err := dst.GetProperties(ctx, nil)
+		must(t, err)
+		if !p.FileChangeTime.Equal(changed) {
+			t.Fatalf("change time %v, want %v", p.FileChangeTime, changed)
+		}
+		// A ReadOnly destination.
+		ro := root.NewFileClient("readonly")
+		_, err = ro.Create(ctx, 0, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
+		must(t, err)
+		_, err = ro.StartCopyFromURL(ctx, src.URL(), nil)
+		mustCode(t, err, 409, "ReadOnlyAttribute")
+		_, err = ro.StartCopyFromURL(ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{IgnoreReadOnly: ptr(true)}})
+		must(t, err)
+		// Override needs a permission.
+		_, err = root.NewFileClient("override").StartCopyFromURL(ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
+			PermissionCopyMode: ptr(file.PermissionCopyModeTypeOverride)}})
+		mustCode(t, err, 400, "MissingRequiredHeader")
+	})
+}
+
+// TestPropertySemanticsRestore: x-ms-file-property-semantics: Restore
+// (with a permission) leaves the attribute flags as given: no Archive
+// added to a new file or directory; New and the default add it to a file.
+func TestPropertySemanticsRestore(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		perm := "O:S-1-5-21-2127521184-1604012920-1887927527-21560751G:S-1-5-21-2127521184-1604012920-1887927527-513D:AI(A;;FA;;;SY)(A;;FA;;;BA)"
+		for i, ps := range []*file.PropertySemantics{nil, ptr(file.FilePropertySemanticsNew), ptr(file.FilePropertySemanticsRestore)} {
+			opts := &file.CreateOptions{FilePropertySemantics: ps}
+			restore := ps != nil && *ps == file.FilePropertySemanticsRestore
+			if restore {
+				opts.Permissions = &file.Permissions{Permission: ptr(perm)}
+			}
+			cr, err := root.NewFileClient(fmt.Sprint("f", i)).Create(ctx, 1, opts)
+			must(t, err)
+			a, err := file.ParseNTFSFileAttributes(cr.FileAttributes)
+			must(t, err)
+			if a.Archive == restore {
+				t.Errorf("semantics %d: attributes %s", i, *cr.FileAttributes)
+			}
+		}
+		dr, err := e.sc.NewDirectoryClient("d").Create(ctx, &directory.CreateOptions{FilePropertySemantics: ptr(directory.FilePropertySemanticsRestore),
+			FilePermissions: &file.Permissions{Permission: ptr(perm)}})
+		must(t, err)
+		if strings.Contains(*dr.FileAttributes, "Archive") || !strings.Contains(*dr.FileAttributes, "Directory") {
+			t.Errorf("restored directory: %s", *dr.FileAttributes)
+		}
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/bad", map[string]string{"x-ms-type": "file", "x-ms-content-length": "1", "x-ms-file-property-semantics": "Sometimes"}, nil), 400, "InvalidHeaderValue")
 	})
 }

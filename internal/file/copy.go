@@ -12,7 +12,14 @@ import (
 
 // CopySMB says which SMB properties a copy takes from its source.
 type CopySMB struct {
-	Permission, Attributes, Creation, LastWrite bool
+	Permission, Attributes, Creation, LastWrite, Change bool
+	// SetArchive adds Archive to the attributes whatever they are
+	// (x-ms-file-copy-set-archive).
+	SetArchive bool
+	// IgnoreReadOnly lets the copy replace a ReadOnly destination
+	// (x-ms-file-copy-ignore-readonly); otherwise that is 409
+	// ReadOnlyAttribute.
+	IgnoreReadOnly bool
 }
 
 // CopyRequest is Copy File.
@@ -100,6 +107,9 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			if code != 0 {
 				return azerr.New(code)
 			}
+			if old.Attrs&AttrReadOnly != 0 && !req.CopySMB.IgnoreReadOnly {
+				return azerr.New(azerr.ReadOnlyAttribute)
+			}
 			if ls.Active(now) {
 				n.Lease = ls
 			}
@@ -125,6 +135,9 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		if req.CopySMB.LastWrite {
 			smb.LastWrite = TimeSet{Set: true, T: src.LastWriteTime}
 		}
+		if req.CopySMB.Change {
+			smb.Change = TimeSet{Set: true, T: src.ChangeTime}
+		}
 		defPerm, err := inheritedPerm(tx, sh.ID, parent)
 		if err != nil {
 			return err
@@ -134,6 +147,9 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		}
 		if err := applySMB(tx, sh.ID, n, smb, now, true, defPerm); err != nil {
 			return err
+		}
+		if req.CopySMB.SetArchive {
+			n.Attrs |= AttrArchive
 		}
 		n.ETag = s.etag(n.ETag, now)
 		n.Copy = &CopyInfo{ID: copyID, Source: req.SourceURL, Status: "success", Progress: strconv.FormatInt(src.Size, 10) + "/" + strconv.FormatInt(src.Size, 10), Completion: now}

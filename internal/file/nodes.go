@@ -220,6 +220,9 @@ type SMBProps struct {
 	Attrs                                 *Attr
 	Creation, LastWrite, Change, LastRead TimeSet
 	Perm                                  Permission
+	// Restore is x-ms-file-property-semantics: Restore: a create leaves
+	// the attribute flags as given (no Archive added by default).
+	Restore bool
 }
 
 func (t TimeSet) apply(cur *time.Time, now time.Time, create bool) {
@@ -237,7 +240,7 @@ func (t TimeSet) apply(cur *time.Time, now time.Time, create bool) {
 func applySMB(tx storage.Tx, sid uint64, n *Node, p SMBProps, now time.Time, create bool, defPerm string) error {
 	if p.Attrs != nil {
 		n.Attrs = *p.Attrs
-	} else if create {
+	} else if create && !p.Restore {
 		n.Attrs = AttrArchive
 	}
 	if n.Dir {

@@ -311,6 +311,15 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 		p.Perm.SDDL = perm
 	}
 	p.Perm.Key = key
+	// Restore leaves the attributes as given; Azure takes it only with a
+	// permission to restore, and treats it as New otherwise.
+	switch v := hd.Get("X-Ms-File-Property-Semantics"); {
+	case v == "" || strings.EqualFold(v, "new"):
+	case strings.EqualFold(v, "restore"):
+		p.Restore = p.Perm != (file.Permission{})
+	default:
+		return p, azerr.InvalidHeader("x-ms-file-property-semantics", v)
+	}
 	return p, nil
 }
 

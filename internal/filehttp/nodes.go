@@ -820,6 +820,10 @@ func (h *handler) copyFile(rq *req) error {
 		return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	hd := rq.r.Header
+	modes, err := copyModes(hd)
+	if err != nil {
+		return err
+	}
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	var src file.Ref
 	var fromBlob *blob.Blob
@@ -844,7 +848,7 @@ func (h *handler) copyFile(rq *req) error {
 		return err
 	}
 	n, err := h.svc.CopyFile(rq.ctx(), file.CopyRequest{Source: src, FromBlob: fromBlob, SourceURL: srcURL, Dest: rq.ref(), Meta: meta, SMB: smb,
-		LeaseID: hd.Get("X-Ms-Lease-Id"), CopySMB: copyModes(hd)})
+		LeaseID: hd.Get("X-Ms-Lease-Id"), CopySMB: modes})
 	if err != nil {
 		return err
 	}
@@ -918,14 +922,38 @@ func (h *handler) containerPolicy(ctx context.Context, acct, container string) f
 	}
 }
 
-// copyModes reads which SMB properties a copy takes from its source.
-func copyModes(hd http.Header) file.CopySMB {
+// copyModes reads which SMB properties a copy takes from its source and
+// the copy's flags. x-ms-file-permission-copy-mode: override needs the
+// permission to set (400 MissingRequiredHeader without one).
+func copyModes(hd http.Header) (file.CopySMB, error) {
 	var c file.CopySMB
-	c.Permission = !strings.EqualFold(hd.Get("X-Ms-File-Permission-Copy-Mode"), "override")
+	switch m := hd.Get("X-Ms-File-Permission-Copy-Mode"); {
+	case strings.EqualFold(m, "override"):
+		if hd.Get("X-Ms-File-Permission") == "" && hd.Get("X-Ms-File-Permission-Key") == "" {
+			return c, azerr.MissingHeader("x-ms-file-permission")
+		}
+	case m == "" || strings.EqualFold(m, "source"):
+		c.Permission = true
+	default:
+		return c, azerr.InvalidHeader("x-ms-file-permission-copy-mode", m)
+	}
 	c.Attributes = strings.EqualFold(hd.Get("X-Ms-File-Attributes"), "source")
 	c.Creation = strings.EqualFold(hd.Get("X-Ms-File-Creation-Time"), "source")
 	c.LastWrite = strings.EqualFold(hd.Get("X-Ms-File-Last-Write-Time"), "source")
-	return c
+	c.Change = strings.EqualFold(hd.Get("X-Ms-File-Change-Time"), "source")
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"X-Ms-File-Copy-Set-Archive", &c.SetArchive}, {"X-Ms-File-Copy-Ignore-Readonly", &c.IgnoreReadOnly}} {
+		switch v := hd.Get(f.name); {
+		case v == "" || strings.EqualFold(v, "false"):
+		case strings.EqualFold(v, "true"):
+			*f.dst = true
+		default:
+			return c, azerr.InvalidHeader(strings.ToLower(f.name), v)
+		}
+	}
+	return c, nil
 }
 
 // abortCopy is Abort Copy File: copies complete at once, so there is
