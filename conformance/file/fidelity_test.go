@@ -355,3 +355,60 @@ func TestPropertySemanticsRestore(t *testing.T) {
 		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/bad", map[string]string{"x-ms-type": "file", "x-ms-content-length": "1", "x-ms-file-property-semantics": "Sometimes"}, nil), 400, "InvalidHeaderValue")
 	})
 }
+
+// TestListFilesEntries: every entry of List Files and Directories carries
+// its FileId, asked for or not; names XML cannot carry (U+FFFE, U+FFFF)
+// come back percent-encoded with Encoded="true" and intact (in the
+// prefix, and across continuation markers); maxresults below 1 is 400
+// OutOfRangeQueryParameterValue.
+func TestListFilesEntries(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		dirName, f0, f1 := "directory\uFFFF", "file0\uFFFE", "file1\uFFFE"
+		_, err := e.sc.NewDirectoryClient(dirName).Create(ctx, nil)
+		must(t, err)
+		for _, n := range []string{f0, f1} {
+			_, err = root.NewFileClient(n).Create(ctx, 1, nil)
+			must(t, err)
+		}
+		pg, err := root.NewListFilesAndDirectoriesPager(nil).NextPage(ctx)
+		must(t, err)
+		if len(pg.Segment.Directories) != 1 || *pg.Segment.Directories[0].Name != dirName || pg.Segment.Directories[0].ID == nil {
+			t.Fatalf("directories %+v", pg.Segment.Directories)
+		}
+		if len(pg.Segment.Files) != 2 || *pg.Segment.Files[0].Name != f0 || pg.Segment.Files[0].ID == nil || pg.Segment.Files[1].ID == nil {
+			t.Fatalf("files %+v", pg.Segment.Files)
+		}
+		var names []string
+		pager := root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{MaxResults: ptr(int32(1))})
+		for pager.More() {
+			pg, err := pager.NextPage(ctx)
+			must(t, err)
+			for _, d := range pg.Segment.Directories {
+				names = append(names, *d.Name)
+			}
+			for _, f := range pg.Segment.Files {
+				names = append(names, *f.Name)
+			}
+		}
+		if strings.Join(names, ",") != dirName+","+f0+","+f1 {
+			t.Fatalf("paged names %q", names)
+		}
+		pg, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{Prefix: ptr(dirName)}).NextPage(ctx)
+		must(t, err)
+		if pg.Prefix == nil || *pg.Prefix != dirName || len(pg.Segment.Directories) != 1 || len(pg.Segment.Files) != 0 {
+			t.Fatalf("prefix listing %+v", pg)
+		}
+		resp := raw(t, tg, http.MethodGet, e.name+"?restype=directory&comp=list", nil, nil)
+		wantRaw(t, resp, 200, "")
+		if b := string(readAll(t, resp.Body)); !strings.Contains(b, `<Name Encoded="true">file0%EF%BF%BE</Name>`) {
+			t.Fatalf("listing %s", b)
+		}
+		for _, v := range []string{"-1", "0"} {
+			wantRaw(t, raw(t, tg, http.MethodGet, e.name+"?restype=directory&comp=list&maxresults="+v, nil, nil), 400, "OutOfRangeQueryParameterValue")
+		}
+		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"?restype=directory&comp=list&maxresults=x", nil, nil), 400, "InvalidQueryParameterValue")
+	})
+}

@@ -140,6 +140,21 @@ var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`
 // input never makes the document malformed.
 func EscapeXML(s string) string { return xmlEscaper.Replace(strings.Map(xmlChar, s)) }
 
+// XMLSafe reports whether XML 1.0 can carry s as it is: valid UTF-8
+// without the characters EscapeXML replaces. Listings send names that
+// are not percent-encoded with Encoded="true".
+func XMLSafe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if xmlChar(r) != r {
+			return false
+		}
+	}
+	return true
+}
+
 // EscapeXMLText is EscapeXML for element text that must read back byte for
 // byte: it also escapes carriage return, which an XML reader would
 // otherwise turn into a line feed.

@@ -449,8 +449,11 @@ func (rq *req) maxResults() (int64, error) {
 		return file.MaxListResults, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < 1 {
+	if err != nil {
 		return 0, azerr.InvalidQuery("maxresults", v, "")
+	}
+	if n < 1 {
+		return 0, azerr.OutOfRangeQuery("maxresults", v, 1, file.MaxListResults)
 	}
 	return min(n, file.MaxListResults), nil
 }

@@ -375,7 +375,11 @@ func (h *handler) list(rq *req) error {
 		}
 	}
 	extended := rq.r.Header.Get("X-Ms-File-Extended-Info") == "true"
-	res, err := h.svc.List(rq.ctx(), file.ListRequest{Ref: rq.ref(), Prefix: rq.q.Get("prefix"), Marker: rq.q.Get("marker"), Max: int(max)})
+	marker, err := decodeListMarker(rq.q.Get("marker"))
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.List(rq.ctx(), file.ListRequest{Ref: rq.ref(), Prefix: rq.q.Get("prefix"), Marker: marker, Max: int(max)})
 	if err != nil {
 		return err
 	}
@@ -385,7 +389,9 @@ func (h *handler) list(rq *req) error {
 		b.WriteString(` ShareSnapshot="` + rq.snapshot + `"`)
 	}
 	b.WriteString(` DirectoryPath="` + azerr.EscapeXML(rq.path) + `">`)
-	optElem(&b, "Prefix", rq.q.Get("prefix"))
+	if p := rq.q.Get("prefix"); p != "" {
+		nameElem(&b, "Prefix", p)
+	}
 	optElem(&b, "Marker", rq.q.Get("marker"))
 	if v := rq.q.Get("maxresults"); v != "" {
 		b.WriteString("<MaxResults>" + strconv.FormatInt(max, 10) + "</MaxResults>")
@@ -399,10 +405,10 @@ func (h *handler) list(rq *req) error {
 		if n.Dir {
 			tag = "Directory"
 		}
-		b.WriteString("<" + tag + "><Name>" + esc(n.Name) + "</Name>")
-		if extended || len(inc) > 0 {
-			b.WriteString("<FileId>" + strconv.FormatUint(n.ID, 10) + "</FileId>")
-		}
+		b.WriteString("<" + tag + ">")
+		nameElem(&b, "Name", n.Name)
+		// Azure sends every entry's FileId, whatever was asked.
+		b.WriteString("<FileId>" + strconv.FormatUint(n.ID, 10) + "</FileId>")
 		b.WriteString("<Properties>")
 		if !n.Dir {
 			b.WriteString("<Content-Length>" + strconv.FormatInt(n.Size, 10) + "</Content-Length>")
@@ -426,8 +432,34 @@ func (h *handler) list(rq *req) error {
 		}
 		b.WriteString("</" + tag + ">")
 	}
-	b.WriteString("</Entries><NextMarker>" + esc(res.Next) + "</NextMarker></EnumerationResults>")
+	b.WriteString("</Entries><NextMarker>" + encodeListMarker(res.Next) + "</NextMarker></EnumerationResults>")
 	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// nameElem writes a name element: as it is when XML can carry it, else
+// percent-encoded with Encoded="true" (names may hold U+FFFF and the
+// like), as Azure sends them.
+func nameElem(b *strings.Builder, tag, name string) {
+	if azerr.XMLSafe(name) {
+		b.WriteString("<" + tag + ">" + esc(name) + "</" + tag + ">")
+		return
+	}
+	b.WriteString("<" + tag + ` Encoded="true">` + url.QueryEscape(name) + "</" + tag + ">")
+}
+
+// A listing's continuation marker is opaque, as Azure's: the name to
+// resume after, base64url, so that any name (one XML cannot carry
+// included) comes back intact.
+func encodeListMarker(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+
+func decodeListMarker(v string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return "", azerr.InvalidQuery("marker", v, "")
+	}
+	return string(b), nil
 }
 
 // putRange is Put Range (update and clear) and Put Range From URL.
