@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
@@ -411,4 +412,37 @@ func TestListFilesEntries(t *testing.T) {
 		}
 		wantRaw(t, raw(t, tg, http.MethodGet, e.name+"?restype=directory&comp=list&maxresults=x", nil, nil), 400, "InvalidQueryParameterValue")
 	})
+}
+
+// TestRenameSourceTrailingDots: without x-ms-source-allow-trailing-dot
+// the trailing dots of the rename source are trimmed, so a source named
+// with them is not found (404 ResourceNotFound, as Azure); with the header
+// it is renamed.
+func TestRenameSourceTrailingDots(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		svc, err := service.NewClientWithSharedKeyCredential(tg.FileURL+"/", mustCred(t, tg), &service.ClientOptions{ClientOptions: tg.ClientOptions(), AllowTrailingDot: ptr(true)})
+		must(t, err)
+		name := harness.UniqueName("s")
+		_, err = svc.CreateShare(ctx, name, nil)
+		must(t, err)
+		root := svc.NewShareClient(name).NewRootDirectoryClient()
+		_, err = root.NewFileClient("src..").Create(ctx, 1, nil)
+		must(t, err)
+		_, err = root.NewFileClient("src..").Rename(ctx, "dst..", nil)
+		mustCode(t, err, 404, "ResourceNotFound")
+		_, err = svc.NewShareClient(name).NewDirectoryClient("dir..").Create(ctx, nil)
+		must(t, err)
+		_, err = svc.NewShareClient(name).NewDirectoryClient("dir..").Rename(ctx, "dir1..", nil)
+		mustCode(t, err, 404, "ResourceNotFound")
+		wantRaw(t, raw(t, tg, http.MethodPut, name+"/dst..?comp=rename", map[string]string{"x-ms-file-rename-source": "src..",
+			"x-ms-source-allow-trailing-dot": "true", "x-ms-allow-trailing-dot": "true"}, nil), 200, "")
+	})
+}
+
+func mustCred(t *testing.T, tg *harness.Target) *service.SharedKeyCredential {
+	t.Helper()
+	c, err := service.NewSharedKeyCredential(tg.Account, tg.Key)
+	must(t, err)
+	return c
 }

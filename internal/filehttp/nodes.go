@@ -712,7 +712,17 @@ func (h *handler) renameSource(rq *req, v string) (file.Ref, error) {
 	if err != nil {
 		return file.Ref{}, bad
 	}
-	return file.Ref{Account: rq.info.Account, Share: rq.share, Path: strings.Trim(p, "/")}, nil
+	p = strings.Trim(p, "/")
+	if !strings.EqualFold(rq.r.Header.Get("X-Ms-Source-Allow-Trailing-Dot"), "true") {
+		// Without the header Azure trims the trailing dots of every
+		// component of the source (a source named "f.." is then "f").
+		segs := strings.Split(p, "/")
+		for i, sg := range segs {
+			segs[i] = strings.TrimRight(sg, ".")
+		}
+		p = strings.Join(segs, "/")
+	}
+	return file.Ref{Account: rq.info.Account, Share: rq.share, Path: p}, nil
 }
 
 // listHandles is List Handles (the handles SMB clients hold).
