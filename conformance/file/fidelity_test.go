@@ -446,3 +446,42 @@ func mustCred(t *testing.T, tg *harness.Target) *service.SharedKeyCredential {
 	must(t, err)
 	return c
 }
+
+// TestRangeListAcrossRename: Get Range List with prevsharesnapshot for a
+// file renamed since that snapshot is 409 PreviousSnapshotNotFound unless
+// x-ms-file-support-rename is true, which follows the file to its old
+// name; a file that did not exist in the previous snapshot is 409 too.
+func TestRangeListAcrossRename(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		f := root.NewFileClient("file1")
+		_, err := f.Create(ctx, 512, nil)
+		must(t, err)
+		s1, err := e.sc.CreateSnapshot(ctx, nil)
+		must(t, err)
+		_, err = f.UploadRange(ctx, 0, body(bytes.Repeat([]byte("x"), 512)), nil)
+		must(t, err)
+		_, err = f.Rename(ctx, "file2", nil)
+		must(t, err)
+		_, err = root.NewFileClient("fresh").Create(ctx, 512, nil)
+		must(t, err)
+		s2, err := e.sc.CreateSnapshot(ctx, nil)
+		must(t, err)
+		renamed := root.NewFileClient("file2")
+		for _, sr := range []*bool{nil, ptr(false)} {
+			_, err = renamed.GetRangeList(ctx, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, ShareSnapshot: s2.Snapshot, SupportRename: sr})
+			mustCode(t, err, 409, "PreviousSnapshotNotFound")
+		}
+		rl, err := renamed.GetRangeList(ctx, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, ShareSnapshot: s2.Snapshot, SupportRename: ptr(true)})
+		must(t, err)
+		if len(rl.Ranges) != 1 || *rl.Ranges[0].Start != 0 || *rl.Ranges[0].End != 511 {
+			t.Fatalf("ranges %+v", rl.Ranges)
+		}
+		_, err = root.NewFileClient("fresh").GetRangeList(ctx, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, ShareSnapshot: s2.Snapshot})
+		mustCode(t, err, 409, "PreviousSnapshotNotFound")
+		_, err = e.sc.Delete(ctx, &share.DeleteOptions{DeleteSnapshots: ptr(share.DeleteSnapshotsOptionTypeInclude)})
+		must(t, err)
+	})
+}

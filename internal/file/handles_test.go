@@ -102,7 +102,7 @@ func restOps(svc *Service, ctx context.Context, ref Ref) map[string]func() error
 			_, err := svc.PutRange(ctx, PutRangeRequest{Ref: ref, Start: 0, End: 0, Data: one()})
 			return err
 		},
-		"ListRanges":        func() error { _, err := svc.ListRanges(ctx, ref, 0, -1, "", ""); return err },
+		"ListRanges":        func() error { _, err := svc.ListRanges(ctx, ref, 0, -1, "", false, ""); return err },
 		"GetFileProperties": func() error { _, err := svc.Get(ctx, ref, false, ""); return err },
 	}
 }

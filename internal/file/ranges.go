@@ -391,7 +391,7 @@ type RangeList struct {
 // ListRanges is List Ranges, limited to [from, to] (to < 0: the whole
 // file), or with prev the ranges changed since that share snapshot
 // (written or cleared).
-func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev, leaseID string) (*RangeList, error) {
+func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev string, supportRename bool, leaseID string) (*RangeList, error) {
 	out := &RangeList{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, ref, false)
@@ -424,14 +424,23 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		pref := ref
 		pref.Snapshot = prev
 		psh, pn, err := s.resolve(tx, pref, false)
-		if err != nil {
-			if e, ok := azerr.As(err); ok && e.Code == azerr.ShareNotFound {
-				return azerr.New(azerr.PreviousSnapshotNotFound)
+		if e, ok := azerr.As(err); ok && e.Code == azerr.ResourceNotFound && supportRename {
+			// x-ms-file-support-rename: the file is found by its id
+			// wherever it was then (a scan of the snapshot, only here).
+			var sid uint64
+			if sid, err = shareID(tx, pref.share()); err == nil {
+				if pn, err = nodeWithID(tx, sid, n.ID); err == nil && pn == nil {
+					err = azerr.New(azerr.ResourceNotFound)
+				}
+				psh = &Share{ID: sid}
 			}
-			if e, ok := azerr.As(err); ok && e.Code == azerr.ResourceNotFound {
-				// The file did not exist then: all of it changed.
-				out.Ranges = blob.ClipRanges(blob.MergePages(cur), from, to)
-				return nil
+		}
+		if err != nil {
+			// No such snapshot, or no file at this path in it (Azure:
+			// also when the file was renamed since, unless asked to
+			// follow renames).
+			if e, ok := azerr.As(err); ok && (e.Code == azerr.ShareNotFound || e.Code == azerr.ResourceNotFound) {
+				return azerr.New(azerr.PreviousSnapshotNotFound)
 			}
 			return err
 		}
@@ -444,4 +453,23 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev,
 		return nil
 	})
 	return out, err
+}
+
+// nodeWithID finds the file or directory with this id in share sid by
+// scanning its nodes (the id index does not cover every file); nil when
+// there is none.
+func nodeWithID(tx storage.Tx, sid, id uint64) (*Node, error) {
+	p := sidPrefix(tagNode, sid)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	defer it.Close()
+	for it.Next() {
+		n, err := decodeNode(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if n.ID == id {
+			return n, nil
+		}
+	}
+	return nil, it.Err()
 }

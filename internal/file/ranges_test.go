@@ -35,7 +35,7 @@ func TestRangesAgainstModel(t *testing.T) {
 			if !bytes.Equal(got, model) {
 				t.Fatalf("round %d, %s: content differs from the model", round, what)
 			}
-			rl, err := svc.ListRanges(ctx, ref, 0, -1, "", "")
+			rl, err := svc.ListRanges(ctx, ref, 0, -1, "", false, "")
 			mustNil(t, err)
 			var want []Range
 			for i := int64(0); i < int64(len(written)); i++ {

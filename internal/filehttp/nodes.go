@@ -587,7 +587,15 @@ func (h *handler) listRanges(rq *req) error {
 	} else if has {
 		from, to = s, e
 	}
-	rl, err := h.svc.ListRanges(rq.ctx(), rq.ref(), from, to, prev, rq.r.Header.Get("X-Ms-Lease-Id"))
+	var supportRename bool
+	switch v := rq.r.Header.Get("X-Ms-File-Support-Rename"); {
+	case v == "" || strings.EqualFold(v, "false"):
+	case strings.EqualFold(v, "true"):
+		supportRename = true
+	default:
+		return azerr.InvalidHeader("x-ms-file-support-rename", v)
+	}
+	rl, err := h.svc.ListRanges(rq.ctx(), rq.ref(), from, to, prev, supportRename, rq.r.Header.Get("X-Ms-Lease-Id"))
 	if err != nil {
 		return err
 	}
