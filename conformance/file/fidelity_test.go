@@ -485,3 +485,42 @@ func TestRangeListAcrossRename(t *testing.T) {
 		must(t, err)
 	})
 }
+
+// TestFileErrorCodesAndOrder: None|ReadOnly attributes are 400
+// InvalidHeaderValue; a negative size on Set File Properties (a resize)
+// is 400 OutOfRangeInput; Abort Copy checks the copy id before the file
+// (400 InvalidQueryParameterValue on a missing file); a missing copy
+// source of the caller's account is 404 ResourceNotFound; Create Snapshot
+// ignores a sharesnapshot, even a malformed one.
+func TestFileErrorCodesAndOrder(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		root := e.sc.NewRootDirectoryClient()
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/attrs", map[string]string{"x-ms-type": "file", "x-ms-content-length": "1", "x-ms-file-attributes": "None|ReadOnly"}, nil), 400, "InvalidHeaderValue")
+		f := root.NewFileClient("f")
+		_, err := f.Create(ctx, 0, nil)
+		must(t, err)
+		_, err = f.Resize(ctx, -4, nil)
+		mustCode(t, err, 400, "OutOfRangeInput")
+		_, err = root.NewFileClient("nothere").AbortCopy(ctx, "copynotstarted", nil)
+		mustCode(t, err, 400, "InvalidQueryParameterValue")
+		_, err = root.NewFileClient("nothere").AbortCopy(ctx, "d8f3a8f0-7c3e-4a53-9f43-0a7b9b1c2d3e", nil)
+		mustCode(t, err, 404, "ResourceNotFound")
+		_, err = root.NewFileClient("dst").StartCopyFromURL(ctx, root.NewFileClient("nosrc").URL(), nil)
+		mustCode(t, err, 404, "ResourceNotFound")
+		snap, err := e.sc.WithSnapshot(time.Date(2023, 3, 31, 20, 0, 0, 0, time.UTC).String())
+		must(t, err)
+		cr, err := snap.CreateSnapshot(ctx, nil)
+		must(t, err)
+		if cr.Snapshot == nil || *cr.Snapshot == "" {
+			t.Fatal("no snapshot")
+		}
+		again, err := e.sc.WithSnapshot(*cr.Snapshot)
+		must(t, err)
+		_, err = again.CreateSnapshot(ctx, nil)
+		must(t, err)
+		_, err = e.sc.Delete(ctx, &share.DeleteOptions{DeleteSnapshots: ptr(share.DeleteSnapshotsOptionTypeInclude)})
+		must(t, err)
+	})
+}

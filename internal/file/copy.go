@@ -65,6 +65,11 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		} else {
 			var err error
 			ssh, src, err = s.resolve(tx, req.Source, false)
+			if e, ok := azerr.As(err); ok && e.Status == 404 && req.Source.Account == req.Dest.Account {
+				// A missing source of the caller's own account is its
+				// own 404 (ResourceNotFound), as Azure answers.
+				return err
+			}
 			if err != nil {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source could not be read: %v", err).WithStatus(404)
 			}

@@ -113,9 +113,15 @@ func (a Attr) String() string {
 // '|', spaces allowed). ok is false for an unknown name.
 func ParseAttr(s string, dir bool) (Attr, bool) {
 	var a Attr
-	for _, p := range strings.Split(s, "|") {
+	parts := strings.Split(s, "|")
+	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if strings.EqualFold(p, "None") || strings.EqualFold(p, "Normal") {
+			// None stands alone: "None|ReadOnly" is refused, as Azure
+			// refuses it.
+			if len(parts) > 1 {
+				return 0, false
+			}
 			continue
 		}
 		found := false

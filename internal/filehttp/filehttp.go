@@ -89,6 +89,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rq.path = strings.Trim(rq.path, "/")
 	rq.snapshot = q.Get("sharesnapshot")
+	if r.Method == http.MethodPut && q.Get("comp") == "snapshot" && q.Get("restype") == "share" {
+		// Create Snapshot ignores a sharesnapshot, well-formed or not,
+		// and snapshots the share itself, as Azure does.
+		rq.snapshot = ""
+	}
 	if rq.snapshot != "" && !file.ValidSnapshot(rq.snapshot) {
 		httpx.WriteError(w, r, azerr.InvalidQuery("sharesnapshot", rq.snapshot, ""))
 		return

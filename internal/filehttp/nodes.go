@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
@@ -316,9 +318,13 @@ func (h *handler) setProps(rq *req) error {
 	req := file.SetRequest{Ref: rq.ref(), Dir: rq.dir, LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), SMB: &smb}
 	if !rq.dir {
 		if v := rq.r.Header.Get("X-Ms-Content-Length"); v != "" {
-			n, err := parseInt("x-ms-content-length", v, 0, file.MaxFileSize)
+			n, err := parseInt("x-ms-content-length", v, math.MinInt64, file.MaxFileSize)
 			if err != nil {
 				return err
+			}
+			if n < 0 {
+				// Azure's answer to a negative size of a resize.
+				return azerr.New(azerr.OutOfRangeInput)
 			}
 			req.Size = &n
 		}
@@ -1007,10 +1013,19 @@ func copyModes(hd http.Header) (file.CopySMB, error) {
 }
 
 // abortCopy is Abort Copy File: copies complete at once, so there is
-// never one pending.
+// never one pending. The copy id is checked before the file (Azure: a
+// copy id that is no GUID is 400 InvalidQueryParameterValue even for a
+// file that does not exist).
 func (h *handler) abortCopy(rq *req) error {
 	if !strings.EqualFold(rq.r.Header.Get("X-Ms-Copy-Action"), "abort") {
 		return azerr.InvalidHeader("x-ms-copy-action", rq.r.Header.Get("X-Ms-Copy-Action"))
+	}
+	id := rq.q.Get("copyid")
+	if id == "" {
+		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "copyid")
+	}
+	if _, ok := guid.Parse(id); !ok {
+		return azerr.InvalidQuery("copyid", id, "")
 	}
 	if _, err := h.svc.Get(rq.ctx(), rq.ref(), false, rq.r.Header.Get("X-Ms-Lease-Id")); err != nil {
 		return err
