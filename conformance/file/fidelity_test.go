@@ -524,3 +524,34 @@ func TestFileErrorCodesAndOrder(t *testing.T) {
 		must(t, err)
 	})
 }
+
+// TestClearedContentTypeStaysCleared: a new file reports
+// application/octet-stream; Set File Properties without a Content-Type
+// clears it, and it stays cleared (no default comes back).
+func TestClearedContentTypeStaysCleared(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		f := e.sc.NewRootDirectoryClient().NewFileClient("f")
+		_, err := f.Create(ctx, 4, nil)
+		must(t, err)
+		p, err := f.GetProperties(ctx, nil)
+		must(t, err)
+		if p.ContentType == nil || *p.ContentType != "application/octet-stream" {
+			t.Fatalf("new file's Content-Type %v", p.ContentType)
+		}
+		_, err = f.SetHTTPHeaders(ctx, &file.SetHTTPHeadersOptions{HTTPHeaders: &file.HTTPHeaders{ContentLanguage: ptr("en")}})
+		must(t, err)
+		p, err = f.GetProperties(ctx, nil)
+		must(t, err)
+		if p.ContentType != nil {
+			t.Fatalf("cleared Content-Type came back as %q", *p.ContentType)
+		}
+		dl, err := f.DownloadStream(ctx, nil)
+		must(t, err)
+		dl.Body.Close()
+		if dl.ContentType != nil {
+			t.Fatalf("download Content-Type %q", *dl.ContentType)
+		}
+	})
+}

@@ -270,6 +270,9 @@ func applySMB(tx storage.Tx, sid uint64, n *Node, p SMBProps, now time.Time, cre
 	return nil
 }
 
+// DefaultContentType is the Content-Type of a file created without one.
+const DefaultContentType = "application/octet-stream"
+
 // CreateRequest is Create Directory or Create File.
 type CreateRequest struct {
 	Ref   Ref
@@ -318,6 +321,11 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		now := s.now()
 		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Dir, Modified: now,
 			Size: req.Size, Props: req.Props, Meta: req.Meta, Inline: !req.Dir}
+		if !req.Dir && n.Props.ContentType == "" {
+			// A new file's type; a later Set File Properties without one
+			// clears it for good, as on Azure.
+			n.Props.ContentType = DefaultContentType
+		}
 		if old != nil {
 			if req.Dir || old.Dir {
 				return azerr.New(azerr.ResourceAlreadyExists)

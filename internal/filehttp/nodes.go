@@ -260,9 +260,6 @@ func fileHeaders(rq *req, hd http.Header, n *file.Node) {
 	hs.set("Accept-Ranges", "bytes")
 	hs.set("X-Ms-Server-Encrypted", "true")
 	ct := n.Props.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
 	p := n.Props
 	sas := false
 	if id := rq.info.Identity; id != nil && (id.Kind == auth.ServiceSAS || id.Kind == auth.AccountSAS) {
