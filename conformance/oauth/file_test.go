@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -78,3 +79,31 @@ var policyOpts = policy.TokenRequestOptions{Scopes: []string{"https://storage.az
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestFileUserDelegationKey: Get User Delegation Key works on the File
+// endpoint for a bearer caller (a key for the File service); a
+// DelegatedUserTid the caller cannot delegate to is 403
+// AuthenticationFailed, and Shared Key callers are refused.
+func TestFileUserDelegationKey(t *testing.T) {
+	s := start(t, true)
+	ctx := context.Background()
+	svc, err := fileservice.NewClient(s.url("file"), goodToken(), &fileservice.ClientOptions{ClientOptions: s.opts()})
+	must(t, err)
+	now := time.Now().UTC()
+	info := fileservice.KeyInfo{Start: to.Ptr(now.Add(-5 * time.Minute).Format(time.RFC3339)), Expiry: to.Ptr(now.Add(5 * time.Minute).Format(time.RFC3339))}
+	udc, err := svc.GetUserDelegationCredential(ctx, info, nil)
+	must(t, err)
+	if udc == nil {
+		t.Fatal("no credential")
+	}
+	bad := info
+	bad.DelegatedUserTenantID = to.Ptr("00000000-0000-0000-0000-000000000000")
+	_, err = svc.GetUserDelegationCredential(ctx, bad, nil)
+	refused(t, err, http.StatusForbidden, "AuthenticationFailed")
+	sk, err := fileservice.NewSharedKeyCredential(emulator.Account, emulator.Key)
+	must(t, err)
+	skc, err := fileservice.NewClientWithSharedKeyCredential(s.url("file"), sk, &fileservice.ClientOptions{ClientOptions: s.opts()})
+	must(t, err)
+	_, err = skc.GetUserDelegationCredential(ctx, info, nil)
+	refused(t, err, http.StatusForbidden, "AuthenticationFailed")
+}

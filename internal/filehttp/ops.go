@@ -55,6 +55,8 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(serviceLevel, "*", "list", "GET", nil, op{"ListShares", auth.Access{Resource: auth.ResService, Perms: "l", ServiceSASDenied: true}, (*handler).listShares}),
 	on(serviceLevel, "service", "properties", "GET HEAD", nil, op{"GetFileServiceProperties", auth.Access{Resource: auth.ResService, Perms: "r", ServiceSASDenied: true}, (*handler).getServiceProps}),
 	on(serviceLevel, "service", "properties", "PUT", nil, op{"SetFileServiceProperties", auth.Access{Resource: auth.ResService, Perms: "w", ServiceSASDenied: true}, (*handler).setServiceProps}),
+	// The handler checks the caller itself (a bearer token only).
+	on(serviceLevel, "service", "userdelegationkey", "POST", nil, op{"GetUserDelegationKey", auth.Access{Resource: auth.ResService}, (*handler).getUserDelegationKey}),
 
 	on(shareLevel, "*", "", "PUT", nil, op{"CreateShare", shareCreate, (*handler).createShare}),
 	on(shareLevel, "*", "", "GET HEAD", nil, op{"GetShareProperties", shareRead, (*handler).getShare}),

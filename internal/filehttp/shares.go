@@ -612,3 +612,14 @@ func (h *handler) getPermission(rq *req) error {
 	}
 	return nil
 }
+
+// getUserDelegationKey is Get User Delegation Key on the File endpoint: a
+// key for the File service (signed service "f"), issued as on Blob.
+func (h *handler) getUserDelegationKey(rq *req) error {
+	out, err := h.d.Auth.IssueUserDelegationKey(rq.info.Identity, rq.info.Account, rq.info.Version, "f",
+		func() ([]byte, error) { return readBody(rq, 64<<10) })
+	if err != nil {
+		return err
+	}
+	return writeXML(rq, http.StatusOK, out)
+}
