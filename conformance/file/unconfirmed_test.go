@@ -1,10 +1,13 @@
 package file_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 )
@@ -125,5 +128,45 @@ func TestUnconfirmedChangeTimeAcceptedInAllVersions(t *testing.T) {
 				t.Errorf("version %s: change time %s, want %s", v, got, when)
 			}
 		}
+	})
+}
+
+// TestUnconfirmedSecondDeleteShareIsShareNotFound: a second Delete Share
+// right after the first, while the first one's keys are still being
+// purged, is 404 ShareNotFound: the share is gone at once (its name is
+// free) and the purge is invisible. Azure documents 409 ShareBeingDeleted
+// for a share in the middle of deletion, a state lazuli never shows; the
+// SDK's own tests delete, restore and delete again, which must work. With
+// soft delete on, the second delete is 404 too (the deleted share is only
+// a version to restore), and after Restore Share a delete succeeds.
+func TestUnconfirmedSecondDeleteShareIsShareNotFound(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		for i := 0; i < 40; i++ {
+			_, err := e.sc.NewRootDirectoryClient().NewFileClient(fmt.Sprint("f", i)).Create(ctx, 1<<20, nil)
+			must(t, err)
+		}
+		_, err := e.sc.Delete(ctx, nil)
+		must(t, err)
+		_, err = e.sc.Delete(ctx, nil)
+		mustCode(t, err, 404, "ShareNotFound")
+
+		props := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><ShareDeleteRetentionPolicy><Enabled>true</Enabled><Days>3</Days></ShareDeleteRetentionPolicy></StorageServiceProperties>`
+		wantRaw(t, raw(t, tg, http.MethodPut, "?restype=service&comp=properties", nil, []byte(props)), 202, "")
+		e2 := newEnv(t, tg)
+		_, err = e2.sc.Delete(ctx, nil)
+		must(t, err)
+		_, err = e2.sc.Delete(ctx, nil)
+		mustCode(t, err, 404, "ShareNotFound")
+		pg, err := e2.svc.NewListSharesPager(&service.ListSharesOptions{Prefix: ptr(e2.name), Include: service.ListSharesInclude{Deleted: true}}).NextPage(ctx)
+		must(t, err)
+		if len(pg.Shares) != 1 {
+			t.Fatalf("deleted shares %d", len(pg.Shares))
+		}
+		_, err = e2.svc.RestoreShare(ctx, e2.name, *pg.Shares[0].Version, nil)
+		must(t, err)
+		_, err = e2.sc.Delete(ctx, nil)
+		must(t, err)
 	})
 }
