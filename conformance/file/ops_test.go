@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	blobsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
@@ -591,5 +592,14 @@ func TestPutRangeFromBlob(t *testing.T) {
 		}
 		_, err = f.UploadRangeFromURL(ctx, src, 8, 0, 4, nil)
 		mustCode(t, err, 416, "InvalidRange")
+		// Without a SAS: a private blob does not show itself; a blob of a
+		// public container is read anonymously.
+		plain := bc.ServiceClient().NewContainerClient(cn).NewBlobClient("b").URL()
+		_, err = f.UploadRangeFromURL(ctx, plain, 0, 0, 2, nil)
+		mustCode(t, err, 404, "CannotVerifyCopySource")
+		_, err = bc.ServiceClient().NewContainerClient(cn).SetAccessPolicy(ctx, &container.SetAccessPolicyOptions{Access: ptr(container.PublicAccessTypeBlob)})
+		must(t, err)
+		_, err = f.UploadRangeFromURL(ctx, plain, 0, 0, 2, nil)
+		must(t, err)
 	})
 }

@@ -855,6 +855,10 @@ func (h *handler) authorizeSource(rq *req, srcURL, account string, a auth.Access
 		}
 		var sid *auth.Identity
 		if sid, err = h.d.Auth.Authenticate(sr, a.Service, account); err == nil && (sid == nil || sid.Kind == auth.Anonymous) {
+			// Read anonymously: a blob of a public container, or nothing.
+			if h.d.Auth.Authorize(sid, sr, a) == nil {
+				return nil
+			}
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified resource does not exist.").WithStatus(http.StatusNotFound)
 		}
 		if err == nil {
@@ -945,7 +949,11 @@ func (h *handler) blobSource(rq *req, srcURL string, u *url.URL, callerCovers bo
 	}
 	ctx := rq.ctx()
 	err = h.authorizeSource(rq, srcURL, ref.Account, auth.Access{Service: auth.Blob, Resource: auth.ResObject, Perms: "r",
-		Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container)}, callerCovers)
+		Container: ref.Container, Object: ref.Name, Snapshot: ref.Snapshot, Policy: h.containerPolicy(ctx, ref.Account, ref.Container),
+		PublicRead: func() (bool, error) {
+			c, err := h.blobs.ContainerExists(ctx, ref.Account, ref.Container)
+			return c != nil && (c.Public == "blob" || c.Public == "container"), err
+		}}, callerCovers)
 	if err != nil {
 		return nil, err
 	}
