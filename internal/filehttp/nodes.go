@@ -277,6 +277,9 @@ func fileHeaders(rq *req, hd http.Header, n *file.Node) {
 		}
 		if v != "" {
 			hs.set(o.name, v)
+		} else if o.name == "Content-Type" {
+			// No Content-Type, and none sniffed from the body either.
+			hd["Content-Type"] = nil
 		}
 	}
 	if rq.snapshot == "" {
