@@ -3,6 +3,7 @@ package blobhttp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -107,6 +108,10 @@ func (h *handler) batch(rq *req) error {
 	if len(subs) == 0 {
 		return azerr.Newf(azerr.InvalidInput, "The batch request has no sub-requests.")
 	}
+	// Sub-requests stay inside the account, and the container, the batch
+	// is addressed to; each sub-request checks that once it is resolved
+	// as a request of its own (see inBatchScope).
+	scope := batchScope{account: rq.info.Account, container: rq.container}
 	results := make([]subResult, 0, len(subs))
 	for _, s := range subs {
 		sr := s.req
@@ -114,12 +119,38 @@ func (h *handler) batch(rq *req) error {
 		sr.URL, sr.Host, sr.RemoteAddr, sr.RequestURI = u, rq.r.Host, rq.r.RemoteAddr, ""
 		sr.TLS = rq.r.TLS
 		sr.Body, sr.ContentLength = http.NoBody, 0
-		sr = sr.WithContext(rq.ctx())
+		sr = sr.WithContext(context.WithValue(rq.ctx(), batchScopeKey{}, scope))
 		rec := &subRecorder{header: http.Header{}}
 		h.sub.ServeHTTP(rec, sr)
 		results = append(results, subResult{id: s.id, rec: rec})
 	}
 	return h.writeBatch(rq, results)
+}
+
+// batchScopeKey marks a batch sub-request's context with its batchScope.
+type batchScopeKey struct{}
+
+// batchScope is what a batch sub-request may reach: blobs of the batch's
+// account and, for a batch addressed to a container, of that container.
+type batchScope struct {
+	account, container string
+}
+
+// inBatchScope refuses a batch sub-request that is not Delete Blob or Set
+// Blob Tier on a blob inside the batch's scope (400 InvalidInput, in the
+// sub-request's own part). It runs on the sub-request as resolved for
+// itself (account, container, operation), so the check and the work
+// cannot read the path differently.
+func inBatchScope(rq *req, opName string) error {
+	s, ok := rq.ctx().Value(batchScopeKey{}).(batchScope)
+	if !ok {
+		return nil
+	}
+	if (opName != "DeleteBlob" && opName != "SetBlobTier") || rq.info.Account != s.account ||
+		(s.container != "" && rq.container != s.container) {
+		return azerr.Newf(azerr.InvalidInput, "A batch sub-request must delete or set the tier of a blob in the account and container the batch is addressed to.")
+	}
+	return nil
 }
 
 // subResult is the answer to one sub-request and its Content-Id.

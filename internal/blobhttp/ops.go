@@ -149,6 +149,9 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 		return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 	}
 	rq.info.Operation = o.name
+	if err := inBatchScope(rq, o.name); err != nil {
+		return err
+	}
 	var err error
 	switch o.check {
 	case checkAccess:

@@ -80,6 +80,23 @@ try {
   check("delete batch failure", delRes.subResponses[3]?.errorCode, "BlobNotFound");
   check("deleted", await container.getBlobClient("b0").exists(), false);
 
+  // A batch addressed to a container reaches no blob of another
+  // container: that sub-request is refused in its part, the blob stays.
+  const other = service.getContainerClient(containerName + "x");
+  await other.create();
+  try {
+    await other.getBlockBlobClient("keep").upload("x", 1);
+    await container.getBlockBlobClient("b1").upload("x", 1);
+    const scoped = await container
+      .getBlobBatchClient()
+      .deleteBlobs([container.getBlobClient("b1"), other.getBlobClient("keep")]);
+    check("scoped batch", [scoped.subResponsesSucceededCount, scoped.subResponsesFailedCount], [1, 1]);
+    check("scoped batch refusal", [scoped.subResponses[1]?.status, scoped.subResponses[1]?.errorCode], [400, "InvalidInput"]);
+    check("other container's blob kept", await other.getBlobClient("keep").exists(), true);
+  } finally {
+    await other.delete();
+  }
+
   // Append blob seal.
   const ab = container.getAppendBlobClient("log");
   await ab.create();
