@@ -179,11 +179,13 @@ func (h *handler) policyLookup(ctx context.Context, acct, cname string) func(str
 }
 
 // authorizeSource checks that the caller may read a copy source on this
-// server. A Shared Key request covers sources in its own account; any
-// other source needs a SAS in its URL or a container open to public reads.
+// server. A Shared Key request covers sources in its own account that
+// carry no SAS; a SAS in the source URL is always checked (a source SAS
+// without read fails even under the account key, as on Azure); any other
+// source needs a SAS in its URL or a container open to public reads.
 // Failure is CannotVerifyCopySource with the status the source gave.
 func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
-	if id := rq.info.Identity; id != nil && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) {
+	if id := rq.info.Identity; id != nil && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) && !hasSAS(srcURL) {
 		return nil
 	}
 	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, srcURL, nil)
@@ -218,6 +220,12 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// hasSAS reports whether a copy source URL carries a SAS signature.
+func hasSAS(srcURL string) bool {
+	u, err := url.Parse(srcURL)
+	return err != nil || u.Query().Has("sig")
 }
 
 // publicRead returns the PublicRead check for a read: blob-level reads need
