@@ -116,7 +116,17 @@ func TestContentCRC64(t *testing.T) {
 		}
 		expectStatus(t, put(map[string]string{"x-ms-content-crc64": crcHeader(data[1:])}), 400, "Crc64Mismatch")
 		expectStatus(t, put(map[string]string{"x-ms-content-crc64": "AAAA"}), 400, "InvalidHeaderValue")
-		expectStatus(t, put(map[string]string{"x-ms-content-crc64": crcHeader(data), "Content-MD5": base64.StdEncoding.EncodeToString(sum[:])}), 400, "InvalidHeaderValue")
+		// Both transactional checksums at once: refused by name, whatever
+		// their values.
+		expectStatus(t, put(map[string]string{"x-ms-content-crc64": crcHeader(data), "Content-MD5": base64.StdEncoding.EncodeToString(sum[:])}), 400, "BothCrc64AndMd5HeaderPresent")
+		expectStatus(t, put(map[string]string{"x-ms-content-crc64": "AAAA", "Content-MD5": "nope"}), 400, "BothCrc64AndMd5HeaderPresent")
+		both := map[string]string{"x-ms-content-crc64": crcHeader(page), "Content-MD5": md5B64(page)}
+		expectStatus(t, raw(t, tg, http.MethodPut, e.name+"/whole?comp=block&blockid=YmxrMQ==", both, page), 400, "BothCrc64AndMd5HeaderPresent")
+		both["x-ms-page-write"], both["x-ms-range"] = "update", "bytes=0-511"
+		expectStatus(t, raw(t, tg, http.MethodPut, e.name+"/pages?comp=page", both, page), 400, "BothCrc64AndMd5HeaderPresent")
+		delete(both, "x-ms-page-write")
+		delete(both, "x-ms-range")
+		expectStatus(t, raw(t, tg, http.MethodPut, e.name+"/append?comp=appendblock", both, page), 400, "BothCrc64AndMd5HeaderPresent")
 		resp = put(map[string]string{})
 		if resp.StatusCode != 201 || resp.Header.Get("x-ms-content-crc64") != crcHeader(data) || resp.Header.Get("Content-MD5") != base64.StdEncoding.EncodeToString(sum[:]) {
 			t.Fatalf("Put Blob without checksum: %d %v", resp.StatusCode, resp.Header)
@@ -197,4 +207,10 @@ func TestStructuredMessageCRC64(t *testing.T) {
 			t.Fatalf("structured Put Blob: %d %v", resp.StatusCode, resp.Header)
 		}
 	})
+}
+
+// md5B64 is the base64 MD5 of b, as a Content-MD5 header carries it.
+func md5B64(b []byte) string {
+	s := md5.Sum(b)
+	return base64.StdEncoding.EncodeToString(s[:])
 }

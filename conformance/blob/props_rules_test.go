@@ -48,8 +48,8 @@ func TestSetPropertiesClearsOmitted(t *testing.T) {
 
 // TestContentMD5Rules pins the MD5 rules: Set Blob Properties stores an
 // x-ms-blob-content-md5 of any length as given; on Put Blob the
-// x-ms-blob-content-md5 is the stored MD5 while Content-MD5 checks the
-// transfer; a ranged read returns the range's MD5 only when asked, and
+// x-ms-blob-content-md5 is the stored MD5 and the body is checked against
+// it, in place of a Content-MD5 sent with it; a ranged read returns the range's MD5 only when asked, and
 // the whole blob's as x-ms-blob-content-md5.
 func TestContentMD5Rules(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
@@ -67,17 +67,18 @@ func TestContentMD5Rules(t *testing.T) {
 		if got := raw(t, tg, http.MethodHead, e.name+"/b", nil, nil).Header.Get("Content-MD5"); got != odd {
 			t.Fatalf("stored MD5 %q, want %q", got, odd)
 		}
-		// Put Blob: Content-MD5 checks the transfer, x-ms-blob-content-md5 is stored.
+		// Put Blob: x-ms-blob-content-md5 is stored, and the body is
+		// checked against it rather than against a Content-MD5 sent too.
 		other := md5.Sum([]byte("other"))
-		h := map[string]string{"x-ms-blob-type": "BlockBlob", "Content-MD5": base64.StdEncoding.EncodeToString(whole[:]),
-			"x-ms-blob-content-md5": base64.StdEncoding.EncodeToString(other[:])}
+		h := map[string]string{"x-ms-blob-type": "BlockBlob", "Content-MD5": base64.StdEncoding.EncodeToString(other[:]),
+			"x-ms-blob-content-md5": base64.StdEncoding.EncodeToString(whole[:])}
 		if r := raw(t, tg, http.MethodPut, e.name+"/c", h, data); r.StatusCode != 201 {
 			t.Fatalf("put blob: %d %s", r.StatusCode, r.Header.Get("x-ms-error-code"))
 		}
-		if got := raw(t, tg, http.MethodHead, e.name+"/c", nil, nil).Header.Get("Content-MD5"); got != base64.StdEncoding.EncodeToString(other[:]) {
+		if got := raw(t, tg, http.MethodHead, e.name+"/c", nil, nil).Header.Get("Content-MD5"); got != base64.StdEncoding.EncodeToString(whole[:]) {
 			t.Fatalf("x-ms-blob-content-md5 did not take precedence: %q", got)
 		}
-		h["Content-MD5"] = base64.StdEncoding.EncodeToString(other[:])
+		h["Content-MD5"], h["x-ms-blob-content-md5"] = base64.StdEncoding.EncodeToString(whole[:]), base64.StdEncoding.EncodeToString(other[:])
 		expectStatus(t, raw(t, tg, http.MethodPut, e.name+"/c", h, data), 400, "Md5Mismatch")
 		// Ranged reads.
 		_, err = e.cc.NewBlockBlobClient("r").Upload(ctx, body(data), nil)

@@ -20,7 +20,8 @@ import (
 // missing operator, or more than 10 distinct tags; 10 are fine.
 // x-ms-if-tags takes OR and <>, accepts long valid expressions within the
 // same limits, and answers 400 InvalidHeaderValue to ones that do not
-// parse.
+// parse, among them @container and bare names holding "+" or "--". Both
+// take any tag character in a double-quoted name.
 func TestTagExpressions(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
 		e := newEnv(t, tg)
@@ -51,6 +52,8 @@ func TestTagExpressions(t *testing.T) {
 			"astring":                               "Error parsing query at or near character position",
 			"k0<>'v0'":                              "Error parsing query at or near character position",
 			"k0='v0' or k1='v1'":                    "Error parsing query at or near character position",
+			"key+1='v1'":                            "Error parsing query at or near character position",
+			"key--1='v1'":                           "Error parsing query at or near character position",
 		} {
 			r := find(where)
 			body := string(readAll(t, r.Body))
@@ -67,7 +70,16 @@ func TestTagExpressions(t *testing.T) {
 		must(t, err)
 		_, err = bb.GetProperties(ctx, ifTags("k0 <> 'v0'"))
 		mustCode(t, err, 412, "ConditionNotMet")
-		for _, bad := range []string{"k0 = v0", "k0 == 'v0'", "(k0 = 'v0'", ten + " and k10='x'", "k0='bad @'"} {
+		// Quoted, such names are fine.
+		_, err = bb.GetProperties(ctx, ifTags(`k0='v0' or ("key+1"='x' and "key--1"='y')`))
+		must(t, err)
+		if r := find(`k0='v0' and "key+1"='v1'`); r.StatusCode != 200 {
+			t.Fatalf("quoted name in a query: %d", r.StatusCode)
+		}
+		// A bare tag name is letters, digits and underscores ("+" or "--"
+		// need double quotes), and x-ms-if-tags cannot name @container.
+		for _, bad := range []string{"k0 = v0", "k0 == 'v0'", "(k0 = 'v0'", ten + " and k10='x'", "k0='bad @'",
+			"key+1='v1'", "key--1='v1'", "@container='" + e.name + "'", "k0='v0' and @container='" + e.name + "'"} {
 			resp := raw(t, tg, http.MethodHead, e.name+"/tagged", map[string]string{"x-ms-if-tags": bad}, nil)
 			expectStatus(t, resp, 400, "InvalidHeaderValue")
 		}

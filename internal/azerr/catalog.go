@@ -66,6 +66,7 @@ const (
 	BlobAlreadyExists
 	BlobArchived
 	BlobIsSealed
+	BothCrc64AndMd5HeaderPresent
 	Crc64Mismatch
 	BlobNotFound
 	BlobOverwritten
@@ -254,6 +255,7 @@ var catalog = [...]def{
 	BlobAlreadyExists:                     {"BlobAlreadyExists", 409, "The specified blob already exists."},
 	BlobArchived:                          {"BlobArchived", 409, "This operation is not permitted on an archived blob."},
 	BlobIsSealed:                          {"BlobIsSealed", 409, "The specified blob is sealed, and its contents can't be modified unless the blob is re-created after a delete."},
+	BothCrc64AndMd5HeaderPresent:          {"BothCrc64AndMd5HeaderPresent", 400, "Both the Content-MD5 and x-ms-content-crc64 headers are present."},
 	Crc64Mismatch:                         {"Crc64Mismatch", 400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	BlobNotFound:                          {"BlobNotFound", 404, "The specified blob does not exist."},
 	BlobOverwritten:                       {"BlobOverwritten", 409, "The blob has been recreated since the previous snapshot was taken."},

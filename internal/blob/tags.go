@@ -434,6 +434,18 @@ func (p *tagParser) and() (*tagExpr, error) {
 	return l, nil
 }
 
+// bareTagName reports whether name may stand without double quotes in a
+// tag expression: ASCII letters, digits and underscores only.
+func bareTagName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
+}
+
 // validTagText reports whether every character of s is a tag character.
 func validTagText(s string) bool {
 	for _, r := range s {
@@ -462,11 +474,21 @@ func (p *tagParser) primary() (*tagExpr, error) {
 		return nil, p.fail("expected a tag name")
 	}
 	name := t
-	if name[0] == '"' {
+	quoted := name[0] == '"'
+	if quoted {
 		name = name[1 : len(name)-1]
 	}
 	switch {
-	case name == "@container":
+	case name == "@container" && !quoted:
+		// Find Blobs by Tags may scope itself to a container;
+		// x-ms-if-tags may not.
+		if !p.find {
+			return nil, p.fail("unexpected @container")
+		}
+	case !quoted && !bareTagName(name):
+		// A bare name is letters, digits and underscores; any other tag
+		// character ("+", "-" and so on) needs the double quotes.
+		return nil, p.fail("unexpected '" + name + "'")
 	case len(name) < 1 || len(name) > 128:
 		return nil, p.fail("tag must be between 1 and 128 characters in length")
 	case !validTagText(name):

@@ -338,21 +338,21 @@ type txSums struct {
 	crc []byte
 }
 
-// txChecksums reads Content-MD5 and x-ms-content-crc64. A CRC-64 that is
-// not 8 bytes of base64, or both headers at once, is 400
-// InvalidHeaderValue.
+// txChecksums reads Content-MD5 and x-ms-content-crc64. Both headers at
+// once are 400 BothCrc64AndMd5HeaderPresent (whatever their values); a
+// CRC-64 that is not 8 bytes of base64 is 400 InvalidHeaderValue.
 func (rq *req) txChecksums() (txSums, error) {
 	var t txSums
 	var err error
+	if rq.r.Header.Get("Content-Md5") != "" && rq.r.Header.Get("X-Ms-Content-Crc64") != "" {
+		return t, azerr.New(azerr.BothCrc64AndMd5HeaderPresent)
+	}
 	if t.md5, err = decodeMD5("Content-MD5", rq.r.Header.Get("Content-Md5")); err != nil {
 		return t, err
 	}
 	if v := rq.r.Header.Get("X-Ms-Content-Crc64"); v != "" {
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(b) != 8 {
-			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
-		}
-		if t.md5 != nil {
 			return t, azerr.InvalidHeader("x-ms-content-crc64", v)
 		}
 		t.crc = b

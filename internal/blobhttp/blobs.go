@@ -180,6 +180,11 @@ func (h *handler) putBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
+	if nv.props.ContentMD5 != nil && bt == blob.BlockBlob {
+		// The MD5 to store is checked against the body, in place of a
+		// Content-MD5 sent with it.
+		sums.md5 = nv.props.ContentMD5
+	}
 	n, err := rq.contentLength(blob.PutBlobLimit(rq.info.Version))
 	if err != nil {
 		return err
