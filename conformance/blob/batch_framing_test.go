@@ -95,7 +95,8 @@ func batchStatuses(t *testing.T, resp *http.Response) []int {
 // boundary parameter names in any case, whitespace around the boundary,
 // and "=" inside quoted and bare boundaries. A Content-Type without a
 // usable boundary is answered 202 with one 400 InvalidHeaderValue part,
-// as Azure answers it.
+// as Azure answers it; one naming its boundary twice, with one 400
+// InvalidInput part.
 func TestBatchFraming(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
 		e := newEnv(t, tg)
@@ -143,6 +144,15 @@ func TestBatchFraming(t *testing.T) {
 				batchBody(t, tg, e.name, "a", []string{"a"}, false))
 			if got := batchStatuses(t, resp); fmt.Sprint(got) != "[400]" {
 				t.Fatalf("%q: sub-statuses %v", ct, got)
+			}
+		}
+		// The part's code: a missing boundary is InvalidHeaderValue, one
+		// given twice InvalidInput.
+		for ct, code := range map[string]string{"multipart/mixed": "InvalidHeaderValue", "multipart/mixed; boundary=a; boundary=b": "InvalidInput"} {
+			resp := raw(t, tg, http.MethodPost, "?comp=batch", map[string]string{"Content-Type": ct},
+				batchBody(t, tg, e.name, "a", []string{"a"}, false))
+			if b := string(readAll(t, resp.Body)); resp.StatusCode != 202 || !strings.Contains(b, "x-ms-error-code: "+code) {
+				t.Fatalf("%q: %d %s", ct, resp.StatusCode, b)
 			}
 		}
 	})

@@ -31,10 +31,14 @@ type CopyRequest struct {
 	// Seal is x-ms-seal-blob for an append blob destination: nil keeps
 	// the source's sealed state.
 	Seal *bool
+	// Rehydrate lets Copy Blob read an archived source into an online
+	// Tier (copy to rehydrate); other copies refuse an archived source.
+	Rehydrate bool
 }
 
-// sourceCheck loads and checks a copy source inside tx.
-func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) (*Blob, error) {
+// sourceCheck loads and checks a copy source inside tx. An archived
+// source is 409 BlobArchived unless rehydrate is set.
+func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, rehydrate bool) (*Blob, error) {
 	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
@@ -62,7 +66,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time) 
 			return nil, azerr.New(azerr.SourceConditionNotMet)
 		}
 	}
-	if b.AccessTier == "Archive" {
+	if b.AccessTier == "Archive" && !rehydrate {
 		return nil, azerr.New(azerr.BlobArchived)
 	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
@@ -91,7 +95,10 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		src, err := s.sourceCheck(tx, req.Src, req.SrcCond, now)
+		// Copy to rehydrate: lazuli rehydrates at once, as Set Blob Tier
+		// does, so the copy completes in this transaction.
+		rehydrate := req.Rehydrate && !req.FromURL && req.Tier != "" && req.Tier != "Archive"
+		src, err := s.sourceCheck(tx, req.Src, req.SrcCond, now, rehydrate)
 		if err != nil {
 			return err
 		}
@@ -192,7 +199,7 @@ func (s *Service) PutBlockFromURL(ctx context.Context, ref Ref, id string, src R
 // sourceRange checks a copy source and returns the segments of bytes
 // [off, off+n) (n < 0: to the end).
 func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64, srcCond Cond, now time.Time) ([]Segment, int64, error) {
-	b, err := s.sourceCheck(tx, src, srcCond, now)
+	b, err := s.sourceCheck(tx, src, srcCond, now, false)
 	if err != nil {
 		return nil, 0, err
 	}

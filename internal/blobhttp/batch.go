@@ -47,19 +47,24 @@ func (s *subRecorder) WriteHeader(code int) {
 // one multipart part per sub-request, in order.
 func (h *handler) batch(rq *req) error {
 	ct := rq.r.Header.Get("Content-Type")
-	boundary, mixed := batchBoundary(ct)
+	boundary, mixed, dup := batchBoundary(ct)
 	if !mixed {
 		return azerr.InvalidHeader("Content-Type", ct)
 	}
 	if boundary == "" {
 		// Azure accepts the request and answers its one part with the
-		// error, as it does for a sub-request it cannot run.
+		// error, as it does for a sub-request it cannot run: a boundary
+		// given twice is InvalidInput, a missing one InvalidHeaderValue.
 		_, err := readBody(rq, 4<<20)
 		if err != nil {
 			return err
 		}
 		rec := &subRecorder{header: http.Header{}}
-		httpx.WriteError(rec, rq.r, azerr.InvalidHeader("Content-Type", ct))
+		e := azerr.InvalidHeader("Content-Type", ct)
+		if dup {
+			e = azerr.Newf(azerr.InvalidInput, "The batch Content-Type names its boundary more than once.")
+		}
+		httpx.WriteError(rec, rq.r, e)
 		return h.writeBatch(rq, []subResult{{rec: rec}})
 	}
 	raw, err := readBody(rq, 4<<20)
@@ -212,11 +217,11 @@ func (h *handler) writeBatch(rq *req, results []subResult) error {
 // whitespace around names, "=" and values, and values quoted or bare (a
 // bare value may itself contain "=", as Python's generated boundaries
 // do). mixed reports whether ct is multipart/mixed at all; boundary is
-// empty when it is missing, empty or given twice.
-func batchBoundary(ct string) (boundary string, mixed bool) {
+// empty when it is missing, empty or given twice (dup).
+func batchBoundary(ct string) (boundary string, mixed, dup bool) {
 	parts := strings.Split(ct, ";")
 	if !strings.EqualFold(strings.TrimSpace(parts[0]), "multipart/mixed") {
-		return "", false
+		return "", false, false
 	}
 	found := false
 	for _, p := range parts[1:] {
@@ -225,7 +230,7 @@ func batchBoundary(ct string) (boundary string, mixed bool) {
 			continue
 		}
 		if found {
-			return "", true
+			return "", true, true
 		}
 		found = true
 		val = strings.TrimSpace(val)
@@ -235,7 +240,7 @@ func batchBoundary(ct string) (boundary string, mixed bool) {
 		boundary = val
 	}
 	if len(boundary) > 70 {
-		return "", true
+		return "", true, false
 	}
-	return boundary, true
+	return boundary, true, false
 }

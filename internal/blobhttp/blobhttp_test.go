@@ -134,8 +134,8 @@ func FuzzBatchBoundary(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ct string) {
-		b, mixed := batchBoundary(ct)
-		if b != "" && (!mixed || len(b) > 70) {
+		b, mixed, dup := batchBoundary(ct)
+		if b != "" && (!mixed || dup || len(b) > 70) {
 			t.Fatalf("%q: boundary %q mixed %v", ct, b, mixed)
 		}
 	})

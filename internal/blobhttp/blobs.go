@@ -1157,7 +1157,9 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	if rq.snapshot != "" {
 		return azerr.New(azerr.InvalidOperation)
 	}
-	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier}
+	syncCopy := strings.EqualFold(hd.Get("X-Ms-Requires-Sync"), "true")
+	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
+		Rehydrate: !fromURL && !syncCopy}
 	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
 	case opt == "" || strings.EqualFold(opt, "REPLACE"):
 	case strings.EqualFold(opt, "COPY"):
@@ -1215,9 +1217,10 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	}
 	out.Set("X-Ms-Copy-Id", copyID)
 	out.Set("X-Ms-Copy-Status", "success")
-	if strings.EqualFold(hd.Get("X-Ms-Requires-Sync"), "true") && len(b.Props.ContentMD5) > 0 {
-		// Copy Blob From URL answers with the content's MD5.
-		out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	if v := hd.Get("X-Ms-Source-Content-Md5"); syncCopy && v != "" {
+		// Copy Blob From URL answers with Content-MD5 only when the
+		// request sent the source's, and echoes it.
+		out.Set("Content-Md5", v)
 	}
 	rq.status(http.StatusAccepted)
 	return nil
@@ -1341,7 +1344,8 @@ func (h *handler) setTags(rq *req) error {
 			tags = append(tags, blob.KV{t.Key, t.Value})
 		}
 	}
-	if rq.snapshot != "" {
+	if rq.snapshot != "" && rq.info.Version < "2020-08-04" {
+		// A snapshot's tags can be set from version 2020-08-04 on.
 		return azerr.New(azerr.InvalidOperation)
 	}
 	if err := h.svc.SetTags(rq.ctx(), rq.ref(), tags, cond); err != nil {
