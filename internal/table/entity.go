@@ -144,7 +144,9 @@ func parseCanonicalETag(s string) (int64, bool) {
 // parseETagGeneral is parseETag for any spelling the service accepts.
 func parseETagGeneral(s string) (int64, bool) {
 	s = strings.TrimSpace(s)
-	s = strings.TrimPrefix(s, "W/")
+	if len(s) > 2 && (s[0] == 'W' || s[0] == 'w') && s[1] == '/' {
+		s = s[2:]
+	}
 	if !strings.HasPrefix(s, `"datetime'`) || !strings.HasSuffix(s, `'"`) || len(s) < 12 {
 		return 0, false
 	}
@@ -158,14 +160,16 @@ func parseETagGeneral(s string) (int64, bool) {
 	return t, true
 }
 
-// ValidETag reports whether an If-Match value is "*" or an entity ETag
-// (W/"datetime'...'" in any spelling the service accepts).
+// ValidETag reports whether an If-Match value is well formed: "*" or a
+// weak ETag, W/"..." or w/"..." whatever it quotes (one that names no
+// Timestamp simply never matches, 412). A strong ETag, even
+// "datetime'...'", or an unquoted value is malformed (400).
 func ValidETag(s string) bool {
-	if strings.TrimSpace(s) == "*" {
+	s = strings.TrimSpace(s)
+	if s == "*" {
 		return true
 	}
-	_, ok := parseETag(s)
-	return ok
+	return len(s) >= 4 && (s[0] == 'W' || s[0] == 'w') && s[1] == '/' && s[2] == '"' && s[len(s)-1] == '"'
 }
 
 // ValidateKey checks a PartitionKey or RowKey value.
