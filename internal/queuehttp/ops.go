@@ -41,7 +41,7 @@ const (
 // Access rules shared by several operations.
 var (
 	serviceRead = auth.Access{Resource: auth.ResService, Perms: "r", AccountPerms: "r", ServiceSASDenied: true}
-	// Queue ACLs and metadata writes are for the account owner.
+	// Queue ACLs are for the account owner.
 	ownerRead  = auth.Access{Resource: auth.ResContainer, AccountPerms: "r", ServiceSASDenied: true, AccountSASDenied: true}
 	ownerWrite = auth.Access{Resource: auth.ResContainer, AccountPerms: "w", ServiceSASDenied: true, AccountSASDenied: true}
 )
@@ -59,7 +59,8 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(queueLevel, "*", "", "PUT", nil, op{"CreateQueue", auth.Access{Resource: auth.ResContainer, AccountPerms: "cw", ServiceSASDenied: true}, (*handler).createQueue}),
 	on(queueLevel, "*", "", "DELETE", nil, op{"DeleteQueue", auth.Access{Resource: auth.ResContainer, AccountPerms: "d", ServiceSASDenied: true}, (*handler).deleteQueue}),
 	on(queueLevel, "*", "metadata", "GET HEAD", nil, op{"GetQueueMetadata", auth.Access{Resource: auth.ResContainer, Perms: "r", AccountPerms: "r"}, (*handler).getQueueMetadata}),
-	on(queueLevel, "*", "metadata", "PUT", nil, op{"SetQueueMetadata", ownerWrite, (*handler).setQueueMetadata}),
+	// An account SAS with w sets queue metadata; a service SAS cannot.
+	on(queueLevel, "*", "metadata", "PUT", nil, op{"SetQueueMetadata", auth.Access{Resource: auth.ResContainer, AccountPerms: "w", ServiceSASDenied: true}, (*handler).setQueueMetadata}),
 	on(queueLevel, "*", "acl", "GET HEAD", nil, op{"GetQueueACL", ownerRead, (*handler).getQueueACL}),
 	on(queueLevel, "*", "acl", "PUT", nil, op{"SetQueueACL", ownerWrite, (*handler).setQueueACL}),
 
@@ -68,7 +69,7 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(messagesLevel, "*", "*", "GET", nil, op{"GetMessages", auth.Access{Resource: auth.ResObject, Perms: "p", AccountPerms: "p"}, (*handler).getMessages}),
 	on(messagesLevel, "*", "*", "DELETE", nil, op{"ClearMessages", auth.Access{Resource: auth.ResObject, AccountPerms: "d", ServiceSASDenied: true}, (*handler).clearMessages}),
 
-	on(messageLevel, "*", "*", "DELETE", nil, op{"DeleteMessage", auth.Access{Resource: auth.ResObject, Perms: "p", AccountPerms: "dp"}, (*handler).deleteMessage}),
+	on(messageLevel, "*", "*", "DELETE", nil, op{"DeleteMessage", auth.Access{Resource: auth.ResObject, Perms: "p", AccountPerms: "p"}, (*handler).deleteMessage}),
 	on(messageLevel, "*", "*", "PUT", nil, op{"UpdateMessage", auth.Access{Resource: auth.ResObject, Perms: "u", AccountPerms: "u"}, (*handler).updateMessage}),
 })
 

@@ -454,7 +454,8 @@ func (h *handler) createTable(rq *req) error {
 		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
 	}
 	name := *req.TableName
-	if err := h.authorize(rq.r, rq.info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "c", ServiceSASDenied: true, Container: name}); err != nil {
+	// An account SAS creates tables with w or c.
+	if err := h.authorize(rq.r, rq.info, auth.Access{Resource: auth.ResContainer, Perms: "a", AccountPerms: "wc", ServiceSASDenied: true, Container: name}); err != nil {
 		return err
 	}
 	t, err := h.svc.CreateTable(rq.r.Context(), rq.info.Account, name)
