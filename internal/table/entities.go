@@ -557,7 +557,10 @@ func (s *Service) scanTx(tx storage.Tx, account, table string, q Query, top int,
 		if err != nil {
 			return false, "", "", err
 		}
-		if matched == top || examined >= s.maxScan {
+		// Without a filter the next row is the next result; with one, a
+		// full page looks on for a further match (within the scan budget)
+		// so that the last page of a query carries no continuation.
+		if examined >= s.maxScan || (matched == top && filter == nil) {
 			more, npk, nrk = true, string(pkb), string(rkb)
 			break
 		}
@@ -572,6 +575,10 @@ func (s *Service) scanTx(tx storage.Tx, account, table string, q Query, top int,
 			if !filter.Match(&raw) {
 				continue
 			}
+		}
+		if matched == top {
+			more, npk, nrk = true, string(pkb), string(rkb)
+			break
 		}
 		matched++
 		if err := emit(pkb, rkb, it.Value()); err != nil {

@@ -404,14 +404,21 @@ func (s *Service) QueryTables(ctx context.Context, account string, filter *odata
 			if err != nil {
 				return err
 			}
-			if len(names) == top || examined >= s.maxScan {
+			if examined >= s.maxScan {
 				cont = t.Name
 				break
 			}
 			examined++
-			if filter.Match(tableEntity(t.Name)) {
-				names = append(names, t.Name)
+			if !filter.Match(tableEntity(t.Name)) {
+				continue
 			}
+			// A full page continues only where a further match is: the
+			// last page of a query carries no continuation.
+			if len(names) == top {
+				cont = t.Name
+				break
+			}
+			names = append(names, t.Name)
 		}
 		return it.Err()
 	})
