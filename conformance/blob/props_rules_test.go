@@ -97,7 +97,7 @@ func TestContentMD5Rules(t *testing.T) {
 
 // TestBlockAndTagRules pins: Put Block with an id of another length than
 // the staged ones is 400 InvalidBlobOrBlock; Get Block List honours
-// x-ms-if-tags; Set Blob Tags on a leased blob needs the lease id (Get
+// x-ms-if-tags (a condition on a tag the blob lacks is false, even <>); Set Blob Tags on a leased blob needs the lease id (Get
 // Blob Tags does not); a backslash in a blob name is a slash.
 func TestBlockAndTagRules(t *testing.T) {
 	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
@@ -117,6 +117,10 @@ func TestBlockAndTagRules(t *testing.T) {
 		_, err = bb.GetBlockList(ctx, blockblob.BlockListTypeAll, &blockblob.GetBlockListOptions{
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: ptr(`"team" = 'blue'`)}}})
 		must(t, err)
+		// A tag the blob does not have compares false, <> included.
+		_, err = bb.GetBlockList(ctx, blockblob.BlockListTypeAll, &blockblob.GetBlockListOptions{
+			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: ptr(`"owner" <> 'x'`)}}})
+		mustCode(t, err, 412, "ConditionNotMet")
 
 		lc, err := lease.NewBlobClient(bb, nil)
 		must(t, err)

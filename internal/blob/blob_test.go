@@ -341,7 +341,8 @@ func TestTagExpressions(t *testing.T) {
 		`a > '0' AND (b = 'no' OR a <= '1')`: true,
 		`a <> '1'`:                           false,
 		`c = '1'`:                            false,
-		`c <> '1'`:                           true,
+		`c <> '1'`:                           false,
+		`a = '1' OR c <> '1'`:                true,
 		`a < '1' OR b >= 'z'`:                false,
 	} {
 		got, err := MatchTags(expr, tags, "")

@@ -247,7 +247,9 @@ func (e *tagExpr) eval(tags []KV, container string) bool {
 		}
 	}
 	if !ok {
-		return e.op == "<>"
+		// A tag the blob does not have compares false whatever the
+		// operator, <> included (SQL's reading of a missing value).
+		return false
 	}
 	c := strings.Compare(v, e.value)
 	switch e.op {
