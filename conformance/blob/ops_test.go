@@ -65,7 +65,9 @@ func TestBlockBlobs(t *testing.T) {
 		// Unknown block.
 		_, err = bb.CommitBlockList(ctx, []string{blockID(9)}, nil)
 		mustCode(t, err, 400, "InvalidBlockList")
-		// Block ids of different lengths.
+		// Block ids of different lengths among the uncommitted ones.
+		_, err = bb.StageBlock(ctx, ids[2], body([]byte("cc")), nil)
+		must(t, err)
 		_, err = bb.StageBlock(ctx, "YWJj", body([]byte("x")), nil)
 		mustCode(t, err, 400, "InvalidBlobOrBlock")
 		// Not base64.

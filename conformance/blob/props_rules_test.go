@@ -95,8 +95,9 @@ func TestContentMD5Rules(t *testing.T) {
 	})
 }
 
-// TestBlockAndTagRules pins: Put Block with an id of another length than
-// the staged ones is 400 InvalidBlobOrBlock; Get Block List honours
+// TestBlockAndTagRules pins: Put Block with an id of another (decoded)
+// length than the uncommitted ones is 400 InvalidBlobOrBlock, committed
+// ones do not count; Get Block List honours
 // x-ms-if-tags (a condition on a tag the blob lacks is false, even <>); Set Blob Tags on a leased blob needs the lease id (Get
 // Blob Tags does not); a backslash in a blob name is a slash.
 func TestBlockAndTagRules(t *testing.T) {
@@ -108,6 +109,19 @@ func TestBlockAndTagRules(t *testing.T) {
 		must(t, err)
 		_, err = bb.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("bbbbbbbb")), body([]byte("x")), nil)
 		mustCode(t, err, 400, "InvalidBlobOrBlock")
+		// Lengths are those of the decoded ids: "1" and "123" both encode
+		// to four characters, yet differ.
+		ids := e.cc.NewBlockBlobClient("ids")
+		_, err = ids.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("1")), body([]byte("x")), nil)
+		must(t, err)
+		_, err = ids.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("123")), body([]byte("x")), nil)
+		mustCode(t, err, 400, "InvalidBlobOrBlock")
+		_, err = ids.CommitBlockList(ctx, []string{base64.StdEncoding.EncodeToString([]byte("1"))}, nil)
+		must(t, err)
+		// Once committed, the next uncommitted ids may have another length.
+		_, err = ids.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("123")), body([]byte("x")), nil)
+		must(t, err)
+
 		_, err = bb.CommitBlockList(ctx, []string{base64.StdEncoding.EncodeToString([]byte("aaaa"))},
 			&blockblob.CommitBlockListOptions{Tags: map[string]string{"team": "blue"}})
 		must(t, err)

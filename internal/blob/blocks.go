@@ -22,6 +22,12 @@ func ValidateBlockID(id string) error {
 	return nil
 }
 
+// rawIDLen is the length of a (valid) block id once decoded.
+func rawIDLen(id string) int {
+	raw, _ := base64.StdEncoding.DecodeString(id)
+	return len(raw)
+}
+
 // StagingLifetime is how long uncommitted blocks live after the last Put
 // Block; older ones are treated as gone and removed by the next Put Block.
 const StagingLifetime = 7 * 24 * time.Hour
@@ -90,12 +96,15 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 			if err := dropStaging(tx, ref); err != nil {
 				return err
 			}
-			st = &Staging{IDLen: len(id)}
+			st = &Staging{IDLen: rawIDLen(id)}
 		}
-		if st.Count > 0 && st.IDLen != len(id) || b != nil && b.BlockIDLen != 0 && b.BlockIDLen != len(id) {
+		// Uncommitted ids share one length, that of the decoded id
+		// ("1" and "123" both encode to four characters); committed
+		// blocks do not count.
+		if st.Count > 0 && st.IDLen != rawIDLen(id) {
 			return azerr.New(azerr.InvalidBlobOrBlock)
 		}
-		st.IDLen = len(id)
+		st.IDLen = rawIDLen(id)
 		k := blockKey(ref.Account, ref.Container, ref.Name, id)
 		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
 			if st.Count >= MaxUncommitted {

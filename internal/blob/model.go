@@ -196,7 +196,7 @@ type Blob struct {
 // Staging is the per-blob record of uncommitted blocks.
 type Staging struct {
 	Count   int       `json:"c"`
-	IDLen   int       `json:"l"`
+	IDLen   int       `json:"l"` // decoded length of the staged block ids
 	Touched time.Time `json:"t"`
 }
 
