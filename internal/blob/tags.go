@@ -491,7 +491,9 @@ func (p *tagParser) primary() (*tagExpr, error) {
 		// A bare name is letters, digits and underscores; any other tag
 		// character ("+", "-" and so on) needs the double quotes.
 		return nil, p.fail("unexpected '" + name + "'")
-	case len(name) < 1 || len(name) > 128:
+	// The length limits bind queries only: x-ms-if-tags takes any
+	// length, and a name no tag can have simply matches nothing.
+	case len(name) < 1 || p.find && len(name) > 128:
 		return nil, p.fail("tag must be between 1 and 128 characters in length")
 	case !validTagText(name):
 		return nil, p.fail("character not permitted in tag name or value")
@@ -514,7 +516,7 @@ func (p *tagParser) primary() (*tagExpr, error) {
 	}
 	value := v[1 : len(v)-1]
 	switch {
-	case len(value) > 256:
+	case p.find && len(value) > 256:
 		return nil, p.fail("tag value must be between 0 and 256 characters in length")
 	case !validTagText(value):
 		return nil, p.fail("character not permitted in tag name or value")
