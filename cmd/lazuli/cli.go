@@ -151,6 +151,11 @@ loopback or a network, as a drop-in for the reference emulator: the same flags, 
 (devstoreaccount1 and its published key) and AZURITE_ACCOUNTS.
 
 Usage: lazuli [flags]
+       lazuli blob|queue|table|file [flags]     one service alone, the other listeners off
+       lazuli azurite|azurite-blob|azurite-queue|azurite-table [flags]
+                                                the reference emulator's commands, also as the
+                                                name of a link to the binary (azurite-blob -> lazuli)
+A port of -1 turns that listener off (--queuePort -1).
 
 `)
 	short := map[string]string{}
@@ -218,6 +223,9 @@ func checkArgs(rest []string) (command string, err error) {
 	}
 	if len(rest) == 1 && (rest[0] == "help" || rest[0] == "version") {
 		return rest[0], nil
+	}
+	if _, ok := serviceWords[rest[0]]; ok {
+		return "", &errUsage{fmt.Sprintf("%q must come before the flags: lazuli %s [flags]", rest[0], rest[0])}
 	}
 	return "", &errUsage{fmt.Sprintf("unexpected argument %q: lazuli takes only flags (see lazuli --help)", rest[0])}
 }
