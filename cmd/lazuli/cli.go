@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
 )
 
 // version is set at build time:
@@ -188,7 +190,7 @@ A port of -1 turns that listener off (--queuePort -1).
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprint(w, `Environment:
+	fmt.Fprintf(w, `Environment:
   LAZULI_<FLAG>     every flag's default, named as shown in brackets above
                     (booleans: true or false)
   AZURITE_ACCOUNTS  extra accounts, "name1:key1[:key2];name2:key1" (keys base64);
@@ -198,8 +200,12 @@ Example:
   lazuli --location /var/lib/lazuli --blobHost 0.0.0.0 --silent
   LAZULI_IN_MEMORY_PERSISTENCE=true lazuli --blobPort 0 --queuePort 0 --tablePort 0
 
-Connection string: UseDevelopmentStorage=true (default ports).
-`)
+Connection string: UseDevelopmentStorage=true (default ports) works where the client library
+expands it itself: the JavaScript SDKs and Python's azure-data-tables. The Go SDK (azblob 1.8),
+the az CLI and Python's azure-storage-blob and azure-storage-queue reject it; give those the
+explicit string (one line):
+DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;FileEndpoint=http://127.0.0.1:10003/devstoreaccount1;
+`, auth.DevKey)
 }
 
 func isBool(f *flag.Flag) bool {

@@ -132,3 +132,51 @@ func TestBadListenerChoicesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNamesClientsThatRejectDevelopmentStorage: --help says which
+// clients do not expand UseDevelopmentStorage=true and gives the explicit
+// string, whole on one line, with the README's endpoints.
+func TestHelpNamesClientsThatRejectDevelopmentStorage(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--help"}, &out); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"UseDevelopmentStorage=true", "Go SDK (azblob 1.8)", "az CLI", "azure-storage-blob", "azure-storage-queue"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help does not name %q", want)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "DefaultEndpointsProtocol=") {
+			found = strings.Contains(string(readme), "\n"+line+"\n")
+		}
+	}
+	if !found {
+		t.Error("--help has no explicit connection string line equal to the README's")
+	}
+}
+
+// TestWildcardHostIsShownAsGiven: a listener on 0.0.0.0 is shown as
+// 0.0.0.0 (Go's listener reports [::]) with the port it bound.
+func TestWildcardHostIsShownAsGiven(t *testing.T) {
+	bin := buildLazuli(t)
+	log := startLazuliLog(t, bin, "--inMemoryPersistence", "--silent", "--blobHost", "0.0.0.0", "--smbHost", "0.0.0.0",
+		"--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "--smbPort", "0")
+	var line string
+	for _, l := range strings.Split(log(), "\n") {
+		if strings.HasPrefix(l, "lazuli: blob ") {
+			line = l
+		}
+	}
+	f := strings.Fields(line)
+	if len(f) != 11 || !strings.HasPrefix(f[2], "0.0.0.0:") || strings.HasSuffix(f[2], ":0") ||
+		!strings.HasPrefix(f[4], "127.0.0.1:") || !strings.HasPrefix(f[10], "0.0.0.0:") {
+		t.Fatalf("startup line %q", line)
+	}
+	wantListening(t, []string{f[2], f[4], f[6], f[8]}, "blob", "queue", "table", "file")
+}

@@ -421,7 +421,7 @@ func (s *Server) bind() error {
 			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget, srv: s, svc: l.svc}}
 		}
 		s.listeners[l.svc] = ln
-		s.addrs[l.svc] = ln.Addr().String()
+		s.addrs[l.svc] = boundAddr(l.addr, ln)
 	}
 	if s.cfg.SMBAddr != "" {
 		ln, err := net.Listen("tcp", s.cfg.SMBAddr)
@@ -441,6 +441,19 @@ func (s *Server) bind() error {
 		s.adminAddr = ln.Addr().String()
 	}
 	return nil
+}
+
+// boundAddr is the address a listener reports: the host as configured
+// with the port it bound (port 0 resolved). Go reports a listener on
+// 0.0.0.0 as [::]; users, and tools that wait for the address they gave,
+// expect 0.0.0.0.
+func boundAddr(configured string, ln net.Listener) string {
+	host, _, err := net.SplitHostPort(configured)
+	_, port, err2 := net.SplitHostPort(ln.Addr().String())
+	if err != nil || err2 != nil || host == "" {
+		return ln.Addr().String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // closeListeners closes the listeners bound by bind and not yet served.
@@ -572,7 +585,7 @@ func (s *Server) startSMB() error {
 		return errors.New("smb: no listener (the server was closed)")
 	}
 	s.smbListener = nil
-	s.smbAddr = ln.Addr().String()
+	s.smbAddr = boundAddr(s.cfg.SMBAddr, ln)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
