@@ -351,6 +351,7 @@ func run(args []string, stderr io.Writer) int {
 		ready += " admin " + srv.AdminAddr()
 	}
 	fmt.Fprintln(stderr, ready)
+	printReferenceLines(stderrOrStdout(stderr), srv, *o.cert != "")
 
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/server"
 )
 
 // serviceWords are the words that choose which services run: the
@@ -89,4 +93,27 @@ func shownAddr(addr string) string {
 		return "off"
 	}
 	return addr
+}
+
+// printReferenceLines prints, for each of the reference emulator's
+// services that is on, the line it prints once that service listens
+// ("Azurite Blob service is successfully listening at
+// http://0.0.0.0:10000"), on standard output as it does. Testcontainers'
+// Azurite modules and scripts written for the reference emulator wait for
+// these lines. They are printed with --silent too, as the reference
+// emulator's are (--silent turns the access log off, nothing else). The
+// File service and SMB, which it does not have, are in lazuli's own line.
+func printReferenceLines(w io.Writer, srv *server.Server, https bool) {
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	for _, s := range []struct {
+		name string
+		svc  auth.Service
+	}{{"Blob", auth.Blob}, {"Queue", auth.Queue}, {"Table", auth.Table}} {
+		if addr := srv.Addr(s.svc); addr != "" {
+			fmt.Fprintf(w, "Azurite %s service is successfully listening at %s://%s\n", s.name, scheme, addr)
+		}
+	}
 }

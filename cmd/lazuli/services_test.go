@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // zeroPorts are the flags that give every listener a free port.
@@ -179,4 +184,112 @@ func TestWildcardHostIsShownAsGiven(t *testing.T) {
 		t.Fatalf("startup line %q", line)
 	}
 	wantListening(t, []string{f[2], f[4], f[6], f[8]}, "blob", "queue", "table", "file")
+}
+
+// startStdout runs the binary and returns the lines it printed on
+// standard output by the time its startup line came on standard error.
+func startStdout(t *testing.T, bin string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout := &lockedBuffer{}
+	cmd.Stdout = stdout
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if readyLine.MatchString(sc.Text()) {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("lazuli stopped before it was ready")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("lazuli did not start")
+	}
+	// The reference lines follow the startup line at once; give the pipe
+	// a moment.
+	time.Sleep(200 * time.Millisecond)
+	return strings.Split(strings.TrimSpace(stdout.String()), "\n")
+}
+
+// TestReferenceEmulatorStartupLines: lazuli prints the reference
+// emulator's "... service is successfully listening at ..." lines on
+// standard output, one per service that is on, with the host as given and
+// the port bound, so that what waits for them works unchanged. The
+// Testcontainers Azurite modules for Go, .NET and Node start the image with
+// the entrypoint "azurite" and the command "--blobHost 0.0.0.0 --queueHost
+// 0.0.0.0 --tableHost 0.0.0.0" and wait for "Blob service is successfully
+// listening" (and Queue, Table); Java users wait for "Azurite Blob service
+// is successfully listening at .*".
+func TestReferenceEmulatorStartupLines(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "azurite")
+	if err := os.Symlink(buildLazuli(t), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"blobPort", "queuePort", "tablePort", "filePort", "smbPort"} {
+		t.Setenv(envName(p), "0")
+	}
+	t.Setenv(envName("inMemoryPersistence"), "true")
+	// --silent as well: the lines are not part of the access log.
+	lines := startStdout(t, link, "--blobHost", "0.0.0.0", "--queueHost", "0.0.0.0", "--tableHost", "0.0.0.0", "--silent")
+	re := regexp.MustCompile(`^Azurite (Blob|Queue|Table) service is successfully listening at http://0\.0\.0\.0:(\d+)$`)
+	var seen []string
+	for _, l := range lines {
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			t.Errorf("unexpected line on standard output: %q", l)
+			continue
+		}
+		seen = append(seen, m[1])
+		if m[2] == "0" {
+			t.Errorf("%q: port 0 not resolved", l)
+		}
+		resp, err := http.Get("http://127.0.0.1:" + m[2] + "/devstoreaccount1/nosuch?restype=container")
+		if err != nil {
+			t.Errorf("%s: %v", l, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.Header.Get("x-ms-error-code") == "" {
+			t.Errorf("%s: no Azure answer", l)
+		}
+	}
+	if strings.Join(seen, ",") != "Blob,Queue,Table" {
+		t.Errorf("lines for %v, want Blob, Queue, Table in order:\n%s", seen, strings.Join(lines, "\n"))
+	}
+	// One service alone: its line only.
+	lines = startStdout(t, buildLazuli(t), "azurite-table", "--tableHost", "127.0.0.1")
+	if len(lines) != 1 || !regexp.MustCompile(`^Azurite Table service is successfully listening at http://127\.0\.0\.1:\d+$`).MatchString(lines[0]) {
+		t.Errorf("azurite-table printed %q", lines)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a child process's output goes to
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
