@@ -188,6 +188,9 @@ func smbAddr(host string, port int) string {
 }
 
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == importCommand {
+		return runImport(args[1:], stderr)
+	}
 	only, args := serviceWord(args)
 	fs, o := newFlags()
 	if err := fs.Parse(args); err != nil {

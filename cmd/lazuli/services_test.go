@@ -293,3 +293,45 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestReferenceEmulatorDirectoryIsRefused: a data directory holding the
+// reference emulator's files is not served (lazuli would start empty and
+// write beside them); the message names the files and the import
+// command, and nothing is written there.
+func TestReferenceEmulatorDirectoryIsRefused(t *testing.T) {
+	freeSMBPort(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "__azurite_db_blob__.json"), []byte(`{"collections":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "__blobstorage__"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := runFail(t, "--location", dir, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0")
+	for _, want := range []string{"__azurite_db_blob__.json", "__blobstorage__", "lazuli import-azurite --from " + dir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("message lacks %q:\n%s", want, out)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("lazuli wrote into the directory: %d entries", len(entries))
+	}
+	// The import command reads it and writes a directory lazuli serves.
+	target := filepath.Join(t.TempDir(), "imported")
+	var log bytes.Buffer
+	if code := run([]string{"import-azurite", "--from", dir, "--location", target}, &log); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, log.String())
+	}
+	if !strings.Contains(log.String(), "containers=0") {
+		t.Errorf("import summary:\n%s", log.String())
+	}
+	_, addrs := startLazuli(t, buildLazuli(t), append([]string{"--location", target, "--silent"}, zeroPorts...)...)
+	wantListening(t, addrs, "blob", "queue", "table", "file")
+	for _, args := range [][]string{{"import-azurite"}, {"import-azurite", "--from", dir, "--location", dir}} {
+		var out bytes.Buffer
+		if code := run(args, &out); code != 2 {
+			t.Errorf("%v: exit %d\n%s", args, code, out.String())
+		}
+	}
+}

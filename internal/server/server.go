@@ -230,6 +230,10 @@ func New(cfg Config) (*Server, error) {
 		if dir == "" {
 			dir = DefaultLocation
 		}
+		if err := checkNotAzurite(dir); err != nil {
+			s.closeListeners()
+			return nil, err
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			s.closeListeners()
 			return nil, err
