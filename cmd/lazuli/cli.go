@@ -157,6 +157,8 @@ Usage: lazuli [flags]
        lazuli azurite|azurite-blob|azurite-queue|azurite-table [flags]
                                                 the reference emulator's commands, also as the
                                                 name of a link to the binary (azurite-blob -> lazuli)
+       lazuli import-azurite --from <dir> --location <dir>
+                                                import a data directory the reference emulator wrote
 A port of -1 turns that listener off (--queuePort -1).
 
 `)

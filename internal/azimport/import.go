@@ -285,6 +285,19 @@ func importQueues(ctx context.Context, d *Dir, s Services, r *Report) error {
 			}
 			return fmt.Errorf("queue %s/%s: %w", q.Account, q.Name, err)
 		}
+		if len(q.ACL) > 0 {
+			acl := make([]queue.SignedIdentifier, 0, len(q.ACL))
+			for _, p := range q.ACL {
+				id := queue.SignedIdentifier{ID: p.ID}
+				if p.Policy != nil {
+					id.Start, id.Expiry, id.Permission = parseTime(p.Policy.Start), parseTime(p.Policy.Expiry), p.Policy.Permission
+				}
+				acl = append(acl, id)
+			}
+			if err := s.Queue.SetQueueACL(ctx, q.Account, q.Name, acl); err != nil {
+				return fmt.Errorf("queue %s/%s: access policy: %w", q.Account, q.Name, err)
+			}
+		}
 		r.Queues++
 	}
 	now := time.Now()
@@ -331,6 +344,20 @@ func importTables(ctx context.Context, d *Dir, s Services, r *Report) error {
 	for _, t := range d.Tables {
 		if _, err := s.Table.CreateTable(ctx, t.Account, t.Name); err != nil {
 			return fmt.Errorf("table %s/%s: %w", t.Account, t.Name, err)
+		}
+		if len(t.ACL) > 0 {
+			acl := make([]table.SignedIdentifier, 0, len(t.ACL))
+			for _, p := range t.ACL {
+				id := table.SignedIdentifier{ID: p.ID}
+				if p.Policy != nil {
+					id.Start, id.Expiry, id.Permission = parseTime(p.Policy.Start), parseTime(p.Policy.Expiry), p.Policy.Permission
+					id.HasStart, id.HasExpiry, id.HasPermission = p.Policy.Start != "", p.Policy.Expiry != "", p.Policy.Permission != ""
+				}
+				acl = append(acl, id)
+			}
+			if err := s.Table.SetACL(ctx, t.Account, t.Name, acl); err != nil {
+				return fmt.Errorf("table %s/%s: access policy: %w", t.Account, t.Name, err)
+			}
 		}
 		r.Tables++
 		for _, e := range t.Entities {

@@ -119,7 +119,8 @@ func fixture(t *testing.T, now time.Time) string {
 	t0 := now.Add(-time.Minute).Truncate(time.Millisecond)
 	writeLoki(t, filepath.Join(dir, QueueDB), map[string][]any{
 		"$SERVICES_COLLECTION$": {},
-		"$QUEUES_COLLECTION$":   {obj{"accountName": "devstoreaccount1", "name": "jobs", "metadata": obj{"m": "1"}}},
+		"$QUEUES_COLLECTION$": {obj{"accountName": "devstoreaccount1", "name": "jobs", "metadata": obj{"m": "1"},
+			"queueAcl": []any{obj{"id": "qp", "accessPolicy": obj{"start": "2026-01-01T00:00:00.0000000Z", "expiry": "2030-01-01T00:00:00.0000000Z", "permission": "rp"}}}}},
 		"$MESSAGES_COLLECTION$": {
 			msg("m2", 5, 6, t0.Add(time.Second), t0.Add(time.Hour), t0.Add(time.Second), 0),
 			msg("m1", 0, 5, t0, t0.Add(7*24*time.Hour), t0.Add(2*time.Second), 1),
@@ -131,7 +132,8 @@ func fixture(t *testing.T, now time.Time) string {
 		"$EXTENTS_COLLECTION$": {obj{"id": qextent, "locationId": "Default", "path": qextent, "size": 19}},
 	})
 	writeLoki(t, filepath.Join(dir, TableDB), map[string][]any{
-		"$TABLES_COLLECTION$":   {obj{"account": "devstoreaccount1", "table": "people"}},
+		"$TABLES_COLLECTION$": {obj{"account": "devstoreaccount1", "table": "people",
+			"tableAcl": []any{obj{"id": "tp", "accessPolicy": obj{"start": "2026-01-01T00:00:00Z", "expiry": "2030-01-01T00:00:00Z", "permission": "r"}}}}},
 		"$SERVICES_COLLECTION$": {},
 		"devstoreaccount1$people": {
 			obj{"PartitionKey": "p1", "RowKey": "r1", "lastModifiedTime": "2026-11-27T15:42:22.6501912Z",
@@ -234,7 +236,16 @@ func TestImportFixture(t *testing.T) {
 		t.Errorf("first: inserted %v expires %v", m.InsertionTime, m.ExpirationTime)
 	}
 
+	if acl, err := qs.GetQueueACL(ctx, "devstoreaccount1", "jobs"); err != nil || len(acl) != 1 || acl[0].ID != "qp" ||
+		acl[0].Permission != "rp" || !acl[0].Expiry.Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("queue access policy %+v %v", acl, err)
+	}
+
 	ts := table.New(eng, table.Options{})
+	if acl, err := ts.GetACL(ctx, "devstoreaccount1", "people"); err != nil || len(acl) != 1 || acl[0].ID != "tp" ||
+		acl[0].Permission != "r" || !acl[0].Start.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || !acl[0].HasExpiry {
+		t.Errorf("table access policy %+v %v", acl, err)
+	}
 	e, err := ts.GetEntity(ctx, "devstoreaccount1", "people", "p1", "r1")
 	if err != nil {
 		t.Fatal(err)

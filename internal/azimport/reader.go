@@ -122,6 +122,17 @@ func (b *nodeBuffer) UnmarshalJSON(p []byte) error {
 	return nil
 }
 
+// Policy is a stored access policy (a signed identifier) of a container,
+// queue or table.
+type Policy struct {
+	ID     string `json:"id"`
+	Policy *struct {
+		Start      string `json:"start"`
+		Expiry     string `json:"expiry"`
+		Permission string `json:"permission"`
+	} `json:"accessPolicy"`
+}
+
 // Container is a container document.
 type Container struct {
 	Account    string            `json:"accountName"`
@@ -131,14 +142,7 @@ type Container struct {
 		PublicAccess string `json:"publicAccess"`
 		LastModified string `json:"lastModified"`
 	} `json:"properties"`
-	ACL []struct {
-		ID     string `json:"id"`
-		Policy *struct {
-			Start      string `json:"start"`
-			Expiry     string `json:"expiry"`
-			Permission string `json:"permission"`
-		} `json:"accessPolicy"`
-	} `json:"containerAcl"`
+	ACL []Policy `json:"containerAcl"`
 }
 
 // Block is a committed block of a block or append blob.
@@ -199,6 +203,7 @@ type Queue struct {
 	Account  string            `json:"accountName"`
 	Name     string            `json:"name"`
 	Metadata map[string]string `json:"metadata"`
+	ACL      []Policy          `json:"queueAcl"`
 }
 
 // Message is a queue message document. Times are milliseconds since the
@@ -218,6 +223,7 @@ type Message struct {
 type Table struct {
 	Account  string
 	Name     string
+	ACL      []Policy
 	Entities []Entity
 }
 
@@ -297,8 +303,9 @@ func Read(dir string) (*Dir, error) {
 		return nil, err
 	}
 	tables, err := decodeAll[struct {
-		Account string `json:"account"`
-		Table   string `json:"table"`
+		Account string   `json:"account"`
+		Table   string   `json:"table"`
+		ACL     []Policy `json:"tableAcl"`
 	}](path, "$TABLES_COLLECTION$", tableDB["$TABLES_COLLECTION$"])
 	if err != nil {
 		return nil, err
@@ -310,7 +317,7 @@ func Read(dir string) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.Tables = append(d.Tables, Table{Account: t.Account, Name: t.Table, Entities: ents})
+		d.Tables = append(d.Tables, Table{Account: t.Account, Name: t.Table, ACL: t.ACL, Entities: ents})
 	}
 	if d.blobExtents, err = extents(dir, BlobExtentDB, BlobExtents); err != nil {
 		return nil, err

@@ -55,6 +55,9 @@ c.check((await blob.getContainerClient("private").exists()), "second container")
 
 const q = new QueueServiceClient(c.url(queueAddr), c.blobCred).getQueueClient("jobs");
 c.check((await q.getProperties()).metadata.m === "1", "queue metadata");
+const qacl = await q.getAccessPolicy();
+c.check(qacl.signedIdentifiers.length === 1 && qacl.signedIdentifiers[0].id === "qp" &&
+  qacl.signedIdentifiers[0].accessPolicy.permissions === "rp", "queue access policy: " + JSON.stringify(qacl.signedIdentifiers));
 const peek = await q.peekMessages({ numberOfMessages: 32 });
 const texts = peek.peekedMessageItems.map((m) => m.messageText);
 // "later" is invisible for ten minutes; "first" was handed out for a
@@ -75,6 +78,8 @@ c.check(ann.bin.type === "Binary" && ann.bin.value === "AQID", "Binary");
 c.check(ann.id.type === "Guid" && ann.id.value === c.entity.id.value, "Guid: " + JSON.stringify(ann.id));
 const annTyped = await t.getEntity("p1", "r1");
 c.check(annTyped.timestamp === seen.annTimestamp, `Timestamp kept: ${annTyped.timestamp} vs ${seen.annTimestamp}`);
+const tacl = await t.getAccessPolicy();
+c.check(tacl.length === 1 && tacl[0].id === "tp" && tacl[0].accessPolicy.permission === "r", "table access policy: " + JSON.stringify(tacl));
 let n = 0;
 for await (const _ of t.listEntities()) n++;
 c.check(n === 2, "two entities");

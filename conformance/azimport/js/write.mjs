@@ -35,6 +35,8 @@ await blob.getContainerClient("private").create();
 const queues = new QueueServiceClient(c.url(queueAddr), c.blobCred);
 const q = queues.getQueueClient("jobs");
 await q.create({ metadata: { m: "1" } });
+await q.setAccessPolicy([{ id: "qp", accessPolicy: { permissions: "rp",
+  startsOn: new Date("2026-01-01T00:00:00Z"), expiresOn: new Date("2030-01-01T00:00:00Z") } }]);
 await q.sendMessage("first");
 const second = await q.sendMessage("second", { messageTimeToLive: 3600 });
 seen.secondExpires = second.expiresOn.toISOString();
@@ -47,6 +49,8 @@ c.check(got.receivedMessageItems[0].messageText === "first", "the reference emul
 const tables = new TableServiceClient(c.url(tableAddr), c.tableCred, { allowInsecureConnection: true });
 await tables.createTable("people");
 const t = new TableClient(c.url(tableAddr), "people", c.tableCred, { allowInsecureConnection: true });
+await t.setAccessPolicy([{ id: "tp", accessPolicy: { permission: "r",
+  start: new Date("2026-01-01T00:00:00Z"), expiry: new Date("2030-01-01T00:00:00Z") } }]);
 await t.createEntity(c.entity);
 await t.createEntity({ partitionKey: "p1", rowKey: "r2", name: "Bob" });
 const ann = await t.getEntity("p1", "r1");
