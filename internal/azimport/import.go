@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -152,18 +153,21 @@ func importBlobs(ctx context.Context, d *Dir, s Services, r *Report) error {
 	return nil
 }
 
-// ingest writes the bytes of extent ranges to the chunk store.
+// ingest streams the bytes of extent ranges to the chunk store, as an
+// upload's body goes: memory stays flat whatever the blob's size.
 func ingest(ctx context.Context, d *Dir, s Services, parts []Extent) (blob.Ingested, error) {
-	var buf bytes.Buffer
+	readers := make([]io.Reader, 0, len(parts))
+	var size int64
 	for _, p := range parts {
-		b, err := d.readExtent(p, false)
+		r, err := d.open(p, false)
 		if err != nil {
 			return blob.Ingested{}, err
 		}
-		buf.Write(b)
+		defer r.Close()
+		readers = append(readers, r)
+		size += p.Count
 	}
-	size := int64(buf.Len())
-	return s.Blob.IngestSize(ctx, &buf, size, true, nil, blob.SumMD5|blob.SumCRC64)
+	return s.Blob.IngestSize(ctx, io.MultiReader(readers...), size, true, nil, blob.SumMD5|blob.SumCRC64)
 }
 
 func writeBlob(ctx context.Context, d *Dir, s Services, b Blob, r *Report) error {
