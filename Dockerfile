@@ -27,12 +27,15 @@ ENV LAZULI_QUEUE_HOST=0.0.0.0
 ENV LAZULI_TABLE_HOST=0.0.0.0
 ENV LAZULI_FILE_HOST=0.0.0.0
 ENV LAZULI_SMB_HOST=0.0.0.0
+# The admin listener too: beyond loopback it asks for an account and its
+# key, except for /healthz and /readyz, which probes can reach.
+ENV LAZULI_ADMIN_HOST=0.0.0.0
 LABEL org.opencontainers.image.title=lazuli
 LABEL org.opencontainers.image.description="Azure Storage (Blob, Queue, Table, Files, SMB) server, a drop-in for the reference emulator"
 LABEL org.opencontainers.image.source=https://github.com/lazuli-storage/lazuli
 USER 65532:65532
 WORKDIR /data
 VOLUME /data
-EXPOSE 10000/tcp 10001/tcp 10002/tcp 10003/tcp 10445/tcp
+EXPOSE 10000/tcp 10001/tcp 10002/tcp 10003/tcp 10445/tcp 10010/tcp
 ENTRYPOINT ["/usr/local/bin/lazuli"]
 CMD ["--blobHost", "0.0.0.0", "--queueHost", "0.0.0.0", "--tableHost", "0.0.0.0", "--fileHost", "0.0.0.0", "--smbHost", "0.0.0.0", "--location", "/data"]

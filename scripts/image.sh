@@ -49,6 +49,7 @@ umoci config --image "$layout:$tag" --os linux --architecture "$(go env GOARCH)"
   --config.env LAZULI_TABLE_HOST=0.0.0.0 \
   --config.env LAZULI_FILE_HOST=0.0.0.0 \
   --config.env LAZULI_SMB_HOST=0.0.0.0 \
+  --config.env LAZULI_ADMIN_HOST=0.0.0.0 \
   --config.label org.opencontainers.image.title=lazuli \
   --config.label "org.opencontainers.image.description=Azure Storage (Blob, Queue, Table, Files, SMB) server, a drop-in for the reference emulator" \
   --config.label org.opencontainers.image.source=https://github.com/lazuli-storage/lazuli \
@@ -57,7 +58,7 @@ umoci config --image "$layout:$tag" --os linux --architecture "$(go env GOARCH)"
   --config.workingdir /data \
   --config.volume /data \
   --config.exposedports 10000/tcp --config.exposedports 10001/tcp --config.exposedports 10002/tcp \
-  --config.exposedports 10003/tcp --config.exposedports 10445/tcp \
+  --config.exposedports 10003/tcp --config.exposedports 10445/tcp --config.exposedports 10010/tcp \
   --config.entrypoint /usr/local/bin/lazuli \
   --config.cmd --blobHost --config.cmd 0.0.0.0 --config.cmd --queueHost --config.cmd 0.0.0.0 \
   --config.cmd --tableHost --config.cmd 0.0.0.0 --config.cmd --fileHost --config.cmd 0.0.0.0 \

@@ -143,6 +143,7 @@ else
   echo "node, npm, chromium and smbclient are needed for this step" >&2
   exit 1
 fi
+
 echo "== import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
 bash scripts/azurite-import.sh
 

@@ -442,7 +442,7 @@ func (s *Server) bind() error {
 			return &ListenError{Service: "admin", Addr: s.cfg.AdminAddr, Err: err}
 		}
 		s.adminListener = ln
-		s.adminAddr = ln.Addr().String()
+		s.adminAddr = boundAddr(s.cfg.AdminAddr, ln)
 	}
 	return nil
 }
