@@ -7,11 +7,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=
+# The version --version reports (docker build --build-arg VERSION=v1.2.3);
+# the build context holds no .git to take a commit from.
+ARG VERSION=devel
 # The rootfs: the binary, the reference emulator's command names as links
 # to it (Testcontainers' modules run "azurite"), and /data for the user.
 RUN mkdir -p /rootfs/usr/local/bin /rootfs/data && \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /rootfs/usr/local/bin/lazuli ./cmd/lazuli && \
+    CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /rootfs/usr/local/bin/lazuli ./cmd/lazuli && \
     for name in azurite azurite-blob azurite-queue azurite-table; do ln -s lazuli /rootfs/usr/local/bin/$name; done && \
     chown 65532:65532 /rootfs/data
 
