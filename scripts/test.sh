@@ -22,9 +22,12 @@ go vet ./...
 # about, and every race test should also be data-race free.
 echo "== main module (race detector on)"
 # The metrics test checks the admin listener's scrape with promtool
-# (Debian package prometheus); here it must not go unchecked.
+# (Debian package prometheus), and cmd/lazuli's TestContainerImage builds
+# the container image with scripts/image.sh (Debian package umoci) and
+# reads its configuration and layer back; here neither may go unchecked.
 command -v promtool >/dev/null 2>&1 || { echo "promtool is needed (apt-get install prometheus)" >&2; exit 1; }
-LAZULI_REQUIRE_PROMTOOL=1 go test -race -count=1 -timeout 15m ./...
+command -v umoci >/dev/null 2>&1 || { echo "umoci is needed (apt-get install umoci)" >&2; exit 1; }
+LAZULI_REQUIRE_PROMTOOL=1 LAZULI_REQUIRE_UMOCI=1 go test -race -count=1 -timeout 15m ./...
 
 echo "== h1 against net/http: differential fuzzing (20 s)"
 # h1 and net/http must agree on every request boundary, method, target,
@@ -140,6 +143,9 @@ else
   echo "node, npm, chromium and smbclient are needed for this step" >&2
   exit 1
 fi
+
+echo "== import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
+bash scripts/azurite-import.sh
 
 echo "== README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
 bash scripts/recipes.sh

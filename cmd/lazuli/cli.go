@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/lazuli-storage/lazuli/internal/auth"
 )
 
 // version is set at build time:
@@ -151,6 +153,13 @@ loopback or a network, as a drop-in for the reference emulator: the same flags, 
 (devstoreaccount1 and its published key) and AZURITE_ACCOUNTS.
 
 Usage: lazuli [flags]
+       lazuli blob|queue|table|file [flags]     one service alone, the other listeners off
+       lazuli azurite|azurite-blob|azurite-queue|azurite-table [flags]
+                                                the reference emulator's commands, also as the
+                                                name of a link to the binary (azurite-blob -> lazuli)
+       lazuli import-azurite --from <dir> --location <dir>
+                                                import a data directory the reference emulator wrote
+A port of -1 turns that listener off (--queuePort -1).
 
 `)
 	short := map[string]string{}
@@ -183,7 +192,7 @@ Usage: lazuli [flags]
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprint(w, `Environment:
+	fmt.Fprintf(w, `Environment:
   LAZULI_<FLAG>     every flag's default, named as shown in brackets above
                     (booleans: true or false)
   AZURITE_ACCOUNTS  extra accounts, "name1:key1[:key2];name2:key1" (keys base64);
@@ -193,8 +202,12 @@ Example:
   lazuli --location /var/lib/lazuli --blobHost 0.0.0.0 --silent
   LAZULI_IN_MEMORY_PERSISTENCE=true lazuli --blobPort 0 --queuePort 0 --tablePort 0
 
-Connection string: UseDevelopmentStorage=true (default ports).
-`)
+Connection string: UseDevelopmentStorage=true (default ports) works where the client library
+expands it itself: the JavaScript SDKs and Python's azure-data-tables. The Go SDK (azblob 1.8),
+the az CLI and Python's azure-storage-blob and azure-storage-queue reject it; give those the
+explicit string (one line):
+DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;FileEndpoint=http://127.0.0.1:10003/devstoreaccount1;
+`, auth.DevKey)
 }
 
 func isBool(f *flag.Flag) bool {
@@ -218,6 +231,9 @@ func checkArgs(rest []string) (command string, err error) {
 	}
 	if len(rest) == 1 && (rest[0] == "help" || rest[0] == "version") {
 		return rest[0], nil
+	}
+	if _, ok := serviceWords[rest[0]]; ok {
+		return "", &errUsage{fmt.Sprintf("%q must come before the flags: lazuli %s [flags]", rest[0], rest[0])}
 	}
 	return "", &errUsage{fmt.Sprintf("unexpected argument %q: lazuli takes only flags (see lazuli --help)", rest[0])}
 }

@@ -30,7 +30,7 @@ func main() {
 	if _, ok := os.LookupEnv("GOGC"); !ok {
 		go tuneGC()
 	}
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(commandLine(os.Args), os.Stderr))
 }
 
 // GC pacing when GOGC is not set. While the live heap is small, the
@@ -127,13 +127,13 @@ func newFlags() (*flag.FlagSet, *options) {
 	fs.SetOutput(io.Discard)
 	o := &options{}
 	o.blobHost = fs.String("blobHost", "127.0.0.1", "Blob service listen address")
-	o.blobPort = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port)")
+	o.blobPort = fs.Int("blobPort", 10000, "Blob service port (0 picks a free port; -1 turns the Blob service off)")
 	o.queueHost = fs.String("queueHost", "127.0.0.1", "Queue service listen address")
-	o.queuePort = fs.Int("queuePort", 10001, "Queue service port")
+	o.queuePort = fs.Int("queuePort", 10001, "Queue service port (-1: off)")
 	o.tableHost = fs.String("tableHost", "127.0.0.1", "Table service listen address")
-	o.tablePort = fs.Int("tablePort", 10002, "Table service port")
+	o.tablePort = fs.Int("tablePort", 10002, "Table service port (-1: off)")
 	o.fileHost = fs.String("fileHost", "127.0.0.1", "File service listen address")
-	o.filePort = fs.Int("filePort", 10003, "File service port")
+	o.filePort = fs.Int("filePort", 10003, "File service port (-1: off)")
 	o.smbHost = fs.String("smbHost", "127.0.0.1", "SMB listen address (the File service's shares over SMB 2/3)")
 	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
 	o.adminHost = fs.String("adminHost", "127.0.0.1", "admin listen address (health, metrics, test clock, faults, console); beyond loopback every admin request but the health checks needs HTTP Basic credentials: an account name and one of its keys")
@@ -178,8 +178,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	return fs, o
 }
 
-// smbAddr is the SMB (or admin) listen address; a negative port turns
-// the listener off.
+// smbAddr is the admin listen address; a negative port turns the
+// listener off.
 func smbAddr(host string, port int) string {
 	if port < 0 {
 		return ""
@@ -188,6 +188,10 @@ func smbAddr(host string, port int) string {
 }
 
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == importCommand {
+		return runImport(args[1:], stderr)
+	}
+	only, args := serviceWord(args)
 	fs, o := newFlags()
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "lazuli: %v (see lazuli --help)\n", err)
@@ -217,6 +221,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 	for _, w := range warnIgnored(fs, osLookup) {
 		log.Warn(w)
+	}
+	addrs, err := listenAddrs(o, only)
+	if err != nil {
+		log.Error(err.Error())
+		return 2
 	}
 
 	if *o.cert == "" && (*o.key != "" || *o.pwd != "") {
@@ -264,11 +273,7 @@ func run(args []string, stderr io.Writer) int {
 	_ = o.skipVer // accepting any well-formed version is already the default
 	cfg := server.Config{
 		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, Salvage: *o.salvage, EngineKind: *o.engine,
-		BlobAddr:  net.JoinHostPort(*o.blobHost, strconv.Itoa(*o.blobPort)),
-		QueueAddr: net.JoinHostPort(*o.queueHost, strconv.Itoa(*o.queuePort)),
-		TableAddr: net.JoinHostPort(*o.tableHost, strconv.Itoa(*o.tablePort)),
-		FileAddr:  net.JoinHostPort(*o.fileHost, strconv.Itoa(*o.filePort)),
-		SMBAddr:   smbAddr(*o.smbHost, *o.smbPort),
+		BlobAddr: addrs.blob, QueueAddr: addrs.queue, TableAddr: addrs.table, FileAddr: addrs.file, SMBAddr: addrs.smb,
 		AdminAddr: smbAddr(*o.adminHost, *o.adminPort),
 		Accounts:  accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
@@ -338,18 +343,18 @@ func run(args []string, stderr io.Writer) int {
 	if *o.engine == server.EnginePostgres {
 		mode = "engine=postgres"
 	}
+	blob, queue, table, file, smb := shownAddr(srv.Addr(auth.Blob)), shownAddr(srv.Addr(auth.Queue)),
+		shownAddr(srv.Addr(auth.Table)), shownAddr(srv.Addr(auth.File)), shownAddr(srv.SMBAddr())
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
-		"blob", srv.Addr(auth.Blob), "queue", srv.Addr(auth.Queue), "table", srv.Addr(auth.Table), "file", srv.Addr(auth.File),
-		"smb", srv.SMBAddr(), "admin", srv.AdminAddr())
-	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s",
-		srv.Addr(auth.Blob), srv.Addr(auth.Queue), srv.Addr(auth.Table), srv.Addr(auth.File))
-	if srv.SMBAddr() != "" {
-		ready += " smb " + srv.SMBAddr()
-	}
+		"blob", blob, "queue", queue, "table", table, "file", file, "smb", smb, "admin", srv.AdminAddr())
+	// One line that scripts parse; a listener that is off shows as "off"
+	// (the admin listener, when on, comes last).
+	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s smb %s", blob, queue, table, file, smb)
 	if srv.AdminAddr() != "" {
 		ready += " admin " + srv.AdminAddr()
 	}
 	fmt.Fprintln(stderr, ready)
+	printReferenceLines(stderrOrStdout(stderr), srv, *o.cert != "")
 
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -230,6 +230,10 @@ func New(cfg Config) (*Server, error) {
 		if dir == "" {
 			dir = DefaultLocation
 		}
+		if err := checkNotAzurite(dir); err != nil {
+			s.closeListeners()
+			return nil, err
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			s.closeListeners()
 			return nil, err
@@ -421,7 +425,7 @@ func (s *Server) bind() error {
 			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget, srv: s, svc: l.svc}}
 		}
 		s.listeners[l.svc] = ln
-		s.addrs[l.svc] = ln.Addr().String()
+		s.addrs[l.svc] = boundAddr(l.addr, ln)
 	}
 	if s.cfg.SMBAddr != "" {
 		ln, err := net.Listen("tcp", s.cfg.SMBAddr)
@@ -438,9 +442,22 @@ func (s *Server) bind() error {
 			return &ListenError{Service: "admin", Addr: s.cfg.AdminAddr, Err: err}
 		}
 		s.adminListener = ln
-		s.adminAddr = ln.Addr().String()
+		s.adminAddr = boundAddr(s.cfg.AdminAddr, ln)
 	}
 	return nil
+}
+
+// boundAddr is the address a listener reports: the host as configured
+// with the port it bound (port 0 resolved). Go reports a listener on
+// 0.0.0.0 as [::]; users, and tools that wait for the address they gave,
+// expect 0.0.0.0.
+func boundAddr(configured string, ln net.Listener) string {
+	host, _, err := net.SplitHostPort(configured)
+	_, port, err2 := net.SplitHostPort(ln.Addr().String())
+	if err != nil || err2 != nil || host == "" {
+		return ln.Addr().String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // closeListeners closes the listeners bound by bind and not yet served.
@@ -572,7 +589,7 @@ func (s *Server) startSMB() error {
 		return errors.New("smb: no listener (the server was closed)")
 	}
 	s.smbListener = nil
-	s.smbAddr = ln.Addr().String()
+	s.smbAddr = boundAddr(s.cfg.SMBAddr, ln)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
