@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/md5"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -76,6 +77,33 @@ func blobPut1k(e *env) (*prepared, error) {
 			return func() error {
 				n++
 				_, err := putBlob(e.t, prefix+strconv.Itoa(n), body, "")
+				return err
+			}, nil
+		}
+	})
+	if p != nil {
+		p.bytesPerOp = smallBlobSize
+	}
+	return p, err
+}
+
+// blobPutSetMeta1k is Put Blob then Set Blob Metadata on it: two
+// dependent writes per operation, the Blob counterpart of file-put-1k's
+// Create File + Put Range.
+func blobPutSetMeta1k(e *env) (*prepared, error) {
+	body := pattern(smallBlobSize)
+	p, err := blobWorkload(e, "setmeta", func(c string) func(int) (op, error) {
+		return func(id int) (op, error) {
+			prefix := c + "/w" + strconv.Itoa(id) + "-"
+			n := 0
+			return func() error {
+				n++
+				path := prefix + strconv.Itoa(n)
+				if _, err := putBlob(e.t, path, body, ""); err != nil {
+					return err
+				}
+				_, err := e.t.do(&call{op: "Set Blob Metadata", method: "PUT", base: e.t.acct.Blob, path: path,
+					query: "comp=metadata", want: 200, hdr: []string{"X-Ms-Meta-Bench", "lazuli"}}, nil)
 				return err
 			}, nil
 		}
@@ -180,8 +208,22 @@ func blobLease(e *env) (*prepared, error) {
 	})
 }
 
-func blobUpload64m(e *env) (*prepared, error) {
+func blobUpload64m(e *env) (*prepared, error) { return blobUpload(e, "upload", false) }
+
+// blobUpload64mMD5 asks for a Content-MD5 check on every block, so the
+// server hashes every byte as a File Put Range must: Files and Blob doing
+// equal work.
+func blobUpload64mMD5(e *env) (*prepared, error) { return blobUpload(e, "upmd5", true) }
+
+// blobUpload uploads 64 MiB block blobs, each block sent with its
+// Content-MD5 when withMD5 is set.
+func blobUpload(e *env, tag string, withMD5 bool) (*prepared, error) {
 	block := pattern(uploadBlock)
+	var hdr []string
+	if withMD5 {
+		sum := md5.Sum(block)
+		hdr = []string{"Content-MD5", base64.StdEncoding.EncodeToString(sum[:])}
+	}
 	ids := make([]string, uploadBlocks)
 	var list bytes.Buffer
 	list.WriteString(`<?xml version="1.0" encoding="utf-8"?><BlockList>`)
@@ -195,7 +237,7 @@ func blobUpload64m(e *env) (*prepared, error) {
 	for i, id := range ids {
 		queries[i] = "comp=block&blockid=" + escapeQuery(id)
 	}
-	p, err := blobWorkload(e, "upload", func(c string) func(int) (op, error) {
+	p, err := blobWorkload(e, tag, func(c string) func(int) (op, error) {
 		return func(id int) (op, error) {
 			prefix := c + "/w" + strconv.Itoa(id) + "-"
 			n := 0
@@ -204,7 +246,7 @@ func blobUpload64m(e *env) (*prepared, error) {
 				path := prefix + strconv.Itoa(n)
 				for _, q := range queries {
 					if _, err := e.t.do(&call{op: "Put Block", method: "PUT", base: e.t.acct.Blob, path: path,
-						query: q, body: block, want: 201}, nil); err != nil {
+						query: q, body: block, want: 201, hdr: hdr}, nil); err != nil {
 						return err
 					}
 				}

@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,6 +65,11 @@ type options struct {
 	apiVersion string
 	progress   io.Writer
 	cpuProfile string
+	rounds     int
+	goals      bool
+	// pgbench, when set, replays each scripted workload's statements on
+	// PostgreSQL as the pseudo-target "pgbench".
+	pgbench *pgbenchRunner
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -132,6 +138,18 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	settleFirst := fs.Bool("settle", true, "before each measurement, flush dirty pages and wait (up to 10 s) for the CPUs to go quiet; "+
 		"false measures at once (shorter runs, on a machine that is never quiet)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client to this file")
+	rounds := fs.Int("rounds", 1, "measure every workload on every target this many times, the targets' order reversed "+
+		"every other round, and report each one's median round (the lower middle one for an even count)")
+	diskDir := fs.String("disk-dir", "", "directory on the file system whose durable write rate disk-write-64m measures "+
+		"(the servers' data directory's)")
+	goalsFlag := fs.Bool("goals", false, "print the speed goals, each measured figure over its limit or anchor, after the table; "+
+		"unless --workloads says otherwise, run the workloads they need (targets "+goalDurable+", "+goalNoSync+", "+goalPG+")")
+	var pgScripts targetFlags
+	fs.Var(&pgScripts, "pgbench-script", "`workload=file`: replay file's statements with pgbench on --pgbench-db as target "+
+		"\"pgbench\" of that workload (repeatable)")
+	pgDB := fs.String("pgbench-db", "", "connection string of the database pgbench runs on")
+	pgBin := fs.String("pgbench-bin", "pgbench", "the pgbench executable")
+	pgTries := fs.Int("pgbench-max-tries", 10, "tries of a pgbench transaction that fails to serialize")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
@@ -148,9 +166,14 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		}
 		return nil, 0
 	}
-	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *preload < 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "lazuli-bench: --concurrency must be >= 1, --duration and --timeout > 0, --warmup and --preload >= 0")
+	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *preload < 0 || *timeout <= 0 || *rounds < 1 || *pgTries < 1 {
+		fmt.Fprintln(stderr, "lazuli-bench: --concurrency, --rounds and --pgbench-max-tries must be >= 1, --duration and --timeout > 0, --warmup and --preload >= 0")
 		return nil, 2
+	}
+	workloadsSet := false
+	fs.Visit(func(f *flag.Flag) { workloadsSet = workloadsSet || f.Name == "workloads" })
+	if *goalsFlag && !workloadsSet {
+		*names = goalWorkloadList()
 	}
 	wls, err := selectWorkloads(*names)
 	if err != nil {
@@ -161,15 +184,31 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		targets = append(targets, "UseDevelopmentStorage=true")
 	}
 	o := &options{workloads: wls, json: *asJSON, apiVersion: *version, progress: stderr,
-		cpuProfile: *cpuProfile}
+		cpuProfile: *cpuProfile, rounds: *rounds, goals: *goalsFlag}
 	if *quiet {
 		o.progress = io.Discard
 	}
-	seen := map[string]bool{}
+	if len(pgScripts) > 0 {
+		if *pgDB == "" {
+			fmt.Fprintln(stderr, "lazuli-bench: --pgbench-script needs --pgbench-db")
+			return nil, 2
+		}
+		o.pgbench = &pgbenchRunner{bin: *pgBin, db: *pgDB, scripts: map[string]string{}, maxTries: *pgTries}
+		for _, v := range pgScripts {
+			w, file, err := parsePgbenchScript(v)
+			if err != nil {
+				fmt.Fprintf(stderr, "lazuli-bench: --pgbench-script %q: %v\n", v, err)
+				return nil, 2
+			}
+			o.pgbench.scripts[w] = file
+		}
+	}
+	// The pseudo-targets' names are taken: --cpu may name them.
+	seen := map[string]bool{diskTarget: true, pgbenchTarget: true}
 	for i, v := range targets {
 		name, conn := parseTarget(v, "target"+strconv.Itoa(i+1))
 		if seen[name] {
-			fmt.Fprintf(stderr, "lazuli-bench: two targets named %q\n", name)
+			fmt.Fprintf(stderr, "lazuli-bench: two targets named %q (or a name of a limit: %s, %s)\n", name, diskTarget, pgbenchTarget)
 			return nil, 2
 		}
 		seen[name] = true
@@ -181,7 +220,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		o.targets = append(o.targets, newTarget(name, a, *version, *concurrency, *timeout))
 	}
 	o.settings = runSettings{settle: *settleFirst, duration: *duration, warmup: *warmup, concurrency: *concurrency,
-		preload: *preload, prefix: runPrefix()}
+		preload: *preload, prefix: runPrefix(), diskDir: *diskDir}
 	for _, v := range preloadFor {
 		name, n, ok := strings.Cut(v, "=")
 		count, err := strconv.Atoi(n)
@@ -220,33 +259,130 @@ func runPrefix() string {
 }
 
 // benchmark runs every workload on every target, one after the other, the
-// targets of a workload back to back so that they see the same machine.
+// targets of a workload back to back so that they see the same machine, as
+// many rounds as asked, and reports each workload and target's median.
 func benchmark(ctx context.Context, o *options) *report {
 	rep := &report{Started: time.Now(), DurationS: o.settings.duration.Seconds(),
 		WarmupS: o.settings.warmup.Seconds(), Concurrency: o.settings.concurrency,
 		Preload: o.settings.preload, PreloadFor: o.settings.preloadFor, APIVersion: o.apiVersion, CPUs: runtime.NumCPU(),
-		LoadBefore: loadAverage()}
+		LoadBefore: loadAverage(), Rounds: o.rounds}
 	for _, t := range o.targets {
 		rep.Targets = append(rep.Targets, t.name)
 	}
-	for _, w := range o.workloads {
-		for _, t := range o.targets {
-			if ctx.Err() != nil {
-				break
+	type key struct{ workload, target string }
+	var order []key
+	rounds := map[key][]*result{}
+	for round := range o.rounds {
+		for _, w := range o.workloads {
+			steps := o.steps(ctx, w)
+			// Every other round the targets go the other way, so that
+			// none always runs first, right after the previous workload.
+			if round%2 == 1 {
+				slices.Reverse(steps)
 			}
-			fmt.Fprintf(o.progress, "%-22s %-10s ", w.name, t.name)
-			r := measure(ctx, w, t, o.settings)
-			if ctx.Err() != nil {
-				// Interrupted mid-measurement: the numbers mean nothing.
-				fmt.Fprintln(o.progress, "interrupted")
-				break
+			for _, st := range steps {
+				if ctx.Err() != nil {
+					break
+				}
+				label := st.target
+				if o.rounds > 1 {
+					label = fmt.Sprintf("%s %d/%d", st.target, round+1, o.rounds)
+				}
+				fmt.Fprintf(o.progress, "%-22s %-10s ", w.name, label)
+				r := st.run()
+				if ctx.Err() != nil {
+					// Interrupted mid-measurement: the numbers mean nothing.
+					fmt.Fprintln(o.progress, "interrupted")
+					break
+				}
+				k := key{w.name, st.target}
+				if _, ok := rounds[k]; !ok {
+					order = append(order, k)
+				}
+				rounds[k] = append(rounds[k], r)
+				fmt.Fprintln(o.progress, progressLine(r))
 			}
-			rep.Results = append(rep.Results, r)
-			fmt.Fprintln(o.progress, progressLine(r))
 		}
+	}
+	// Results in workload order, each workload's targets in target order.
+	targetIndex := func(name string) int {
+		if i := slices.Index(rep.Targets, name); i >= 0 {
+			return i
+		}
+		return len(rep.Targets) + slices.Index([]string{diskTarget, pgbenchTarget}, name)
+	}
+	for _, w := range o.workloads {
+		var ks []key
+		for _, k := range order {
+			if k.workload == w.name {
+				ks = append(ks, k)
+			}
+		}
+		slices.SortStableFunc(ks, func(a, b key) int { return targetIndex(a.target) - targetIndex(b.target) })
+		for _, k := range ks {
+			rep.Results = append(rep.Results, medianRound(rounds[k]))
+		}
+	}
+	for _, name := range []string{diskTarget, pgbenchTarget} {
+		for _, k := range order {
+			if k.target == name {
+				rep.Targets = append(rep.Targets, name)
+				break
+			}
+		}
+	}
+	if o.goals {
+		rep.Goals = evalGoals(rep)
 	}
 	rep.LoadAfter = loadAverage()
 	return rep
+}
+
+// step is one measurement of a round: a workload on one target.
+type step struct {
+	target string
+	run    func() *result
+}
+
+// steps are the measurements of w in one round: on every target, or on
+// the machine itself for a local workload, then its pgbench replay.
+func (o *options) steps(ctx context.Context, w *workload) []step {
+	if w.local {
+		t := &target{name: diskTarget}
+		return []step{{diskTarget, func() *result { return measure(ctx, w, t, o.settings) }}}
+	}
+	var out []step
+	for _, t := range o.targets {
+		out = append(out, step{t.name, func() *result { return measure(ctx, w, t, o.settings) }})
+	}
+	if o.pgbench != nil && o.pgbench.scripts[w.name] != "" {
+		out = append(out, step{pgbenchTarget, func() *result { return o.pgbench.measure(ctx, w.name, o.settings) }})
+	}
+	return out
+}
+
+// medianRound returns the result of the median round by ops/s (the lower
+// middle one for an even count), with every round's ops/s.
+func medianRound(rs []*result) *result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b *result) int {
+		switch {
+		case a.OpsPerSec < b.OpsPerSec:
+			return -1
+		case a.OpsPerSec > b.OpsPerSec:
+			return 1
+		}
+		return 0
+	})
+	m := *sorted[(len(sorted)-1)/2]
+	m.RoundOpsPerSec = nil
+	for _, r := range rs {
+		m.RoundOpsPerSec = append(m.RoundOpsPerSec, r.OpsPerSec)
+	}
+	return &m
 }
 
 // progressLine is the one-line summary of a result.

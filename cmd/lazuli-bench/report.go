@@ -27,7 +27,12 @@ type report struct {
 	LoadBefore string         `json:"load_before,omitempty"`
 	LoadAfter  string         `json:"load_after,omitempty"`
 	Targets    []string       `json:"targets"`
-	Results    []*result      `json:"results"`
+	// Rounds is how often each workload ran on each target; every
+	// result is its median round's.
+	Rounds  int       `json:"rounds,omitempty"`
+	Results []*result `json:"results"`
+	// Goals are the speed goals with this run's figures (--goals).
+	Goals []goalResult `json:"goals,omitempty"`
 }
 
 // loadAverage returns the 1, 5 and 15 minute load averages where the
@@ -73,6 +78,9 @@ func (rep *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "lazuli-bench %s: %s per workload after %s warm-up, %d clients, preload %s, x-ms-version %s\n",
 		rep.Started.UTC().Format(time.RFC3339), fmtSeconds(rep.DurationS), fmtSeconds(rep.WarmupS),
 		rep.Concurrency, preload, rep.APIVersion)
+	if rep.Rounds > 1 {
+		fmt.Fprintf(w, "%d rounds, the targets' order reversed every other round; each figure is the median round's\n", rep.Rounds)
+	}
 	if rep.LoadBefore != "" {
 		fmt.Fprintf(w, "load average (1/5/15 min) before %s, after %s; %d CPUs\n", rep.LoadBefore, rep.LoadAfter, rep.CPUs)
 	}
@@ -95,8 +103,9 @@ func (rep *report) writeTable(w io.Writer) error {
 	for _, t := range rep.Targets {
 		head = append(head, t+" ops/s", "p50 ms", "p99 ms", "MB/s")
 	}
-	for _, t := range rep.Targets[min(1, len(rep.Targets)):] {
-		head = append(head, rep.Targets[0]+"/"+t)
+	servers := rep.serverTargets()
+	for _, t := range servers[min(1, len(servers)):] {
+		head = append(head, servers[0]+"/"+t)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, wl := range workloads {
@@ -104,9 +113,11 @@ func (rep *report) writeTable(w io.Writer) error {
 		for _, t := range rep.Targets {
 			row = append(row, cells(rep.find(wl, t))...)
 		}
-		first := rep.find(wl, rep.Targets[0])
-		for _, t := range rep.Targets[min(1, len(rep.Targets)):] {
-			row = append(row, ratio(first, rep.find(wl, t)))
+		if len(servers) > 0 {
+			first := rep.find(wl, servers[0])
+			for _, t := range servers[1:] {
+				row = append(row, ratio(first, rep.find(wl, t)))
+			}
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
@@ -154,7 +165,22 @@ func (rep *report) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, n)
 		}
 	}
+	if rep.Goals != nil {
+		return writeGoals(w, rep.Goals)
+	}
 	return nil
+}
+
+// serverTargets are the targets that are servers, not the limits measured
+// beside them; ratio columns compare only those.
+func (rep *report) serverTargets() []string {
+	var out []string
+	for _, t := range rep.Targets {
+		if t != diskTarget && t != pgbenchTarget {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // writeServerCPU prints, when --cpu named server processes, the CPU per
@@ -212,6 +238,12 @@ func requestsPerOp(workload string) string {
 		return "acquire + release"
 	case "blob-upload-64m":
 		return "16 Put Block + Put Block List"
+	case "blob-upload-64m-md5":
+		return "16 Put Block with Content-MD5 + Put Block List"
+	case "blob-put-setmeta-1k":
+		return "Put Blob + Set Blob Metadata"
+	case "disk-write-64m":
+		return "write 64 MiB to a new file + fdatasync"
 	case "file-put-1k":
 		return "Create File + Put Range"
 	case "file-upload-64m":
@@ -241,6 +273,10 @@ func cells(r *result) []string {
 	mbs := "-"
 	if r.BytesPerOp > 0 {
 		mbs = fmtRate(r.MBPerSec)
+	}
+	if r.P99ms == 0 {
+		// pgbench reports no percentiles.
+		return []string{ops, "-", "-", mbs}
 	}
 	return []string{ops, fmtMs(r.P50ms), fmtMs(r.P99ms), mbs}
 }

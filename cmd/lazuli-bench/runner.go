@@ -38,6 +38,9 @@ type workload struct {
 	// named workloads run only when --workloads names them, not in
 	// "all".
 	named bool
+	// local workloads measure this machine, not a server: they run once
+	// per round, as the pseudo-target "disk", instead of on every target.
+	local bool
 }
 
 // env is what a workload sees while it prepares: the target, the run's
@@ -47,6 +50,7 @@ type env struct {
 	concurrency int
 	preload     int
 	prefix      string // lowercase letters and digits, unique per run
+	diskDir     string // where disk-write-64m writes (--disk-dir)
 	// setupFails counts failed setup requests by kind (shared by parallel
 	// setup).
 	mu         sync.Mutex
@@ -128,6 +132,9 @@ type result struct {
 	ServerCPU []tierCPU `json:"server_cpu,omitempty"`
 	// Note is the workload's own remark (see prepared.note).
 	Note string `json:"note,omitempty"`
+	// RoundOpsPerSec are the ops/s of every round, in the order run, when
+	// --rounds is above 1; the result itself is the median round's.
+	RoundOpsPerSec []float64 `json:"round_ops_per_sec,omitempty"`
 }
 
 // failed reports whether the workload could not be measured at all.
@@ -144,6 +151,7 @@ type runSettings struct {
 	// each measurement reports (--cpu).
 	serverCPU map[string][]serverTier
 	prefix    string
+	diskDir   string
 	// settle lets the disk and CPUs go quiet before each measurement
 	// (see settle); the command sets it, unit tests leave it off, since
 	// it takes seconds per workload.
@@ -164,7 +172,7 @@ type clientStats struct {
 // duration with s.concurrency clients, and cleans up.
 func measure(ctx context.Context, w *workload, t *target, s runSettings) *result {
 	res := &result{Workload: w.name, Target: t.name}
-	e := &env{t: t, concurrency: s.concurrency, preload: s.preload, prefix: s.prefix}
+	e := &env{t: t, concurrency: s.concurrency, preload: s.preload, prefix: s.prefix, diskDir: s.diskDir}
 	if n, ok := s.preloadFor[t.name]; ok {
 		e.preload = n
 	}
