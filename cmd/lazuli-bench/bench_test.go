@@ -31,7 +31,8 @@ func TestWorkloadsAgainstLazuli(t *testing.T) {
 	const concurrency = 2
 	tg := newTarget("lazuli", a, defaultVersion, concurrency, time.Minute)
 	defer tg.close()
-	s := runSettings{duration: 100 * time.Millisecond, concurrency: concurrency, preload: 3000, prefix: runPrefix()}
+	s := runSettings{duration: 100 * time.Millisecond, concurrency: concurrency, preload: 3000, prefix: runPrefix(),
+		diskDir: t.TempDir()}
 	for _, w := range workloads() {
 		t.Run(w.name, func(t *testing.T) {
 			r := measure(context.Background(), w, tg, s)
@@ -64,6 +65,9 @@ func TestUnreachableTargetReportsFailure(t *testing.T) {
 	defer tg.close()
 	s := runSettings{duration: 20 * time.Millisecond, concurrency: 1, preload: 1, prefix: runPrefix()}
 	for _, w := range workloads() {
+		if w.local {
+			continue // measures this machine, no target
+		}
 		r := measure(context.Background(), w, tg, s)
 		if !r.failed() || r.Failures == 0 || r.SetupError+r.FirstError == "" {
 			t.Errorf("%s: %+v, want a reported failure", w.name, r)
@@ -131,7 +135,7 @@ func TestParseTarget(t *testing.T) {
 
 func TestSelectWorkloads(t *testing.T) {
 	all, err := selectWorkloads("all")
-	if err != nil || len(all) != 14 {
+	if err != nil || len(all) != 16 {
 		t.Fatalf("all: %d %v", len(all), err)
 	}
 	some, err := selectWorkloads("trivial, blob-lease,trivial")
@@ -139,8 +143,8 @@ func TestSelectWorkloads(t *testing.T) {
 		t.Fatalf("some: %v", err)
 	}
 	for _, w := range all {
-		if w.name == "blob-cas-hot" {
-			t.Fatal("blob-cas-hot runs only when named")
+		if w.name == "blob-cas-hot" || w.name == "disk-write-64m" {
+			t.Fatalf("%s runs only when named", w.name)
 		}
 	}
 	if hot, err := selectWorkloads("blob-cas-hot"); err != nil || len(hot) != 1 {
@@ -210,6 +214,10 @@ func TestFlags(t *testing.T) {
 		{"--target", "a=AccountName=x"},
 		{"--target", "a=UseDevelopmentStorage=true", "--target", "a=UseDevelopmentStorage=true"},
 		{"extra"},
+		{"--rounds", "0"},
+		{"--pgbench-script", "blob-put-1k=x.sql"},
+		{"--pgbench-script", "nope=x.sql", "--pgbench-db", "dbname=x"},
+		{"--target", "disk=UseDevelopmentStorage=true"},
 	} {
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)

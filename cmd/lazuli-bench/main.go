@@ -394,6 +394,10 @@ func progressLine(r *result) string {
 		return fmt.Sprintf("failed (%d failures): %s", r.Failures, r.FirstError)
 	}
 	s := fmt.Sprintf("%s ops/s  p50 %s ms  p99 %s ms", fmtRate(r.OpsPerSec), fmtMs(r.P50ms), fmtMs(r.P99ms))
+	if r.P99ms == 0 {
+		// pgbench reports the mean latency alone.
+		s = fmt.Sprintf("%s ops/s  mean %s ms", fmtRate(r.OpsPerSec), fmtMs(r.MeanMs))
+	}
 	if r.BytesPerOp > 0 {
 		s += "  " + fmtRate(r.MBPerSec) + " MB/s"
 	}

@@ -34,6 +34,7 @@ type pgbenchRunner struct {
 type pgbenchStats struct {
 	processed int64   // transactions (script runs) completed
 	failed    int64   // transactions that failed even after retries
+	retried   int64   // transactions run again after a serialization failure
 	tps       float64 // without initial connection time
 	latencyMs float64 // average latency
 }
@@ -101,6 +102,9 @@ func (p *pgbenchRunner) measure(ctx context.Context, workload string, s runSetti
 		res.FirstError = "a transaction failed after " + strconv.Itoa(p.maxTries) + " tries"
 	}
 	res.ServerCPU = tierUsage(tiers, srv0, srv1, res.Ops, elapsed)
+	if st.retried > 0 && st.processed > 0 {
+		res.Note = fmt.Sprintf("%d of %d transactions retried after a serialization failure", st.retried, st.processed)
+	}
 	return res
 }
 
@@ -135,6 +139,8 @@ func parsePgbench(out string) (pgbenchStats, error) {
 				return st, fmt.Errorf("pgbench: failed transactions %q: %v", v, err)
 			}
 			st.failed = n
+		} else if v, ok := field("number of transactions retried:"); ok {
+			st.retried, _ = strconv.ParseInt(v, 10, 64)
 		} else if v, ok := field("latency average ="); ok {
 			st.latencyMs, _ = strconv.ParseFloat(v, 64)
 		} else if v, ok := field("tps ="); ok && !haveTPS {
