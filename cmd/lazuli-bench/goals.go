@@ -107,6 +107,21 @@ func writeGoals(w io.Writer, gs []goalResult) error {
 	return tw.Flush()
 }
 
+// goalNeeds reports whether, with --goals, workload runs on target: a
+// target the goals name runs only what a goal reads from it (the slow
+// uploads stay off the PostgreSQL instance); any other runs everything.
+func goalNeeds(workload, target string) bool {
+	if target != goalDurable && target != goalNoSync && target != goalPG {
+		return true
+	}
+	for _, g := range goals() {
+		if (g.Workload == workload && g.Target == target) || (g.AnchorWorkload == workload && g.AnchorTarget == target) {
+			return true
+		}
+	}
+	return false
+}
+
 // goalWorkloads are the workloads the goals need, in the order they run
 // by default, the disk's right before the uploads it bounds.
 func goalWorkloads() []string {

@@ -155,6 +155,18 @@ func TestGoalWorkloads(t *testing.T) {
 	if _, err := selectWorkloads(goalWorkloadList()); err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range []struct {
+		workload, target string
+		want             bool
+	}{
+		{"blob-upload-64m", "lazuli", true}, {"blob-upload-64m", "pg1", false}, {"blob-upload-64m", "lazuli-nosync", false},
+		{"queue-receive-delete", "pg1", true}, {"queue-receive-delete", "lazuli", false}, {"blob-put-1k", "lazuli-nosync", true},
+		{"blob-upload-64m", "azurite", true},
+	} {
+		if got := goalNeeds(c.workload, c.target); got != c.want {
+			t.Errorf("goalNeeds(%s, %s) = %v", c.workload, c.target, got)
+		}
+	}
 }
 
 // TestRoundsDiskAndPgbench runs two rounds of a server workload, the disk

@@ -143,7 +143,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	diskDir := fs.String("disk-dir", "", "directory on the file system whose durable write rate disk-write-64m measures "+
 		"(the servers' data directory's)")
 	goalsFlag := fs.Bool("goals", false, "print the speed goals, each measured figure over its limit or anchor, after the table; "+
-		"unless --workloads says otherwise, run the workloads they need (targets "+goalDurable+", "+goalNoSync+", "+goalPG+")")
+		"unless --workloads says otherwise, run the workloads they need; targets "+goalDurable+", "+goalNoSync+" and "+goalPG+
+		" then run only the workloads whose figures a goal uses (other targets run all)")
 	var pgScripts targetFlags
 	fs.Var(&pgScripts, "pgbench-script", "`workload=file`: replay file's statements with pgbench on --pgbench-db as target "+
 		"\"pgbench\" of that workload (repeatable)")
@@ -353,6 +354,9 @@ func (o *options) steps(ctx context.Context, w *workload) []step {
 	}
 	var out []step
 	for _, t := range o.targets {
+		if o.goals && !goalNeeds(w.name, t.name) {
+			continue
+		}
 		out = append(out, step{t.name, func() *result { return measure(ctx, w, t, o.settings) }})
 	}
 	if o.pgbench != nil && o.pgbench.scripts[w.name] != "" {
