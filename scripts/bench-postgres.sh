@@ -36,32 +36,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 base=${BENCH_PORT_BASE:-24000}
 maxconns=${PG_MAX_CONNS:-16}
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/lazuli-bench-pg.XXXXXX")
 chmod 755 "$scratch"
 pids=()
-pg_pid=""
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if [ -n "$pg_pid" ]; then
-    # A fast shutdown, sent to the postmaster itself (runuser, when root
-    # started it through that, does not pass signals on).
-    kill -INT "${pg_master:-$pg_pid}" 2>/dev/null || true
-    wait "$pg_pid" 2>/dev/null || true
-  fi
-  if [ "${KEEP_LOGS:-}" = 1 ]; then
-    echo "logs kept in $scratch" >&2
-  else
-    rm -rf "$scratch"
-  fi
-}
+. scripts/bench-lib.sh
 trap cleanup EXIT
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # wait_port PORT PID NAME: wait until something accepts connections on
 # 127.0.0.1:PORT, failing early if PID has exited.
@@ -86,89 +68,15 @@ for p in $base $((base + 50)) $((base + 51)) $((base + 52)); do
   fi
 done
 
-# conn NAME PORT...: a connection string whose endpoints list the blob,
-# queue, table and file ports of each instance whose first port is given
-# (consecutive ports per instance); lazuli-bench spreads its connections
-# over the instances of an endpoint.
-conn() {
-  local s="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key" svc i p urls
-  local -a names=(BlobEndpoint QueueEndpoint TableEndpoint FileEndpoint)
-  for i in 0 1 2 3; do
-    urls=""
-    for p in "$@"; do urls+="${urls:+,}http://127.0.0.1:$((p + i))/devstoreaccount1"; done
-    svc=${names[$i]}
-    s+=";$svc=$urls"
-  done
-  echo "$s"
-}
-
 echo "== building lazuli and lazuli-bench" >&2
 go build -o "$scratch/lazuli" ./cmd/lazuli
 go build -o "$scratch/lazuli-bench" ./cmd/lazuli-bench
 
-pgbin=${POSTGRES_BIN:-}
-if [ -z "$pgbin" ]; then
-  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-  [ -n "$pgbin" ] || pgbin=$(dirname "$(command -v postgres)")
-fi
-run_pg=()
-if [ "$(id -u)" = 0 ]; then
-  run_pg=(runuser -u postgres --)
-  mkdir -p "$scratch/pg" && chown postgres: "$scratch/pg"
-else
-  mkdir -p "$scratch/pg"
-fi
-pg_port=$base
-echo "== PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port" >&2
-"${run_pg[@]}" "$pgbin/initdb" -D "$scratch/pg/data" -U postgres --auth=trust -E UTF8 --locale=C >"$scratch/initdb.log" 2>&1 ||
-  { cat "$scratch/initdb.log" >&2; exit 1; }
-"${run_pg[@]}" "$pgbin/postgres" -D "$scratch/pg/data" -p "$pg_port" -c listen_addresses=127.0.0.1 \
-  -c unix_socket_directories="$scratch/pg" -c max_connections=200 -c shared_buffers=128MB \
-  -c max_pred_locks_per_transaction=256 \
-  >"$scratch/postgres.log" 2>&1 &
-pg_pid=$!
-wait_port "$pg_port" "$pg_pid" postgres
-for _ in $(seq 1 150); do
-  "$pgbin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c "SELECT 1" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-# The postmaster: runuser's child when run as root.
-pg_master=$(head -n 1 "$scratch/pg/data/postmaster.pid")
+start_postgres "$base"
 for db in pg1 pg3; do
   "$pgbin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c "CREATE DATABASE $db" >&2
 done
 pg_url() { echo "postgres://postgres@127.0.0.1:$pg_port/$1?sslmode=disable"; }
-
-# start NAME FIRST_PORT ARGS...: a lazuli on FIRST_PORT..FIRST_PORT+3, or,
-# when one of those is taken meanwhile (the ephemeral port of an outgoing
-# connection, such as one to the database, may land in the range), on the
-# next free block of ten upwards; sets started_pid and started_port.
-start() {
-  local name=$1 p=$2 try i
-  shift 2
-  for try in 1 2 3 4 5; do
-    while port_busy "$p" || port_busy $((p + 1)) || port_busy $((p + 2)) || port_busy $((p + 3)); do p=$((p + 10)); done
-    "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$p" --queueHost 127.0.0.1 --queuePort "$((p + 1))" \
-      --tableHost 127.0.0.1 --tablePort "$((p + 2))" --fileHost 127.0.0.1 --filePort "$((p + 3))" --smbPort -1 --adminPort -1 \
-      --silent "$@" >"$scratch/$name.log" 2>&1 &
-    started_pid=$!
-    started_port=$p
-    for _ in $(seq 1 300); do
-      if grep -q '^lazuli: blob' "$scratch/$name.log" || ! kill -0 "$started_pid" 2>/dev/null; then break; fi
-      sleep 0.2
-    done
-    if grep -q '^lazuli: blob' "$scratch/$name.log"; then
-      pids+=("$started_pid")
-      return 0
-    fi
-    wait "$started_pid" 2>/dev/null || true
-    if ! grep -q "already in use" "$scratch/$name.log"; then break; fi
-    p=$((p + 10))
-  done
-  echo "$name did not start; its log:" >&2
-  cat "$scratch/$name.log" >&2
-  exit 1
-}
 
 # start_pg: the one instance of pg1 and the three of pg3 (from ports
 # base+100 upwards); sets pg1_pid, pg1_port, pg3_pids and pg3_ports.
