@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -96,7 +97,8 @@ func writeGoals(w io.Writer, gs []goalResult) error {
 			aops = fmtRate(g.AnchorOpsPerSec)
 		}
 		if g.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2f", g.Ratio)
+			// Rounded down, so that a ratio printed as the goal meets it.
+			ratio = fmt.Sprintf("%.2f", math.Floor(g.Ratio*100)/100)
 			met = "no"
 			if g.Met {
 				met = "yes"

@@ -94,6 +94,8 @@ func TestGoals(t *testing.T) {
 			{Workload: "blob-put-1k", Target: "lazuli-nosync", Ops: 10, OpsPerSec: 1000, P50ms: 1, P99ms: 2},
 			{Workload: "blob-put-1k", Target: "pg1", Ops: 10, OpsPerSec: 300, P50ms: 1, P99ms: 2},
 			{Workload: "blob-put-1k", Target: pgbenchTarget, Ops: 10, OpsPerSec: 400, MeanMs: 3},
+			{Workload: "queue-put", Target: "lazuli", Ops: 10, OpsPerSec: 5126, P50ms: 1, P99ms: 2},
+			{Workload: "queue-put", Target: "lazuli-nosync", Ops: 10, OpsPerSec: 6423, P50ms: 1, P99ms: 2},
 			{Workload: "file-put-1k", Target: "lazuli", SetupError: "boom", Failures: 1},
 			{Workload: "blob-put-setmeta-1k", Target: "lazuli", Ops: 10, OpsPerSec: 500, P50ms: 1, P99ms: 2},
 		}}
@@ -129,6 +131,7 @@ func TestGoals(t *testing.T) {
 		"lazuli/lazuli-nosync", "lazuli/pg1", "disk ops/s", "pgbench ops/s",
 		"blob-upload-64m @lazuli        1.8    disk-write-64m @disk                  2.0",
 		"0.90   0.80  yes", "0.70   0.80  no", "0.75   0.70  yes", "not measured",
+		"6423   0.79   0.80  no", // 0.798: never printed as the 0.80 it misses
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
