@@ -8,6 +8,12 @@
 //	    --target azurite='AccountName=devstoreaccount1;AccountKey=...;BlobEndpoint=http://127.0.0.1:20000/devstoreaccount1;...' \
 //	    --duration 10s --concurrency 16 --workloads blob-put-1k,queue-put
 //
+// With --goals it also measures the limits the speed goals are set
+// against — the disk's own fdatasync'd write rate (disk-write-64m,
+// --disk-dir) and pgbench replaying the statements of one lazuli operation
+// (--pgbench-script) — over --rounds alternating rounds, and prints each
+// goal's figure beside its limit (scripts/bench-limits.sh sets it all up).
+//
 // Requests go over a small HTTP/1.1 keep-alive client of its own, written
 // and signed with Shared Key straight into each connection's buffer by the
 // calling goroutine, so that the client takes as little CPU as it can from
