@@ -659,7 +659,9 @@ func (c *conn) signMsg(s *session, m []byte) {
 func (c *conn) signature(s *session, m []byte) [16]byte {
 	var sig [16]byte
 	switch {
-	case c.dialect < wire.Dialect300:
+	case c.dialect < wire.Dialect300 || c.signAlg == 0:
+		// SMB 2.x, or 3.1.1 with HMAC-SHA256 negotiated in
+		// SIGNING_CAPABILITIES (MS-SMB2 3.1.4.1).
 		h := hmac.New(sha256.New, s.signKey)
 		h.Write(m)
 		copy(sig[:], h.Sum(nil))

@@ -269,7 +269,7 @@ func (l *recordingListener) negotiated(t *testing.T) (dialect uint16, signing, c
 // TestSmbclientSigningAndCipherChoices: on SMB 3.1.1 the server takes
 // the client's preferred signing algorithm and cipher among those it
 // offers (Samba's smbclient prefers AES-GMAC and AES-128-GCM), and each of
-// HMAC-SHA256 (2.1), AES-CMAC, AES-GMAC, AES-128-CCM and AES-128-GCM
+// HMAC-SHA256 (2.1, and 3.1.1 when the client offers only it), AES-CMAC, AES-GMAC, AES-128-CCM and AES-128-GCM
 // carries a transfer whose frames are all signed or encrypted.
 func TestSmbclientSigningAndCipherChoices(t *testing.T) {
 	_, rl := startRecording(t, newMemFS("share1"))
@@ -287,6 +287,7 @@ func TestSmbclientSigningAndCipherChoices(t *testing.T) {
 		{"HMAC-SHA256", []string{"-m", "SMB2_10", "--client-protection=sign"}, 0x210, -1, -1},
 		{"AES-CMAC 3.0.2", []string{"-m", "SMB3_02", "--client-protection=sign"}, 0x302, -1, -1},
 		{"AES-GMAC", []string{"-m", "SMB3_11", "--client-protection=sign"}, 0x311, 2, -1},
+		{"HMAC-SHA256 3.1.1", []string{"-m", "SMB3_11", "--client-protection=sign", "--option=client smb3 signing algorithms=hmac-sha-256"}, 0x311, 0, -1},
 		{"AES-CMAC 3.1.1", []string{"-m", "SMB3_11", "--client-protection=sign", "--option=client smb3 signing algorithms=AES-128-CMAC"}, 0x311, 1, -1},
 		{"AES-128-GCM", []string{"-m", "SMB3_11", "--client-protection=encrypt"}, 0x311, 2, 2},
 		{"AES-128-CCM 3.1.1", []string{"-m", "SMB3_11", "--client-protection=encrypt", "--option=client smb3 encryption algorithms=AES-128-CCM"}, 0x311, 2, 1},
