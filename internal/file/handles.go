@@ -145,10 +145,16 @@ func checkLocks(tx storage.Tx, sid uint64, n *Node, off, ln uint64, own uint64, 
 		return err
 	}
 	for _, h := range hs {
-		if h.ID == own {
-			continue
-		}
 		for _, l := range h.Locks {
+			if h.ID == own {
+				// An open's own locks let it read, and write where it
+				// holds them exclusively; its shared locks stop its own
+				// writes too (MS-FSA 2.1.4.10).
+				if write && !l.Exclusive && l.overlaps(off, ln) {
+					return azerr.New(azerr.FileLockConflict)
+				}
+				continue
+			}
 			if (write || l.Exclusive) && (own == 0 || l.overlaps(off, ln)) {
 				return azerr.New(azerr.FileLockConflict)
 			}
@@ -288,6 +294,11 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now),
 				Inline: !req.Directory}
 			attrs := req.Attrs &^ AttrNormal
+			if attrs&AttrReadOnly != 0 && req.DeleteOnClose {
+				// A read-only file cannot be deleted, not even one this
+				// open creates (MS-FSA 2.1.5.1.1).
+				return ErrCannotDelete
+			}
 			if !req.Directory {
 				// Windows marks every new file for archiving.
 				attrs |= AttrArchive
@@ -325,22 +336,36 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 					access = access&^MaximumAllowed | FileReadData | FileExecute | Delete
 				}
 			}
-			if err := s.checkShareModes(tx, sh.ID, n, access, req.ShareAccess); err != nil {
+			// Truncating the file is a write, and superseding it a delete
+			// too, whatever access the open asks for: share modes and a
+			// REST lease must allow them (MS-FSA 2.1.5.1.2).
+			check, truncate := access, !n.Dir && (req.Disposition == Supersede || req.Disposition == Overwrite || req.Disposition == OverwriteIf)
+			if truncate {
+				check |= FileWriteData
+				if req.Disposition == Supersede {
+					check |= Delete
+				}
+			}
+			if err := s.checkShareModes(tx, sh.ID, n, check, req.ShareAccess); err != nil {
 				return err
 			}
-			if want&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
+			if relevant(check)&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
 				return azerr.New(azerr.SharingViolation)
 			}
 			if n.Handles >= MaxHandlesPerFile {
 				return azerr.New(azerr.HandleLimitExceeded)
 			}
 			res.Action = Opened
-			if !n.Dir && (req.Disposition == Supersede || req.Disposition == Overwrite || req.Disposition == OverwriteIf) {
+			if truncate {
 				if n.Attrs&AttrReadOnly != 0 {
 					return ErrAccessDenied
 				}
-				if err := checkLocks(tx, sh.ID, n, 0, ^uint64(0), 0, true); err != nil {
-					return err
+				// A hidden or system file is overwritten only by a request
+				// that keeps the attribute (MS-FSA 2.1.5.1.2.1). Other
+				// handles' byte-range locks do not stop the truncation,
+				// as on Windows.
+				if n.Attrs&^req.Attrs&(AttrHidden|AttrSystem) != 0 {
+					return ErrAccessDenied
 				}
 				if err := resize(tx, sh, n, 0); err != nil {
 					return err
@@ -723,7 +748,11 @@ func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclus
 		}
 		for _, o := range hs {
 			for _, l := range o.Locks {
-				if (exclusive || l.Exclusive) && l.overlaps(off, n) {
+				// A shared lock may stack on the same open's exclusive
+				// lock (MS-FSA 2.1.5.7); anything else overlapping an
+				// exclusive lock, or an exclusive one overlapping any
+				// lock, conflicts.
+				if (exclusive || l.Exclusive && o.ID != h.ID) && l.overlaps(off, n) {
 					return azerr.New(azerr.FileLockConflict)
 				}
 			}
@@ -792,6 +821,20 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 		}
 		if relevant(h.Access)&accessDelete == 0 {
 			return ErrAccessDenied
+		}
+		if n.Dir {
+			// A directory with anything open below it does not move
+			// (Windows and Azure Files answer access denied).
+			below := false
+			if err := walkHandles(tx, ref.Share, n, true, func(o *Handle, _ string) bool {
+				below = o.FileID != n.ID
+				return !below
+			}); err != nil {
+				return err
+			}
+			if below {
+				return ErrAccessDenied
+			}
 		}
 		sh := &Share{ID: ref.Share}
 		out, err = s.move(tx, sh, n, dst, replace, false, h.ID)

@@ -486,7 +486,10 @@ func (c *conn) setInfo(r *request) *response {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
 	if req.InfoType == wire.InfoSecurity {
-		return c.errorResponse(r, c.setSecurity(o, req))
+		if status := c.setSecurity(o, req); status != statusSuccess {
+			return c.errorResponse(r, status)
+		}
+		return c.ok(r, wire.AppendSetInfoResponse(nil))
 	}
 	if req.InfoType != wire.InfoFile {
 		return c.errorResponse(r, statusNotSupported)

@@ -1,0 +1,268 @@
+package smb_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+var le = binary.LittleEndian
+
+// More create dispositions, options and statuses of SMB CREATE.
+const (
+	supersede     = 0
+	overwrite     = 4
+	overwriteIf   = 5
+	createNew     = 2
+	dirFile       = 0x1
+	deleteOnClose = 0x1000
+
+	attrReadOnly = 0x1
+	attrHidden   = 0x2
+	attrSystem   = 0x4
+	attrArchive  = 0x20
+
+	statusCannotDelete = 0xC0000121
+)
+
+// createAttrs is a CREATE carrying file attributes.
+func createAttrs(t *testing.T, c *smbtest.Client, path string, access, share, disposition, options, attrs uint32) (wire.FileID, uint32) {
+	t.Helper()
+	b := smbtest.CreateBody(path, access, share, disposition, options)
+	le.PutUint32(b[28:], attrs)
+	h, resp, err := c.Do(wire.Create, b)
+	must(t, err)
+	if h.Status != 0 {
+		return wire.FileID{}, h.Status
+	}
+	r := resp[wire.HeaderSize:]
+	return wire.FileID{Persistent: le.Uint64(r[64:]), Volatile: le.Uint64(r[72:])}, 0
+}
+
+// restBytes reads a file over REST.
+func restBytes(t *testing.T, f *file.Client) []byte {
+	t.Helper()
+	r, err := f.DownloadStream(ctx(t), nil)
+	must(t, err)
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	must(t, err)
+	return b
+}
+
+// TestTruncatingOpenIsAWrite: CREATE with FILE_OVERWRITE,
+// FILE_OVERWRITE_IF or FILE_SUPERSEDE truncates the file, so even when it
+// asks only for read access it is checked as a write (supersede as a
+// delete too) against the share modes of other opens and a REST lease,
+// and a refused one changes no byte.
+func TestTruncatingOpenIsAWrite(t *testing.T) {
+	data := []byte("0123456789")
+	engines(t, func(t *testing.T, e *env) {
+		a, b := e.smb(t), e.smb(t)
+		f := e.createFile(t, "t.txt", data)
+		refused := func(what string, disp, share uint32) {
+			t.Helper()
+			if _, st := b.Create("t.txt", readData, shareR|shareW|shareD, disp, nonDir); st != smbtest.StatusSharingViolation {
+				t.Errorf("%s, disposition %d: %#x, want STATUS_SHARING_VIOLATION", what, disp, st)
+			}
+			if got := restBytes(t, f); !bytes.Equal(got, data) {
+				t.Fatalf("%s, disposition %d: the file holds %q", what, disp, got)
+			}
+		}
+		// Another open denies writing: no truncation of any kind.
+		fa, st := a.Create("t.txt", readData, shareR|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		for _, d := range []uint32{overwrite, overwriteIf, supersede} {
+			refused("an open sharing read and delete", d, 0)
+		}
+		a.CloseFile(fa)
+		// Another open shares writing but not deleting: supersede only
+		// is refused.
+		fa, _ = a.Create("t.txt", readData, shareR|shareW, openOnly, nonDir)
+		refused("an open sharing read and write", supersede, 0)
+		a.CloseFile(fa)
+		// A REST lease: no truncation.
+		lc, err := lease.NewFileClient(f, nil)
+		must(t, err)
+		_, err = lc.Acquire(ctx(t), nil)
+		must(t, err)
+		for _, d := range []uint32{overwrite, overwriteIf, supersede} {
+			refused("a REST lease", d, 0)
+		}
+		_, err = lc.Release(ctx(t), nil)
+		must(t, err)
+		// With nothing in the way it truncates.
+		fb, st := b.Create("t.txt", readData, shareR|shareW|shareD, overwrite, nonDir)
+		if st != 0 {
+			t.Fatalf("overwrite: %#x", st)
+		}
+		b.CloseFile(fb)
+		if got := restBytes(t, f); len(got) != 0 {
+			t.Fatalf("after the overwrite the file holds %q", got)
+		}
+	})
+}
+
+// TestSetSecurityAnswersSetInfo: a successful SET_INFO of a security
+// descriptor answers with the SET_INFO response (StructureSize 2), not
+// an error-shaped body clients read as a failure.
+func TestSetSecurityAnswersSetInfo(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "sd.txt", []byte("x"))
+		c := e.smb(t)
+		fid, st := c.Create("sd.txt", readData|0x20000|0x40000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		sd, st := c.QueryInfo(fid, wire.InfoSecurity, 0, 4, 4096)
+		if st != 0 {
+			t.Fatalf("QUERY_INFO security: %#x", st)
+		}
+		body := make([]byte, 32)
+		le.PutUint16(body, 33)
+		body[2] = wire.InfoSecurity
+		le.PutUint32(body[4:], uint32(len(sd)))
+		le.PutUint16(body[8:], wire.HeaderSize+32)
+		le.PutUint32(body[12:], 4)
+		le.PutUint64(body[16:], fid.Persistent)
+		le.PutUint64(body[24:], fid.Volatile)
+		h, resp, err := c.Do(wire.SetInfo, append(body, sd...))
+		must(t, err)
+		if h.Status != 0 || len(resp) != wire.HeaderSize+2 || le.Uint16(resp[wire.HeaderSize:]) != 2 {
+			t.Fatalf("SET_INFO security: status %#x, body %x; want success with the 2-byte SET_INFO response",
+				h.Status, resp[wire.HeaderSize:])
+		}
+	})
+}
+
+// TestLockStackingAndOwnSharedLocks: an open may take a shared lock over
+// its own exclusive lock (granted at once, also when it may wait), its
+// shared lock stops its own writes (FILE_LOCK_CONFLICT) while its
+// exclusive lock does not, and another open's locks do not stop a
+// truncating open (Windows and Samba).
+func TestLockStackingAndOwnSharedLocks(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		a, b := e.smb(t), e.smb(t)
+		f := e.createFile(t, "l.txt", bytes.Repeat([]byte("x"), 100))
+		fa, _ := a.Create("l.txt", readData|writeData, shareR|shareW|shareD, openOnly, nonDir)
+		if st := a.Lock(fa, 0, 10, wire.LockExclusive|wire.LockFailImmediately); st != 0 {
+			t.Fatalf("exclusive lock: %#x", st)
+		}
+		if st := a.Write(fa, 2, []byte("y")); st != 0 {
+			t.Fatalf("write inside the open's own exclusive lock: %#x", st)
+		}
+		if st := a.Lock(fa, 0, 10, wire.LockShared|wire.LockFailImmediately); st != 0 {
+			t.Fatalf("shared lock over the open's own exclusive lock: %#x", st)
+		}
+		if st := a.Lock(fa, 2, 4, wire.LockShared); st != 0 {
+			t.Fatalf("waiting shared lock over the open's own exclusive lock: %#x", st)
+		}
+		if st := a.Lock(fa, 5, 10, wire.LockExclusive|wire.LockFailImmediately); st != smbtest.StatusLockNotGranted {
+			t.Fatalf("exclusive lock over the open's own locks: %#x, want STATUS_LOCK_NOT_GRANTED", st)
+		}
+		if st := a.Lock(fa, 50, 10, wire.LockShared|wire.LockFailImmediately); st != 0 {
+			t.Fatalf("shared lock: %#x", st)
+		}
+		if st := a.Write(fa, 55, []byte("y")); st != smbtest.StatusFileLockConflict {
+			t.Fatalf("write inside the open's own shared lock: %#x, want STATUS_FILE_LOCK_CONFLICT", st)
+		}
+		if got, st := a.Read(fa, 50, 10); st != 0 || len(got) != 10 {
+			t.Fatalf("read inside the open's own shared lock: %q %#x", got, st)
+		}
+		fb, st := b.Create("l.txt", readData|writeData, shareR|shareW|shareD, overwrite, nonDir)
+		if st != 0 {
+			t.Fatalf("truncating open of a file another open holds locks on: %#x", st)
+		}
+		b.CloseFile(fb)
+		if got := restBytes(t, f); len(got) != 0 {
+			t.Fatalf("after the overwrite the file holds %d bytes", len(got))
+		}
+	})
+}
+
+// TestDirectoryWithOpenFileDoesNotMove: renaming a directory with an
+// open file inside is STATUS_ACCESS_DENIED, as on Windows, Samba and
+// Azure Files; once the file is closed it moves.
+func TestDirectoryWithOpenFileDoesNotMove(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		d, st := c.Create("d", readData|deleteAcc, shareR|shareW|shareD, createNew, dirFile)
+		if st != 0 {
+			t.Fatalf("mkdir: %#x", st)
+		}
+		fid, st := c.Create(`d\in.txt`, readData|writeData, shareR|shareW|shareD, createNew, nonDir)
+		if st != 0 {
+			t.Fatalf("create inside: %#x", st)
+		}
+		if st := rename(c, d, "d2"); st != smbtest.StatusAccessDenied {
+			t.Fatalf("rename of a directory with an open file inside: %#x, want STATUS_ACCESS_DENIED", st)
+		}
+		c.CloseFile(fid)
+		if st := rename(c, d, "d2"); st != 0 {
+			t.Fatalf("rename once the file is closed: %#x", st)
+		}
+	})
+}
+
+// rename sends SET_INFO FileRenameInformation.
+func rename(c *smbtest.Client, fid wire.FileID, to string) uint32 {
+	name := wire.AppendUTF16(nil, to)
+	b := make([]byte, 20)
+	le.PutUint32(b[16:], uint32(len(name)))
+	return c.SetInfo(fid, wire.InfoFile, 10, 0, append(b, name...))
+}
+
+// TestReadOnlyDeleteOnCloseCreate: a new file created READONLY with
+// FILE_DELETE_ON_CLOSE is STATUS_CANNOT_DELETE, and nothing is created.
+func TestReadOnlyDeleteOnCloseCreate(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		if _, st := createAttrs(t, c, "ro.txt", readData|writeData|deleteAcc, shareR|shareW|shareD, createNew,
+			nonDir|deleteOnClose, attrReadOnly); st != statusCannotDelete {
+			t.Fatalf("READONLY create with delete-on-close: %#x, want STATUS_CANNOT_DELETE", st)
+		}
+		if _, err := e.file("ro.txt").GetProperties(ctx(t), nil); code(err) != "404 ResourceNotFound" {
+			t.Fatalf("the refused create left a file: %s", code(err))
+		}
+	})
+}
+
+// TestOverwriteHiddenOrSystem: overwriting (or superseding) a HIDDEN or
+// SYSTEM file succeeds when the request carries those attributes and is
+// STATUS_ACCESS_DENIED when it lacks one (MS-FSA 2.1.5.1.2.1), as Office
+// owner files and desktop.ini need.
+func TestOverwriteHiddenOrSystem(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		for _, attr := range []uint32{attrHidden, attrSystem, attrHidden | attrSystem} {
+			fid, st := createAttrs(t, c, "h.txt", readData|writeData|deleteAcc, shareR|shareW|shareD, overwriteIf, nonDir, attr)
+			if st != 0 {
+				t.Fatalf("create with attributes %#x: %#x", attr, st)
+			}
+			c.Write(fid, 0, []byte("data"))
+			c.CloseFile(fid)
+			for _, d := range []uint32{overwrite, overwriteIf, supersede} {
+				if _, st := createAttrs(t, c, "h.txt", readData|writeData, shareR|shareW|shareD, d, nonDir, attrArchive); st != smbtest.StatusAccessDenied {
+					t.Fatalf("disposition %d without attributes %#x: %#x, want STATUS_ACCESS_DENIED", d, attr, st)
+				}
+				fid, st := createAttrs(t, c, "h.txt", readData|writeData|deleteAcc, shareR|shareW|shareD, d, nonDir, attr)
+				if st != 0 {
+					t.Fatalf("disposition %d with attributes %#x: %#x", d, attr, st)
+				}
+				c.CloseFile(fid)
+			}
+			fid, _ = c.Create("h.txt", readData|writeData|deleteAcc|0x100, shareR|shareW|shareD, openOnly, nonDir)
+			c.SetDisposition(fid, true)
+			c.CloseFile(fid)
+		}
+	})
+}
