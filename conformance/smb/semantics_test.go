@@ -266,3 +266,112 @@ func TestOverwriteHiddenOrSystem(t *testing.T) {
 		}
 	})
 }
+
+const (
+	statusInvalidParameter = 0xC000000D
+	statusInvalidLockRange = 0xC00001A1
+	statusRangeNotLocked   = 0xC000007E
+)
+
+// lockBody is a LOCK request of elements {offset, length, flags}.
+func lockBody(fid wire.FileID, els ...[3]uint64) []byte {
+	b := make([]byte, 24)
+	le.PutUint16(b, 48)
+	le.PutUint16(b[2:], uint16(len(els)))
+	le.PutUint64(b[8:], fid.Persistent)
+	le.PutUint64(b[16:], fid.Volatile)
+	for _, e := range els {
+		b = le.AppendUint64(le.AppendUint64(b, e[0]), e[1])
+		b = le.AppendUint32(le.AppendUint32(b, uint32(e[2])), 0)
+	}
+	return b
+}
+
+func lockStatus(t *testing.T, c *smbtest.Client, fid wire.FileID, els ...[3]uint64) uint32 {
+	t.Helper()
+	h, _, err := c.Do(wire.Lock, lockBody(fid, els...))
+	must(t, err)
+	return h.Status
+}
+
+// TestLockEdgeAnswers pins LOCK's answers where Windows (and Samba, and
+// smbtorture's smb2.lock) are particular: a zero-length lock conflicts
+// with an exclusive lock holding its offset strictly inside, a range may
+// end at 2^64 but not past it (INVALID_LOCK_RANGE), the flags of each
+// element are validated (unlocks run up to the first element that is not
+// one), a zero-byte read meets no lock, and a waiting lock whose open is
+// closed ends with RANGE_NOT_LOCKED (CANCEL gives CANCELLED).
+func TestLockEdgeAnswers(t *testing.T) {
+	const (
+		sh   = uint64(wire.LockShared)
+		ex   = uint64(wire.LockExclusive)
+		un   = uint64(wire.LockUnlock)
+		now  = uint64(wire.LockFailImmediately)
+		max  = ^uint64(0)
+		none = 0
+	)
+	engines(t, func(t *testing.T, e *env) {
+		a, b := e.smb(t), e.smb(t)
+		e.createFile(t, "e.txt", bytes.Repeat([]byte("x"), 300))
+		fa, _ := a.Create("e.txt", readData|writeData, shareR|shareW|shareD, openOnly, nonDir)
+		fb, _ := b.Create("e.txt", readData|writeData, shareR|shareW|shareD, openOnly, nonDir)
+		for _, c := range []struct {
+			what string
+			c    *smbtest.Client
+			fid  wire.FileID
+			els  [][3]uint64
+			want uint32
+		}{
+			{"exclusive [100, 200)", a, fa, [][3]uint64{{100, 100, ex | now}}, 0},
+			{"zero-length lock strictly inside it", b, fb, [][3]uint64{{102, 0, ex | now}}, smbtest.StatusLockNotGranted},
+			{"zero-length lock at its start", b, fb, [][3]uint64{{100, 0, ex | now}}, 0},
+			{"a second zero-length lock there", a, fa, [][3]uint64{{100, 0, sh | now}}, 0},
+			{"a lock ending at 2^64", a, fa, [][3]uint64{{max, 1, ex | now}}, 0},
+			{"the same range from another open", b, fb, [][3]uint64{{max, 1, ex | now}}, smbtest.StatusLockNotGranted},
+			{"a lock ending past 2^64", a, fa, [][3]uint64{{max, 2, ex | now}}, statusInvalidLockRange},
+			{"unlock with exclusive", a, fa, [][3]uint64{{100, 100, un | ex}}, statusInvalidParameter},
+			{"unlock with shared", a, fa, [][3]uint64{{100, 100, un | sh}}, statusInvalidParameter},
+			{"no flags", a, fa, [][3]uint64{{0, 1, none}}, statusInvalidParameter},
+			{"two locks, one that may wait", a, fa, [][3]uint64{{0, 1, ex | now}, {5, 1, ex}}, statusInvalidParameter},
+			{"unlock then a lock", a, fa, [][3]uint64{{100, 100, un}, {0, 10, ex | now}}, statusInvalidParameter},
+			{"the unlock before the lock took effect", b, fb, [][3]uint64{{150, 10, ex | now}}, 0},
+			{"unlocking what is not locked", a, fa, [][3]uint64{{100, 100, un}}, statusRangeNotLocked},
+		} {
+			if got := lockStatus(t, c.c, c.fid, c.els...); got != c.want {
+				t.Errorf("%s: %#x, want %#x", c.what, got, c.want)
+			}
+		}
+		// B holds [150, 160) exclusively: A reads zero bytes there.
+		if got, st := a.Read(fa, 155, 0); st != 0 || len(got) != 0 {
+			t.Errorf("zero-byte read in another open's lock: %q %#x", got, st)
+		}
+		// A waiting lock ends with RANGE_NOT_LOCKED when its open closes.
+		mid, err := a.Send(wire.Lock, lockBody(fa, [3]uint64{150, 10, ex}))
+		must(t, err)
+		h, _, err := a.Recv()
+		if err != nil || h.Status != smbtest.StatusPending {
+			t.Fatalf("waiting lock: %#x %v", h.Status, err)
+		}
+		cmid, err := a.Send(wire.Close, closeBody(fa))
+		must(t, err)
+		got := map[uint64]uint32{}
+		for len(got) < 2 {
+			h, _, err := a.Recv()
+			must(t, err)
+			if h.Status != smbtest.StatusPending {
+				got[h.MessageID] = h.Status
+			}
+		}
+		if got[mid] != statusRangeNotLocked || got[cmid] != 0 {
+			t.Fatalf("waiting lock of an open being closed: %#x (close %#x), want STATUS_RANGE_NOT_LOCKED", got[mid], got[cmid])
+		}
+	})
+}
+
+func closeBody(fid wire.FileID) []byte {
+	b := make([]byte, 24)
+	le.PutUint16(b, 24)
+	le.PutUint64(b[8:], fid.Persistent)
+	le.PutUint64(b[16:], fid.Volatile)
+	return b
+}

@@ -137,7 +137,8 @@ func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off,
 // unlocked; REST writes, own == 0, need the whole file unlocked).
 // Reads (write false) conflict only with other handles' exclusive locks.
 func checkLocks(tx storage.Tx, sid uint64, n *Node, off, ln uint64, own uint64, write bool) error {
-	if n.Handles == 0 {
+	if n.Handles == 0 || ln == 0 {
+		// Zero bytes read or written meet no lock.
 		return nil
 	}
 	hs, err := loadHandles(tx, sid, n.ID)

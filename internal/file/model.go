@@ -3,6 +3,7 @@ package file
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -232,11 +233,15 @@ type Lock struct {
 	Exclusive bool   `json:"x,omitempty"`
 }
 
+// overlaps reports whether [off, off+n) meets the lock's range. A
+// zero-length range overlaps a range that holds its offset strictly
+// inside (Windows: a zero-byte lock at 102 conflicts with an exclusive
+// lock of [100, 200), one at 100 does not); two zero-length ranges never
+// overlap. Ranges may end at 2^64 exactly.
 func (l Lock) overlaps(off, n uint64) bool {
-	if l.Len == 0 || n == 0 {
-		return false
-	}
-	return off < l.Off+l.Len && l.Off < off+n
+	lEnd, lWrap := bits.Add64(l.Off, l.Len, 0)
+	end, wrap := bits.Add64(off, n, 0)
+	return (lWrap == 1 || off < lEnd) && (wrap == 1 || l.Off < end)
 }
 
 // ServiceProps are the stored File service properties.

@@ -423,16 +423,34 @@ func (c *conn) lock(r *request) *response {
 	if o.h == nil || o.isDir {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	unlock := req.Locks[0].Flags&wire.LockUnlock != 0
-	for _, l := range req.Locks {
-		if (l.Flags&wire.LockUnlock != 0) != unlock {
+	// The first element says what the request is (MS-SMB2 3.3.5.14):
+	// unlocks, one lock that may wait, or locks that fail immediately.
+	const (
+		shared, exclusive = wire.LockShared, wire.LockExclusive
+		now               = wire.LockFailImmediately
+	)
+	unlock := false
+	switch req.Locks[0].Flags {
+	case shared, exclusive:
+		if len(req.Locks) > 1 {
 			return c.errorResponse(r, statusInvalidParameter)
 		}
-		kind := l.Flags &^ wire.LockFailImmediately
-		if !unlock && kind != wire.LockShared && kind != wire.LockExclusive {
+	case shared | now, exclusive | now:
+	case wire.LockUnlock:
+		unlock = true
+	default:
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	for _, l := range req.Locks {
+		if unlock {
+			// Unlocks run up to the first element that is not one.
+			continue
+		}
+		if l.Flags != shared|now && l.Flags != exclusive|now && len(req.Locks) > 1 {
 			return c.errorResponse(r, statusInvalidParameter)
 		}
 		if l.Length > 0 && l.Offset+l.Length-1 < l.Offset {
+			// The range ends past 2^64.
 			return c.errorResponse(r, statusInvalidLockRange)
 		}
 	}
@@ -440,6 +458,9 @@ func (c *conn) lock(r *request) *response {
 	defer cancel()
 	if unlock {
 		for _, l := range req.Locks {
+			if l.Flags != wire.LockUnlock {
+				return c.errorResponse(r, statusInvalidParameter)
+			}
 			if err := o.h.Unlock(ctx, l.Offset, l.Length); err != nil {
 				return c.errorResponse(r, statusOf(err))
 			}
@@ -496,6 +517,11 @@ func (c *conn) lock(r *request) *response {
 			case errors.Is(err, ErrLockConflict):
 			case actx.Err() != nil:
 				c.finishAsync(op, statusCancelled, nil)
+				return
+			case errors.Is(err, ErrFileClosed):
+				// The open was closed (CLOSE, TREE_DISCONNECT, LOGOFF)
+				// while its lock waited (MS-SMB2 3.3.5.14.2).
+				c.finishAsync(op, statusRangeNotLocked, nil)
 				return
 			default:
 				c.finishAsync(op, statusOf(err), nil)
