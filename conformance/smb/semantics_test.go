@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
@@ -374,4 +377,258 @@ func closeBody(fid wire.FileID) []byte {
 	le.PutUint64(b[8:], fid.Persistent)
 	le.PutUint64(b[16:], fid.Volatile)
 	return b
+}
+
+const (
+	statusEndOfFile             = 0xC0000011
+	statusNotSupported          = 0xC00000BB
+	statusBadImpersonationLevel = 0xC00000A5
+	statusInfoLengthMismatch    = 0xC0000004
+	statusBufferOverflow        = 0x80000005
+)
+
+// rawCreate sends a CREATE body after edit changed it.
+func rawCreate(t *testing.T, c *smbtest.Client, path string, edit func(b []byte) []byte) uint32 {
+	t.Helper()
+	b := smbtest.CreateBody(path, readData|writeData, shareR|shareW|shareD, openIf, nonDir)
+	h, resp, err := c.Do(wire.Create, edit(b))
+	must(t, err)
+	if h.Status == 0 {
+		r := resp[wire.HeaderSize:]
+		c.CloseFile(wire.FileID{Persistent: le.Uint64(r[64:]), Volatile: le.Uint64(r[72:])})
+	}
+	return h.Status
+}
+
+// TestCreateFieldsValidated: what Windows refuses in a CREATE (MS-SMB2
+// 3.3.5.9 and smbtorture's smb2.create.gentest, impersonation and
+// leading-slash), lazuli refuses with the same status.
+func TestCreateFieldsValidated(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		put32 := func(at int, v uint32) func([]byte) []byte {
+			return func(b []byte) []byte { le.PutUint32(b[at:], v); return b }
+		}
+		// A create context named "xyz": names are four bytes or more.
+		shortCtx := func(b []byte) []byte {
+			for len(b)%8 != 0 {
+				b = append(b, 0)
+			}
+			le.PutUint32(b[48:], uint32(wire.HeaderSize+len(b)))
+			ctx := make([]byte, 16)
+			le.PutUint16(ctx[4:], 16)
+			le.PutUint16(ctx[6:], 3)
+			ctx = append(ctx, "xyz"...)
+			le.PutUint32(b[52:], uint32(len(ctx)))
+			return append(b, ctx...)
+		}
+		for _, c2 := range []struct {
+			what string
+			path string
+			edit func([]byte) []byte
+			want uint32
+		}{
+			{"impersonation level 0x12345678", "c.txt", put32(4, 0x12345678), statusBadImpersonationLevel},
+			{"reserved create options", "c.txt", put32(40, 0xF0000000), statusInvalidParameter},
+			{"FILE_OPEN_BY_FILE_ID", "c.txt", put32(40, 0x2000), statusNotSupported},
+			{"FILE_ATTRIBUTE_DEVICE", "c.txt", put32(28, 0x40), statusInvalidParameter},
+			{"FILE_ATTRIBUTE_VOLUME", "c.txt", put32(28, 0x8), statusInvalidParameter},
+			{"a reserved access bit", "c.txt", put32(24, 0x08000000), smbtest.StatusAccessDenied},
+			{"a leading backslash", `\c.txt`, func(b []byte) []byte { return b }, statusInvalidParameter},
+			{"a three-byte create context name", "c.txt", shortCtx, statusInvalidParameter},
+			{"a plain create", "c.txt", func(b []byte) []byte { return b }, 0},
+		} {
+			if got := rawCreate(t, c, c2.path, c2.edit); got != c2.want {
+				t.Errorf("%s: %#x, want %#x", c2.what, got, c2.want)
+			}
+		}
+	})
+}
+
+func readStatus(t *testing.T, c *smbtest.Client, fid wire.FileID, off uint64, n uint32) uint32 {
+	t.Helper()
+	_, st := c.Read(fid, off, n)
+	return st
+}
+
+// TestOffsetsAndSizesAnswers: offsets are signed 64-bit numbers. A read
+// past the end of the file, however far, is END_OF_FILE; one whose range
+// passes INT64_MAX, or a negative offset, INVALID_PARAMETER (smbtorture
+// smb2.rw.invalid); a zero-length write changes nothing; a write past
+// NTFS's largest file is INVALID_PARAMETER; set-end-of-file to -1 is
+// INVALID_PARAMETER, not DISK_FULL.
+func TestOffsetsAndSizesAnswers(t *testing.T) {
+	const maxInt64 = 1<<63 - 1
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		f := e.createFile(t, "o.txt", []byte("0123456789"))
+		fid, st := c.Create("o.txt", readData|writeData, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		for _, r := range []struct {
+			off  uint64
+			n    uint32
+			want uint32
+		}{
+			{10, 1, statusEndOfFile}, {maxInt64 - 1, 1, statusEndOfFile}, {maxInt64, 0, 0},
+			{maxInt64, 1, statusInvalidParameter}, {maxInt64 + 1, 0, statusInvalidParameter}, {^uint64(0), 0, statusInvalidParameter},
+		} {
+			if got := readStatus(t, c, fid, r.off, r.n); got != r.want {
+				t.Errorf("read of %d at %#x: %#x, want %#x", r.n, r.off, got, r.want)
+			}
+		}
+		for _, w := range []struct {
+			off  uint64
+			data string
+			want uint32
+		}{
+			{^uint64(0), "x", statusInvalidParameter}, {maxInt64, "x", statusInvalidParameter},
+			{0xFFFFFFF0000, "x", statusInvalidParameter}, {maxInt64, "", 0}, {1 << 40, "", 0},
+		} {
+			if got := c.Write(fid, w.off, []byte(w.data)); got != w.want {
+				t.Errorf("write of %d bytes at %#x: %#x, want %#x", len(w.data), w.off, got, w.want)
+			}
+		}
+		if got := c.SetInfo(fid, wire.InfoFile, 20, 0, le.AppendUint64(nil, ^uint64(0))); got != statusInvalidParameter {
+			t.Errorf("set end of file to -1: %#x, want STATUS_INVALID_PARAMETER", got)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		if *p.ContentLength != 10 {
+			t.Fatalf("the file is %d bytes after zero-length writes past its end, want 10", *p.ContentLength)
+		}
+	})
+}
+
+// TestFSInfoBufferLengths: a QUERY_INFO of a variable-length file-system
+// class with a buffer below its fixed part is INFO_LENGTH_MISMATCH, one
+// holding the fixed part but not all is BUFFER_OVERFLOW (smbtorture
+// smb2.getinfo.qfs_buffercheck).
+func TestFSInfoBufferLengths(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		root, st := c.Create("", readAttrs, shareR|shareW|shareD, openOnly, dirFile)
+		if st != 0 {
+			t.Fatalf("open root: %#x", st)
+		}
+		for _, q := range []struct {
+			class uint8
+			max   uint32
+			want  uint32
+		}{
+			{1, 23, statusInfoLengthMismatch}, {1, 24, statusBufferOverflow}, {1, 4096, 0},
+			{5, 15, statusInfoLengthMismatch}, {5, 16, statusBufferOverflow}, {5, 4096, 0},
+			{3, 23, statusInfoLengthMismatch}, {3, 24, 0},
+		} {
+			if _, got := c.QueryInfo(root, wire.InfoFilesystem, q.class, 0, q.max); got != q.want {
+				t.Errorf("FS class %d with %d bytes: %#x, want %#x", q.class, q.max, got, q.want)
+			}
+		}
+	})
+}
+
+// TestNullDACL: a security descriptor whose DACL is present but NULL
+// (offset 0) is accepted, as Windows and Samba do (smbtorture
+// smb2.create.nulldacl): it is "no access control", reads back as a NULL
+// DACL, and REST sees D:NO_ACCESS_CONTROL.
+func TestNullDACL(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		f := e.createFile(t, "n.txt", []byte("x"))
+		c := e.smb(t)
+		fid, st := c.Create("n.txt", readData|0x20000|0x40000, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		sd := le.AppendUint16([]byte{1, 0}, 0x8000|0x0004)
+		sd = append(sd, make([]byte, 16)...)
+		if st := c.SetInfo(fid, wire.InfoSecurity, 0, 4, sd); st != 0 {
+			t.Fatalf("SET_INFO of a NULL DACL: %#x", st)
+		}
+		got, st := c.QueryInfo(fid, wire.InfoSecurity, 0, 4, 4096)
+		if st != 0 || len(got) < 20 || le.Uint16(got[2:])&0x0004 == 0 || le.Uint32(got[16:]) != 0 {
+			t.Fatalf("QUERY_INFO after a NULL DACL was set: %x %#x; want DACL_PRESENT with no DACL", got, st)
+		}
+		p, err := f.GetProperties(ctx(t), nil)
+		must(t, err)
+		perm, err := e.share.GetPermission(ctx(t), *p.FilePermissionKey, nil)
+		must(t, err)
+		if !strings.Contains(*perm.Permission, "D:NO_ACCESS_CONTROL") {
+			t.Fatalf("REST permission after a NULL DACL: %s", *perm.Permission)
+		}
+	})
+}
+
+// TestRenameWithParentOpen: renaming a file is refused with
+// SHARING_VIOLATION while an open of its directory holds DELETE access or
+// does not share delete (smbtorture smb2.rename.*_delete_*); an open
+// sharing delete without DELETE access lets it through.
+func TestRenameWithParentOpen(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		d, st := c.Create("pd", readData, shareR|shareW|shareD, createNew, dirFile)
+		if st != 0 {
+			t.Fatalf("mkdir: %#x", st)
+		}
+		c.CloseFile(d)
+		fid, st := c.Create(`pd\a.txt`, readData|writeData|deleteAcc, shareR|shareW|shareD, createNew, nonDir)
+		if st != 0 {
+			t.Fatalf("create: %#x", st)
+		}
+		for i, p := range []struct {
+			access, share uint32
+			want          uint32
+		}{
+			{readData | deleteAcc, shareR | shareW | shareD, smbtest.StatusSharingViolation},
+			{readData, shareR | shareW, smbtest.StatusSharingViolation},
+			{readData, shareR | shareW | shareD, 0},
+		} {
+			d, st := c.Create("pd", p.access, p.share, openOnly, dirFile)
+			if st != 0 {
+				t.Fatalf("open the directory: %#x", st)
+			}
+			to := `pd\b` + strconv.Itoa(i) + ".txt"
+			if got := rename(c, fid, to); got != p.want {
+				t.Errorf("rename with the directory open for %#x sharing %d: %#x, want %#x", p.access, p.share, got, p.want)
+			}
+			c.CloseFile(d)
+		}
+	})
+}
+
+// TestChangeTimeSetStays: a change time set explicitly stays as set: a
+// later SET_INFO that changes nothing (all zero) and writes through the
+// handle leave it (MS-FSA Open.UserSetChangeTime; smbtorture
+// smb2.setinfo), while the last-write time, not set, moves.
+func TestChangeTimeSetStays(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "ct.txt", []byte("x"))
+		c := e.smb(t)
+		fid, st := c.Create("ct.txt", readData|writeData|0x100|0x80, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		when := uint64(time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC).Unix()+11644473600) * 1e7
+		basic := func(change uint64) []byte {
+			b := make([]byte, 40)
+			le.PutUint64(b[24:], change)
+			return b
+		}
+		if st := c.SetInfo(fid, wire.InfoFile, 4, 0, basic(when)); st != 0 {
+			t.Fatalf("set the change time: %#x", st)
+		}
+		if st := c.SetInfo(fid, wire.InfoFile, 4, 0, basic(0)); st != 0 {
+			t.Fatalf("set nothing: %#x", st)
+		}
+		if st := c.Write(fid, 0, []byte("y")); st != 0 {
+			t.Fatalf("write: %#x", st)
+		}
+		got, st := c.QueryInfo(fid, wire.InfoFile, 4, 0, 40)
+		if st != 0 {
+			t.Fatalf("query: %#x", st)
+		}
+		if ct, wt := le.Uint64(got[24:]), le.Uint64(got[16:]); ct != when || wt <= when {
+			t.Fatalf("change time %d (set %d), last-write time %d: want the change time as set and the last-write time moved", ct, when, wt)
+		}
+	})
 }

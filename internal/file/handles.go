@@ -177,6 +177,9 @@ var (
 	// ErrCannotDelete: a read-only file or directory was opened to be
 	// deleted on close.
 	ErrCannotDelete = errors.New("file: read-only, cannot be deleted")
+	// ErrParentInUse: an open of the parent directory holds delete access
+	// or does not share delete, so nothing in it can be renamed.
+	ErrParentInUse = errors.New("file: parent directory in use")
 )
 
 // Disposition is the SMB2 CreateDisposition of an open.
@@ -582,7 +585,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		if err := putExtents(tx, ref.Share, n, off, data.Segs, false); err != nil {
 			return err
 		}
-		n.LastWriteTime, n.ChangeTime = now, now
+		touch(h, n, now)
 		n.Attrs |= AttrArchive
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
 		if err := saveNode(tx, ref.Share, n); err != nil {
@@ -619,10 +622,21 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 		if err := resize(tx, &Share{ID: ref.Share}, n, size); err != nil {
 			return err
 		}
-		n.LastWriteTime, n.ChangeTime = now, now
+		touch(h, n, now)
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
 		return nil
 	})
+}
+
+// touch moves the last-write and change times of n written through h,
+// except those h set explicitly.
+func touch(h *Handle, n *Node, now time.Time) {
+	if h.UserSet&UserSetLastWrite == 0 {
+		n.LastWriteTime = now
+	}
+	if h.UserSet&UserSetChange == 0 {
+		n.ChangeTime = now
+	}
 }
 
 // BasicInfo is FileBasicInformation: nil fields are left as they are.
@@ -649,10 +663,21 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 			}
 			n.Attrs = a
 		}
-		if bi.Change == nil {
+		before := h.UserSet
+		if bi.LastWrite != nil {
+			h.UserSet |= UserSetLastWrite
+		}
+		if bi.Change != nil {
+			h.UserSet |= UserSetChange
+		} else if h.UserSet&UserSetChange == 0 && (bi.Creation != nil || bi.LastAccess != nil || bi.LastWrite != nil || bi.Attrs != nil) {
+			// Changing something moves the change time; a request
+			// that changes nothing (all zero) does not.
 			n.ChangeTime = now
 		}
 		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		if h.UserSet != before {
+			return tx.Set(handleKey(ref.Share, n.ID, h.ID), encode(h))
+		}
 		return nil
 	})
 }
@@ -835,6 +860,18 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 			}
 			if below {
 				return ErrAccessDenied
+			}
+		}
+		// Renaming changes the parent directory: an open of it that
+		// holds delete access or does not share delete refuses that,
+		// as on Windows (smbtorture smb2.rename.*_delete_*).
+		ps, err := loadHandles(tx, ref.Share, n.Parent)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if held := relevant(p.Access); held != 0 && (held&accessDelete != 0 || p.ShareAccess&FileShareDelete == 0) {
+				return ErrParentInUse
 			}
 		}
 		sh := &Share{ID: ref.Share}

@@ -224,7 +224,17 @@ type Handle struct {
 	DeleteOnClose bool `json:"doc,omitempty"`
 	// Locks are the byte-range locks the handle holds.
 	Locks []Lock `json:"lk,omitempty"`
+	// UserSet records the times this handle set explicitly (UserSet...
+	// bits): writes through the handle then leave them as set (MS-FSA
+	// 2.1.5.14.2, Open.UserSetModificationTime and UserSetChangeTime).
+	UserSet uint8 `json:"us,omitempty"`
 }
+
+// Bits of Handle.UserSet.
+const (
+	UserSetLastWrite uint8 = 1 << iota
+	UserSetChange
+)
 
 // Lock is a byte-range lock.
 type Lock struct {

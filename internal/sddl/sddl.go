@@ -182,7 +182,10 @@ func Encode(sddl string, info uint32) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if v, ok := parts['D']; ok && info&4 != 0 {
+	if v, ok := parts['D']; ok && info&4 != 0 && v == nullDACL {
+		// Present, with no ACL: offset 0.
+		control |= 0x0004
+	} else if ok && info&4 != 0 {
 		var ctl uint16
 		if ctl, dacl, err = parseACL(v); err != nil {
 			return nil, err
@@ -307,7 +310,8 @@ func decodeACL(b []byte) (string, error) {
 // Decode applies the parts info names (owner 1, group 2,
 // DACL 4) of the self-relative security descriptor sd to the SDDL cur and
 // returns the result; the other parts of cur stay. A SACL (8) is ignored,
-// as lazuli keeps none; a NULL DACL is refused.
+// as lazuli keeps none. A NULL DACL (present at offset 0: no access
+// control, as Windows and Samba take it) is D:NO_ACCESS_CONTROL.
 func Decode(sd []byte, info uint32, cur string) (string, error) {
 	parts, err := sddlParts(cur)
 	if err != nil {
@@ -340,8 +344,12 @@ func Decode(sd []byte, info uint32, cur string) (string, error) {
 	}
 	if info&4 != 0 {
 		b, ok := at(3)
-		if !ok || b == nil || control&0x0004 == 0 {
+		if !ok || control&0x0004 == 0 {
 			return "", ErrInvalid
+		}
+		if b == nil {
+			parts['D'] = nullDACL
+			return joinParts(parts), nil
 		}
 		aces, err := decodeACL(b)
 		if err != nil {
@@ -359,11 +367,19 @@ func Decode(sd []byte, info uint32, cur string) (string, error) {
 		}
 		parts['D'] = flags + aces
 	}
+	return joinParts(parts), nil
+}
+
+// nullDACL is the SDDL of a NULL DACL.
+const nullDACL = "NO_ACCESS_CONTROL"
+
+// joinParts joins the parts of sddlParts back into SDDL.
+func joinParts(parts map[byte]string) string {
 	var out strings.Builder
 	for _, k := range []byte{'O', 'G', 'D', 'S'} {
 		if v, ok := parts[k]; ok {
 			out.WriteString(string(k) + ":" + v)
 		}
 	}
-	return out.String(), nil
+	return out.String()
 }

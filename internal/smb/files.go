@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,60 @@ func attrs(st *Stat) uint32 {
 	return a
 }
 
+// File sizes: NTFS's largest, and the File service's (4 TiB), beyond
+// which a write or a new size is DISK_FULL.
+const (
+	ntfsMaxFileSize = 0xFFFFFFF0000
+	maxFileSize     = 1 << 42
+)
+
+// Bits of a CREATE's fields that Windows refuses (MS-SMB2 3.3.5.9, and
+// what smbtorture's smb2.create.gentest records of Windows).
+const (
+	// Create options reserved for the system, and those not supported
+	// over SMB2 (FILE_CREATE_TREE_CONNECTION, FILE_OPEN_BY_FILE_ID,
+	// FILE_RESERVE_OPFILTER).
+	createOptionsReserved    = 0xFF000000
+	createOptionsUnsupported = 0x00000080 | 0x00002000 | 0x00100000
+	// Access bits no open may ask for; ACCESS_SYSTEM_SECURITY needs a
+	// privilege no logon here holds.
+	accessReserved       = 0x0CE0FE00
+	accessSystemSecurity = 0x01000000
+	// Attributes a create may not carry: VOLUME, DEVICE, INTEGRITY_STREAM
+	// and everything above NOT_CONTENT_INDEXED|ENCRYPTED.
+	attrsInvalid = 0xFFFF8048
+)
+
+const (
+	statusBadImpersonationLevel uint32 = 0xC00000A5
+	statusPrivilegeNotHeld      uint32 = 0xC0000061
+)
+
+// checkCreate validates the fields of a CREATE before anything is opened.
+func checkCreate(req *wire.CreateRequest) uint32 {
+	switch {
+	case req.ImpersonationLevel > 3:
+		return statusBadImpersonationLevel
+	case req.CreateOptions&createOptionsReserved != 0:
+		return statusInvalidParameter
+	case req.CreateOptions&createOptionsUnsupported != 0:
+		return statusNotSupported
+	case req.FileAttributes&attrsInvalid != 0:
+		return statusInvalidParameter
+	case req.DesiredAccess&accessReserved != 0 || req.DesiredAccess == Synchronize:
+		return statusAccessDenied
+	case req.DesiredAccess&accessSystemSecurity != 0:
+		return statusPrivilegeNotHeld
+	}
+	for _, cc := range req.Contexts {
+		if len(cc.Name) < 4 {
+			// Create context names are at least four bytes long.
+			return statusInvalidParameter
+		}
+	}
+	return statusSuccess
+}
+
 // create handles CREATE (MS-SMB2 §3.3.5.9).
 func (c *conn) create(r *request) *response {
 	req, err := wire.DecodeCreateRequest(r.msg)
@@ -141,6 +196,9 @@ func (c *conn) create(r *request) *response {
 	if req.CreateDisposition > FileOverwriteIf ||
 		req.CreateOptions&(FileDirectoryFile|FileNonDirectoryFile) == FileDirectoryFile|FileNonDirectoryFile {
 		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if status := checkCreate(req); status != statusSuccess {
+		return c.errorResponse(r, status)
 	}
 	access := mapAccess(req.DesiredAccess)
 	if req.CreateOptions&FileDeleteOnClose != 0 && access&Delete == 0 {
@@ -176,6 +234,10 @@ func (c *conn) create(r *request) *response {
 		st = Stat{Name: name, Attributes: AttrNormal}
 		o.id = wire.FileID{Persistent: volatileIDs.Add(1), Volatile: volatileIDs.Add(1)}
 	} else {
+		if strings.HasPrefix(req.Name, `\`) {
+			// Names are relative to the share root (MS-SMB2 3.3.5.9).
+			return c.errorResponse(r, statusInvalidParameter)
+		}
 		path, ok := sharePath(req.Name)
 		if !ok {
 			return c.errorResponse(r, statusObjectNameInvalid)
@@ -307,7 +369,9 @@ func (c *conn) read(r *request) *response {
 	if o.access&(FileReadData|FileExecute) == 0 {
 		return c.errorResponse(r, statusAccessDenied)
 	}
-	if req.Offset > 1<<62 {
+	if req.Offset > math.MaxInt64 || req.Offset+uint64(req.Length) > math.MaxInt64 {
+		// Offsets are signed 64-bit numbers; past the end of the file
+		// (however far) is END_OF_FILE.
 		return c.errorResponse(r, statusInvalidParameter)
 	}
 	ctx, cancel := c.reqCtx()
@@ -394,7 +458,13 @@ func (c *conn) write(r *request) *response {
 	if o.access&(FileWriteData|FileAppendData) == 0 {
 		return c.errorResponse(r, statusAccessDenied)
 	}
-	if req.Offset > 1<<42 {
+	switch end := req.Offset + uint64(len(req.Data)); {
+	case req.Offset > math.MaxInt64 || end > math.MaxInt64 || len(req.Data) > 0 && end > ntfsMaxFileSize:
+		return c.errorResponse(r, statusInvalidParameter)
+	case len(req.Data) == 0:
+		// Writing nothing changes nothing, not even the size.
+		return c.ok(r, wire.AppendWriteResponse(nil, 0))
+	case end > maxFileSize:
 		return c.errorResponse(r, statusDiskFull)
 	}
 	ctx, cancel := c.reqCtx()

@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"math"
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
@@ -304,12 +305,34 @@ func (c *conn) queryInfo(r *request) *response {
 		return c.errorResponse(r, statusNotSupported)
 	}
 	if uint32(len(out)) > req.OutputLength {
-		if !variable {
+		// A buffer too small for the fixed part of the class is
+		// INFO_LENGTH_MISMATCH; one that holds it gets that much of a
+		// variable-length answer with BUFFER_OVERFLOW.
+		if !variable || req.OutputLength < fixedSize(req.InfoType, req.InfoClass) {
 			return c.errorResponse(r, statusInfoLengthMismatch)
 		}
 		return c.newResponse(r, statusBufferOverflow, wire.AppendBufferResponse(nil, out[:req.OutputLength]))
 	}
 	return c.ok(r, wire.AppendBufferResponse(nil, out))
+}
+
+// fixedSize is the fixed part of a variable-length information class,
+// the least a QUERY_INFO buffer must hold (as Windows counts it for the
+// file-system classes, per smbtorture's smb2.getinfo.qfs_buffercheck).
+func fixedSize(typ, class uint8) uint32 {
+	switch {
+	case typ == wire.InfoFilesystem && class == fileFsVolumeInformation:
+		return 24
+	case typ == wire.InfoFilesystem && class == fileFsAttributeInformation:
+		return 16
+	case typ == wire.InfoFile && (class == fileNameInformation || class == fileNormalizedNameInformation):
+		return 4
+	case typ == wire.InfoFile && class == fileAllInformation:
+		return 100
+	case typ == wire.InfoFile && class == fileStreamInformation:
+		return 24
+	}
+	return 0
 }
 
 func appendBasic(b []byte, st *Stat) []byte {
@@ -517,7 +540,10 @@ func (c *conn) setInfo(r *request) *response {
 	case fileEndOfFileInformation:
 		if status = need(8, FileWriteData); status == statusSuccess {
 			size := le.Uint64(b)
-			if size > 1<<42 {
+			if size > math.MaxInt64 {
+				// A negative size (-1 and the like).
+				status = statusInvalidParameter
+			} else if size > maxFileSize {
 				status = statusDiskFull
 			} else {
 				status = statusOf(o.h.Truncate(ctx, int64(size)))

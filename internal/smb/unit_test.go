@@ -75,8 +75,8 @@ func FuzzSecurityDescriptor(f *testing.F) {
 
 // TestSDDLFromDescriptor: a descriptor decodes to an SDDL that encodes
 // back to the same bytes; a DACL-only descriptor keeps the owner and
-// group of the current SDDL; object ACEs, NULL DACLs and truncated
-// descriptors are refused.
+// group of the current SDDL; object ACEs and truncated descriptors are
+// refused; a NULL DACL is no access control.
 func TestSDDLFromDescriptor(t *testing.T) {
 	for _, sddl := range []string{
 		"O:BAG:SYD:P(A;OICI;FA;;;WD)",
@@ -106,7 +106,15 @@ func TestSDDLFromDescriptor(t *testing.T) {
 	object[le.Uint32(object[16:])+8] = 5 // ACCESS_ALLOWED_OBJECT_ACE_TYPE
 	null := bytes.Clone(sd)
 	le.PutUint32(null[16:], 0)
-	for name, bad := range map[string][]byte{"object ACE": object, "NULL DACL": null, "truncated": sd[:30], "short": sd[:10]} {
+	// A NULL DACL (present, at offset 0) is no access control, as on
+	// Windows and Samba (smbtorture smb2.create.nulldacl), and reads back
+	// as one.
+	if got, err := sddlFromDescriptor(null, 7, ""); err != nil || got != "O:S-1-5-32-544G:S-1-5-18D:NO_ACCESS_CONTROL" {
+		t.Errorf("NULL DACL: %q %v", got, err)
+	} else if again, err := securityDescriptor(got, 7); err != nil || le.Uint16(again[2:])&0x0004 == 0 || le.Uint32(again[16:]) != 0 {
+		t.Errorf("NULL DACL encodes as %x (%v), want DACL_PRESENT with the DACL at offset 0", again, err)
+	}
+	for name, bad := range map[string][]byte{"object ACE": object, "truncated": sd[:30], "short": sd[:10]} {
 		if got, err := sddlFromDescriptor(bad, 7, ""); err == nil {
 			t.Errorf("%s accepted as %q", name, got)
 		}

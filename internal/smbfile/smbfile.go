@@ -79,8 +79,11 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, s
 		NonDirectory:  req.CreateOptions&smb.FileNonDirectoryFile != 0,
 		DesiredAccess: req.DesiredAccess, ShareAccess: req.ShareAccess,
 		DeleteOnClose: req.CreateOptions&smb.FileDeleteOnClose != 0,
-		Attrs:         file.Attr(req.Attributes &^ (smb.AttrDirectory | smb.AttrNormal)),
-		Session:       req.SessionID, ClientIP: req.ClientIP})
+		// Of the attributes a create may carry, these are kept (as NTFS
+		// does); the others (NORMAL, SPARSE, COMPRESSED...) are not.
+		Attrs: file.Attr(req.Attributes & (smb.AttrReadOnly | smb.AttrHidden | smb.AttrSystem | smb.AttrArchive |
+			smb.AttrTemporary | smb.AttrOffline | smb.AttrNotContentIndexed)),
+		Session: req.SessionID, ClientIP: req.ClientIP})
 	if err != nil {
 		if code(err) == azerr.ResourceTypeMismatch {
 			if req.CreateOptions&smb.FileDirectoryFile != 0 {
@@ -279,6 +282,8 @@ func mapErr(err error) error {
 		return smb.ErrAccessDenied
 	case errors.Is(err, file.ErrCannotDelete):
 		return smb.ErrCannotDelete
+	case errors.Is(err, file.ErrParentInUse):
+		return smb.ErrSharingViolation
 	case errors.Is(err, file.ErrInstanceLost):
 		return smb.ErrUnavailable
 	}
