@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 
+	"github.com/lazuli-storage/lazuli/emulator"
 	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
 )
@@ -631,4 +632,42 @@ func TestChangeTimeSetStays(t *testing.T) {
 			t.Fatalf("change time %d (set %d), last-write time %d: want the change time as set and the last-write time moved", ct, when, wt)
 		}
 	})
+}
+
+// TestDeleteShareWithOpenHandles settles REST Delete Share while SMB
+// handles are open in the share. Azure documents no error for it (the
+// error table of Azure Files has none, Delete Share lists only lease
+// conditions) and deletes the share, closing what is open in it: Delete
+// Share answers 202, the open handles are gone (their next operation
+// answers FILE_CLOSED, or NETWORK_NAME_DELETED for the tree), and a new
+// tree connect finds no share.
+func TestDeleteShareWithOpenHandles(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "open.txt", []byte("data"))
+		c := e.smb(t)
+		fid, st := c.Create("open.txt", readData|writeData, 0, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		if _, err := e.share.Delete(ctx(t), nil); err != nil {
+			t.Fatalf("Delete Share with an SMB handle open: %s", code(err))
+		}
+		if _, st := c.Read(fid, 0, 4); st != smbtest.StatusFileClosed && st != statusNetworkNameDeleted {
+			t.Fatalf("read through a handle of the deleted share: %#x, want STATUS_FILE_CLOSED or STATUS_NETWORK_NAME_DELETED", st)
+		}
+		d := e.smbNoTree(t)
+		if err := d.TreeConnect(e.name); err == nil {
+			t.Fatal("tree connect to the deleted share succeeded")
+		}
+	})
+}
+
+const statusNetworkNameDeleted = 0xC00000C9
+
+func (e *env) smbNoTree(t *testing.T) *smbtest.Client {
+	t.Helper()
+	c, err := smbtest.Dial(e.em.SMBAddr(), emulator.Account, emulator.Key)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
 }

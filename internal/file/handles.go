@@ -1113,6 +1113,44 @@ func walkHandles(tx storage.Tx, sid uint64, n *Node, recursive bool, fn func(*Ha
 	return nil
 }
 
+// closeShareHandles closes every handle open in share sid, as Delete
+// Share does: the share's opens end with it (their next operation answers
+// ErrHandleClosed), and a soft-deleted share comes back with none.
+func (s *Service) closeShareHandles(tx storage.Tx, sid uint64) error {
+	p := sidPrefix(tagHandle, sid)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	var hs []*Handle
+	for it.Next() {
+		h, err := decode[Handle](it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		hs = append(hs, h)
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		n, err := nodeByID(tx, sid, h.FileID)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			if err := tx.Delete(handleKey(sid, h.FileID, h.ID)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.closeHandle(tx, sid, h, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ForceCloseHandles is Force Close Handles: id "*" closes every handle on
 // ref (and below it with recursive), otherwise the handle with that id.
 // Unknown ids close nothing.

@@ -293,6 +293,10 @@ func (s *Service) DeleteShare(ctx context.Context, ref ShareRef, leaseID string,
 				return azerr.New(azerr.DeleteShareWhenSnapshotLeased)
 			}
 		}
+		// The share's SMB handles close with it.
+		if err := s.closeShareHandles(tx, sh.ID); err != nil {
+			return err
+		}
 		days, err := retentionDays(tx, ref.Account)
 		if err != nil {
 			return err
