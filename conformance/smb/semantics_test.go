@@ -671,3 +671,39 @@ func (e *env) smbNoTree(t *testing.T) *smbtest.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestCompoundValidation: a compound whose first request says it is
+// related is INVALID_PARAMETER, and so are the requests related to it; a
+// related request of an unknown command is INVALID_PARAMETER, not the
+// status of the request before it (smbtorture smb2.compound.invalid1 and
+// invalid4, MS-SMB2 3.3.5.2.7.2).
+func TestCompoundValidation(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		e.createFile(t, "empty.txt", nil)
+		bogus := wire.FileID{Persistent: ^uint64(0), Volatile: ^uint64(0)}
+		create := smbtest.CreateBody("cmp.txt", readData|writeData|deleteAcc, shareR|shareW|shareD, openIf, nonDir)
+		hs, _, err := c.CompoundFlags([]bool{true, true, false}, []uint16{wire.Create, wire.Close, wire.Close},
+			[][]byte{create, closeBody(bogus), closeBody(bogus)})
+		must(t, err)
+		if hs[0].Status != statusInvalidParameter || hs[1].Status != statusInvalidParameter || hs[2].Status != smbtest.StatusFileClosed {
+			t.Errorf("first request related: %#x, %#x, %#x; want INVALID_PARAMETER, INVALID_PARAMETER, FILE_CLOSED",
+				hs[0].Status, hs[1].Status, hs[2].Status)
+		}
+		fid, st := c.Create("empty.txt", readData, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		read := make([]byte, 49)
+		le.PutUint16(read, 49)
+		le.PutUint32(read[4:], 1)
+		le.PutUint64(read[16:], fid.Persistent)
+		le.PutUint64(read[24:], fid.Volatile)
+		hs, _, err = c.Compound(true, []uint16{wire.Read, 0xff}, [][]byte{read, {4, 0, 0, 0}})
+		must(t, err)
+		if hs[0].Status != statusEndOfFile || hs[1].Status != statusInvalidParameter {
+			t.Errorf("READ at the end, then a related unknown command: %#x, %#x; want END_OF_FILE, INVALID_PARAMETER",
+				hs[0].Status, hs[1].Status)
+		}
+	})
+}

@@ -346,9 +346,19 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 			return errors.New("smb: message id outside the credit window")
 		}
 		var resp *response
-		if related && prevStatus != statusSuccess {
+		switch {
+		case hdr.Flags&wire.FlagRelated != 0 && prev == nil:
+			// The first request of a compound cannot be related to
+			// one before it (MS-SMB2 3.3.5.2.7.2).
+			resp = c.errorResponse(r, statusInvalidParameter)
+		case related && hdr.Command > wire.OplockBreak:
+			resp = c.errorResponse(r, statusInvalidParameter)
+		case related && (prevStatus == statusUserSessionDeleted || prevStatus == statusNetworkNameDeleted):
+			// The request before found no session or tree to lend.
+			resp = c.errorResponse(r, statusInvalidParameter)
+		case related && prevStatus != statusSuccess:
 			resp = c.errorResponse(r, prevStatus)
-		} else {
+		default:
 			resp = c.handle(r, encSess)
 		}
 		if resp == nil {

@@ -354,13 +354,23 @@ func (c *Client) SendRaw(cmd uint16, body []byte, mid, asyncID uint64) error {
 // (MS-SMB2 3.2.4.1.4). It returns each response's header and message, in
 // order, whether the server answered in one frame or several.
 func (c *Client) Compound(related bool, cmds []uint16, bodies [][]byte) ([]wire.Header, [][]byte, error) {
+	flags := make([]bool, len(cmds))
+	for i := 1; i < len(cmds); i++ {
+		flags[i] = related
+	}
+	return c.CompoundFlags(flags, cmds, bodies)
+}
+
+// CompoundFlags is Compound with the related flag of each request given,
+// the first one's too (which servers must refuse).
+func (c *Client) CompoundFlags(related []bool, cmds []uint16, bodies [][]byte) ([]wire.Header, [][]byte, error) {
 	var frame []byte
 	var mids []uint64
 	for i, cmd := range cmds {
 		h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: 1}
 		c.mid++
 		mids = append(mids, h.MessageID)
-		if related && i > 0 {
+		if related[i] {
 			h.Flags |= wire.FlagRelated
 		}
 		msg := append(h.Append(nil), bodies[i]...)
