@@ -438,6 +438,12 @@ func TestCreateFieldsValidated(t *testing.T) {
 			{"a leading backslash", `\c.txt`, func(b []byte) []byte { return b }, statusInvalidParameter},
 			{"a three-byte create context name", "c.txt", shortCtx, statusInvalidParameter},
 			{"a plain create", "c.txt", func(b []byte) []byte { return b }, 0},
+			{"SYNCHRONIZE alone", "c.txt", put32(24, 0x00100000), 0},
+			{"a reserved access bit before bad attributes", "c.txt", func(b []byte) []byte {
+				le.PutUint32(b[24:], 0x04000000)
+				le.PutUint32(b[28:], 0x8)
+				return b
+			}, smbtest.StatusAccessDenied},
 		} {
 			if got := rawCreate(t, c, c2.path, c2.edit); got != c2.want {
 				t.Errorf("%s: %#x, want %#x", c2.what, got, c2.want)
@@ -704,6 +710,70 @@ func TestCompoundValidation(t *testing.T) {
 		if hs[0].Status != statusEndOfFile || hs[1].Status != statusInvalidParameter {
 			t.Errorf("READ at the end, then a related unknown command: %#x, %#x; want END_OF_FILE, INVALID_PARAMETER",
 				hs[0].Status, hs[1].Status)
+		}
+	})
+}
+
+// TestInfoAnswers pins SET_INFO and QUERY_INFO answers smbtorture checks
+// against Windows: a file cannot be given the DIRECTORY attribute nor a
+// directory TEMPORARY (INVALID_PARAMETER); a file pending deletion has no
+// links; FileFsControlInformation answers (no quotas); and in a compound
+// a READ related to a refused WRITE still reads (only a failed CREATE is
+// inherited).
+func TestInfoAnswers(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		basic := func(attrs uint32) []byte { return le.AppendUint32(make([]byte, 32), attrs)[:36:36] }
+		fid, st := c.Create("i.txt", readData|writeData|deleteAcc|0x100|0x80, shareR|shareW|shareD, openIf, nonDir)
+		if st != 0 {
+			t.Fatalf("create: %#x", st)
+		}
+		c.Write(fid, 0, []byte("abc"))
+		if st := c.SetInfo(fid, wire.InfoFile, 4, 0, append(basic(0x10), 0, 0, 0, 0)); st != statusInvalidParameter {
+			t.Errorf("DIRECTORY attribute on a file: %#x, want STATUS_INVALID_PARAMETER", st)
+		}
+		d, st := c.Create("idir", readData|0x100|0x80, shareR|shareW|shareD, createNew, dirFile)
+		if st != 0 {
+			t.Fatalf("mkdir: %#x", st)
+		}
+		if st := c.SetInfo(d, wire.InfoFile, 4, 0, append(basic(0x100), 0, 0, 0, 0)); st != statusInvalidParameter {
+			t.Errorf("TEMPORARY attribute on a directory: %#x, want STATUS_INVALID_PARAMETER", st)
+		}
+		if _, st := c.QueryInfo(d, wire.InfoFilesystem, 6, 0, 48); st != 0 {
+			t.Errorf("FileFsControlInformation: %#x", st)
+		}
+		if st := c.SetDisposition(fid, true); st != 0 {
+			t.Fatalf("set delete pending: %#x", st)
+		}
+		std, st := c.QueryInfo(fid, wire.InfoFile, 5, 0, 24)
+		if st != 0 || le.Uint32(std[16:]) != 0 || std[20] != 1 {
+			t.Errorf("FileStandardInformation of a file pending deletion: %x %#x; want no links, delete pending", std, st)
+		}
+		c.SetDisposition(fid, false)
+		ro, st := c.Create("i.txt", readData, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open for reading: %#x", st)
+		}
+		rel := wire.FileID{Persistent: ^uint64(0), Volatile: ^uint64(0)}
+		read := make([]byte, 49)
+		le.PutUint16(read, 49)
+		le.PutUint32(read[4:], 1)
+		le.PutUint64(read[16:], ro.Persistent)
+		le.PutUint64(read[24:], ro.Volatile)
+		write := make([]byte, 48)
+		le.PutUint16(write, 49)
+		le.PutUint16(write[2:], wire.HeaderSize+48)
+		le.PutUint32(write[4:], 1)
+		le.PutUint64(write[16:], rel.Persistent)
+		le.PutUint64(write[24:], rel.Volatile)
+		relRead := append([]byte(nil), read...)
+		le.PutUint64(relRead[16:], rel.Persistent)
+		le.PutUint64(relRead[24:], rel.Volatile)
+		hs, _, err := c.Compound(true, []uint16{wire.Read, wire.Write, wire.Read}, [][]byte{read, append(write, 'x'), relRead})
+		must(t, err)
+		if hs[0].Status != 0 || hs[1].Status != smbtest.StatusAccessDenied || hs[2].Status != 0 {
+			t.Errorf("READ, WRITE, READ related on a read-only open: %#x, %#x, %#x; want success, ACCESS_DENIED, success",
+				hs[0].Status, hs[1].Status, hs[2].Status)
 		}
 	})
 }

@@ -314,7 +314,9 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 	c.drain()
 	var out []*response
 	var prev *request
-	prevStatus := statusSuccess
+	// prevStatus is the status of the request before; createErr that of
+	// a failed CREATE the requests related to it inherit.
+	prevStatus, createErr := statusSuccess, statusSuccess
 	for len(frame) > 0 {
 		hdr, err := wire.DecodeHeader(frame)
 		if err != nil {
@@ -356,8 +358,11 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		case related && (prevStatus == statusUserSessionDeleted || prevStatus == statusNetworkNameDeleted):
 			// The request before found no session or tree to lend.
 			resp = c.errorResponse(r, statusInvalidParameter)
-		case related && prevStatus != statusSuccess:
-			resp = c.errorResponse(r, prevStatus)
+		case related && createErr != statusSuccess:
+			// Requests related to a failed CREATE have no file: they
+			// fail as it did. Other failures are not inherited (a READ
+			// after a refused WRITE still reads).
+			resp = c.errorResponse(r, createErr)
 		default:
 			resp = c.handle(r, encSess)
 		}
@@ -369,6 +374,12 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		}
 		resp.hdr.Credits = c.grant(hdr.Credits, hdr.CreditCharge)
 		prevStatus = resp.hdr.Status
+		if !related {
+			createErr = statusSuccess
+		}
+		if hdr.Command == wire.Create && resp.hdr.Status != statusPending {
+			createErr = resp.hdr.Status
+		}
 		if resp.hdr.Status == statusPending {
 			prevStatus = statusSuccess
 		}

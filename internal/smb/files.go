@@ -171,12 +171,12 @@ func checkCreate(req *wire.CreateRequest) uint32 {
 		return statusInvalidParameter
 	case req.CreateOptions&createOptionsUnsupported != 0:
 		return statusNotSupported
-	case req.FileAttributes&attrsInvalid != 0:
-		return statusInvalidParameter
-	case req.DesiredAccess&accessReserved != 0 || req.DesiredAccess == Synchronize:
+	case req.DesiredAccess&accessReserved != 0:
 		return statusAccessDenied
 	case req.DesiredAccess&accessSystemSecurity != 0:
 		return statusPrivilegeNotHeld
+	case req.FileAttributes&attrsInvalid != 0:
+		return statusInvalidParameter
 	}
 	for _, cc := range req.Contexts {
 		if len(cc.Name) < 4 {

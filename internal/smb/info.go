@@ -49,6 +49,7 @@ const (
 	fileFsDeviceInformation     = 4
 	fileFsAttributeInformation  = 5
 	fileFsFullSizeInformation   = 7
+	fileFsControlInformation    = 6
 	fileFsObjectIDInformation   = 8
 	fileFsSectorSizeInformation = 11
 )
@@ -349,7 +350,8 @@ func appendStandard(b []byte, st *Stat) []byte {
 	t := statTimes(st)
 	b = le.AppendUint64(b, t.AllocationSize)
 	b = le.AppendUint64(b, t.EndOfFile)
-	b = le.AppendUint32(b, 1)
+	// A file pending deletion has no links left (as NTFS counts them).
+	b = le.AppendUint32(b, uint32(1-boolByte(st.DeletePending)))
 	b = append(b, boolByte(st.DeletePending), boolByte(st.IsDir), 0, 0)
 	return b
 }
@@ -460,6 +462,14 @@ func (c *conn) fsInfo(class uint8, quota, used int64) ([]byte, bool) {
 		b = le.AppendUint32(b, 255)
 		b = le.AppendUint32(b, uint32(wire.UTF16Len("NTFS")))
 		return wire.AppendUTF16(b, "NTFS"), true
+	case fileFsControlInformation:
+		// No quotas on the volume: the thresholds and default limit
+		// are "none" (-1), as Windows reports for a volume without
+		// quota tracking.
+		b := make([]byte, 24)
+		b = le.AppendUint64(b, ^uint64(0))
+		b = le.AppendUint64(b, ^uint64(0))
+		return le.AppendUint64(b, 0), false
 	case fileFsObjectIDInformation:
 		return make([]byte, 64), false
 	case fileFsSectorSizeInformation:
@@ -533,6 +543,12 @@ func (c *conn) setInfo(r *request) *response {
 	switch req.InfoClass {
 	case fileBasicInformation:
 		if status = need(36, FileWriteAttributes); status == statusSuccess {
+			// A file cannot become a directory, nor a directory
+			// temporary (MS-FSA 2.1.5.14.2).
+			if a := le.Uint32(b[32:]); a&AttrDirectory != 0 && !o.isDir || a&AttrTemporary != 0 && o.isDir {
+				status = statusInvalidParameter
+				break
+			}
 			status = statusOf(o.h.SetBasic(ctx, SetBasic{Creation: fromFileTime(le.Uint64(b)),
 				LastAccess: fromFileTime(le.Uint64(b[8:])), LastWrite: fromFileTime(le.Uint64(b[16:])),
 				Change: fromFileTime(le.Uint64(b[24:])), Attributes: le.Uint32(b[32:])}))
