@@ -777,3 +777,90 @@ func TestInfoAnswers(t *testing.T) {
 		}
 	})
 }
+
+// ioctl sends an FSCTL and returns the status and output.
+func ioctl(t *testing.T, c *smbtest.Client, fid wire.FileID, code uint32, in []byte, max uint32) (uint32, []byte) {
+	t.Helper()
+	b := make([]byte, 56)
+	le.PutUint16(b, 57)
+	le.PutUint32(b[4:], code)
+	le.PutUint64(b[8:], fid.Persistent)
+	le.PutUint64(b[16:], fid.Volatile)
+	le.PutUint32(b[24:], wire.HeaderSize+56)
+	le.PutUint32(b[28:], uint32(len(in)))
+	le.PutUint32(b[44:], max)
+	le.PutUint32(b[48:], 1)
+	h, resp, err := c.Do(wire.Ioctl, append(b, in...))
+	must(t, err)
+	r := resp[wire.HeaderSize:]
+	if len(r) < 48 || le.Uint16(r) != 49 {
+		return h.Status, nil
+	}
+	off, n := le.Uint32(r[32:]), le.Uint32(r[36:])
+	return h.Status, resp[off : off+n]
+}
+
+// TestServerSideCopy: FSCTL_SRV_REQUEST_RESUME_KEY and
+// FSCTL_SRV_COPYCHUNK copy within the share without the bytes crossing
+// the network (smbclient's scopy, Explorer, Linux cifs copy_file_range);
+// REST reads what was copied; a bad key is OBJECT_NAME_NOT_FOUND, a range
+// past the source's end INVALID_VIEW_SIZE, a source range another open
+// locked FILE_LOCK_CONFLICT, limits INVALID_PARAMETER with the server's
+// limits in the answer.
+func TestServerSideCopy(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		data := bytes.Repeat([]byte("0123456789abcdef"), 8192) // 128 KiB
+		e.createFile(t, "src.bin", data)
+		out, err := e.smbclient(t, e.name, []string{"-m", "SMB3"}, "scopy src.bin copy.bin")
+		if err != nil || strings.Contains(out, "NT_STATUS") {
+			t.Fatalf("smbclient scopy: %v\n%s", err, out)
+		}
+		if got := restBytes(t, e.file("copy.bin")); !bytes.Equal(got, data) {
+			t.Fatalf("REST reads %d bytes of the server-side copy, want the %d of the source", len(got), len(data))
+		}
+
+		c, other := e.smb(t), e.smb(t)
+		src, _ := c.Create("src.bin", readData, shareR|shareW|shareD, openOnly, nonDir)
+		dst, _ := c.Create("dst.bin", readData|writeData, shareR|shareW|shareD, openIf, nonDir)
+		st, key := ioctl(t, c, src, 0x00140078, nil, 32)
+		if st != 0 || len(key) < 24 {
+			t.Fatalf("FSCTL_SRV_REQUEST_RESUME_KEY: %#x %x", st, key)
+		}
+		copyReq := func(key []byte, chunks ...[3]uint64) []byte {
+			b := append(append([]byte(nil), key[:24]...), make([]byte, 8)...)
+			le.PutUint32(b[24:], uint32(len(chunks)))
+			for _, ch := range chunks {
+				b = le.AppendUint64(le.AppendUint64(b, ch[0]), ch[1])
+				b = le.AppendUint64(b, ch[2]) // Length and Reserved
+			}
+			return b
+		}
+		st, res := ioctl(t, c, dst, 0x001440F2, copyReq(key, [3]uint64{16, 0, 4096}, [3]uint64{0, 4096, 16}), 12)
+		if st != 0 || len(res) != 12 || le.Uint32(res) != 2 || le.Uint32(res[8:]) != 4112 {
+			t.Fatalf("FSCTL_SRV_COPYCHUNK: %#x %x", st, res)
+		}
+		if got := restBytes(t, e.file("dst.bin")); !bytes.Equal(got, append(append([]byte(nil), data[16:4112]...), data[:16]...)) {
+			t.Fatalf("REST reads %q... of the copied chunks", got[:32])
+		}
+		bad := bytes.Repeat([]byte("x"), 24)
+		if st, _ := ioctl(t, c, dst, 0x001440F2, copyReq(bad, [3]uint64{0, 0, 16}), 12); st != 0xC0000034 {
+			t.Errorf("unknown resume key: %#x, want STATUS_OBJECT_NAME_NOT_FOUND", st)
+		}
+		if st, _ := ioctl(t, c, dst, 0x001440F2, copyReq(key, [3]uint64{uint64(len(data)) - 8, 0, 16}), 12); st != statusInvalidViewSize {
+			t.Errorf("a range past the source's end: %#x, want STATUS_INVALID_VIEW_SIZE", st)
+		}
+		st, res = ioctl(t, c, dst, 0x001440F2, copyReq(key, [3]uint64{0, 0, 2 << 20}), 12)
+		if st != statusInvalidParameter || len(res) != 12 || le.Uint32(res) != 256 || le.Uint32(res[4:]) != 1<<20 || le.Uint32(res[8:]) != 16<<20 {
+			t.Errorf("a chunk over the limit: %#x %x, want STATUS_INVALID_PARAMETER with the limits", st, res)
+		}
+		lk, _ := other.Create("src.bin", readData|writeData, shareR|shareW|shareD, openOnly, nonDir)
+		if st := other.Lock(lk, 0, 100, wire.LockExclusive|wire.LockFailImmediately); st != 0 {
+			t.Fatalf("lock: %#x", st)
+		}
+		if st, _ := ioctl(t, c, dst, 0x001440F2, copyReq(key, [3]uint64{0, 0, 16}), 12); st != smbtest.StatusFileLockConflict {
+			t.Errorf("copy of a range another open locked: %#x, want STATUS_FILE_LOCK_CONFLICT", st)
+		}
+	})
+}
+
+const statusInvalidViewSize = 0xC000001F

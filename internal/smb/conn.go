@@ -112,6 +112,9 @@ type open struct {
 	name   string // last component, for FileNameInformation
 	isDir  bool
 	access uint32
+	// resumeKey names the open as the source of a server-side copy
+	// (FSCTL_SRV_REQUEST_RESUME_KEY); zero until asked for.
+	resumeKey [24]byte
 	// Directory enumeration state.
 	dirList    []Stat
 	dirPos     int

@@ -361,6 +361,10 @@ func (c *conn) ioctl(r *request) *response {
 		out = le.AppendUint16(out, wire.SigningEnabled)
 		out = le.AppendUint16(out, c.dialect)
 		return c.ok(r, wire.AppendIoctlResponse(nil, req.CtlCode, req.FileID, out))
+	case wire.FsctlSrvRequestResumeKey:
+		return c.requestResumeKey(r, req)
+	case wire.FsctlSrvCopyChunk, wire.FsctlSrvCopyChunkWrite:
+		return c.copyChunk(r, req)
 	case wire.FsctlPipeTransceive:
 		o := c.lookupOpen(r, req.FileID)
 		if o == nil {

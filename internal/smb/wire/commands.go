@@ -509,6 +509,9 @@ const (
 	FsctlValidateNegotiateInfo uint32 = 0x00140204
 	FsctlPipeTransceive        uint32 = 0x0011C017
 	FsctlDfsGetReferrals       uint32 = 0x00060194
+	FsctlSrvRequestResumeKey   uint32 = 0x00140078
+	FsctlSrvCopyChunk          uint32 = 0x001440F2
+	FsctlSrvCopyChunkWrite     uint32 = 0x001480F2
 	IoctlIsFsctl               uint32 = 1
 )
 
