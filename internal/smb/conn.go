@@ -53,7 +53,7 @@ type conn struct {
 	clientSecMode uint16
 	dialects      []uint16
 	serverCaps    uint32
-	cipherID      uint16 // 0 none, 1 AES-128-CCM, 2 AES-128-GCM
+	cipherID      uint16 // 0 none, 1 AES-128-CCM, 2 AES-128-GCM, 3 AES-256-CCM, 4 AES-256-GCM
 	signAlg       uint16 // 0 HMAC-SHA256, 1 AES-CMAC, 2 AES-GMAC
 	preauth       [64]byte
 	maxIO         uint32
@@ -727,14 +727,14 @@ func (c *conn) encrypt(s *session, th []byte, plain []byte) {
 	t := wire.TransformHeader{OriginalMessageSize: uint32(len(plain)), Flags: 1, SessionID: s.id}
 	le.PutUint64(t.Nonce[:], n)
 	rand.Read(t.Nonce[8:11])
-	if c.cipherID == 2 {
+	if c.gcm() {
 		rand.Read(t.Nonce[8:12])
 	} else {
 		clear(t.Nonce[11:])
 	}
 	hdr := t.Append(th[:0])
 	aad := hdr[20:wire.TransformHeaderSize]
-	if c.cipherID == 2 {
+	if c.gcm() {
 		sealed := s.encGCM.Seal(plain[:0], t.Nonce[:12], plain, aad)
 		copy(th[4:20], sealed[len(plain):])
 		return
@@ -759,7 +759,7 @@ func (c *conn) decrypt(frame []byte) ([]byte, *session, error) {
 		return nil, nil, wire.ErrMalformed
 	}
 	aad := frame[20:wire.TransformHeaderSize]
-	if c.cipherID == 2 {
+	if c.gcm() {
 		ct := append(data, t.Signature[:]...) // data is the frame's tail: no realloc needed? be safe below
 		plain, err := s.decGCM.Open(data[:0], t.Nonce[:12], ct, aad)
 		if err != nil {
@@ -857,11 +857,17 @@ func (c *conn) deriveKeys(s *session, key []byte) error {
 			return err
 		}
 	}
+	if c.cipherID == 3 || c.cipherID == 4 {
+		// The 256-bit ciphers take 256-bit keys from the whole session
+		// key (MS-SMB2 3.3.5.5.3).
+		s.encKey = crypt.KDF256(key, []byte("SMBS2CCipherKey\x00"), s.preauth[:])
+		s.decKey = crypt.KDF256(key, []byte("SMBC2SCipherKey\x00"), s.preauth[:])
+	}
 	switch c.cipherID {
-	case 1:
+	case 1, 3:
 		s.encCCM, _ = crypt.NewCCM(s.encKey)
 		s.decCCM, _ = crypt.NewCCM(s.decKey)
-	case 2:
+	case 2, 4:
 		b, _ := aes.NewCipher(s.encKey)
 		s.encGCM, _ = cipher.NewGCM(b)
 		b, _ = aes.NewCipher(s.decKey)
@@ -869,6 +875,9 @@ func (c *conn) deriveKeys(s *session, key []byte) error {
 	}
 	return nil
 }
+
+// gcm reports whether the negotiated cipher is AES-GCM (else AES-CCM).
+func (c *conn) gcm() bool { return c.cipherID == 2 || c.cipherID == 4 }
 
 func sha512Chain(prev [64]byte, msg []byte) [64]byte {
 	h := sha512.New()

@@ -73,7 +73,7 @@ func (c *conn) negotiate(r *request) *response {
 				}
 				n := int(le.Uint16(ctx.Data))
 				for i := 0; i < n && 2+2*i+2 <= len(ctx.Data) && c.cipherID == 0; i++ {
-					if id := le.Uint16(ctx.Data[2+2*i:]); id == 1 || id == 2 {
+					if id := le.Uint16(ctx.Data[2+2*i:]); id >= 1 && id <= 4 {
 						c.cipherID = id
 					}
 				}

@@ -269,8 +269,10 @@ func (l *recordingListener) negotiated(t *testing.T) (dialect uint16, signing, c
 // TestSmbclientSigningAndCipherChoices: on SMB 3.1.1 the server takes
 // the client's preferred signing algorithm and cipher among those it
 // offers (Samba's smbclient prefers AES-GMAC and AES-128-GCM), and each of
-// HMAC-SHA256 (2.1, and 3.1.1 when the client offers only it), AES-CMAC, AES-GMAC, AES-128-CCM and AES-128-GCM
-// carries a transfer whose frames are all signed or encrypted.
+// HMAC-SHA256 (2.1, and 3.1.1 when the client offers only it), AES-CMAC,
+// AES-GMAC, AES-128-CCM, AES-128-GCM, AES-256-CCM and AES-256-GCM (which
+// Azure Files offers too) carries a transfer whose frames are all signed or
+// encrypted.
 func TestSmbclientSigningAndCipherChoices(t *testing.T) {
 	_, rl := startRecording(t, newMemFS("share1"))
 	addr := rl.Addr().String()
@@ -291,6 +293,8 @@ func TestSmbclientSigningAndCipherChoices(t *testing.T) {
 		{"AES-CMAC 3.1.1", []string{"-m", "SMB3_11", "--client-protection=sign", "--option=client smb3 signing algorithms=AES-128-CMAC"}, 0x311, 1, -1},
 		{"AES-128-GCM", []string{"-m", "SMB3_11", "--client-protection=encrypt"}, 0x311, 2, 2},
 		{"AES-128-CCM 3.1.1", []string{"-m", "SMB3_11", "--client-protection=encrypt", "--option=client smb3 encryption algorithms=AES-128-CCM"}, 0x311, 2, 1},
+		{"AES-256-GCM", []string{"-m", "SMB3_11", "--client-protection=encrypt", "--option=client smb3 encryption algorithms=AES-256-GCM"}, 0x311, 2, 4},
+		{"AES-256-CCM", []string{"-m", "SMB3_11", "--client-protection=encrypt", "--option=client smb3 encryption algorithms=AES-256-CCM"}, 0x311, 2, 3},
 		{"AES-128-CCM 3.0", []string{"-m", "SMB3_00", "--client-protection=encrypt"}, 0x300, -1, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -74,6 +74,18 @@ func KDF(key, label, context []byte) []byte {
 	return m.Sum(nil)[:16]
 }
 
+// KDF256 is KDF with a 256-bit output (L = 256), for the keys of the
+// AES-256 ciphers.
+func KDF256(key, label, context []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte{0, 0, 0, 1})
+	m.Write(label)
+	m.Write([]byte{0})
+	m.Write(context)
+	m.Write([]byte{0, 0, 1, 0})
+	return m.Sum(nil)
+}
+
 // CMAC computes AES-CMAC (RFC 4493) of the concatenation of parts.
 type CMAC struct {
 	b      cipher.Block
