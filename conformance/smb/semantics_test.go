@@ -864,3 +864,54 @@ func TestServerSideCopy(t *testing.T) {
 }
 
 const statusInvalidViewSize = 0xC000001F
+
+// withContext adds one create context to a CREATE body.
+func withContext(b []byte, name string, data []byte) []byte {
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	le.PutUint32(b[48:], uint32(wire.HeaderSize+len(b)))
+	ctx := make([]byte, 16)
+	le.PutUint16(ctx[4:], 16)
+	le.PutUint16(ctx[6:], uint16(len(name)))
+	ctx = append(ctx, name...)
+	for len(ctx)%8 != 0 {
+		ctx = append(ctx, 0)
+	}
+	le.PutUint16(ctx[10:], uint16(len(ctx)))
+	le.PutUint32(ctx[12:], uint32(len(data)))
+	ctx = append(ctx, data...)
+	le.PutUint32(b[52:], uint32(len(ctx)))
+	return append(b, ctx...)
+}
+
+// TestAllocationSizeAtCreate: the allocation size a CREATE asks for
+// ("AlSi", rounded up to whole 4 KiB clusters) is what the open reports
+// while the file is smaller (smbtorture smb2.create.blob); the file's size
+// does not change.
+func TestAllocationSizeAtCreate(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		b := withContext(smbtest.CreateBody("alloc.bin", readData|writeData, shareR|shareW|shareD, openIf, nonDir),
+			"AlSi", le.AppendUint64(nil, 1<<20-100))
+		h, resp, err := c.Do(wire.Create, b)
+		must(t, err)
+		if h.Status != 0 {
+			t.Fatalf("create: %#x", h.Status)
+		}
+		r := resp[wire.HeaderSize:]
+		if alloc, eof := le.Uint64(r[40:]), le.Uint64(r[48:]); alloc != 1<<20 || eof != 0 {
+			t.Fatalf("CREATE response: allocation %d, end of file %d; want 1 MiB and 0", alloc, eof)
+		}
+		fid := wire.FileID{Persistent: le.Uint64(r[64:]), Volatile: le.Uint64(r[72:])}
+		std, st := c.QueryInfo(fid, wire.InfoFile, 5, 0, 24)
+		if st != 0 || le.Uint64(std) != 1<<20 || le.Uint64(std[8:]) != 0 {
+			t.Fatalf("FileStandardInformation: %x %#x; want allocation 1 MiB, end of file 0", std, st)
+		}
+		p, err := e.file("alloc.bin").GetProperties(ctx(t), nil)
+		must(t, err)
+		if *p.ContentLength != 0 {
+			t.Fatalf("REST Content-Length %d, want 0", *p.ContentLength)
+		}
+	})
+}

@@ -128,6 +128,9 @@ type Stat struct {
 	Attributes                              uint32
 	Creation, LastAccess, LastWrite, Change time.Time
 	DeletePending                           bool
+	// alloc is the allocation size the open asked for at create ("AlSi"),
+	// reported while it exceeds what the file's size needs.
+	alloc uint64
 }
 
 // SetBasic changes times and attributes; a zero time or attribute value

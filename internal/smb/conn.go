@@ -115,6 +115,8 @@ type open struct {
 	// resumeKey names the open as the source of a server-side copy
 	// (FSCTL_SRV_REQUEST_RESUME_KEY); zero until asked for.
 	resumeKey [24]byte
+	// alloc is the allocation size asked for at create.
+	alloc uint64
 	// Directory enumeration state.
 	dirList    []Stat
 	dirPos     int

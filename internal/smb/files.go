@@ -115,7 +115,7 @@ func statTimes(st *Stat) wire.FileTimes {
 		LastWriteTime: fileTime(st.LastWrite), ChangeTime: fileTime(st.Change), FileAttributes: attrs(st)}
 	if !st.IsDir {
 		t.EndOfFile = uint64(st.Size)
-		t.AllocationSize = allocSize(st.Size)
+		t.AllocationSize = max(allocSize(st.Size), st.alloc)
 	}
 	return t
 }
@@ -262,6 +262,15 @@ func (c *conn) create(r *request) *response {
 	s.opens[o.id.Persistent] = o
 	s.mu.Unlock()
 	r.fileID = o.id
+	for _, cc := range req.Contexts {
+		if cc.Name == "AlSi" && len(cc.Data) >= 8 && !o.isDir && o.pipe == nil {
+			// The allocation asked for, in whole clusters (MS-SMB2
+			// 2.2.13.2.6); the File service allocates as it writes, so
+			// it is what this open reports, not a reservation.
+			o.alloc = min(le.Uint64(cc.Data)+4095, maxFileSize) &^ 4095
+		}
+	}
+	st.alloc = o.alloc
 	resp := &wire.CreateResponse{CreateAction: action, FileTimes: statTimes(&st), FileID: o.id}
 	for _, cc := range req.Contexts {
 		switch cc.Name {
@@ -293,6 +302,7 @@ func (c *conn) closeFile(r *request) *response {
 		st, err := o.h.Stat(ctx)
 		cancel()
 		if err == nil {
+			st.alloc = o.alloc
 			ft := statTimes(&st)
 			t = &ft
 		}

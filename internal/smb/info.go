@@ -252,6 +252,7 @@ func (c *conn) queryInfo(r *request) *response {
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
 		}
+		st.alloc = o.alloc
 	} else {
 		st = Stat{Name: o.name, Attributes: AttrNormal}
 	}
