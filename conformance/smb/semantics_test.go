@@ -886,9 +886,9 @@ func withContext(b []byte, name string, data []byte) []byte {
 }
 
 // TestAllocationSizeAtCreate: the allocation size a CREATE asks for
-// ("AlSi", rounded up to whole 4 KiB clusters) is what the open reports
-// while the file is smaller (smbtorture smb2.create.blob); the file's size
-// does not change.
+// ("AlSi", rounded up to whole 4 KiB clusters), or sets later, is what the
+// open reports while the file is smaller (smbtorture smb2.create.blob and
+// smb2.setinfo); the file's size does not change.
 func TestAllocationSizeAtCreate(t *testing.T) {
 	engines(t, func(t *testing.T, e *env) {
 		c := e.smb(t)
@@ -912,6 +912,17 @@ func TestAllocationSizeAtCreate(t *testing.T) {
 		must(t, err)
 		if *p.ContentLength != 0 {
 			t.Fatalf("REST Content-Length %d, want 0", *p.ContentLength)
+		}
+		// SET_INFO FileAllocationInformation sets it too (smbtorture
+		// smb2.setinfo).
+		for _, v := range []uint64{0, 4096, 10} {
+			if st := c.SetInfo(fid, wire.InfoFile, 19, 0, le.AppendUint64(nil, v)); st != 0 {
+				t.Fatalf("set allocation %d: %#x", v, st)
+			}
+			std, _ := c.QueryInfo(fid, wire.InfoFile, 5, 0, 24)
+			if want := (v + 4095) &^ 4095; le.Uint64(std) != want || le.Uint64(std[8:]) != 0 {
+				t.Fatalf("after setting the allocation to %d: allocation %d, end of file %d; want %d, 0", v, le.Uint64(std), le.Uint64(std[8:]), want)
+			}
 		}
 	})
 }

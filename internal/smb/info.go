@@ -568,11 +568,20 @@ func (c *conn) setInfo(r *request) *response {
 		}
 	case fileAllocationInformation:
 		if status = need(8, FileWriteData); status == statusSuccess {
-			st, err := o.h.Stat(ctx)
-			if err == nil && int64(le.Uint64(b)) < st.Size && le.Uint64(b) < 1<<62 {
-				err = o.h.Truncate(ctx, int64(le.Uint64(b)))
+			v := le.Uint64(b)
+			if v > math.MaxInt64 {
+				status = statusInvalidParameter
+				break
 			}
-			status = statusOf(err)
+			st, err := o.h.Stat(ctx)
+			if err == nil && int64(v) < st.Size {
+				// Allocating less than the file holds truncates it.
+				err = o.h.Truncate(ctx, int64(v))
+			}
+			if status = statusOf(err); status == statusSuccess {
+				// More is what the open reports from now on.
+				o.alloc = min(v+4095, maxFileSize) &^ 4095
+			}
 		}
 	case fileDispositionInformation:
 		if status = need(1, Delete); status == statusSuccess {
