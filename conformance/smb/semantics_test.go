@@ -926,3 +926,26 @@ func TestAllocationSizeAtCreate(t *testing.T) {
 		}
 	})
 }
+
+// TestPositionInformation: the current byte offset set through
+// FilePositionInformation reads back as set (smbtorture smb2.setinfo), in
+// FilePositionInformation and FileAllInformation.
+func TestPositionInformation(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "pos.txt", []byte("x"))
+		c := e.smb(t)
+		fid, st := c.Create("pos.txt", readData, shareR|shareW|shareD, openOnly, nonDir)
+		if st != 0 {
+			t.Fatalf("open: %#x", st)
+		}
+		if st := c.SetInfo(fid, wire.InfoFile, 14, 0, le.AppendUint64(nil, 123456)); st != 0 {
+			t.Fatalf("set position: %#x", st)
+		}
+		if got, st := c.QueryInfo(fid, wire.InfoFile, 14, 0, 8); st != 0 || le.Uint64(got) != 123456 {
+			t.Fatalf("FilePositionInformation: %x %#x, want 123456", got, st)
+		}
+		if got, st := c.QueryInfo(fid, wire.InfoFile, 18, 0, 4096); st != 0 || le.Uint64(got[80:]) != 123456 {
+			t.Fatalf("FileAllInformation position: %x %#x, want 123456", got, st)
+		}
+	})
+}

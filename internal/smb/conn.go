@@ -117,6 +117,9 @@ type open struct {
 	resumeKey [24]byte
 	// alloc is the allocation size asked for at create.
 	alloc uint64
+	// position is the current byte offset the client set
+	// (FilePositionInformation); guarded by mu.
+	position uint64
 	// Directory enumeration state.
 	dirList    []Stat
 	dirPos     int
@@ -134,6 +137,12 @@ type asyncOp struct {
 	enc    bool
 	signed bool
 	cancel context.CancelFunc
+}
+
+func (o *open) currentPosition() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.position
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

@@ -377,7 +377,7 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 	case fileAccessInformation:
 		return le.AppendUint32(nil, o.access), false
 	case filePositionInformation:
-		return le.AppendUint64(nil, 0), false
+		return le.AppendUint64(nil, o.currentPosition()), false
 	case fileModeInformation:
 		return le.AppendUint32(nil, 0), false
 	case fileAlignmentInformation:
@@ -391,9 +391,9 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 		b = le.AppendUint64(b, st.FileID)
 		b = le.AppendUint32(b, 0)        // EA size
 		b = le.AppendUint32(b, o.access) // access flags
-		b = le.AppendUint64(b, 0)        // position
-		b = le.AppendUint32(b, 0)        // mode
-		b = le.AppendUint32(b, 0)        // alignment
+		b = le.AppendUint64(b, o.currentPosition())
+		b = le.AppendUint32(b, 0) // mode
+		b = le.AppendUint32(b, 0) // alignment
 		name := `\` + strings.ReplaceAll(o.path, "/", `\`)
 		b = le.AppendUint32(b, uint32(wire.UTF16Len(name)))
 		return wire.AppendUTF16(b, name), true
@@ -616,7 +616,17 @@ func (c *conn) setInfo(r *request) *response {
 				o.path = path
 			}
 		}
-	case filePositionInformation, fileModeInformation:
+	case filePositionInformation:
+		// The current byte offset is the client's to keep; it is
+		// stored for the open and read back as set.
+		if len(b) < 8 {
+			status = statusInfoLengthMismatch
+		} else {
+			o.mu.Lock()
+			o.position = le.Uint64(b)
+			o.mu.Unlock()
+		}
+	case fileModeInformation:
 		status = statusSuccess
 	default:
 		status = statusInvalidInfoClass
