@@ -928,8 +928,9 @@ func TestAllocationSizeAtCreate(t *testing.T) {
 }
 
 // TestPositionInformation: the current byte offset set through
-// FilePositionInformation reads back as set (smbtorture smb2.setinfo), in
-// FilePositionInformation and FileAllInformation.
+// FilePositionInformation, and the mode through FileModeInformation, read
+// back as set (smbtorture smb2.setinfo), in their classes and in
+// FileAllInformation; a mode bit fixed at create is INVALID_PARAMETER.
 func TestPositionInformation(t *testing.T) {
 	engines(t, func(t *testing.T, e *env) {
 		e.createFile(t, "pos.txt", []byte("x"))
@@ -946,6 +947,16 @@ func TestPositionInformation(t *testing.T) {
 		}
 		if got, st := c.QueryInfo(fid, wire.InfoFile, 18, 0, 4096); st != 0 || le.Uint64(got[80:]) != 123456 {
 			t.Fatalf("FileAllInformation position: %x %#x, want 123456", got, st)
+		}
+		// The mode: write-through may be set, FILE_DIRECTORY_FILE (1) not.
+		if st := c.SetInfo(fid, wire.InfoFile, 16, 0, le.AppendUint32(nil, 2)); st != 0 {
+			t.Fatalf("set mode 2: %#x", st)
+		}
+		if got, st := c.QueryInfo(fid, wire.InfoFile, 16, 0, 4); st != 0 || le.Uint32(got) != 2 {
+			t.Fatalf("FileModeInformation: %x %#x, want 2", got, st)
+		}
+		if st := c.SetInfo(fid, wire.InfoFile, 16, 0, le.AppendUint32(nil, 1)); st != statusInvalidParameter {
+			t.Fatalf("set mode 1: %#x, want STATUS_INVALID_PARAMETER", st)
 		}
 	})
 }

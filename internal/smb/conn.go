@@ -120,6 +120,8 @@ type open struct {
 	// position is the current byte offset the client set
 	// (FilePositionInformation); guarded by mu.
 	position uint64
+	// mode is the FileModeInformation the client set; guarded by mu.
+	mode uint32
 	// Directory enumeration state.
 	dirList    []Stat
 	dirPos     int
@@ -137,6 +139,12 @@ type asyncOp struct {
 	enc    bool
 	signed bool
 	cancel context.CancelFunc
+}
+
+func (o *open) currentMode() uint32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mode
 }
 
 func (o *open) currentPosition() uint64 {

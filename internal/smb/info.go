@@ -42,6 +42,12 @@ const (
 	fileRenameInformationEx        = 65
 )
 
+// FileModeInformation bits an open may change.
+const (
+	fileWriteThrough   = 0x2
+	fileSequentialOnly = 0x4
+)
+
 // File system information classes (MS-FSCC §2.5).
 const (
 	fileFsVolumeInformation     = 1
@@ -379,7 +385,7 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 	case filePositionInformation:
 		return le.AppendUint64(nil, o.currentPosition()), false
 	case fileModeInformation:
-		return le.AppendUint32(nil, 0), false
+		return le.AppendUint32(nil, o.currentMode()), false
 	case fileAlignmentInformation:
 		return le.AppendUint32(nil, 0), false
 	case fileNameInformation, fileNormalizedNameInformation:
@@ -392,7 +398,7 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 		b = le.AppendUint32(b, 0)        // EA size
 		b = le.AppendUint32(b, o.access) // access flags
 		b = le.AppendUint64(b, o.currentPosition())
-		b = le.AppendUint32(b, 0) // mode
+		b = le.AppendUint32(b, o.currentMode())
 		b = le.AppendUint32(b, 0) // alignment
 		name := `\` + strings.ReplaceAll(o.path, "/", `\`)
 		b = le.AppendUint32(b, uint32(wire.UTF16Len(name)))
@@ -627,7 +633,18 @@ func (c *conn) setInfo(r *request) *response {
 			o.mu.Unlock()
 		}
 	case fileModeInformation:
-		status = statusSuccess
+		// Of the mode, write-through and sequential-only may be set on
+		// an open (MS-FSA 2.1.5.14.8); the others are fixed at create.
+		switch {
+		case len(b) < 4:
+			status = statusInfoLengthMismatch
+		case le.Uint32(b)&^(fileWriteThrough|fileSequentialOnly) != 0:
+			status = statusInvalidParameter
+		default:
+			o.mu.Lock()
+			o.mode = le.Uint32(b)
+			o.mu.Unlock()
+		}
 	default:
 		status = statusInvalidInfoClass
 	}
