@@ -147,6 +147,17 @@ fi
 echo "== import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
 bash scripts/azurite-import.sh
 
+echo "== SMB: Samba's smbtorture subtests lazuli passes (scripts/smbtorture-pass.txt)"
+# Each listed smb2.* subtest of Samba's protocol test suite must keep
+# passing; scripts/smbtorture.sh compares lazuli with smbd on the whole
+# selection.
+if command -v smbtorture >/dev/null 2>&1 && command -v az >/dev/null 2>&1; then
+  bash scripts/smbtorture.sh ci
+else
+  echo "smbtorture (Debian's samba-testsuite) and az (azure-cli) are needed for this step" >&2
+  exit 1
+fi
+
 echo "== README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
 bash scripts/recipes.sh
 

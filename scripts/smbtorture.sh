@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Runs Samba's SMB2 protocol test suite (smbtorture, Debian package
+# samba-testsuite) on a broad selection of file-server subtests against
+# lazuli and against a private smbd set up for Windows clients
+# (vfs objects = acl_xattr streams_xattr), side by side, and prints
+# pass/fail per subtest and counts per suite for both.
+#
+#   scripts/smbtorture.sh                 # both servers, the whole selection
+#   scripts/smbtorture.sh lazuli          # lazuli only
+#   scripts/smbtorture.sh samba           # smbd only
+#   scripts/smbtorture.sh ci              # CI: the subtests of
+#                                         # scripts/smbtorture-pass.txt against
+#                                         # lazuli, one process per suite;
+#                                         # fails if any does not pass
+#   SMBTORTURE_SUITES="smb2.lock smb2.rename" scripts/smbtorture.sh
+#
+# Each subtest runs in an smbtorture process of its own, bounded by
+# SMBTORTURE_TIMEOUT seconds (default 60; a hang counts as a failure), on a
+# fresh share state. smbd needs root (it runs as the system user
+# lazulitorture, created when missing, with a private passdb and
+# configuration); lazuli runs in memory. Ports: LAZULI_TORTURE_BASE (default
+# 27400) and the five above it. Results go to $SMBTORTURE_OUT (default a
+# temporary directory): <server>.results holds "pass|fail|skip name" lines
+# (names may hold spaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-both}
+base=${LAZULI_TORTURE_BASE:-27400}
+limit=${SMBTORTURE_TIMEOUT:-60}
+key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+account=devstoreaccount1
+
+# The selection: suites that concern a file server. Subtests of SMB1, of
+# Samba's own internals (kernel oplocks, ctdb, aio delays, benchmarks),
+# multichannel and session binding are left out.
+suites=${SMBTORTURE_SUITES:-"smb2.connect smb2.create smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir
+smb2.rename smb2.delete-on-close-perms smb2.sharemode smb2.lock smb2.session smb2.compound smb2.compound_find
+smb2.compound_async smb2.credits smb2.ioctl smb2.oplock smb2.lease smb2.durable-open smb2.durable-v2-open
+smb2.notify smb2.streams smb2.fileid smb2.maximum_allowed smb2.openattr smb2.winattr smb2.sdread smb2.dosmode
+smb2.tcon smb2.mkdir smb2.timestamps smb2.set-sparse-ioctl smb2.zero-data-ioctl smb2.check-sharemode"}
+# Within the suites, what is not a file-server matter.
+exclude='^smb2\.session\.bind|^smb2\.ioctl\.(compress_|dup_extents_|bug14788|shadow_copy)|^smb2\.create\.bench|^smb2\.create\.quota-fake-file|^smb2\.timestamps\.(time_t_|delayed-)'
+
+tools="smbtorture az"
+[ "$mode" = ci ] || [ "$mode" = lazuli ] || tools="$tools smbd smbpasswd smbclient"
+for tool in $tools; do
+  command -v "$tool" >/dev/null || { echo "smbtorture.sh: $tool is needed (Debian: samba-testsuite, samba, smbclient, azure-cli)" >&2; exit 1; }
+done
+out=${SMBTORTURE_OUT:-$(mktemp -d)}
+mkdir -p "$out"
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # smbd serves a share below it as an unprivileged user
+cleanup() {
+  [ -n "${lz_pid:-}" ] && kill "$lz_pid" 2>/dev/null
+  [ -n "${smbd_pid:-}" ] && kill "$smbd_pid" 2>/dev/null
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# subtests lists the subtests of the selection.
+subtests() {
+  local all
+  all=$(smbtorture --list 2>/dev/null | grep '^smb2\.' | sort -u)
+  for s in $suites; do
+    grep -F "$s." <<<"$all" | grep -E "^${s//./\\.}\." || true
+  done | grep -Ev "$exclude" | awk '!seen[$0]++'
+}
+
+start_lazuli() {
+  go build -o "$tmp/lazuli" ./cmd/lazuli
+  "$tmp/lazuli" --inMemoryPersistence --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
+    --filePort $((base + 3)) --smbPort $((base + 4)) 2>"$tmp/lz.log" &
+  lz_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$tmp/lz.log" && break
+    sleep 0.1
+  done
+  grep -q '^lazuli: blob' "$tmp/lz.log" || { echo "lazuli did not start:"; cat "$tmp/lz.log"; exit 1; }
+  az storage share create --name torture -o none --connection-string \
+    "DefaultEndpointsProtocol=http;AccountName=$account;AccountKey=$key;FileEndpoint=http://127.0.0.1:$((base + 3))/$account;"
+}
+
+start_smbd() {
+  local d=$tmp/samba
+  mkdir -p "$d"/{private,lock,state,cache,pid,ncalrpc,share}
+  id lazulitorture >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin lazulitorture
+  chown lazulitorture "$d/share"
+  cat >"$d/smb.conf" <<CONF
+[global]
+  smb ports = $((base + 5))
+  interfaces = lo
+  bind interfaces only = yes
+  disable netbios = yes
+  private dir = $d/private
+  lock directory = $d/lock
+  state directory = $d/state
+  cache directory = $d/cache
+  pid directory = $d/pid
+  ncalrpc dir = $d/ncalrpc
+  log file = $d/smbd.log
+  passdb backend = tdbsam:$d/private/passdb.tdb
+  map to guest = never
+  server min protocol = SMB2_02
+  load printers = no
+  printcap name = /dev/null
+  disable spoolss = yes
+[torture]
+  path = $d/share
+  read only = no
+  vfs objects = acl_xattr streams_xattr
+  map acl inherit = yes
+  store dos attributes = yes
+  ea support = yes
+CONF
+  printf '%s\n%s\n' "$key" "$key" | smbpasswd -c "$d/smb.conf" -a -s lazulitorture >/dev/null
+  # In a session of its own: smbd signals its whole process group when it
+  # stops.
+  setsid smbd --foreground --no-process-group -s "$d/smb.conf" >"$d/smbd.out" 2>&1 &
+  smbd_pid=$!
+  for _ in $(seq 1 100); do
+    smbclient -p $((base + 5)) -U "lazulitorture%$key" //127.0.0.1/torture -c ls >/dev/null 2>&1 && return
+    sleep 0.1
+  done
+  echo "smbd did not start:"; cat "$d/smbd.out"; exit 1
+}
+
+# run SERVER PORT USER LIST: runs each subtest of LIST, appending
+# "pass|fail|skip name" to $out/SERVER.results.
+run() {
+  local server=$1 port=$2 user=$3 list=$4 t res
+  : >"$out/$server.results"
+  while read -r t; do
+    [ -n "$t" ] || continue
+    res=fail
+    if timeout "$limit" smbtorture "//127.0.0.1/torture" -p "$port" -U "$user%$key" --format=subunit \
+      --option=torture:sharedelay=100000 "$t" >"$tmp/one" 2>&1; then
+      # A subtest passes when smbtorture reports it (or its only
+      # sub-part) a success and nothing failed.
+      if grep -q '^success: ' "$tmp/one" && ! grep -qE '^(failure|error): ' "$tmp/one"; then
+        res=pass
+      fi
+    fi
+    if grep -qE '^skip: ' "$tmp/one" && ! grep -qE '^(success|failure|error): ' "$tmp/one"; then
+      res=skip
+    fi
+    echo "$res $t" >>"$out/$server.results"
+    cp "$tmp/one" "$out/$server.$(tr '/ ' '__' <<<"$t").log"
+  done <<<"$list"
+}
+
+# counts RESULTS: passed, failed and skipped subtests per suite.
+counts() {
+  awk '{split($2, p, "."); s = p[1] "." p[2]; n[s]++; r[s, $1]++; n["TOTAL"]++; r["TOTAL", $1]++}
+       END {for (s in n) if (s != "TOTAL") printf "%-34s %4d pass %4d fail %4d skip\n", s, r[s, "pass"], r[s, "fail"], r[s, "skip"]
+            printf "%-34s %4d pass %4d fail %4d skip (of %d)\n", "TOTAL", r["TOTAL", "pass"], r["TOTAL", "fail"], r["TOTAL", "skip"], n["TOTAL"]}' "$1" |
+    sort
+}
+
+# side RESULTS1 RESULTS2: one line per subtest with both results.
+side() {
+  awk 'NR == FNR {r = $1; sub(/^[a-z]+ /, ""); a[$0] = r; next}
+       {r = $1; sub(/^[a-z]+ /, ""); printf "%-6s %-6s %s\n", a[$0], r, $0}' "$1" "$2"
+}
+
+# run_grouped SERVER PORT USER LIST: as run, but one smbtorture process per
+# suite runs all the suite's subtests of LIST (CI's budget); a subtest
+# passes when its own success line is there.
+run_grouped() {
+  local server=$1 port=$2 user=$3 list=$4 suite t short
+  : >"$out/$server.results"
+  for suite in $(awk -F. '{print $1 "." $2}' <<<"$list" | awk '!seen[$0]++'); do
+    mapfile -t tests < <(grep -F "$suite." <<<"$list")
+    timeout $((limit * 3)) smbtorture "//127.0.0.1/torture" -p "$port" -U "$user%$key" --format=subunit \
+      --option=torture:sharedelay=100000 "${tests[@]}" >"$tmp/one" 2>&1 || true
+    for t in "${tests[@]}"; do
+      short=${t##*.}
+      if grep -qxF "success: $short" "$tmp/one"; then
+        echo "pass $t" >>"$out/$server.results"
+      else
+        echo "fail $t" >>"$out/$server.results"
+        cp "$tmp/one" "$out/$server.$(tr '/ ' '__' <<<"$t").log"
+      fi
+    done
+  done
+}
+
+case $mode in
+ci)
+  list=$(grep -v '^#' scripts/smbtorture-pass.txt | sed '/^$/d')
+  start_lazuli
+  run_grouped lazuli $((base + 4)) "$account" "$list"
+  failed=$(grep -v '^pass ' "$out/lazuli.results" | sed 's/^[a-z]* //' || true)
+  if [ -n "$failed" ]; then
+    echo "smbtorture subtests lazuli passed before and no longer passes:"
+    while read -r t; do
+      echo "== $t"
+      cat "$out/lazuli.$(tr '/ ' '__' <<<"$t").log"
+    done <<<"$failed"
+    exit 1
+  fi
+  echo "smbtorture: lazuli passes all $(wc -l <"$out/lazuli.results") subtests of scripts/smbtorture-pass.txt"
+  ;;
+both | lazuli | samba)
+  list=$(subtests)
+  if [ "$mode" != samba ]; then
+    start_lazuli
+    run lazuli $((base + 4)) "$account" "$list"
+  fi
+  if [ "$mode" != lazuli ]; then
+    start_smbd
+    run samba $((base + 5)) lazulitorture "$list"
+  fi
+  if [ "$mode" = both ]; then
+    echo "lazuli samba  subtest"
+    side "$out/lazuli.results" "$out/samba.results"
+    echo
+    echo "lazuli, passed/run per suite:"
+    counts "$out/lazuli.results"
+    echo
+    echo "samba (acl_xattr streams_xattr), passed/run per suite:"
+    counts "$out/samba.results"
+  else
+    cat "$out/$mode.results"
+    counts "$out/$mode.results"
+  fi
+  echo "results and logs: $out"
+  ;;
+*)
+  echo "usage: $0 [both|lazuli|samba|ci]" >&2
+  exit 2
+  ;;
+esac
