@@ -70,7 +70,7 @@ subtests() {
 start_lazuli() {
   go build -o "$tmp/lazuli" ./cmd/lazuli
   "$tmp/lazuli" --inMemoryPersistence --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
-    --filePort $((base + 3)) --smbPort $((base + 4)) 2>"$tmp/lz.log" &
+    --filePort $((base + 3)) --smbPort $((base + 4)) --adminPort 0 2>"$tmp/lz.log" &
   lz_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$tmp/lz.log" && break
