@@ -18,7 +18,7 @@ import (
 func (s *Server) startAdmin() {
 	ln := s.adminListener
 	s.adminListener = nil
-	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler()}
+	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler(), Faults: s.faults}
 	restricted := !loopback(ln.Addr())
 	if restricted {
 		// Reachable from other machines: only an account's holder may

@@ -29,6 +29,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
+	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
 	"github.com/lazuli-storage/lazuli/internal/guid"
@@ -184,6 +185,7 @@ type Server struct {
 	adminAddr     string
 	authn         *auth.Authenticator
 	metrics       *admin.Metrics // nil without an admin listener
+	faults        *faults.Set    // nil without an admin listener
 	// started is set once Start has served every listener, closing once
 	// Close begins (for the readiness check).
 	started, closing atomic.Bool
@@ -259,6 +261,8 @@ func New(cfg Config) (*Server, error) {
 		// Metrics are kept only when something can read them.
 		s.metrics = admin.NewMetrics()
 		opts.Observer = s.metrics
+		s.faults = &faults.Set{}
+		opts.Faults = s.faults
 		if r, ok := s.engine.(storage.StatsReporter); ok {
 			s.metrics.AddEngine(r)
 		}

@@ -658,7 +658,9 @@ func (h *handler) writeEntity(rq *req) error {
 	if err != nil {
 		return err
 	}
-	rq.info.Operation = op.Kind.String()
+	if err := rq.info.SetOperation(rq.r.Context(), op.Kind.String()); err != nil {
+		return err
+	}
 	if err := h.authorizeWrite(rq.r, rq.info, rq.res.table, op); err != nil {
 		return err
 	}
