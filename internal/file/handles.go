@@ -285,7 +285,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			if req.Share.Snapshot != "" {
 				return azerr.New(azerr.ResourceNotFound)
 			}
-			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now),
+			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: s.written(now), ETag: s.etag(0, now),
 				Inline: !req.Directory}
 			attrs := req.Attrs &^ AttrNormal
 			if !req.Directory {
@@ -347,7 +347,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				}
 				n.Attrs = req.Attrs | AttrArchive
 				n.LastWriteTime, n.ChangeTime = now, now
-				n.Modified, n.ETag = now, s.etag(n.ETag, now)
+				n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 				res.Action = Overwritten
 				if req.Disposition == Supersede {
 					res.Action = Superseded
@@ -558,7 +558,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		}
 		n.LastWriteTime, n.ChangeTime = now, now
 		n.Attrs |= AttrArchive
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if err := saveNode(tx, ref.Share, n); err != nil {
 			return err
 		}
@@ -594,7 +594,7 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 			return err
 		}
 		n.LastWriteTime, n.ChangeTime = now, now
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
 }
@@ -626,7 +626,7 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 		if bi.Change == nil {
 			n.ChangeTime = now
 		}
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
 }
@@ -647,7 +647,7 @@ func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (
 			return err
 		}
 		n.PermKey, n.ChangeTime = key, now
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
 }
@@ -851,7 +851,7 @@ func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace,
 	}
 	n.Parent, n.Name = parent.ID, dst[len(dst)-1]
 	n.ChangeTime = now
-	n.Modified, n.ETag = now, s.etag(n.ETag, now)
+	n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 	if err := putNode(tx, sh.ID, n); err != nil {
 		return nil, err
 	}

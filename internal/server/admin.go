@@ -18,7 +18,8 @@ import (
 func (s *Server) startAdmin() {
 	ln := s.adminListener
 	s.adminListener = nil
-	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler(), Faults: s.faults}
+	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler(), Faults: s.faults,
+		Clock: s.clock}
 	restricted := !loopback(ln.Addr())
 	if restricted {
 		// Reachable from other machines: only an account's holder may
@@ -89,4 +90,13 @@ func (s *Server) console(restricted bool) http.Handler {
 		}
 	}
 	return console.New(cfg)
+}
+
+// floor is the test clock's floor for written times and ETag stamps (nil
+// without a test clock).
+func (s *Server) floor() func() time.Time {
+	if s.clock == nil {
+		return nil
+	}
+	return s.clock.Floor
 }

@@ -62,7 +62,7 @@ func New(d httpx.Deps) http.Handler {
 
 // NewWithOptions returns the Table service handler with tuning options.
 func NewWithOptions(d httpx.Deps, o Options) http.Handler {
-	svc := table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})
+	svc := table.New(d.Engine, table.Options{Now: d.Now, Floor: d.Floor, MaxScan: o.MaxScan})
 	// Purges deleted tables' rows, including those an earlier process left.
 	d.StartWorker(svc.Run)
 	return &handler{d: d, svc: svc}
