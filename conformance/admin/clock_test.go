@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -89,6 +90,22 @@ func TestClockIsSharedByInstances(t *testing.T) {
 	a := startTCP(t, emulator.Options{EngineKind: "postgres", PostgresURL: url})
 	b := startTCP(t, emulator.Options{EngineKind: "postgres", PostgresURL: url})
 	runClockScenario(t, []*emulator.Emulator{a, b})
+	// The database answers the readiness check's ping, and the engine's
+	// figures are in the scrape.
+	if code := httpGet(t, b.AdminURL()+"/readyz"); code != 200 {
+		t.Errorf("readyz on PostgreSQL: %d", code)
+	}
+	resp, err := http.Get(b.AdminURL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"lazuli_engine_transactions_total ", "lazuli_engine_retries_total ", "lazuli_engine_connections "} {
+		if !bytes.Contains(text, []byte(want)) {
+			t.Errorf("no %q in the scrape of a PostgreSQL instance", want)
+		}
+	}
 }
 
 // runClockScenario moves the clock through the first emulator and checks
