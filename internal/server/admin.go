@@ -76,7 +76,9 @@ func (s *Server) AdminAddr() string { return s.adminAddr }
 // with an account's name and key (admin.Config.Keys), and the console acts
 // as that account alone.
 func (s *Server) console(restricted bool) http.Handler {
-	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.cfg.Now, Log: s.cfg.Log}
+	// The console dates its requests by the clock the services check
+	// request dates against: real time, even with the test clock moved.
+	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.realNow, Log: s.cfg.Log}
 	for svc, h := range s.handlers {
 		// A service whose port is off is off in the console too.
 		if s.addrs[svc] != "" {

@@ -4,9 +4,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/console"
 )
 
 // startAdminServer starts an in-memory server with only the admin
@@ -73,5 +75,32 @@ func TestAdminListenerBeyondLoopbackAsksForAccount(t *testing.T) {
 	}
 	if code := adminGet(t, base+"/", auth.DevAccount, auth.DevKey); code != 200 {
 		t.Errorf("console with the account's key: %d", code)
+	}
+}
+
+// TestConsoleRequestsStayValidWithTheClockMoved: with the test clock an
+// hour ahead, the console's signed requests still pass the services'
+// request-date check, which stays on real time.
+func TestConsoleRequestsStayValidWithTheClockMoved(t *testing.T) {
+	s := startAdminServer(t, "127.0.0.1:0")
+	base := "http://" + s.AdminAddr()
+	resp, err := http.Post(base+"/clock", "application/json", strings.NewReader(`{"advance":"1h"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("advance: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("PUT", base+"/api/blob/devstoreaccount1/movedclock?restype=container", nil)
+	req.Header.Set(console.HeaderName, "1")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("Create Container through the console, clock +1h: %d %s", resp.StatusCode, b)
 	}
 }
