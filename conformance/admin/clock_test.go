@@ -188,11 +188,21 @@ func runClockScenario(t *testing.T, emus []*emulator.Emulator) {
 	}
 
 	moveClock("20s")
-	if _, err := lb.AcquireLease(ctx, 15, nil); err != nil {
+	if _, err := lb.AcquireLease(ctx, -1, nil); err != nil {
 		t.Errorf("acquire after the 15 s lease expired (clock +20 s): %v", err)
 	}
+	// An infinite lease broken with a 10 s break period is free 10 s on.
+	if _, err := la.BreakLease(ctx, &lease.BlobBreakOptions{BreakPeriod: to.Ptr(int32(10))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := la.AcquireLease(ctx, 15, nil); !bloberror.HasCode(err, bloberror.LeaseAlreadyPresent) {
+		t.Errorf("acquire while the lease is breaking: %v", err)
+	}
 
-	moveClock("11s") // 31 s in all: past the 30 s visibility timeout
+	moveClock("11s") // 31 s in all: past the 30 s visibility timeout, and the break period
+	if _, err := la.AcquireLease(ctx, 15, nil); err != nil {
+		t.Errorf("acquire after the break period: %v", err)
+	}
 	peek, err := qB.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(32))})
 	if err != nil {
 		t.Fatal(err)
