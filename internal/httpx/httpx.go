@@ -136,6 +136,11 @@ type Options struct {
 	Faults *faults.Set
 }
 
+// UnroutedOperation is the operation a RequestObserver is told of for a
+// request that no operation claimed (refused before routing, or matching
+// no operation).
+const UnroutedOperation = "Unrouted"
+
 // RequestObserver receives every request once it is answered: its
 // service, operation (as in the access log), status, Azure error code
 // ("" for none), declared request body bytes, response body bytes
@@ -194,17 +199,24 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 					WriteError(rw, r, azerr.New(azerr.InternalError))
 				}
 			}
-			if (!o.Silent || o.Observer != nil) && info.Operation == "" {
-				path := info.Path
-				if info.Account == "" {
-					_, path, _ = splitAccount(r, o.PathStyleOnly)
-				}
-				info.Operation = RequestShape(r, path)
-			}
 			if o.Observer != nil {
-				o.Observer.ObserveRequest(svcName, info.Operation, rw.status, info.ErrorCode, max(r.ContentLength, 0), rw.bytes, time.Since(began))
+				// A request no operation claimed is counted as one
+				// label: its shape carries the client's comp value,
+				// and clients must not grow the set of series.
+				op := info.Operation
+				if op == "" {
+					op = UnroutedOperation
+				}
+				o.Observer.ObserveRequest(svcName, op, rw.status, info.ErrorCode, max(r.ContentLength, 0), rw.bytes, time.Since(began))
 			}
 			if !o.Silent {
+				if info.Operation == "" {
+					path := info.Path
+					if info.Account == "" {
+						_, path, _ = splitAccount(r, o.PathStyleOnly)
+					}
+					info.Operation = RequestShape(r, path)
+				}
 				o.Log.Info("request",
 					"service", svcName, "op", info.Operation, "method", r.Method,
 					"account", info.Account, "path", info.Path, "status", rw.status,

@@ -61,6 +61,13 @@ func TestMetricsCountRequestsAndPassPromtool(t *testing.T) {
 	if r := signedDo(t, s, auth.Queue, "PUT", "metricsq", nil, nil); r.StatusCode != 201 {
 		t.Fatalf("Create Queue: %d", r.StatusCode)
 	}
+	// Requests no operation claims count under one label, whatever they
+	// carry.
+	for _, comp := range []string{"nosuch1", "nosuch2"} {
+		if r := signedDo(t, s, auth.Blob, "GET", "metrics/b?comp="+comp, nil, nil); r.StatusCode != 400 {
+			t.Fatalf("comp=%s: %d", comp, r.StatusCode)
+		}
+	}
 	// An SMB session with two opens, one holding two byte-range locks.
 	if r := signedDo(t, s, auth.File, "PUT", "metricsshare?restype=share", nil, nil); r.StatusCode != 201 {
 		t.Fatalf("Create Share: %d", r.StatusCode)
@@ -92,6 +99,7 @@ func TestMetricsCountRequestsAndPassPromtool(t *testing.T) {
 		`lazuli_requests_total{error_code="",operation="PutBlob",service="blob",status="201"} 3`,
 		`lazuli_requests_total{error_code="BlobNotFound",operation="GetBlob",service="blob",status="404"} 1`,
 		`lazuli_requests_total{error_code="",operation="CreateQueue",service="queue",status="201"} 1`,
+		`lazuli_requests_total{error_code="InvalidQueryParameterValue",operation="Unrouted",service="blob",status="400"} 2`,
 		`lazuli_request_duration_seconds_count{operation="PutBlob",service="blob"} 3`,
 		`lazuli_request_body_bytes_total{operation="PutBlob",service="blob"} 3072`,
 		"lazuli_engine_fsyncs_total ",
@@ -108,6 +116,9 @@ func TestMetricsCountRequestsAndPassPromtool(t *testing.T) {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("no %q in /metrics", want)
 		}
+	}
+	if strings.Contains(string(text), "nosuch") {
+		t.Error("a client's comp value became a label")
 	}
 	promtoolCheck(t, text)
 
