@@ -56,6 +56,9 @@ type Options struct {
 	// SMB also serves the File service's shares over SMB 2/3 on a free
 	// port of Host (see SMBAddr).
 	SMB bool
+	// Admin also serves the admin listener (health, metrics, test clock,
+	// fault injection) on a free port of Host (see AdminURL).
+	Admin bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
@@ -107,6 +110,9 @@ func Start(o Options) (*Emulator, error) {
 		if o.SMB {
 			cfg.SMBAddr = addr
 		}
+	}
+	if o.Admin {
+		cfg.AdminAddr = host + ":0"
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -160,6 +166,15 @@ func (e *Emulator) ConnectionString() string {
 
 // SMBAddr is the host:port of the SMB listener ("" without Options.SMB).
 func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
+
+// AdminURL is the base URL of the admin listener, e.g.
+// "http://127.0.0.1:41236" ("" without Options.Admin).
+func (e *Emulator) AdminURL() string {
+	if a := e.srv.AdminAddr(); a != "" {
+		return "http://" + a
+	}
+	return ""
+}
 
 // Engine returns the storage engine the emulator serves, for tests that
 // look at or prepare stored state directly.

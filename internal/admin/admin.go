@@ -18,6 +18,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/faults"
 )
 
 // Config is what the admin listener serves.
@@ -37,7 +39,9 @@ type Config struct {
 	Metrics http.Handler
 	// Clock is the test clock of GET, POST and DELETE /clock (nil: 404).
 	Clock Clock
-	Log   *slog.Logger
+	// Faults holds the rules of GET, POST and DELETE /faults (nil: 404).
+	Faults *faults.Set
+	Log    *slog.Logger
 }
 
 // New returns the admin listener's handler.
@@ -65,6 +69,9 @@ func New(cfg Config) http.Handler {
 	}
 	if cfg.Clock != nil {
 		clockRoutes(mux, cfg.Clock)
+	}
+	if cfg.Faults != nil {
+		faultRoutes(mux, cfg.Faults)
 	}
 	console := cfg.Console
 	if console == nil {

@@ -156,8 +156,13 @@ type Config struct {
 	// is set.
 	Log   *slog.Logger
 	Debug bool
-	// Now is the clock; nil means time.Now.
+	// Now is the clock of SAS and token validity; nil means time.Now.
 	Now func() time.Time
+	// DateClock is the clock a Shared Key request's date must be within
+	// MaxClockSkew of: clients date requests by their own wall clock, so
+	// it stays real time when Now is a test clock moved away from it.
+	// Nil means Now.
+	DateClock func() time.Time
 	// OAuth accepts Azure AD bearer tokens over HTTPS (package bearer
 	// says which) and, with them, user delegation keys and SAS.
 	OAuth bool
@@ -169,6 +174,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	debug    bool
 	now      func() time.Time
+	dateNow  func() time.Time // nil: now
 	oauth    bool
 	macs     macs // keyed HMAC states of the accounts' keys
 	// lastDate is the request date parsed last (see checkDate).
@@ -184,6 +190,7 @@ func New(cfg Config) *Authenticator {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.dateNow = cfg.DateClock
 	dev := DevelopmentAccount()
 	a.accounts[dev.Name] = dev
 	for _, acc := range cfg.Accounts {

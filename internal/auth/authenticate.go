@@ -174,7 +174,11 @@ func (a *Authenticator) checkDate(r *http.Request) error {
 		}
 		a.lastDate.Store(&parsedDate{text: d, t: t})
 	}
-	now := a.now()
+	clk := a.dateNow
+	if clk == nil {
+		clk = a.now
+	}
+	now := clk()
 	if now.Sub(t) > MaxClockSkew {
 		return authFailed(fmt.Sprintf("Request date header too old: '%s'", d))
 	}

@@ -402,3 +402,13 @@ func (c Code) Message() string {
 	}
 	return ""
 }
+
+// Lookup returns the code named name (as in x-ms-error-code).
+func Lookup(name string) (Code, bool) {
+	for c := range catalog {
+		if catalog[c].name == name && name != "" {
+			return Code(c), true
+		}
+	}
+	return 0, false
+}

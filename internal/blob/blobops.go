@@ -250,7 +250,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 		if err != nil {
 			return err
 		}
-		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: now, Props: req.Props,
+		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: s.written(now), Props: req.Props,
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
 		var prev uint64
 		if old != nil {
@@ -328,7 +328,7 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 			return err
 		}
 		if touch {
-			b.Modified, b.ETag = now, s.etag(b.ETag, now)
+			b.Modified, b.ETag = s.written(now), s.etag(b.ETag, now)
 		}
 		out = b
 		return putBlob(tx, ref.Account, ref.Container, b)
@@ -481,7 +481,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 		snap.Lease = lease.State{}
 		if meta != nil {
 			snap.Meta = meta
-			snap.Modified = now
+			snap.Modified = s.written(now)
 		}
 		t := now
 		for {

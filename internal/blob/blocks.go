@@ -201,7 +201,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 				return err
 			}
 		}
-		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: now, Props: req.Props,
+		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Props: req.Props,
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
 		var prev uint64
 		if old != nil {

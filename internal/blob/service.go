@@ -30,6 +30,25 @@ type Service struct {
 	lastETag atomic.Uint64
 	// md5 hashes request bodies (nil: crypto/md5 for each).
 	md5 *md5lanes.Lanes
+	// floor, if set, is the time below which written times and ETag
+	// stamps never go (UseFloor).
+	floor func() time.Time
+}
+
+// UseFloor makes the times the service writes (Last-Modified) and its
+// ETag stamps never go below f(): the latest time a test clock showed
+// before it was moved back, so that moving it back neither repeats an
+// ETag nor makes Last-Modified go back.
+func (s *Service) UseFloor(f func() time.Time) { s.floor = f }
+
+// written is the time a write made at now records: now, or the floor.
+func (s *Service) written(now time.Time) time.Time {
+	if s.floor != nil {
+		if f := s.floor(); now.Before(f) {
+			return f
+		}
+	}
+	return now
 }
 
 // UseMD5Lanes makes the service hash request bodies with l.
@@ -39,7 +58,7 @@ func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.md5 = l }
 // prev (0 for a new object): above prev, above every stamp this service
 // handed out before, and never below the clock.
 func (s *Service) etag(prev uint64, now time.Time) uint64 {
-	t := nextETag(prev, now)
+	t := nextETag(prev, s.written(now))
 	for {
 		last := s.lastETag.Load()
 		next := max(t, last+1)
@@ -431,7 +450,7 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 			return err
 		}
 		now := s.now()
-		c := &Container{Name: name, Created: now, Modified: now, ETag: s.etag(0, now), Meta: meta, Public: public}
+		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: public}
 		out = c
 		return putContainer(tx, acct, c)
 	})
@@ -591,7 +610,7 @@ func (s *Service) updateContainer(ctx context.Context, acct, name string, cond C
 		if err := fn(c); err != nil {
 			return err
 		}
-		c.Modified, c.ETag = now, s.etag(c.ETag, now)
+		c.Modified, c.ETag = s.written(now), s.etag(c.ETag, now)
 		out = c
 		return putContainer(tx, acct, c)
 	})

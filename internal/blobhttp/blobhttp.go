@@ -51,6 +51,9 @@ func New(d httpx.Deps) http.Handler {
 	d.Now = now
 	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.svc.UseMD5Lanes(d.MD5)
+	if d.Floor != nil {
+		h.svc.UseFloor(d.Floor)
+	}
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }

@@ -148,7 +148,9 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 		}
 		return azerr.New(azerr.InvalidQueryParameterValue).WithDetail("QueryParameterName", "comp").WithDetail("QueryParameterValue", comp)
 	}
-	rq.info.Operation = o.name
+	if err := rq.info.SetOperation(rq.r.Context(), o.name); err != nil {
+		return err
+	}
 	if err := inBatchScope(rq, o.name); err != nil {
 		return err
 	}

@@ -113,8 +113,8 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request, rest, caller str
 		}
 	}
 	restoreMetadataNames(out.Header, r.Header.Get(MetaNamesHeader))
-	// The date is the services' clock's, so that requests stay valid
-	// when a test clock is moved.
+	// The date is the clock the services check request dates against
+	// (Config.Now), so that requests stay valid.
 	out.Header.Set("X-Ms-Date", c.cfg.Now().UTC().Format(http.TimeFormat))
 	if out.Header.Get("X-Ms-Version") == "" {
 		out.Header.Set("X-Ms-Version", httpx.DefaultVersion)

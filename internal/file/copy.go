@@ -95,7 +95,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 			return azerr.New(azerr.ParentNotFound)
 		}
 		now := s.now()
-		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Modified: now, Size: src.Size,
+		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Modified: s.written(now), Size: src.Size,
 			Props: src.Props, Meta: src.Meta, Inline: true}
 		if req.Meta != nil {
 			n.Meta = *req.Meta

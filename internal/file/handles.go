@@ -295,7 +295,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			if req.Share.Snapshot != "" {
 				return azerr.New(azerr.ResourceNotFound)
 			}
-			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: now, ETag: s.etag(0, now),
+			n = &Node{ID: fid, Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Directory, Modified: s.written(now), ETag: s.etag(0, now),
 				Inline: !req.Directory}
 			attrs := req.Attrs &^ AttrNormal
 			if attrs&AttrReadOnly != 0 && req.DeleteOnClose {
@@ -376,7 +376,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				}
 				n.Attrs = req.Attrs | AttrArchive
 				n.LastWriteTime, n.ChangeTime = now, now
-				n.Modified, n.ETag = now, s.etag(n.ETag, now)
+				n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 				res.Action = Overwritten
 				if req.Disposition == Supersede {
 					res.Action = Superseded
@@ -587,7 +587,7 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data bl
 		}
 		touch(h, n, now)
 		n.Attrs |= AttrArchive
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if err := saveNode(tx, ref.Share, n); err != nil {
 			return err
 		}
@@ -623,7 +623,7 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 			return err
 		}
 		touch(h, n, now)
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
 }
@@ -674,7 +674,7 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 			// that changes nothing (all zero) does not.
 			n.ChangeTime = now
 		}
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if h.UserSet != before {
 			return tx.Set(handleKey(ref.Share, n.ID, h.ID), encode(h))
 		}
@@ -698,7 +698,7 @@ func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (
 			return err
 		}
 		n.PermKey, n.ChangeTime = key, now
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
 }
@@ -932,7 +932,7 @@ func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace,
 	}
 	n.Parent, n.Name = parent.ID, dst[len(dst)-1]
 	n.ChangeTime = now
-	n.Modified, n.ETag = now, s.etag(n.ETag, now)
+	n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 	if err := putNode(tx, sh.ID, n); err != nil {
 		return nil, err
 	}

@@ -319,7 +319,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 			return azerr.New(azerr.ParentNotFound)
 		}
 		now := s.now()
-		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Dir, Modified: now,
+		n := &Node{ID: newID(), Parent: parent.ID, Name: parts[len(parts)-1], Dir: req.Dir, Modified: s.written(now),
 			Size: req.Size, Props: req.Props, Meta: req.Meta, Inline: !req.Dir}
 		if !req.Dir && n.Props.ContentType == "" {
 			// A new file's type; a later Set File Properties without one
@@ -496,7 +496,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 		} else {
 			n.ChangeTime = now
 		}
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}

@@ -242,7 +242,7 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 			n.LastWriteTime = now
 		}
 		n.ChangeTime = now
-		n.Modified, n.ETag = now, s.etag(n.ETag, now)
+		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}

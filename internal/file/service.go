@@ -27,6 +27,9 @@ type Service struct {
 	// segments back (the Blob service's implementation, shared).
 	chunks   *blob.Service
 	lastETag atomic.Uint64
+	// floor, if set, is the time below which written times and ETag
+	// stamps never go (UseFloor).
+	floor func() time.Time
 	// purge runs the removal of deleted shares' keys (see Run).
 	purge worker.Loop
 }
@@ -39,6 +42,23 @@ func New(eng storage.Engine, now func() time.Time, newID func() string) *Service
 // UseMD5Lanes makes the service hash Put Range bodies with l.
 func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.chunks.UseMD5Lanes(l) }
 
+// UseFloor makes the times the service writes (Last-Modified) and its
+// ETag stamps never go below f() (blob.Service.UseFloor).
+func (s *Service) UseFloor(f func() time.Time) {
+	s.floor = f
+	s.chunks.UseFloor(f)
+}
+
+// written is the time a write made at now records: now, or the floor.
+func (s *Service) written(now time.Time) time.Time {
+	if s.floor != nil {
+		if f := s.floor(); now.Before(f) {
+			return f
+		}
+	}
+	return now
+}
+
 // Engine returns the engine the service runs on.
 func (s *Service) Engine() storage.Engine { return s.eng }
 
@@ -46,7 +66,7 @@ func (s *Service) Engine() storage.Engine { return s.eng }
 // this service handed out, so two writes in one clock tick differ.
 func (s *Service) etag(prev uint64, now time.Time) uint64 {
 	const dotnetEpoch = 621355968000000000
-	t := uint64(now.UnixNano()/100) + dotnetEpoch
+	t := uint64(s.written(now).UnixNano()/100) + dotnetEpoch
 	t = max(t, prev+1)
 	for {
 		last := s.lastETag.Load()
@@ -132,7 +152,7 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 			return err
 		}
 		now := s.now()
-		sh := &Share{Name: req.Ref.Name, ID: sid, Created: now, Modified: now, ETag: s.etag(0, now),
+		sh := &Share{Name: req.Ref.Name, ID: sid, Created: now, Modified: s.written(now), ETag: s.etag(0, now),
 			Quota: quota, AccessTier: req.AccessTier, Protocols: req.Protocols, RootSquash: req.RootSquash, Meta: req.Meta}
 		if sh.AccessTier == "" {
 			sh.AccessTier = "TransactionOptimized"
@@ -148,7 +168,7 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 		if err := tx.Set(permKey(sid, pk), []byte(DefaultSDDL)); err != nil {
 			return err
 		}
-		root := &Node{ID: rootID, Parent: rootParent, Dir: true, Modified: now, ETag: sh.ETag, Attrs: AttrDirectory,
+		root := &Node{ID: rootID, Parent: rootParent, Dir: true, Modified: s.written(now), ETag: sh.ETag, Attrs: AttrDirectory,
 			CreationTime: now, LastWriteTime: now, ChangeTime: now, LastAccessTime: now, PermKey: pk}
 		if err := putNode(tx, sid, root); err != nil {
 			return err
@@ -231,7 +251,7 @@ func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*S
 		if u.ACL != nil {
 			sh.ACL = *u.ACL
 		}
-		sh.Modified, sh.ETag = now, s.etag(sh.ETag, now)
+		sh.Modified, sh.ETag = s.written(now), s.etag(sh.ETag, now)
 		if err := tx.Set(shareKey(ref.Account, ref.Name, ""), encode(sh)); err != nil {
 			return err
 		}

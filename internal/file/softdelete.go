@@ -215,7 +215,7 @@ func (s *Service) RestoreShare(ctx context.Context, acct, name, version string) 
 			return err
 		}
 		sh := d.Share
-		sh.Modified, sh.ETag = now, s.etag(sh.ETag, now)
+		sh.Modified, sh.ETag = s.written(now), s.etag(sh.ETag, now)
 		for _, x := range append(d.Snapshots, sh) {
 			if err := putShare(tx, acct, &x); err != nil {
 				return err

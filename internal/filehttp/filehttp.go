@@ -45,6 +45,10 @@ func New(d httpx.Deps) http.Handler {
 	}
 	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString), blobs: blob.New(d.Engine, d.Now, guid.NewString)}
 	h.svc.UseMD5Lanes(d.MD5)
+	if d.Floor != nil {
+		h.svc.UseFloor(d.Floor)
+		h.blobs.UseFloor(d.Floor)
+	}
 	d.StartWorker(h.svc.Run)
 	return h
 }

@@ -138,7 +138,9 @@ func (h *handler) route(rq *req) error {
 		}
 		return badRoute(m, comp)
 	}
-	rq.info.Operation = o.name
+	if err := rq.info.SetOperation(rq.r.Context(), o.name); err != nil {
+		return err
+	}
 	rq.dir = lv == dirLevel
 	if err := h.authorize(rq, o.access); err != nil {
 		return err

@@ -18,6 +18,10 @@ type Deps struct {
 	// Now is the clock every time-driven rule (leases, visibility, SAS
 	// windows) reads.
 	Now func() time.Time
+	// Floor, when set, is the time below which the times a service
+	// writes and its ETag stamps never go: the latest time a test clock
+	// showed before it was moved back.
+	Floor func() time.Time
 	// BaseURL returns the service endpoint for an account as clients see
 	// it, e.g. "http://127.0.0.1:10000/devstoreaccount1" (used in
 	// ServiceEndpoint attributes and odata.metadata).

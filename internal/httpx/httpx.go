@@ -24,6 +24,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/redact"
 )
@@ -49,7 +50,40 @@ type Info struct {
 	// ErrorCode is set when an error response is written.
 	ErrorCode string
 
-	log *slog.Logger
+	log    *slog.Logger
+	faults *faults.Set
+	// reset cuts the connection mid-response (an injected fault).
+	reset bool
+}
+
+// SetOperation names the request's operation, once the service has
+// routed it and before it runs: the access log and metrics use the name,
+// and injected faults (Options.Faults) apply here. A non-nil error is
+// the injected Azure error to answer with instead of running the
+// operation.
+func (i *Info) SetOperation(ctx context.Context, name string) error {
+	i.Operation = name
+	if i.faults == nil {
+		return nil
+	}
+	a, ok := i.faults.Match(i.Service.String(), name, time.Now())
+	if !ok {
+		return nil
+	}
+	if a.Latency > 0 {
+		t := time.NewTimer(a.Latency)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	if a.Err != nil {
+		return a.Err
+	}
+	i.reset = a.Reset
+	return nil
 }
 
 type ctxKey struct{}
@@ -98,7 +132,14 @@ type Options struct {
 	PathStyleOnly bool
 	// Observer, when set, receives every finished request (metrics).
 	Observer RequestObserver
+	// Faults, when set, holds the faults to inject (Info.SetOperation).
+	Faults *faults.Set
 }
+
+// UnroutedOperation is the operation a RequestObserver is told of for a
+// request that no operation claimed (refused before routing, or matching
+// no operation).
+const UnroutedOperation = "Unrouted"
 
 // RequestObserver receives every request once it is answered: its
 // service, operation (as in the access log), status, Azure error code
@@ -131,14 +172,14 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			rw   recorder
 		}{}
 		info, rw := &st.info, &st.rw
-		*info = Info{Service: svc, RequestID: guid.NewString(), Start: o.Now(), log: o.Log}
+		*info = Info{Service: svc, RequestID: guid.NewString(), Start: o.Now(), log: o.Log, faults: o.Faults}
 		// Latency is measured on the monotonic clock: the service clock
 		// may be a test clock moved while the request runs.
 		var began time.Time
 		if o.Observer != nil {
 			began = time.Now()
 		}
-		*rw = recorder{ResponseWriter: w, status: http.StatusOK}
+		*rw = recorder{ResponseWriter: w, status: http.StatusOK, info: info}
 		hdr := rw.Header()
 		// Keys in canonical form, assigned directly.
 		hdr["X-Ms-Request-Id"] = []string{info.RequestID}
@@ -158,17 +199,24 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 					WriteError(rw, r, azerr.New(azerr.InternalError))
 				}
 			}
-			if (!o.Silent || o.Observer != nil) && info.Operation == "" {
-				path := info.Path
-				if info.Account == "" {
-					_, path, _ = splitAccount(r, o.PathStyleOnly)
-				}
-				info.Operation = RequestShape(r, path)
-			}
 			if o.Observer != nil {
-				o.Observer.ObserveRequest(svcName, info.Operation, rw.status, info.ErrorCode, max(r.ContentLength, 0), rw.bytes, time.Since(began))
+				// A request no operation claimed is counted as one
+				// label: its shape carries the client's comp value,
+				// and clients must not grow the set of series.
+				op := info.Operation
+				if op == "" {
+					op = UnroutedOperation
+				}
+				o.Observer.ObserveRequest(svcName, op, rw.status, info.ErrorCode, max(r.ContentLength, 0), rw.bytes, time.Since(began))
 			}
 			if !o.Silent {
+				if info.Operation == "" {
+					path := info.Path
+					if info.Account == "" {
+						_, path, _ = splitAccount(r, o.PathStyleOnly)
+					}
+					info.Operation = RequestShape(r, path)
+				}
 				o.Log.Info("request",
 					"service", svcName, "op", info.Operation, "method", r.Method,
 					"account", info.Account, "path", info.Path, "status", rw.status,
@@ -232,6 +280,10 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 			info.Identity = &auth.Identity{Kind: auth.SharedKey, Account: account}
 		}
 		h.ServeHTTP(rw, r)
+		if info.reset {
+			// An injected reset whose answer had no body to cut.
+			panic(http.ErrAbortHandler)
+		}
 	})
 }
 
@@ -319,9 +371,11 @@ func accountIn(host, p string, pathOnly bool) (account, rest string, ok bool) {
 	return account, rest, true
 }
 
-// recorder remembers the status and byte count for the access log.
+// recorder remembers the status and byte count for the access log, and
+// carries out an injected reset.
 type recorder struct {
 	http.ResponseWriter
+	info   *Info
 	status int
 	bytes  int64
 	wrote  bool
@@ -332,10 +386,27 @@ func (r *recorder) WriteHeader(code int) {
 		r.status = code
 		r.wrote = true
 	}
+	if r.info.reset {
+		// The head goes out only with part of a body (Write): an answer
+		// without one is cut before its head, or the client would read
+		// it whole.
+		return
+	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
+	if r.info.reset {
+		// Send the head and half of this first part of the body, then
+		// drop the connection.
+		r.wrote = true
+		r.ResponseWriter.WriteHeader(r.status)
+		r.ResponseWriter.Write(b[:len(b)/2])
+		if f, ok := r.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
 	r.wrote = true
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
@@ -347,6 +418,9 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Flush forwards to the underlying writer when it can flush.
 func (r *recorder) Flush() {
+	if r.info.reset {
+		return // the head waits for part of a body (Write)
+	}
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -118,7 +118,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 		}
 		return azerr.InvalidQuery("comp", comp, "")
 	}
-	info.Operation = o.name
+	if err := info.SetOperation(r.Context(), o.name); err != nil {
+		return err
+	}
 	if h.d.Auth != nil {
 		a := o.access
 		a.Service = auth.Queue

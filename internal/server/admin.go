@@ -18,7 +18,8 @@ import (
 func (s *Server) startAdmin() {
 	ln := s.adminListener
 	s.adminListener = nil
-	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler()}
+	cfg := admin.Config{Console: s.cfg.Console, Ready: s.ready, Log: s.cfg.Log, Metrics: s.metrics.Handler(), Faults: s.faults,
+		Clock: s.clock}
 	restricted := !loopback(ln.Addr())
 	if restricted {
 		// Reachable from other machines: only an account's holder may
@@ -75,7 +76,9 @@ func (s *Server) AdminAddr() string { return s.adminAddr }
 // with an account's name and key (admin.Config.Keys), and the console acts
 // as that account alone.
 func (s *Server) console(restricted bool) http.Handler {
-	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.cfg.Now, Log: s.cfg.Log}
+	// The console dates its requests by the clock the services check
+	// request dates against: real time, even with the test clock moved.
+	cfg := console.Config{Accounts: s.authn.Accounts(), Handlers: map[auth.Service]http.Handler{}, Now: s.realNow, Log: s.cfg.Log}
 	for svc, h := range s.handlers {
 		// A service whose port is off is off in the console too.
 		if s.addrs[svc] != "" {
@@ -89,4 +92,13 @@ func (s *Server) console(restricted bool) http.Handler {
 		}
 	}
 	return console.New(cfg)
+}
+
+// floor is the test clock's floor for written times and ETag stamps (nil
+// without a test clock).
+func (s *Server) floor() func() time.Time {
+	if s.clock == nil {
+		return nil
+	}
+	return s.clock.Floor
 }

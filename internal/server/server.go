@@ -29,6 +29,8 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
+	"github.com/lazuli-storage/lazuli/internal/clock"
+	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
 	"github.com/lazuli-storage/lazuli/internal/guid"
@@ -184,6 +186,9 @@ type Server struct {
 	adminAddr     string
 	authn         *auth.Authenticator
 	metrics       *admin.Metrics // nil without an admin listener
+	faults        *faults.Set    // nil without an admin listener
+	clock         *clock.Clock   // nil without an admin listener
+	realNow       func() time.Time
 	// started is set once Start has served every listener, closing once
 	// Close begins (for the readiness check).
 	started, closing atomic.Bool
@@ -246,7 +251,29 @@ func New(cfg Config) (*Server, error) {
 		s.engine, s.ownsEng = eng, true
 		s.logRecovered(dir, time.Since(started))
 	}
-	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now, OAuth: cfg.OAuth})
+	// realNow is the clock before any test offset: the chunk collector's
+	// grace periods are real time.
+	s.realNow = cfg.Now
+	if cfg.AdminAddr != "" {
+		// The admin listener steers the services' clock.
+		var shared storage.Engine
+		if _, ok := s.engine.(*pgstore.Store); ok {
+			shared = s.engine
+		}
+		s.clock = clock.New(cfg.Now, shared)
+		if err := s.clock.Refresh(context.Background()); err != nil {
+			s.closeListeners()
+			if s.ownsEng {
+				s.engine.Close()
+			}
+			return nil, fmt.Errorf("read the clock's offset: %w", err)
+		}
+		s.workers = append(s.workers, func(ctx context.Context) error { return s.clock.Run(ctx, cfg.Log) })
+		cfg.Now = s.clock.Now
+		s.cfg.Now = s.clock.Now
+	}
+	authn := auth.New(auth.Config{Accounts: cfg.Accounts, Log: cfg.Log, Debug: cfg.Debug != nil, Now: cfg.Now,
+		DateClock: s.realNow, OAuth: cfg.OAuth})
 	s.authn = authn
 	var debug io.Writer
 	if cfg.Debug != nil {
@@ -259,13 +286,15 @@ func New(cfg Config) (*Server, error) {
 		// Metrics are kept only when something can read them.
 		s.metrics = admin.NewMetrics()
 		opts.Observer = s.metrics
+		s.faults = &faults.Set{}
+		opts.Faults = s.faults
 		if r, ok := s.engine.(storage.StatsReporter); ok {
 			s.metrics.AddEngine(r)
 		}
 	}
 	s.md5 = md5lanes.New()
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc), MD5: s.md5,
+		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
 			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
@@ -277,6 +306,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.SMBAddr != "" {
 		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
+		if f := s.floor(); f != nil {
+			s.smbFiles.UseFloor(f)
+		}
 		var expiry time.Duration
 		if _, shared := s.engine.(*pgstore.Store); shared {
 			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
@@ -518,7 +550,7 @@ func (s *Server) Start() error {
 				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace)
 				if _, shared := s.engine.(*pgstore.Store); shared {
 					// Other instances may be mid-upload: wait out the grace.
-					c.Now = s.cfg.Now // the database's clock, like the chunks' write times
+					c.Now = s.realNow // the database's clock, like the chunks' write times
 				} else {
 					c.Activity = &s.activity
 				}

@@ -44,6 +44,10 @@ import (
 type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Floor, if set, is the time below which entity Timestamps (and so
+	// ETags) never go: the latest time a test clock showed before it was
+	// moved back.
+	Floor func() time.Time
 	// MaxScan caps the rows one query request examines before it returns
 	// a continuation token (default 10,000), so a filter that matches
 	// nothing cannot scan a huge table in one request.
@@ -54,6 +58,7 @@ type Options struct {
 type Service struct {
 	eng     storage.Engine
 	now     func() time.Time
+	floor   func() time.Time
 	maxScan int
 	// purges runs the removal of deleted tables' rows (see Run).
 	purges worker.Loop
@@ -69,7 +74,13 @@ type Service struct {
 
 // tick returns max(now, last + 100 ns) in ticks.
 func (s *Service) tick() int64 {
-	now := odata.TimeToTicks(s.now())
+	t := s.now()
+	if s.floor != nil {
+		if f := s.floor(); t.Before(f) {
+			t = f
+		}
+	}
+	now := odata.TimeToTicks(t)
 	for {
 		last := s.clock.Load()
 		next := max(now, last+1)
@@ -87,7 +98,7 @@ func New(eng storage.Engine, o Options) *Service {
 	if o.MaxScan <= 0 {
 		o.MaxScan = 10_000
 	}
-	return &Service{eng: eng, now: o.Now, maxScan: o.MaxScan}
+	return &Service{eng: eng, now: o.Now, floor: o.Floor, maxScan: o.MaxScan}
 }
 
 // Run is the service's background worker: until ctx ends, it removes the

@@ -140,7 +140,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, info *httpx.Info
 	}
 	rq.op = o
 	if o.name != "" {
-		info.Operation = o.name
+		if err := info.SetOperation(r.Context(), o.name); err != nil {
+			return err
+		}
 	}
 	if o.check == checkFirst {
 		if err := h.authorizeOp(rq); err != nil {

@@ -62,7 +62,7 @@ func New(d httpx.Deps) http.Handler {
 
 // NewWithOptions returns the Table service handler with tuning options.
 func NewWithOptions(d httpx.Deps, o Options) http.Handler {
-	svc := table.New(d.Engine, table.Options{Now: d.Now, MaxScan: o.MaxScan})
+	svc := table.New(d.Engine, table.Options{Now: d.Now, Floor: d.Floor, MaxScan: o.MaxScan})
 	// Purges deleted tables' rows, including those an earlier process left.
 	d.StartWorker(svc.Run)
 	return &handler{d: d, svc: svc}
@@ -658,7 +658,9 @@ func (h *handler) writeEntity(rq *req) error {
 	if err != nil {
 		return err
 	}
-	rq.info.Operation = op.Kind.String()
+	if err := rq.info.SetOperation(rq.r.Context(), op.Kind.String()); err != nil {
+		return err
+	}
 	if err := h.authorizeWrite(rq.r, rq.info, rq.res.table, op); err != nil {
 		return err
 	}
