@@ -93,6 +93,8 @@ func ValidateContainerName(name string) error {
 
 // ValidateBlobName checks the blob naming rules: 1..1024 characters, valid
 // UTF-8, no control characters that URLs cannot carry, <= 254 segments.
+// The noncharacters U+FFFE and U+FFFF are accepted as Azure accepts them;
+// listings send such names encoded.
 func ValidateBlobName(name string) error {
 	n := utf8.RuneCountInString(name)
 	if n < 1 || n > 1024 {
@@ -102,7 +104,7 @@ func ValidateBlobName(name string) error {
 		return azerr.New(azerr.InvalidResourceName)
 	}
 	for _, r := range name {
-		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) {
 			return azerr.New(azerr.InvalidResourceName)
 		}
 	}

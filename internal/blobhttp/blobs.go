@@ -338,9 +338,16 @@ func overrideHeaders(rq *req, hd http.Header) {
 	}
 }
 
-// requestRange returns the x-ms-range (preferred) or Range header.
+// requestRange returns the x-ms-range (preferred) or Range header of a
+// read (Get Blob, Get Page Ranges).
 func (rq *req) requestRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
+		if strings.HasPrefix(strings.TrimSpace(v), "bytes=-") {
+			// A negative start (what the SDKs write for a negative offset,
+			// "bytes=-2-497") or a suffix range: Azure ignores the header
+			// on reads and answers for the whole blob.
+			return 0, 0, false, nil
+		}
 		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
@@ -846,13 +853,13 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
-	if pr.Seq.LE, err = optInt(hd, "x-ms-if-sequence-number-le", 0, 1<<63-1); err != nil {
+	if pr.Seq.LE, err = seqCond(hd, "x-ms-if-sequence-number-le"); err != nil {
 		return err
 	}
-	if pr.Seq.LT, err = optInt(hd, "x-ms-if-sequence-number-lt", 0, 1<<63-1); err != nil {
+	if pr.Seq.LT, err = seqCond(hd, "x-ms-if-sequence-number-lt"); err != nil {
 		return err
 	}
-	if pr.Seq.EQ, err = optInt(hd, "x-ms-if-sequence-number-eq", 0, 1<<63-1); err != nil {
+	if pr.Seq.EQ, err = seqCond(hd, "x-ms-if-sequence-number-eq"); err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
@@ -926,6 +933,17 @@ func (h *handler) putPage(rq *req) error {
 	}
 	rq.status(http.StatusCreated)
 	return nil
+}
+
+// seqCond parses an x-ms-if-sequence-number-* condition of Put Page. A
+// negative number is 400 InvalidInput (Azure reads it as a number it
+// cannot accept, not as a malformed header); anything else that is not a
+// number is InvalidHeaderValue.
+func seqCond(h http.Header, name string) (*int64, error) {
+	if n, err := strconv.ParseInt(h.Get(name), 10, 64); err == nil && n < 0 {
+		return nil, azerr.New(azerr.InvalidInput)
+	}
+	return optInt(h, name, 0, 1<<63-1)
 }
 
 // getPageRanges is Get Page Ranges (optionally a diff with prevsnapshot).
@@ -1295,6 +1313,11 @@ func (h *handler) abortCopy(rq *req) error {
 	id := rq.q.Get("copyid")
 	if id == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "copyid")
+	}
+	// Copy ids are GUIDs: any other value is refused before the blob is
+	// looked up, as Azure does.
+	if _, ok := guid.Parse(id); !ok {
+		return azerr.InvalidQuery("copyid", id, "")
 	}
 	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err

@@ -445,7 +445,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -460,11 +460,11 @@ func (h *handler) listBlobs(rq *req) error {
 	b.WriteString("<Blobs>")
 	for _, it := range items {
 		if it.Prefix != "" {
-			b.WriteString("<BlobPrefix><Name>" + azerr.EscapeXML(it.Prefix) + "</Name></BlobPrefix>")
+			b.WriteString("<BlobPrefix>" + nameXML(it.Prefix) + "</BlobPrefix>")
 			continue
 		}
 		bl := it.Blob
-		b.WriteString("<Blob><Name>" + azerr.EscapeXML(bl.Name) + "</Name>")
+		b.WriteString("<Blob>" + nameXML(bl.Name))
 		if bl.Snapshot != "" {
 			b.WriteString("<Snapshot>" + bl.Snapshot + "</Snapshot>")
 		}
@@ -532,6 +532,32 @@ func (h *handler) listBlobs(rq *req) error {
 	}
 	b.WriteString("</Blobs><NextMarker>" + azerr.EscapeXML(next) + "</NextMarker></EnumerationResults>")
 	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// nameXML renders the Name element of a listed blob or prefix. A name
+// holding characters XML cannot carry (U+FFFE, U+FFFF) is sent
+// percent-encoded with Encoded="true", as Azure does, so that it reads back
+// unchanged; every byte outside the unreserved set is encoded, which both
+// query and URI-component decoders undo.
+func nameXML(name string) string {
+	if !strings.ContainsRune(name, 0xFFFE) && !strings.ContainsRune(name, 0xFFFF) {
+		return "<Name>" + azerr.EscapeXML(name) + "</Name>"
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.WriteString(`<Name Encoded="true">`)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	b.WriteString("</Name>")
+	return b.String()
 }
 
 func tierOf(b *blob.Blob) string {

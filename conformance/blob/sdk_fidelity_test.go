@@ -1,0 +1,191 @@
+package blob_test
+
+// Behaviours the Azure SDK for Go's own tests expect of the Blob service
+// (they pass against Azure): each test here pins one of them.
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+
+	"github.com/lazuli-storage/lazuli/conformance/harness"
+)
+
+// Abort Copy with a copy id that is not a GUID is 400
+// InvalidQueryParameterValue, checked before the blob is looked up (the
+// blob here does not exist).
+func TestAbortCopyWithoutCopy(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		_, err := e.cc.NewBlockBlobClient("never").AbortCopyFromURL(harness.Ctx(t), "copynotstarted", nil)
+		mustCode(t, err, 400, "InvalidQueryParameterValue")
+	})
+}
+
+// Put Block List over staged blocks only (no committed blob yet) with an
+// If-Modified-Since later than the staging is 412 ConditionNotMet: the
+// uncommitted blob has a last-modified time.
+func TestPutBlockListIfModifiedSinceOverUncommitted(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("staged")
+		_, err := bb.StageBlock(ctx, blockID(1), body([]byte("abc")), nil)
+		must(t, err)
+		later := time.Now().Add(10 * time.Second)
+		_, err = bb.CommitBlockList(ctx, []string{blockID(1)}, &blockblob.CommitBlockListOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &later}}})
+		mustCode(t, err, 412, "ConditionNotMet")
+		earlier := time.Now().Add(-time.Hour)
+		_, err = bb.CommitBlockList(ctx, []string{blockID(1)}, &blockblob.CommitBlockListOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &earlier}}})
+		must(t, err)
+	})
+}
+
+// x-ms-if-sequence-number-* of -1 is 400 InvalidInput; a value that is not
+// a number stays InvalidHeaderValue.
+func TestPutPageNegativeSequenceCondition(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		pb := e.cc.NewPageBlobClient("p")
+		_, err := pb.Create(ctx, 1024, nil)
+		must(t, err)
+		for _, c := range []pageblob.SequenceNumberAccessConditions{
+			{IfSequenceNumberLessThanOrEqualTo: ptr(int64(-1))},
+			{IfSequenceNumberLessThan: ptr(int64(-1))},
+			{IfSequenceNumberEqualTo: ptr(int64(-1))},
+		} {
+			_, err = pb.UploadPages(ctx, body(make([]byte, 512)), blob.HTTPRange{Count: 512}, &pageblob.UploadPagesOptions{SequenceNumberAccessConditions: &c})
+			mustCode(t, err, 400, "InvalidInput")
+		}
+		resp := raw(t, tg, http.MethodPut, e.name+"/p?comp=page", map[string]string{"x-ms-page-write": "update", "x-ms-range": "bytes=0-511",
+			"x-ms-if-sequence-number-le": "x"}, make([]byte, 512))
+		if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" {
+			t.Fatalf("non-numeric condition: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	})
+}
+
+// A range with a negative start (the SDKs write "bytes=-2-497" for a
+// negative offset) is ignored on Get Page Ranges, their diff and Get Blob,
+// which then answer for the whole blob.
+func TestNegativeRangeIgnoredOnReads(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		pb := e.cc.NewPageBlobClient("p")
+		_, err := pb.Create(ctx, 2048, nil)
+		must(t, err)
+		_, err = pb.UploadPages(ctx, body(make([]byte, 512)), blob.HTTPRange{Count: 512}, nil)
+		must(t, err)
+		snap, err := pb.CreateSnapshot(ctx, nil)
+		must(t, err)
+		_, err = pb.UploadPages(ctx, body(make([]byte, 512)), blob.HTTPRange{Offset: 1024, Count: 512}, nil)
+		must(t, err)
+		r, err := pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Range: blob.HTTPRange{Offset: -2, Count: 500}}).NextPage(ctx)
+		must(t, err)
+		if len(r.PageRange) != 2 {
+			t.Fatalf("page ranges: %d", len(r.PageRange))
+		}
+		d, err := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{Range: blob.HTTPRange{Offset: -22, Count: 14},
+			PrevSnapshot: snap.Snapshot}).NextPage(ctx)
+		must(t, err)
+		if len(d.PageRange) != 1 || *d.PageRange[0].Start != 1024 {
+			t.Fatalf("diff: %+v", d.PageRange)
+		}
+		got, err := pb.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: -1}})
+		must(t, err)
+		if n := len(readAll(t, got.Body)); n != 2048 {
+			t.Fatalf("download read %d bytes", n)
+		}
+	})
+}
+
+// Get Page Ranges with a range that cuts pages reports whole pages (Azure
+// keeps pages, not bytes).
+func TestPageRangesReportWholePages(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		pb := e.cc.NewPageBlobClient("p")
+		_, err := pb.Create(ctx, 4096, nil)
+		must(t, err)
+		_, err = pb.UploadPages(ctx, body(make([]byte, 1024)), blob.HTTPRange{Count: 1024}, nil)
+		must(t, err)
+		for _, c := range []struct {
+			rg         blob.HTTPRange
+			start, end int64
+		}{{blob.HTTPRange{Count: 2000}, 0, 1023}, {blob.HTTPRange{Count: 256}, 0, 511}, {blob.HTTPRange{Offset: 600, Count: 100}, 512, 1023}} {
+			r, err := pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Range: c.rg}).NextPage(ctx)
+			must(t, err)
+			if len(r.PageRange) != 1 || *r.PageRange[0].Start != c.start || *r.PageRange[0].End != c.end {
+				t.Fatalf("range %+v: got %d ranges, want %d-%d", c.rg, len(r.PageRange), c.start, c.end)
+			}
+		}
+	})
+}
+
+// List Blobs honours startFrom (inclusive), flat and with a delimiter.
+func TestListBlobsStartFrom(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		for _, n := range []string{"a.txt", "b.txt", "c/x", "c/y", "d"} {
+			_, err := e.cc.NewBlockBlobClient(n).UploadBuffer(ctx, []byte("x"), nil)
+			must(t, err)
+		}
+		r, err := e.cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{StartFrom: ptr("b.txt")}).NextPage(ctx)
+		must(t, err)
+		var got []string
+		for _, it := range r.Segment.BlobItems {
+			got = append(got, *it.Name)
+		}
+		if strings.Join(got, ",") != "b.txt,c/x,c/y,d" {
+			t.Fatalf("flat from b.txt: %v", got)
+		}
+		h, err := e.cc.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{StartFrom: ptr("c/y")}).NextPage(ctx)
+		must(t, err)
+		if len(h.Segment.BlobPrefixes) != 1 || *h.Segment.BlobPrefixes[0].Name != "c/" || len(h.Segment.BlobItems) != 1 || *h.Segment.BlobItems[0].Name != "d" {
+			t.Fatalf("hierarchy from c/y: %d prefixes, %d blobs", len(h.Segment.BlobPrefixes), len(h.Segment.BlobItems))
+		}
+	})
+}
+
+// A blob name holding U+FFFF is accepted, and List Blobs returns it (and a
+// prefix holding it) as <Name Encoded="true">, which the SDK decodes.
+func TestBlobNameWithNoncharacterListedEncoded(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		name := "dir1/dir2/file\uFFFF.blob"
+		_, err := e.cc.NewBlockBlobClient(name).UploadBuffer(ctx, []byte("x+y z"), nil)
+		must(t, err)
+		r, err := e.cc.NewListBlobsFlatPager(nil).NextPage(ctx)
+		must(t, err)
+		if len(r.Segment.BlobItems) != 1 || *r.Segment.BlobItems[0].Name != name {
+			t.Fatalf("flat listing: %d items", len(r.Segment.BlobItems))
+		}
+		h, err := e.cc.NewListBlobsHierarchyPager(".b", nil).NextPage(ctx)
+		must(t, err)
+		if len(h.Segment.BlobPrefixes) != 1 || *h.Segment.BlobPrefixes[0].Name != "dir1/dir2/file\uFFFF.b" {
+			t.Fatalf("hierarchy: %d prefixes", len(h.Segment.BlobPrefixes))
+		}
+		resp := raw(t, tg, http.MethodGet, e.name+"?restype=container&comp=list", nil, nil)
+		if b := string(readAll(t, resp.Body)); !strings.Contains(b, `<Name Encoded="true">dir1%2Fdir2%2Ffile%EF%BF%BF.blob</Name>`) {
+			t.Fatalf("listing body: %s", b)
+		}
+		got, err := e.cc.NewBlobClient(name).DownloadStream(ctx, nil)
+		must(t, err)
+		if s := string(readAll(t, got.Body)); s != "x+y z" {
+			t.Fatalf("content %q", s)
+		}
+	})
+}
