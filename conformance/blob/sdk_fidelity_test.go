@@ -106,6 +106,10 @@ func TestNegativeRangeIgnoredOnReads(t *testing.T) {
 		if n := len(readAll(t, got.Body)); n != 2048 {
 			t.Fatalf("download read %d bytes", n)
 		}
+		resp := raw(t, tg, http.MethodGet, e.name+"/p", map[string]string{"x-ms-range": "bytes=-1-5"}, nil)
+		if n := len(readAll(t, resp.Body)); resp.StatusCode != 200 || n != 2048 {
+			t.Fatalf("bytes=-1-5: %d, %d bytes", resp.StatusCode, n)
+		}
 	})
 }
 

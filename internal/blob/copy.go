@@ -20,14 +20,13 @@ type CopyRequest struct {
 	Meta      []KV // nil: the source's metadata
 	Tags      []KV // nil: no tags (copy keeps none unless given)
 	CopyTags  bool // x-ms-copy-source-tag-option: COPY
-	Cond      Cond // destination conditions → TargetConditionNotMet / ConditionNotMet
+	Cond      Cond // destination conditions → ConditionNotMet, as Azure answers every copy
 	SrcCond   Cond // x-ms-source-if-* → SourceConditionNotMet
 	// FromURL is Put Blob From URL: the result is a plain block blob, no
 	// copy properties, and properties come from the request.
-	FromURL  bool
-	Props    *Props
-	FailCode azerr.Code // destination 412 code
-	Tier     string
+	FromURL bool
+	Props   *Props
+	Tier    string
 	// Seal is x-ms-seal-blob for an append blob destination: nil keeps
 	// the source's sealed state.
 	Seal *bool
@@ -50,9 +49,18 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
-	out, err := conditional.EvalWrite(cond.Conditions, st)
+	eval := conditional.EvalWrite
+	if cond.SourceRead {
+		eval = func(c conditional.Conditions, s conditional.State) (conditional.Outcome, error) {
+			return conditional.EvalRead(c, s, "")
+		}
+	}
+	out, err := eval(cond.Conditions, st)
 	if err != nil {
 		return nil, err
+	}
+	if out == conditional.NotModified {
+		return nil, azerr.New(azerr.CannotVerifyCopySource).WithStatus(304)
 	}
 	if out != conditional.Pass {
 		return nil, azerr.New(azerr.SourceConditionNotMet)
@@ -102,11 +110,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err != nil {
 			return err
 		}
-		failCode := req.FailCode
-		if failCode == 0 {
-			failCode = azerr.TargetConditionNotMet
-		}
-		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
+		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
 			return err
 		}

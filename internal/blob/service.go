@@ -68,6 +68,11 @@ type Cond struct {
 	// not write permission: it may create the blob, not overwrite it
 	// (403 AuthorizationPermissionMismatch).
 	CreateOnly bool
+	// SourceRead marks the x-ms-source-if-* conditions of a From-URL
+	// operation, which Azure applies as to the GET of its source: an unmet
+	// If-None-Match or If-Modified-Since is 304 CannotVerifyCopySource,
+	// an unmet If-Match or If-Unmodified-Since 412 SourceConditionNotMet.
+	SourceRead bool
 }
 
 // ValidateContainerName checks the container naming rules.

@@ -179,13 +179,18 @@ func (h *handler) policyLookup(ctx context.Context, acct, cname string) func(str
 }
 
 // authorizeSource checks that the caller may read a copy source on this
-// server. A Shared Key request covers sources in its own account that
-// carry no SAS; a SAS in the source URL is always checked (a source SAS
-// without read fails even under the account key, as on Azure); any other
-// source needs a SAS in its URL or a container open to public reads.
-// Failure is CannotVerifyCopySource with the status the source gave.
+// server. A Shared Key Copy Blob (asynchronous) covers sources in its own
+// account that carry no SAS; a SAS in the source URL is always checked (a
+// source SAS without read fails even under the account key, as on Azure).
+// The From-URL operations (Put Blob, Put Block, Append Block, Put Page
+// From URL, synchronous Copy Blob From URL) read their source as any
+// client would, so it needs a SAS in its URL, a token in
+// x-ms-copy-source-authorization or a container open to public reads,
+// even inside the account. Failure is CannotVerifyCopySource with the
+// status the source gave.
 func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
-	if id := rq.info.Identity; id != nil && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) && !hasSAS(srcURL) {
+	fromURL := strings.HasSuffix(rq.info.Operation, "FromURL")
+	if id := rq.info.Identity; id != nil && !fromURL && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) && !hasSAS(srcURL) {
 		return nil
 	}
 	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, srcURL, nil)
@@ -194,6 +199,9 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 	}
 	sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
 	sr.Header.Set("X-Ms-Version", rq.info.Version)
+	if v := rq.r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
+		sr.Header.Set("Authorization", v)
+	}
 	fail := func(err error) error {
 		status := http.StatusForbidden
 		if e, ok := azerr.As(err); ok && e.Status >= 400 && e.Status < 500 {
@@ -270,7 +278,8 @@ func (rq *req) sourceCond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags")}, nil
+	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags"),
+		SourceRead: strings.HasSuffix(rq.info.Operation, "FromURL")}, nil
 }
 
 // metadata collects x-ms-meta-* headers. Go canonicalizes header names on

@@ -866,6 +866,7 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.New(azerr.InvalidOperation)
 	}
 	var sums txSums
+	var srcSum srcSums
 	uploaded := false
 	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" && !pr.Clear {
 		// Put Page From URL.
@@ -883,6 +884,9 @@ func (h *handler) putPage(rq *req) error {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
 		if pr.SrcCond, err = rq.sourceCond(); err != nil {
+			return err
+		}
+		if srcSum, err = h.verifySource(rq, src, ss, se-ss+1, &pr.SrcCond); err != nil {
 			return err
 		}
 		pr.Source, pr.SourceOff = &src, ss
@@ -927,6 +931,7 @@ func (h *handler) putPage(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
+	srcSum.respond(out)
 	if uploaded {
 		sums.respond(out, pr.Data)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
@@ -1020,6 +1025,7 @@ func (h *handler) appendBlock(rq *req) error {
 	if err != nil {
 		return err
 	}
+	var srcSum srcSums
 	if rq.snapshot != "" {
 		return azerr.New(azerr.InvalidOperation)
 	}
@@ -1057,6 +1063,9 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
+		if srcSum, err = h.verifySource(rq, src, ar.SourceOff, ar.SourceLen, &ar.SrcCond); err != nil {
+			return err
+		}
 	} else if ar.Data, err = h.ingest(rq, u, sums, true, blob.SumCRC64); err != nil {
 		return err
 	}
@@ -1071,6 +1080,7 @@ func (h *handler) appendBlock(rq *req) error {
 	if ar.Source == nil {
 		sums.respond(out, ar.Data)
 	}
+	srcSum.respond(out)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -1218,6 +1228,12 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 			cr.Props = &p
 		}
 	}
+	var srcSum srcSums
+	if strings.HasSuffix(rq.info.Operation, "FromURL") {
+		if srcSum, err = h.verifySource(rq, src, 0, -1, &cr.SrcCond); err != nil {
+			return err
+		}
+	}
 	copyID := guid.NewString()
 	b, err := h.svc.CopyBlob(rq.ctx(), cr, copyID)
 	if err != nil {
@@ -1229,6 +1245,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 		if len(b.Props.ContentMD5) > 0 {
 			out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 		}
+		srcSum.respond(out)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 		rq.status(http.StatusCreated)
 		return nil
@@ -1294,9 +1311,14 @@ func (h *handler) putBlockFromURL(rq *req) error {
 		return azerr.New(azerr.InvalidOperation)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
+	srcSum, err := h.verifySource(rq, src, off, n, &scond)
+	if err != nil {
+		return err
+	}
 	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
 		return err
 	}
+	srcSum.respond(rq.w.Header())
 	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -1336,7 +1358,10 @@ type tagsXML struct {
 
 // getTags is Get Blob Tags.
 func (h *handler) getTags(rq *req) error {
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
+	cond, err := rq.tagsCond()
+	if err != nil {
+		return err
+	}
 	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
 	if err != nil {
 		return err
@@ -1352,7 +1377,10 @@ func (h *handler) getTags(rq *req) error {
 
 // setTags is Set Blob Tags.
 func (h *handler) setTags(rq *req) error {
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
+	cond, err := rq.tagsCond()
+	if err != nil {
+		return err
+	}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
 		return err
