@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 )
@@ -214,6 +217,47 @@ func TestStructuredDownloadRoundTrip(t *testing.T) {
 			must(t, err)
 			if got := readAll(t, d.Body); string(got) != string(data) {
 				t.Fatalf("size %d: read %d bytes", n, len(got))
+			}
+		}
+	})
+}
+
+// A container service SAS runs a Blob Batch addressed to its container,
+// and one sent to the account (POST /?comp=batch) fails as Azure fails it:
+// 403 AuthenticationFailed, the signature covering a container the URL
+// does not name.
+func TestBatchDeleteUnderServiceSAS(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		cred, err := azblob.NewSharedKeyCredential(tg.Account, tg.Key)
+		must(t, err)
+		q, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, StartTime: time.Now().UTC().Add(-time.Minute),
+			ExpiryTime: time.Now().UTC().Add(time.Hour), ContainerName: e.name,
+			Permissions: (&sas.BlobPermissions{Read: true, Create: true, Write: true, List: true, Add: true, Delete: true}).String()}.SignWithSharedKey(cred)
+		must(t, err)
+		for _, n := range []string{"a", "b"} {
+			_, err = e.cc.NewBlockBlobClient(n).UploadBuffer(ctx, []byte("x"), nil)
+			must(t, err)
+		}
+		sc, err := service.NewClientWithNoCredential(tg.BlobURL+"/?"+q.Encode(), &service.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		sb, err := sc.NewBatchBuilder()
+		must(t, err)
+		must(t, sb.Delete(e.name, "a", nil))
+		_, err = sc.SubmitBatch(ctx, sb, nil)
+		mustCode(t, err, 403, "AuthenticationFailed")
+		cc, err := container.NewClientWithNoCredential(tg.BlobURL+"/"+e.name+"?"+q.Encode(), &container.ClientOptions{ClientOptions: tg.ClientOptions()})
+		must(t, err)
+		cb, err := cc.NewBatchBuilder()
+		must(t, err)
+		must(t, cb.Delete("a", nil))
+		must(t, cb.Delete("b", nil))
+		resp, err := cc.SubmitBatch(ctx, cb, nil)
+		must(t, err)
+		for _, r := range resp.Responses {
+			if r.Error != nil {
+				t.Fatalf("container batch: %v", r.Error)
 			}
 		}
 	})

@@ -103,6 +103,13 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	// containers, queues, tables and shares. A service-level operation
 	// addressed through a container URL (Get Account Information) is
 	// checked against the container like any other.
+	if need.Container == "" && svc == Blob {
+		// The Blob service checks the signature against the resource the
+		// URL names, and a URL naming no container matches no service
+		// SAS: 403 AuthenticationFailed (what Azure answers a Blob Batch
+		// sent to the account with a container SAS).
+		return authFailed("Signature did not match. The request names no container the service SAS could be signed for.")
+	}
 	if need.ServiceSASDenied || need.Container == "" {
 		return azerr.New(azerr.AuthorizationFailure)
 	}
