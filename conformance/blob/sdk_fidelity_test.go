@@ -262,3 +262,72 @@ func TestBatchDeleteUnderServiceSAS(t *testing.T) {
 		}
 	})
 }
+
+// A tier given on upload is a tier set then: x-ms-access-tier-change-time
+// is reported, and Delete Blob's x-ms-access-tier-if-modified-since /
+// -unmodified-since are checked against it (412
+// AccessTierChangeTimeConditionNotMet).
+func TestAccessTierChangeTime(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("b")
+		_, err := bb.Upload(ctx, body([]byte("x")), &blockblob.UploadOptions{Tier: ptr(blob.AccessTierHot)})
+		must(t, err)
+		p, err := bb.GetProperties(ctx, nil)
+		must(t, err)
+		if p.AccessTierChangeTime == nil {
+			t.Fatal("no access tier change time after an upload with a tier")
+		}
+		changed := *p.AccessTierChangeTime
+		later, earlier := changed.Add(10*time.Second), changed.Add(-10*time.Second)
+		_, err = bb.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfModifiedSince: &later}})
+		mustCode(t, err, 412, "AccessTierChangeTimeConditionNotMet")
+		_, err = bb.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfUnmodifiedSince: &earlier}})
+		mustCode(t, err, 412, "AccessTierChangeTimeConditionNotMet")
+		_, err = bb.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfModifiedSince: &earlier, IfUnmodifiedSince: &later}})
+		must(t, err)
+		// An upload without a tier has an inferred tier and no change time.
+		_, err = bb.Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		if p, err = bb.GetProperties(ctx, nil); err != nil || p.AccessTierChangeTime != nil {
+			t.Fatalf("inferred tier: %v %v", err, p.AccessTierChangeTime)
+		}
+	})
+}
+
+// Set Blob Tier works on snapshots, each keeping its own tier; an archived
+// snapshot cannot be rehydrated (409 BlobArchived).
+func TestSetTierOnSnapshot(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		bb := e.cc.NewBlockBlobClient("b")
+		_, err := bb.Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		var snaps []*blob.Client
+		for i := 0; i < 2; i++ {
+			s, err := bb.CreateSnapshot(ctx, nil)
+			must(t, err)
+			c, err := bb.WithSnapshot(*s.Snapshot)
+			must(t, err)
+			snaps = append(snaps, c.BlobClient())
+		}
+		_, err = snaps[0].SetTier(ctx, blob.AccessTierArchive, nil)
+		must(t, err)
+		for i, want := range []string{"Archive", "Hot"} {
+			p, err := snaps[i].GetProperties(ctx, nil)
+			must(t, err)
+			if *p.AccessTier != want {
+				t.Fatalf("snapshot %d tier %s, want %s", i, *p.AccessTier, want)
+			}
+		}
+		if p, err := bb.GetProperties(ctx, nil); err != nil || *p.AccessTier != "Hot" {
+			t.Fatalf("base blob: %v", err)
+		}
+		_, err = snaps[0].SetTier(ctx, blob.AccessTierCool, nil)
+		mustCode(t, err, 409, "BlobArchived")
+		_, err = snaps[1].SetTier(ctx, blob.AccessTierCool, nil)
+		must(t, err)
+	})
+}

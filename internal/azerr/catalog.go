@@ -62,6 +62,7 @@ const (
 	InvalidVersion
 
 	// Blob.
+	AccessTierChangeTimeConditionNotMet
 	AppendPositionConditionNotMet
 	BlobAlreadyExists
 	BlobArchived
@@ -251,6 +252,7 @@ var catalog = [...]def{
 	InvalidVersion:                       {"InvalidVersion", 400, "The value for one of the HTTP headers is not in the correct format."},
 
 	// Blob.
+	AccessTierChangeTimeConditionNotMet:   {"AccessTierChangeTimeConditionNotMet", 412, "The access tier change time condition specified was not met."},
 	AppendPositionConditionNotMet:         {"AppendPositionConditionNotMet", 412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {"BlobAlreadyExists", 409, "The specified blob already exists."},
 	BlobArchived:                          {"BlobArchived", 409, "This operation is not permitted on an archived blob."},

@@ -29,6 +29,36 @@ type checkOpts struct {
 	staged *bool
 }
 
+// tierSetAt is the access tier change time of a blob written with tier: a
+// tier given explicitly (x-ms-access-tier) is a tier set now, reported as
+// x-ms-access-tier-change-time; an inferred tier has none.
+func tierSetAt(tier string, now time.Time) time.Time {
+	if tier == "" {
+		return time.Time{}
+	}
+	return now
+}
+
+// tierDatesMet evaluates the access tier change time conditions of cond
+// against b, at the second as HTTP dates go.
+func tierDatesMet(cond Cond, b *Blob) bool {
+	if cond.TierModifiedSince.IsZero() && cond.TierUnmodifiedSince.IsZero() {
+		return true
+	}
+	changed := b.TierChanged
+	if changed.IsZero() {
+		changed = b.Created
+	}
+	changed = changed.UTC().Truncate(time.Second)
+	if t := cond.TierModifiedSince; !t.IsZero() && !changed.After(t.UTC().Truncate(time.Second)) {
+		return false
+	}
+	if t := cond.TierUnmodifiedSince; !t.IsZero() && changed.After(t.UTC().Truncate(time.Second)) {
+		return false
+	}
+	return true
+}
+
 // loadChecked loads the blob of ref inside tx and applies, in this order:
 // container existence, blob existence (when required), conditional
 // headers, x-ms-if-tags, and the lease rule. It returns the lease state
@@ -69,6 +99,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 			exists = azerr.BlobAlreadyExists
 		}
 		return nil, lease.State{}, out.Err(failCode, exists)
+	}
+	if b != nil && !tierDatesMet(cond, b) {
+		return nil, lease.State{}, azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
 	}
 	if cond.IfTags != "" {
 		var tags []KV
@@ -251,7 +284,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: now, Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now)}
 		var prev uint64
 		if old != nil {
 			// An overwrite keeps the blob's creation time.
@@ -534,13 +567,37 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	return out, res, err
 }
 
+// setSnapshotTier is Set Blob Tier on a snapshot: a snapshot has a tier of
+// its own, but one moved to the archive tier cannot be rehydrated (Azure:
+// copy it to a new blob instead), which answers 409 BlobArchived.
+func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		if b.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if b.AccessTier == "Archive" && tier != "Archive" {
+			return azerr.New(azerr.BlobArchived)
+		}
+		if b.AccessTier == tier {
+			return nil
+		}
+		b.AccessTier, b.TierChanged = tier, now
+		return putBlob(tx, ref.Account, ref.Container, b)
+	})
+}
+
 // SetTier is Set Blob Tier for block blobs. Leaving the archive tier
 // rehydrates at once (rehydrated reports it, Azure answers such a request
 // 202); there are no rehydration delays. It changes neither ETag nor
 // Last-Modified.
 func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) (rehydrated bool, err error) {
 	if ref.Snapshot != "" {
-		return false, azerr.New(azerr.InvalidOperation)
+		return false, s.setSnapshotTier(ctx, ref, tier, cond)
 	}
 	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {

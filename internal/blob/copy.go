@@ -127,7 +127,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
-			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, Sealed: src.Sealed}
+			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed}
 		if req.Seal != nil && b.Type == AppendBlob {
 			b.Sealed = *req.Seal
 		}

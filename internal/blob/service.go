@@ -73,6 +73,11 @@ type Cond struct {
 	// If-None-Match or If-Modified-Since is 304 CannotVerifyCopySource,
 	// an unmet If-Match or If-Unmodified-Since 412 SourceConditionNotMet.
 	SourceRead bool
+	// TierModifiedSince and TierUnmodifiedSince are Delete Blob's
+	// x-ms-access-tier-if-(un)modified-since, checked against the access
+	// tier change time (the creation time when the tier never changed):
+	// 412 AccessTierChangeTimeConditionNotMet.
+	TierModifiedSince, TierUnmodifiedSince time.Time
 }
 
 // ValidateContainerName checks the container naming rules.

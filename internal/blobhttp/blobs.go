@@ -12,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
@@ -492,6 +494,18 @@ func (h *handler) deleteBlob(rq *req) error {
 	cond, err := rq.cond()
 	if err != nil {
 		return err
+	}
+	for _, d := range [...]struct {
+		name string
+		into *time.Time
+	}{{"X-Ms-Access-Tier-If-Modified-Since", &cond.TierModifiedSince}, {"X-Ms-Access-Tier-If-Unmodified-Since", &cond.TierUnmodifiedSince}} {
+		if v := rq.r.Header.Get(d.name); v != "" {
+			t, ok := conditional.ParseDate(v)
+			if !ok {
+				return azerr.InvalidHeader(strings.ToLower(d.name), v)
+			}
+			*d.into = t
+		}
 	}
 	ds := rq.r.Header.Get("X-Ms-Delete-Snapshots")
 	switch ds {
