@@ -66,6 +66,8 @@ const (
 	AppendPositionConditionNotMet
 	BlobAlreadyExists
 	BlobArchived
+	BlobDoesNotUseCustomerSpecifiedEncryption
+	BlobUsesCustomerSpecifiedEncryption
 	BlobIsSealed
 	BothCrc64AndMd5HeaderPresent
 	Crc64Mismatch
@@ -379,6 +381,10 @@ var catalog = [...]def{
 	ShareSnapshotCountExceeded:         {"ShareSnapshotCountExceeded", 409, "The total number of snapshots for the share is over the limit."},
 	ShareSnapshotNotFound:              {"ShareSnapshotNotFound", 404, "The specified share snapshot does not exist."},
 	ShareSnapshotOperationNotSupported: {"ShareSnapshotOperationNotSupported", 400, "The operation is not supported on a share snapshot."},
+
+	// Customer-provided keys.
+	BlobDoesNotUseCustomerSpecifiedEncryption: {"BlobDoesNotUseCustomerSpecifiedEncryption", 409, "The blob is not encrypted with customer specified encryption."},
+	BlobUsesCustomerSpecifiedEncryption:       {"BlobUsesCustomerSpecifiedEncryption", 409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},
 }
 
 // String is the code as it appears in x-ms-error-code and error bodies.

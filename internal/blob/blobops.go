@@ -100,6 +100,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 		}
 		return nil, lease.State{}, out.Err(failCode, exists)
 	}
+	if err := checkKey(cond, b); err != nil && !o.create {
+		return nil, lease.State{}, err
+	}
 	if b != nil && !tierDatesMet(cond, b) {
 		return nil, lease.State{}, azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
 	}
@@ -190,6 +193,9 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 	}
 	if out != conditional.Pass {
 		return nil, out.Err(azerr.ConditionNotMet, 0)
+	}
+	if err := checkKey(cond, b); err != nil {
+		return nil, err
 	}
 	if cond.IfTags != "" {
 		ok, err := MatchTags(cond.IfTags, b.Tags, "")
@@ -284,7 +290,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: now, Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now)}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256}
 		var prev uint64
 		if old != nil {
 			// An overwrite keeps the blob's creation time.

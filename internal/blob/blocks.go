@@ -225,7 +225,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			}
 		}
 		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: now, Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now)}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256}
 		var prev uint64
 		if old != nil {
 			prev = old.ETag

@@ -82,13 +82,20 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.Sealed {
 		flags |= flagSealed
 	}
-	return append(dst, flags)
+	if b.KeySHA256 == "" {
+		return append(dst, flags)
+	}
+	// Optional fields follow the flags byte, announced by their flag, so
+	// records written before they existed still decode.
+	return appendStr(append(dst, flags|flagCPK), b.KeySHA256)
 }
 
 // Bits of the flags byte that ends a binary blob record.
 const (
 	flagExtBlocks = 1 << iota
 	flagSealed
+	// flagCPK: the customer-provided key's SHA-256 follows the flags.
+	flagCPK
 )
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
@@ -363,11 +370,14 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.varint())
 	b.TierChanged = r.time()
 	flags := r.byte()
-	if flags&^(flagExtBlocks|flagSealed) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK) != 0 {
 		r.fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
 	b.Sealed = flags&flagSealed != 0
+	if flags&flagCPK != 0 {
+		b.KeySHA256 = r.str()
+	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()
 	}

@@ -77,6 +77,9 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if b.AccessTier == "Archive" && !rehydrate {
 		return nil, azerr.New(azerr.BlobArchived)
 	}
+	if err := checkKey(cond, b); err != nil {
+		return nil, err
+	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
 		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
 			return nil, azerr.New(code)
@@ -127,7 +130,8 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
-			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed}
+			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed,
+			KeySHA256: req.Cond.KeySHA256}
 		if req.Seal != nil && b.Type == AppendBlob {
 			b.Sealed = *req.Seal
 		}

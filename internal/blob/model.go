@@ -169,6 +169,10 @@ type Blob struct {
 	// ExtBlocks is set when the committed block list is stored under
 	// blockListKey rather than in the record.
 	ExtBlocks bool `json:"xb,omitempty"`
+	// KeySHA256 is the SHA-256 (base64) of the customer-provided key the
+	// blob was written with (x-ms-encryption-key-sha256): reads and
+	// writes of its content or metadata must present the same key.
+	KeySHA256 string `json:"ck,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

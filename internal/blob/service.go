@@ -78,6 +78,27 @@ type Cond struct {
 	// tier change time (the creation time when the tier never changed):
 	// 412 AccessTierChangeTimeConditionNotMet.
 	TierModifiedSince, TierUnmodifiedSince time.Time
+	// KeyCheck is set by the operations that read or change a blob's
+	// content or metadata, which must present the customer-provided key
+	// the blob was written with (KeySHA256, its SHA-256) and none for a
+	// blob written without: 409 BlobUsesCustomerSpecifiedEncryption /
+	// BlobDoesNotUseCustomerSpecifiedEncryption.
+	KeyCheck  bool
+	KeySHA256 string
+}
+
+// checkKey applies cond's customer-provided key rule to b.
+func checkKey(cond Cond, b *Blob) error {
+	if !cond.KeyCheck || b == nil || cond.KeySHA256 == b.KeySHA256 {
+		return nil
+	}
+	if b.KeySHA256 == "" {
+		return azerr.New(azerr.BlobDoesNotUseCustomerSpecifiedEncryption)
+	}
+	if cond.KeySHA256 == "" {
+		return azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption)
+	}
+	return azerr.Newf(azerr.BlobUsesCustomerSpecifiedEncryption, "The given customer specified encryption key does not match the key used to encrypt the blob.")
 }
 
 // ValidateContainerName checks the container naming rules.

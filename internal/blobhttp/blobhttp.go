@@ -67,6 +67,9 @@ type req struct {
 	// createOnly is set when the caller may create the blob but not
 	// replace it (create permission without write).
 	createOnly bool
+	// keySHA is the SHA-256 of the request's customer-provided key, which
+	// the answer echoes as x-ms-encryption-key-sha256.
+	keySHA string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +270,11 @@ func (rq *req) cond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Lease-Id"), IfTags: h.Get("X-Ms-If-Tags")}, nil
+	cond := blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Lease-Id"), IfTags: h.Get("X-Ms-If-Tags")}
+	if err := rq.keyCond(&cond); err != nil {
+		return blob.Cond{}, err
+	}
+	return cond, nil
 }
 
 // sourceCond parses the x-ms-source-if-* headers of a copy.
@@ -278,8 +285,12 @@ func (rq *req) sourceCond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags"),
-		SourceRead: strings.HasSuffix(rq.info.Operation, "FromURL")}, nil
+	cond := blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags"),
+		SourceRead: strings.HasSuffix(rq.info.Operation, "FromURL")}
+	if err := rq.sourceKeyCond(&cond); err != nil {
+		return blob.Cond{}, err
+	}
+	return cond, nil
 }
 
 // metadata collects x-ms-meta-* headers. Go canonicalizes header names on
@@ -404,7 +415,12 @@ func optInt(h http.Header, name string, min, max int64) (*int64, error) {
 	return &n, nil
 }
 
-func (rq *req) status(code int) { rq.w.WriteHeader(code) }
+func (rq *req) status(code int) {
+	if rq.keySHA != "" && code < 300 {
+		rq.w.Header().Set("X-Ms-Encryption-Key-Sha256", rq.keySHA)
+	}
+	rq.w.WriteHeader(code)
+}
 
 // contentLength requires a Content-Length on uploads.
 func (rq *req) contentLength(max int64) (int64, error) {
