@@ -290,7 +290,8 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: now, Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
+			EncryptionScope: req.Cond.EncryptionScope}
 		var prev uint64
 		if old != nil {
 			// An overwrite keeps the blob's creation time.

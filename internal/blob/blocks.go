@@ -225,7 +225,8 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			}
 		}
 		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: now, Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
+			EncryptionScope: req.Cond.EncryptionScope}
 		var prev uint64
 		if old != nil {
 			prev = old.ETag

@@ -82,12 +82,22 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.Sealed {
 		flags |= flagSealed
 	}
-	if b.KeySHA256 == "" {
-		return append(dst, flags)
-	}
 	// Optional fields follow the flags byte, announced by their flag, so
 	// records written before they existed still decode.
-	return appendStr(append(dst, flags|flagCPK), b.KeySHA256)
+	if b.KeySHA256 != "" {
+		flags |= flagCPK
+	}
+	if b.EncryptionScope != "" {
+		flags |= flagScope
+	}
+	dst = append(dst, flags)
+	if b.KeySHA256 != "" {
+		dst = appendStr(dst, b.KeySHA256)
+	}
+	if b.EncryptionScope != "" {
+		dst = appendStr(dst, b.EncryptionScope)
+	}
+	return dst
 }
 
 // Bits of the flags byte that ends a binary blob record.
@@ -96,6 +106,8 @@ const (
 	flagSealed
 	// flagCPK: the customer-provided key's SHA-256 follows the flags.
 	flagCPK
+	// flagScope: the encryption scope follows (after the key's hash).
+	flagScope
 )
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
@@ -370,13 +382,16 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.varint())
 	b.TierChanged = r.time()
 	flags := r.byte()
-	if flags&^(flagExtBlocks|flagSealed|flagCPK) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope) != 0 {
 		r.fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
 	b.Sealed = flags&flagSealed != 0
 	if flags&flagCPK != 0 {
 		b.KeySHA256 = r.str()
+	}
+	if flags&flagScope != 0 {
+		b.EncryptionScope = r.str()
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()

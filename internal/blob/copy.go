@@ -131,7 +131,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: now, Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
 			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed,
-			KeySHA256: req.Cond.KeySHA256}
+			KeySHA256: req.Cond.KeySHA256, EncryptionScope: req.Cond.EncryptionScope}
 		if req.Seal != nil && b.Type == AppendBlob {
 			b.Sealed = *req.Seal
 		}

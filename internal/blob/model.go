@@ -83,6 +83,11 @@ type Container struct {
 	Public   string             `json:"pa,omitempty"` // "", "blob" or "container"
 	ACL      []SignedIdentifier `json:"acl,omitempty"`
 	Lease    lease.State        `json:"l"`
+	// DefaultScope is the encryption scope blobs written without one get
+	// (x-ms-default-encryption-scope; "" is the account's own key), and
+	// DenyScopeOverride refuses writes naming another scope.
+	DefaultScope      string `json:"ds,omitempty"`
+	DenyScopeOverride bool   `json:"dso,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.
@@ -173,6 +178,9 @@ type Blob struct {
 	// blob was written with (x-ms-encryption-key-sha256): reads and
 	// writes of its content or metadata must present the same key.
 	KeySHA256 string `json:"ck,omitempty"`
+	// EncryptionScope is the encryption scope the blob was written with
+	// ("" is the account's own key), reported as x-ms-encryption-scope.
+	EncryptionScope string `json:"es,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

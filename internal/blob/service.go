@@ -85,6 +85,8 @@ type Cond struct {
 	// BlobDoesNotUseCustomerSpecifiedEncryption.
 	KeyCheck  bool
 	KeySHA256 string
+	// EncryptionScope is the scope a creating write stores with the blob.
+	EncryptionScope string
 }
 
 // checkKey applies cond's customer-provided key rule to b.
@@ -450,6 +452,12 @@ func putContainer(tx storage.Tx, acct string, c *Container) error {
 
 // CreateContainer is Create Container.
 func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta []KV, public string) (*Container, error) {
+	return s.CreateContainerScoped(ctx, acct, name, meta, public, "", false)
+}
+
+// CreateContainerScoped is Create Container with a default encryption
+// scope and its deny-override rule.
+func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, meta []KV, public, scope string, deny bool) (*Container, error) {
 	if err := ValidateContainerName(name); err != nil {
 		return nil, err
 	}
@@ -464,7 +472,8 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 			return err
 		}
 		now := s.now()
-		c := &Container{Name: name, Created: now, Modified: now, ETag: s.etag(0, now), Meta: meta, Public: public}
+		c := &Container{Name: name, Created: now, Modified: now, ETag: s.etag(0, now), Meta: meta, Public: public,
+			DefaultScope: scope, DenyScopeOverride: deny}
 		out = c
 		return putContainer(tx, acct, c)
 	})

@@ -70,6 +70,9 @@ type req struct {
 	// keySHA is the SHA-256 of the request's customer-provided key, which
 	// the answer echoes as x-ms-encryption-key-sha256.
 	keySHA string
+	// scope is the encryption scope a write stored, echoed as
+	// x-ms-encryption-scope.
+	scope string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -418,6 +421,9 @@ func optInt(h http.Header, name string, min, max int64) (*int64, error) {
 func (rq *req) status(code int) {
 	if rq.keySHA != "" && code < 300 {
 		rq.w.Header().Set("X-Ms-Encryption-Key-Sha256", rq.keySHA)
+	}
+	if rq.scope != "" && code < 300 {
+		rq.w.Header().Set("X-Ms-Encryption-Scope", rq.scope)
 	}
 	rq.w.WriteHeader(code)
 }

@@ -178,6 +178,9 @@ func (h *handler) putBlob(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &nv.cond); err != nil {
+		return err
+	}
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -250,6 +253,9 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.setETag(hd, b.ETag, b.Modified)
 	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
 	hs.set(hd, "X-Ms-Blob-Type", b.Type)
+	if b.EncryptionScope != "" {
+		hs.set(hd, "X-Ms-Encryption-Scope", b.EncryptionScope)
+	}
 	p := b.Props
 	if p.ContentType != "" {
 		hs.set(hd, "Content-Type", p.ContentType)
@@ -765,6 +771,9 @@ func (h *handler) putBlockList(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &nv.cond); err != nil {
+		return err
+	}
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -1185,6 +1194,9 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 		return err
 	}
 	cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &cond); err != nil {
+		return err
+	}
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err

@@ -33,7 +33,11 @@ func (h *handler) createContainer(rq *req) error {
 	if err != nil {
 		return err
 	}
-	c, err := h.svc.CreateContainer(rq.ctx(), rq.info.Account, rq.container, meta, pa)
+	scope, deny, err := h.containerScope(rq)
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateContainerScoped(rq.ctx(), rq.info.Account, rq.container, meta, pa, scope, deny)
 	if err != nil {
 		return err
 	}
@@ -92,8 +96,8 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 	}
 	hd.Set("X-Ms-Has-Immutability-Policy", "false")
 	hd.Set("X-Ms-Has-Legal-Hold", "false")
-	hd.Set("X-Ms-Default-Encryption-Scope", "$account-encryption-key")
-	hd.Set("X-Ms-Deny-Encryption-Scope-Override", "false")
+	hd.Set("X-Ms-Default-Encryption-Scope", defaultScope(c))
+	hd.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(c.DenyScopeOverride))
 }
 
 // getContainerProps is Get Container Properties / Get Container Metadata.
@@ -419,7 +423,8 @@ func (h *handler) listContainers(rq *req) error {
 		if c.Public != "" {
 			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
 		}
-		b.WriteString("<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>")
+		b.WriteString("<DefaultEncryptionScope>" + azerr.EscapeXML(defaultScope(c)) + "</DefaultEncryptionScope><DenyEncryptionScopeOverride>" +
+			strconv.FormatBool(c.DenyScopeOverride) + "</DenyEncryptionScopeOverride>")
 		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>")
 		if inc["metadata"] {
 			metaXML(&b, c.Meta)
@@ -502,6 +507,12 @@ func (h *handler) listBlobs(rq *req) error {
 			}
 		}
 		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
+		if bl.KeySHA256 != "" {
+			b.WriteString("<CustomerProvidedKeySha256>" + bl.KeySHA256 + "</CustomerProvidedKeySha256>")
+		}
+		if bl.EncryptionScope != "" {
+			b.WriteString("<EncryptionScope>" + azerr.EscapeXML(bl.EncryptionScope) + "</EncryptionScope>")
+		}
 		if bl.Type == blob.BlockBlob {
 			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier>")
 			if bl.AccessTier == "" {
