@@ -331,3 +331,43 @@ func TestSetTierOnSnapshot(t *testing.T) {
 		must(t, err)
 	})
 }
+
+// Leaving the archive tier is a pending rehydration, as the SDK's recorded
+// tests see on Azure: the blob stays Archive with x-ms-archive-status
+// rehydrate-pending-to-<tier> and the priority asked for (Standard by
+// default), in properties and listings.
+func TestRehydrateStatus(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		ctx := harness.Ctx(t)
+		for _, c := range []struct {
+			to       blob.AccessTier
+			priority *blob.RehydratePriority
+			status   blob.ArchiveStatus
+		}{{blob.AccessTierCool, nil, blob.ArchiveStatusRehydratePendingToCool},
+			{blob.AccessTierHot, ptr(blob.RehydratePriorityHigh), blob.ArchiveStatusRehydratePendingToHot},
+			{blob.AccessTierCold, nil, blob.ArchiveStatusRehydratePendingToCold}} {
+			bb := e.cc.NewBlockBlobClient("r-" + string(c.to))
+			_, err := bb.Upload(ctx, body([]byte("x")), &blockblob.UploadOptions{Tier: ptr(blob.AccessTierArchive)})
+			must(t, err)
+			_, err = bb.SetTier(ctx, c.to, &blob.SetTierOptions{RehydratePriority: c.priority})
+			must(t, err)
+			p, err := bb.GetProperties(ctx, nil)
+			must(t, err)
+			want := "Standard"
+			if c.priority != nil {
+				want = string(*c.priority)
+			}
+			if *p.AccessTier != "Archive" || p.ArchiveStatus == nil || *p.ArchiveStatus != string(c.status) || p.RehydratePriority == nil || *p.RehydratePriority != want {
+				t.Fatalf("to %s: tier %s status %v priority %v", c.to, *p.AccessTier, p.ArchiveStatus, p.RehydratePriority)
+			}
+		}
+		r, err := e.cc.NewListBlobsFlatPager(nil).NextPage(ctx)
+		must(t, err)
+		for _, it := range r.Segment.BlobItems {
+			if *it.Properties.AccessTier != blob.AccessTierArchive || it.Properties.ArchiveStatus == nil {
+				t.Fatalf("listing %s: %v %v", *it.Name, *it.Properties.AccessTier, it.Properties.ArchiveStatus)
+			}
+		}
+	})
+}

@@ -66,6 +66,7 @@ const (
 	AppendPositionConditionNotMet
 	BlobAlreadyExists
 	BlobArchived
+	BlobBeingRehydrated
 	BlobDoesNotUseCustomerSpecifiedEncryption
 	BlobUsesCustomerSpecifiedEncryption
 	BlobIsSealed
@@ -381,6 +382,8 @@ var catalog = [...]def{
 	ShareSnapshotCountExceeded:         {"ShareSnapshotCountExceeded", 409, "The total number of snapshots for the share is over the limit."},
 	ShareSnapshotNotFound:              {"ShareSnapshotNotFound", 404, "The specified share snapshot does not exist."},
 	ShareSnapshotOperationNotSupported: {"ShareSnapshotOperationNotSupported", 400, "The operation is not supported on a share snapshot."},
+
+	BlobBeingRehydrated: {"BlobBeingRehydrated", 409, "This operation is not permitted because the blob is being rehydrated."},
 
 	// Customer-provided keys.
 	BlobDoesNotUseCustomerSpecifiedEncryption: {"BlobDoesNotUseCustomerSpecifiedEncryption", 409, "The blob is not encrypted with customer specified encryption."},

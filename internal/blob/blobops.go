@@ -78,6 +78,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	if b == nil && o.mustExist {
 		return nil, lease.State{}, azerr.New(azerr.BlobNotFound)
 	}
+	if b != nil {
+		b.settleRehydration(now)
+	}
 	if b != nil && cond.CreateOnly {
 		return nil, lease.State{}, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
@@ -186,6 +189,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 	if b == nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
+	b.settleRehydration(now)
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
 	out, err := conditional.EvalRead(cond.Conditions, st, version)
 	if err != nil {
@@ -602,15 +606,42 @@ func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, con
 // rehydrates at once (rehydrated reports it, Azure answers such a request
 // 202); there are no rehydration delays. It changes neither ETag nor
 // Last-Modified.
-func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) (rehydrated bool, err error) {
+func (s *Service) SetTier(ctx context.Context, ref Ref, tier, priority string, cond Cond) (rehydrated bool, err error) {
 	if ref.Snapshot != "" {
 		return false, s.setSnapshotTier(ctx, ref, tier, cond)
+	}
+	if priority == "" {
+		priority = "Standard"
 	}
 	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
-		rehydrated = b.AccessTier == "Archive" && tier != "Archive"
+		if b.RehydrateTo != "" {
+			// Only the priority of a pending rehydration may change, and
+			// only up.
+			if tier != b.RehydrateTo {
+				return false, azerr.New(azerr.BlobBeingRehydrated)
+			}
+			if priority == "High" && b.RehydratePriority != "High" {
+				b.RehydratePriority = "High"
+				if due := now.Add(RehydrateHigh); due.Before(b.RehydrateDone) {
+					b.RehydrateDone = due
+				}
+			}
+			rehydrated = true
+			return false, nil
+		}
+		if b.AccessTier == "Archive" && tier != "Archive" {
+			// Rehydration: the blob stays archived until it completes.
+			d := RehydrateStandard
+			if priority == "High" {
+				d = RehydrateHigh
+			}
+			b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = tier, priority, now.Add(d)
+			rehydrated = true
+			return false, nil
+		}
 		if b.AccessTier != tier {
 			b.TierChanged = now
 		}
@@ -618,4 +649,22 @@ func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) 
 		return false, nil
 	})
 	return rehydrated, err
+}
+
+// How long a rehydration from the archive tier takes: what Azure states
+// for a blob under 10 GiB ("may complete in under one hour" at High
+// priority, "up to 15 hours" at Standard). Tests move the server clock.
+const (
+	RehydrateHigh     = time.Hour
+	RehydrateStandard = 15 * time.Hour
+)
+
+// settleRehydration completes a pending rehydration whose time has come:
+// the blob takes its new tier, changed at the completion time.
+func (b *Blob) settleRehydration(now time.Time) {
+	if b.RehydrateTo == "" || now.Before(b.RehydrateDone) {
+		return
+	}
+	b.AccessTier, b.TierChanged = b.RehydrateTo, b.RehydrateDone
+	b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = "", "", time.Time{}
 }

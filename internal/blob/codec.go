@@ -90,12 +90,18 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.EncryptionScope != "" {
 		flags |= flagScope
 	}
+	if b.RehydrateTo != "" {
+		flags |= flagRehydrate
+	}
 	dst = append(dst, flags)
 	if b.KeySHA256 != "" {
 		dst = appendStr(dst, b.KeySHA256)
 	}
 	if b.EncryptionScope != "" {
 		dst = appendStr(dst, b.EncryptionScope)
+	}
+	if b.RehydrateTo != "" {
+		dst = appendTime(appendStr(appendStr(dst, b.RehydrateTo), b.RehydratePriority), b.RehydrateDone)
 	}
 	return dst
 }
@@ -108,6 +114,8 @@ const (
 	flagCPK
 	// flagScope: the encryption scope follows (after the key's hash).
 	flagScope
+	// flagRehydrate: a pending rehydration (tier, priority, completion).
+	flagRehydrate
 )
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
@@ -382,7 +390,7 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.varint())
 	b.TierChanged = r.time()
 	flags := r.byte()
-	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate) != 0 {
 		r.fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
@@ -392,6 +400,9 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	}
 	if flags&flagScope != 0 {
 		b.EncryptionScope = r.str()
+	}
+	if flags&flagRehydrate != 0 {
+		b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = r.str(), r.str(), r.time()
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()

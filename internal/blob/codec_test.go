@@ -32,6 +32,7 @@ func sampleBlob() *Blob {
 		Copy:       &CopyInfo{ID: "cid", Source: "http://x/y", Status: "success", Progress: "1/1", Completion: t0, Description: "d"},
 		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true, Sealed: true, TierChanged: time.Unix(1700000000, 5).UTC(),
 		KeySHA256: "3QFFFpRA5+XANHqwwbT4yXDmrT/2JaLt/FKHjzhOdoE=", EncryptionScope: "scope1",
+		RehydrateTo: "Hot", RehydratePriority: "High", RehydrateDone: time.Unix(1700003600, 0).UTC(),
 	}
 }
 

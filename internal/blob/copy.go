@@ -48,6 +48,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if b == nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
+	b.settleRehydration(now)
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
 	eval := conditional.EvalWrite
 	if cond.SourceRead {

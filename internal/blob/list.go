@@ -186,6 +186,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 						return err
 					}
 					b.AsOf = now
+					b.settleRehydration(now)
 					if bi.snap == "" {
 						base = b
 					} else {

@@ -181,6 +181,12 @@ type Blob struct {
 	// EncryptionScope is the encryption scope the blob was written with
 	// ("" is the account's own key), reported as x-ms-encryption-scope.
 	EncryptionScope string `json:"es,omitempty"`
+	// RehydrateTo is the tier an archived blob is being rehydrated to
+	// ("" when it is not), with the priority asked for and the time the
+	// rehydration completes (settleRehydration).
+	RehydrateTo       string    `json:"rt,omitempty"`
+	RehydratePriority string    `json:"rp,omitempty"`
+	RehydrateDone     time.Time `json:"rd,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

@@ -317,6 +317,10 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 		if !b.TierChanged.IsZero() {
 			hs.set(hd, "X-Ms-Access-Tier-Change-Time", hs.time(b.TierChanged))
 		}
+		if b.RehydrateTo != "" {
+			hs.set(hd, "X-Ms-Archive-Status", archiveStatus(b))
+			hs.set(hd, "X-Ms-Rehydrate-Priority", b.RehydratePriority)
+		}
 	}
 	if len(b.Tags) > 0 {
 		hs.set(hd, "X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
@@ -1446,13 +1450,18 @@ func (h *handler) setTier(rq *req) error {
 	if tier == "" {
 		return azerr.MissingHeader("x-ms-access-tier")
 	}
-	switch p := rq.r.Header.Get("X-Ms-Rehydrate-Priority"); {
-	case p == "" || strings.EqualFold(p, "Standard") || strings.EqualFold(p, "High"):
+	priority := rq.r.Header.Get("X-Ms-Rehydrate-Priority")
+	switch {
+	case priority == "":
+	case strings.EqualFold(priority, "Standard"):
+		priority = "Standard"
+	case strings.EqualFold(priority, "High"):
+		priority = "High"
 	default:
-		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+		return azerr.InvalidHeader("x-ms-rehydrate-priority", priority)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
-	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond)
+	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, priority, cond)
 	if err != nil {
 		return err
 	}

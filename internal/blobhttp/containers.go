@@ -521,6 +521,9 @@ func (h *handler) listBlobs(rq *req) error {
 			if !bl.TierChanged.IsZero() {
 				b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(bl.TierChanged) + "</AccessTierChangeTime>")
 			}
+			if bl.RehydrateTo != "" {
+				b.WriteString("<ArchiveStatus>" + archiveStatus(bl) + "</ArchiveStatus><RehydratePriority>" + bl.RehydratePriority + "</RehydratePriority>")
+			}
 		}
 		if bl.Sealed {
 			b.WriteString("<Sealed>true</Sealed>")
@@ -569,6 +572,11 @@ func nameXML(name string) string {
 	}
 	b.WriteString("</Name>")
 	return b.String()
+}
+
+// archiveStatus is x-ms-archive-status of a blob being rehydrated.
+func archiveStatus(b *blob.Blob) string {
+	return "rehydrate-pending-to-" + strings.ToLower(b.RehydrateTo)
 }
 
 func tierOf(b *blob.Blob) string {
