@@ -67,6 +67,7 @@ const (
 	BlobAlreadyExists
 	BlobArchived
 	BlobBeingRehydrated
+	IncrementalCopyOfEarlierSnapshotNotAllowed
 	BlobDoesNotUseCustomerSpecifiedEncryption
 	BlobUsesCustomerSpecifiedEncryption
 	BlobIsSealed
@@ -384,6 +385,8 @@ var catalog = [...]def{
 	ShareSnapshotOperationNotSupported: {"ShareSnapshotOperationNotSupported", 400, "The operation is not supported on a share snapshot."},
 
 	BlobBeingRehydrated: {"BlobBeingRehydrated", 409, "This operation is not permitted because the blob is being rehydrated."},
+	IncrementalCopyOfEarlierSnapshotNotAllowed: {"IncrementalCopyOfEarlierSnapshotNotAllowed", 409,
+		"The specified snapshot is earlier than the last snapshot copied into the incremental copy blob."},
 
 	// Customer-provided keys.
 	BlobDoesNotUseCustomerSpecifiedEncryption: {"BlobDoesNotUseCustomerSpecifiedEncryption", 409, "The blob is not encrypted with customer specified encryption."},

@@ -93,6 +93,9 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.RehydrateTo != "" {
 		flags |= flagRehydrate
 	}
+	if b.CopySnapshot != "" {
+		flags |= flagIncremental
+	}
 	dst = append(dst, flags)
 	if b.KeySHA256 != "" {
 		dst = appendStr(dst, b.KeySHA256)
@@ -102,6 +105,9 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	}
 	if b.RehydrateTo != "" {
 		dst = appendTime(appendStr(appendStr(dst, b.RehydrateTo), b.RehydratePriority), b.RehydrateDone)
+	}
+	if b.CopySnapshot != "" {
+		dst = appendStr(appendStr(dst, b.CopySnapshot), b.DestSnapshot)
 	}
 	return dst
 }
@@ -116,6 +122,8 @@ const (
 	flagScope
 	// flagRehydrate: a pending rehydration (tier, priority, completion).
 	flagRehydrate
+	// flagIncremental: an incremental copy destination's snapshots follow.
+	flagIncremental
 )
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
@@ -390,7 +398,7 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.varint())
 	b.TierChanged = r.time()
 	flags := r.byte()
-	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental) != 0 {
 		r.fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
@@ -403,6 +411,9 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	}
 	if flags&flagRehydrate != 0 {
 		b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = r.str(), r.str(), r.time()
+	}
+	if flags&flagIncremental != 0 {
+		b.CopySnapshot, b.DestSnapshot = r.str(), r.str()
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()

@@ -187,6 +187,11 @@ type Blob struct {
 	RehydrateTo       string    `json:"rt,omitempty"`
 	RehydratePriority string    `json:"rp,omitempty"`
 	RehydrateDone     time.Time `json:"rd,omitempty"`
+	// CopySnapshot is set on the destination of an incremental copy: the
+	// source snapshot last copied; DestSnapshot is the snapshot of the
+	// destination that copy made (x-ms-copy-destination-snapshot).
+	CopySnapshot string `json:"ics,omitempty"`
+	DestSnapshot string `json:"ids,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

@@ -304,6 +304,10 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	switch b.Type {
 	case blob.PageBlob:
 		hs.set(hd, "X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
+		if b.CopySnapshot != "" {
+			hs.set(hd, "X-Ms-Incremental-Copy", "true")
+			hs.set(hd, "X-Ms-Copy-Destination-Snapshot", b.DestSnapshot)
+		}
 	case blob.AppendBlob:
 		hs.set(hd, "X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 		if b.Sealed {
