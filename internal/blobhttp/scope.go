@@ -53,6 +53,11 @@ func (h *handler) scopeCond(rq *req, cond *blob.Cond) error {
 	if scope != "" && !h.scopeKnown(scope) {
 		return azerr.InvalidHeader("x-ms-encryption-scope", scope)
 	}
+	if len(h.d.EncryptionScopes) == 0 {
+		// No scope but the account's own key: no container can name
+		// another, so the hot path skips the container lookup.
+		return nil
+	}
 	c, err := h.svc.ContainerExists(rq.ctx(), rq.info.Account, rq.container)
 	if err != nil || c == nil {
 		// The write reports the missing container itself.
