@@ -69,6 +69,8 @@ type Options struct {
 	// OAuth accepts Azure AD bearer tokens (needs CertFile): the basic
 	// level of the reference emulator.
 	OAuth bool
+	// EncryptionScopes are the Blob encryption scopes every account has.
+	EncryptionScopes []string
 }
 
 // Service names one of the four services.
@@ -103,7 +105,7 @@ func Start(o Options) (*Emulator, error) {
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
-		PostgresURL: o.PostgresURL, Advertise: o.Advertise}
+		EncryptionScopes: o.EncryptionScopes, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

@@ -97,7 +97,7 @@ var flagGroups = []struct {
 	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort", "adminHost", "adminPort",
 		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "instanceExpiry", "advertiseHost"}},
-	{"Security", []string{"cert", "key", "pwd", "oauth"}},
+	{"Security", []string{"cert", "key", "pwd", "oauth", "encryptionScopes"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "logFormat", "logLevel", "debug"}},
 	{"Performance work", []string{"httpServer", "cpuprofile"}},

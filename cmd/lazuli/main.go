@@ -110,6 +110,7 @@ type options struct {
 	key       *string
 	pwd       *string
 	oauth     *string
+	scopes    *string
 	cpuProf   *string
 	httpSrv   *string
 	noProduct *bool
@@ -159,6 +160,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.key = fs.String("key", "", "private key `file` (PEM) of --cert")
 	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
 	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+	o.scopes = fs.String("encryptionScopes", "", "comma-separated `names` of the Blob encryption scopes every account has (x-ms-encryption-scope, container default scopes)")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
 	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
 	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
@@ -278,7 +280,7 @@ func run(args []string, stderr io.Writer) int {
 		Accounts:  accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
-		PathStyleOnly: *o.noProduct,
+		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
@@ -422,4 +424,15 @@ func startAdvice(err error) string {
 		return err.Error() + "; stop that process or give this one another data directory with --location (or --inMemoryPersistence)"
 	}
 	return err.Error()
+}
+
+// splitList splits a comma-separated flag value, dropping empty names.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

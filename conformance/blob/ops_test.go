@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
@@ -394,7 +395,8 @@ func TestCopy(t *testing.T) {
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: ptr(azcoreETag(`"0x1"`))}})
 		mustCode(t, err, 412, "SourceConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: ifMatch(`"0x1"`)})
-		mustCode(t, err, 412, "TargetConditionNotMet")
+		// Destination conditions answer ConditionNotMet (the SDK recordings).
+		mustCode(t, err, 412, "ConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: up.ETag}})
 		must(t, err)
 		// Missing source.
@@ -403,13 +405,21 @@ func TestCopy(t *testing.T) {
 		// Abort: nothing pending.
 		_, err = dst.AbortCopyFromURL(ctx, *cp.CopyID, nil)
 		mustCode(t, err, 409, "NoPendingCopyOperation")
-		// Synchronous copy from URL and Put Blob From URL.
-		cf, err := e.cc.NewBlobClient("dst2").CopyFromURL(ctx, src.URL(), nil)
+		// Synchronous copy from URL and Put Blob From URL: their source
+		// needs its own authorization, even inside the account.
+		_, err = e.cc.NewBlobClient("dst2").CopyFromURL(ctx, src.URL(), nil)
+		mustCode(t, err, 404, "CannotVerifyCopySource")
+		srcSAS := func(b *blob.Client) string {
+			u, err := b.GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+			must(t, err)
+			return u
+		}
+		cf, err := e.cc.NewBlobClient("dst2").CopyFromURL(ctx, srcSAS(src.BlobClient()), nil)
 		must(t, err)
 		if *cf.CopyStatus != "success" {
 			t.Fatalf("copy from url %v", *cf.CopyStatus)
 		}
-		_, err = e.cc.NewBlockBlobClient("dst3").UploadBlobFromURL(ctx, src.URL(), nil)
+		_, err = e.cc.NewBlockBlobClient("dst3").UploadBlobFromURL(ctx, srcSAS(src.BlobClient()), nil)
 		must(t, err)
 		got, err = e.cc.NewBlobClient("dst3").DownloadStream(ctx, nil)
 		must(t, err)
@@ -430,7 +440,7 @@ func TestCopy(t *testing.T) {
 			t.Fatalf("from snapshot %q", s)
 		}
 		sb := e.cc.NewBlockBlobClient("staged")
-		_, err = sb.StageBlockFromURL(ctx, blockID(1), src.URL(), &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2, Count: 3}})
+		_, err = sb.StageBlockFromURL(ctx, blockID(1), srcSAS(src.BlobClient()), &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2, Count: 3}})
 		must(t, err)
 		_, err = sb.CommitBlockList(ctx, []string{blockID(1)}, nil)
 		must(t, err)
@@ -443,9 +453,9 @@ func TestCopy(t *testing.T) {
 		ab := e.cc.NewAppendBlobClient("appfrom")
 		_, err = ab.Create(ctx, nil)
 		must(t, err)
-		_, err = ab.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 3}})
+		_, err = ab.AppendBlockFromURL(ctx, srcSAS(src.BlobClient()), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 3}})
 		must(t, err)
-		_, err = ab.AppendBlockFromURL(ctx, src.URL(), nil)
+		_, err = ab.AppendBlockFromURL(ctx, srcSAS(src.BlobClient()), nil)
 		must(t, err)
 		got, err = ab.DownloadStream(ctx, nil)
 		must(t, err)
@@ -460,7 +470,7 @@ func TestCopy(t *testing.T) {
 		pageDst := e.cc.NewPageBlobClient("pagedst")
 		_, err = pageDst.Create(ctx, 2048, nil)
 		must(t, err)
-		_, err = pageDst.UploadPagesFromURL(ctx, pageSrc.URL(), 512, 1536, 512, nil)
+		_, err = pageDst.UploadPagesFromURL(ctx, srcSAS(pageSrc.BlobClient()), 512, 1536, 512, nil)
 		must(t, err)
 		got, err = pageDst.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 1536, Count: 512}})
 		must(t, err)

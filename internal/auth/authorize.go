@@ -103,6 +103,13 @@ func (a *Authenticator) authorizeServiceSAS(acc Account, v *sas.Values, r *http.
 	// containers, queues, tables and shares. A service-level operation
 	// addressed through a container URL (Get Account Information) is
 	// checked against the container like any other.
+	if need.Container == "" && svc == Blob {
+		// The Blob service checks the signature against the resource the
+		// URL names, and a URL naming no container matches no service
+		// SAS: 403 AuthenticationFailed (what Azure answers a Blob Batch
+		// sent to the account with a container SAS).
+		return authFailed("Signature did not match. The request names no container the service SAS could be signed for.")
+	}
 	if need.ServiceSASDenied || need.Container == "" {
 		return azerr.New(azerr.AuthorizationFailure)
 	}
@@ -295,6 +302,27 @@ func directoryPrefix(name string, depth int) string {
 	return strings.Join(segs, "/")
 }
 
+// signedRequestLines are the string-to-sign lines of the request headers
+// (srh) and query parameters (srq) a user delegation SAS binds, from the
+// values this request carries, so that a request with another value (or
+// none) fails the signature: "name:value\n" per header and
+// "\nname:value" per parameter, in the order srh and srq list them.
+func signedRequestLines(v *sas.Values, r *http.Request) (headers, query string) {
+	var h, q strings.Builder
+	if v.RequestHeaders != "" {
+		for _, name := range strings.Split(v.RequestHeaders, ",") {
+			h.WriteString(name + ":" + r.Header.Get(name) + "\n")
+		}
+	}
+	if v.RequestQuery != "" {
+		values := r.URL.Query()
+		for _, name := range strings.Split(v.RequestQuery, ",") {
+			q.WriteString("\n" + name + ":" + values.Get(name))
+		}
+	}
+	return h.String(), q.String()
+}
+
 // checkUserDelegation verifies the signature of a user delegation SAS: the
 // key it was signed with is derived again (sas.UserDelegationKey) from the
 // account's keys and the skoid, sktid, skt, ske, sks and skv it carries,
@@ -306,9 +334,6 @@ func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.
 	}
 	if v.Identifier != "" {
 		return authFailed("A user delegation SAS cannot use a stored access policy (si).")
-	}
-	if v.RequestHeaders != "" || v.RequestQuery != "" {
-		return authFailed("Signed request headers and query parameters (srh, srq) are not supported.")
 	}
 	for _, f := range []struct{ name, value string }{{"sktid", v.KeyTID}, {"skt", v.KeyStart}, {"ske", v.KeyExpiry}, {"sks", v.KeyService}, {"skv", v.KeyVersion}} {
 		if f.value == "" {
@@ -327,7 +352,8 @@ func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.
 		return authFailed(fmt.Sprintf("The user delegation key is not valid in the specified time frame: Start [%s] - Expiry [%s] - Current [%s]",
 			httpTime(start), httpTime(expiry), httpTime(now)))
 	}
-	candidates := sas.UserDelegationStringsToSign(canonical, v, timestamp, "", "")
+	headers, query := signedRequestLines(v, r)
+	candidates := sas.UserDelegationStringsToSign(canonical, v, timestamp, headers, query)
 	for _, key := range acc.Keys {
 		udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion)
 		for _, sts := range candidates {

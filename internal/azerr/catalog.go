@@ -62,9 +62,14 @@ const (
 	InvalidVersion
 
 	// Blob.
+	AccessTierChangeTimeConditionNotMet
 	AppendPositionConditionNotMet
 	BlobAlreadyExists
 	BlobArchived
+	BlobBeingRehydrated
+	IncrementalCopyOfEarlierSnapshotNotAllowed
+	BlobDoesNotUseCustomerSpecifiedEncryption
+	BlobUsesCustomerSpecifiedEncryption
 	BlobIsSealed
 	BothCrc64AndMd5HeaderPresent
 	Crc64Mismatch
@@ -251,6 +256,7 @@ var catalog = [...]def{
 	InvalidVersion:                       {"InvalidVersion", 400, "The value for one of the HTTP headers is not in the correct format."},
 
 	// Blob.
+	AccessTierChangeTimeConditionNotMet:   {"AccessTierChangeTimeConditionNotMet", 412, "The access tier change time condition specified was not met."},
 	AppendPositionConditionNotMet:         {"AppendPositionConditionNotMet", 412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {"BlobAlreadyExists", 409, "The specified blob already exists."},
 	BlobArchived:                          {"BlobArchived", 409, "This operation is not permitted on an archived blob."},
@@ -377,6 +383,14 @@ var catalog = [...]def{
 	ShareSnapshotCountExceeded:         {"ShareSnapshotCountExceeded", 409, "The total number of snapshots for the share is over the limit."},
 	ShareSnapshotNotFound:              {"ShareSnapshotNotFound", 404, "The specified share snapshot does not exist."},
 	ShareSnapshotOperationNotSupported: {"ShareSnapshotOperationNotSupported", 400, "The operation is not supported on a share snapshot."},
+
+	BlobBeingRehydrated: {"BlobBeingRehydrated", 409, "This operation is not permitted because the blob is being rehydrated."},
+	IncrementalCopyOfEarlierSnapshotNotAllowed: {"IncrementalCopyOfEarlierSnapshotNotAllowed", 409,
+		"The specified snapshot is earlier than the last snapshot copied into the incremental copy blob."},
+
+	// Customer-provided keys.
+	BlobDoesNotUseCustomerSpecifiedEncryption: {"BlobDoesNotUseCustomerSpecifiedEncryption", 409, "The blob is not encrypted with customer specified encryption."},
+	BlobUsesCustomerSpecifiedEncryption:       {"BlobUsesCustomerSpecifiedEncryption", 409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},
 }
 
 // String is the code as it appears in x-ms-error-code and error bodies.

@@ -29,6 +29,36 @@ type checkOpts struct {
 	staged *bool
 }
 
+// tierSetAt is the access tier change time of a blob written with tier: a
+// tier given explicitly (x-ms-access-tier) is a tier set now, reported as
+// x-ms-access-tier-change-time; an inferred tier has none.
+func tierSetAt(tier string, now time.Time) time.Time {
+	if tier == "" {
+		return time.Time{}
+	}
+	return now
+}
+
+// tierDatesMet evaluates the access tier change time conditions of cond
+// against b, at the second as HTTP dates go.
+func tierDatesMet(cond Cond, b *Blob) bool {
+	if cond.TierModifiedSince.IsZero() && cond.TierUnmodifiedSince.IsZero() {
+		return true
+	}
+	changed := b.TierChanged
+	if changed.IsZero() {
+		changed = b.Created
+	}
+	changed = changed.UTC().Truncate(time.Second)
+	if t := cond.TierModifiedSince; !t.IsZero() && !changed.After(t.UTC().Truncate(time.Second)) {
+		return false
+	}
+	if t := cond.TierUnmodifiedSince; !t.IsZero() && changed.After(t.UTC().Truncate(time.Second)) {
+		return false
+	}
+	return true
+}
+
 // loadChecked loads the blob of ref inside tx and applies, in this order:
 // container existence, blob existence (when required), conditional
 // headers, x-ms-if-tags, and the lease rule. It returns the lease state
@@ -47,6 +77,9 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	}
 	if b == nil && o.mustExist {
 		return nil, lease.State{}, azerr.New(azerr.BlobNotFound)
+	}
+	if b != nil {
+		b.settleRehydration(now)
 	}
 	if b != nil && cond.CreateOnly {
 		return nil, lease.State{}, azerr.New(azerr.AuthorizationPermissionMismatch)
@@ -69,6 +102,12 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 			exists = azerr.BlobAlreadyExists
 		}
 		return nil, lease.State{}, out.Err(failCode, exists)
+	}
+	if err := checkKey(cond, b); err != nil && !o.create {
+		return nil, lease.State{}, err
+	}
+	if b != nil && !tierDatesMet(cond, b) {
+		return nil, lease.State{}, azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
 	}
 	if cond.IfTags != "" {
 		var tags []KV
@@ -150,6 +189,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 	if b == nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
+	b.settleRehydration(now)
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
 	out, err := conditional.EvalRead(cond.Conditions, st, version)
 	if err != nil {
@@ -157,6 +197,9 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 	}
 	if out != conditional.Pass {
 		return nil, out.Err(azerr.ConditionNotMet, 0)
+	}
+	if err := checkKey(cond, b); err != nil {
+		return nil, err
 	}
 	if cond.IfTags != "" {
 		ok, err := MatchTags(cond.IfTags, b.Tags, "")
@@ -251,7 +294,8 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: s.written(now), Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
+			EncryptionScope: req.Cond.EncryptionScope}
 		var prev uint64
 		if old != nil {
 			// An overwrite keeps the blob's creation time.
@@ -534,19 +578,70 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	return out, res, err
 }
 
+// setSnapshotTier is Set Blob Tier on a snapshot: a snapshot has a tier of
+// its own, but one moved to the archive tier cannot be rehydrated (Azure:
+// copy it to a new blob instead), which answers 409 BlobArchived.
+func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		if b.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if b.AccessTier == "Archive" && tier != "Archive" {
+			return azerr.New(azerr.BlobArchived)
+		}
+		if b.AccessTier == tier {
+			return nil
+		}
+		b.AccessTier, b.TierChanged = tier, now
+		return putBlob(tx, ref.Account, ref.Container, b)
+	})
+}
+
 // SetTier is Set Blob Tier for block blobs. Leaving the archive tier
 // rehydrates at once (rehydrated reports it, Azure answers such a request
 // 202); there are no rehydration delays. It changes neither ETag nor
 // Last-Modified.
-func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) (rehydrated bool, err error) {
+func (s *Service) SetTier(ctx context.Context, ref Ref, tier, priority string, cond Cond) (rehydrated bool, err error) {
 	if ref.Snapshot != "" {
-		return false, azerr.New(azerr.InvalidOperation)
+		return false, s.setSnapshotTier(ctx, ref, tier, cond)
+	}
+	if priority == "" {
+		priority = "Standard"
 	}
 	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
-		rehydrated = b.AccessTier == "Archive" && tier != "Archive"
+		if b.RehydrateTo != "" {
+			// Only the priority of a pending rehydration may change, and
+			// only up.
+			if tier != b.RehydrateTo {
+				return false, azerr.New(azerr.BlobBeingRehydrated)
+			}
+			if priority == "High" && b.RehydratePriority != "High" {
+				b.RehydratePriority = "High"
+				if due := now.Add(RehydrateHigh); due.Before(b.RehydrateDone) {
+					b.RehydrateDone = due
+				}
+			}
+			rehydrated = true
+			return false, nil
+		}
+		if b.AccessTier == "Archive" && tier != "Archive" {
+			// Rehydration: the blob stays archived until it completes.
+			d := RehydrateStandard
+			if priority == "High" {
+				d = RehydrateHigh
+			}
+			b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = tier, priority, now.Add(d)
+			rehydrated = true
+			return false, nil
+		}
 		if b.AccessTier != tier {
 			b.TierChanged = now
 		}
@@ -554,4 +649,22 @@ func (s *Service) SetTier(ctx context.Context, ref Ref, tier string, cond Cond) 
 		return false, nil
 	})
 	return rehydrated, err
+}
+
+// How long a rehydration from the archive tier takes: what Azure states
+// for a blob under 10 GiB ("may complete in under one hour" at High
+// priority, "up to 15 hours" at Standard). Tests move the server clock.
+const (
+	RehydrateHigh     = time.Hour
+	RehydrateStandard = 15 * time.Hour
+)
+
+// settleRehydration completes a pending rehydration whose time has come:
+// the blob takes its new tier, changed at the completion time.
+func (b *Blob) settleRehydration(now time.Time) {
+	if b.RehydrateTo == "" || now.Before(b.RehydrateDone) {
+		return
+	}
+	b.AccessTier, b.TierChanged = b.RehydrateTo, b.RehydrateDone
+	b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = "", "", time.Time{}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -54,6 +55,23 @@ func getStaging(tx storage.Tx, ref Ref) (*Staging, error) {
 		return nil, err
 	}
 	return decode[Staging](v)
+}
+
+// uncommittedDates evaluates If-Modified-Since and If-Unmodified-Since
+// against the uncommitted blob that staged blocks make: Azure keeps its
+// last-modified time (the last Put Block), so committing with an
+// If-Modified-Since later than that fails with 412 although no blob is
+// visible yet.
+func uncommittedDates(cond Cond, st *Staging) error {
+	c := conditional.Conditions{IfModifiedSince: cond.IfModifiedSince, IfUnmodifiedSince: cond.IfUnmodifiedSince}
+	if !c.Any() || cond.IfMatch != nil || cond.IfNoneMatch != nil {
+		return nil
+	}
+	out, err := conditional.EvalWrite(c, conditional.State{Exists: true, LastModified: st.Touched})
+	if err != nil {
+		return err
+	}
+	return out.Err(azerr.ConditionNotMet, 0)
 }
 
 // PutBlock is Put Block (and Put Block From URL): stages data under id.
@@ -184,6 +202,11 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err != nil {
 			return err
 		}
+		if old == nil && st != nil {
+			if err := uncommittedDates(req.Cond, st); err != nil {
+				return err
+			}
+		}
 		if st != nil {
 			p := blocksPrefix(req.Account, req.Container, req.Name)
 			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
@@ -202,7 +225,8 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			}
 		}
 		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Props: req.Props,
-			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier}
+			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
+			EncryptionScope: req.Cond.EncryptionScope}
 		var prev uint64
 		if old != nil {
 			prev = old.ETag

@@ -82,13 +82,48 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.Sealed {
 		flags |= flagSealed
 	}
-	return append(dst, flags)
+	// Optional fields follow the flags byte, announced by their flag, so
+	// records written before they existed still decode.
+	if b.KeySHA256 != "" {
+		flags |= flagCPK
+	}
+	if b.EncryptionScope != "" {
+		flags |= flagScope
+	}
+	if b.RehydrateTo != "" {
+		flags |= flagRehydrate
+	}
+	if b.CopySnapshot != "" {
+		flags |= flagIncremental
+	}
+	dst = append(dst, flags)
+	if b.KeySHA256 != "" {
+		dst = appendStr(dst, b.KeySHA256)
+	}
+	if b.EncryptionScope != "" {
+		dst = appendStr(dst, b.EncryptionScope)
+	}
+	if b.RehydrateTo != "" {
+		dst = appendTime(appendStr(appendStr(dst, b.RehydrateTo), b.RehydratePriority), b.RehydrateDone)
+	}
+	if b.CopySnapshot != "" {
+		dst = appendStr(appendStr(dst, b.CopySnapshot), b.DestSnapshot)
+	}
+	return dst
 }
 
 // Bits of the flags byte that ends a binary blob record.
 const (
 	flagExtBlocks = 1 << iota
 	flagSealed
+	// flagCPK: the customer-provided key's SHA-256 follows the flags.
+	flagCPK
+	// flagScope: the encryption scope follows (after the key's hash).
+	flagScope
+	// flagRehydrate: a pending rehydration (tier, priority, completion).
+	flagRehydrate
+	// flagIncremental: an incremental copy destination's snapshots follow.
+	flagIncremental
 )
 
 // appendSeg writes a segment; inline bytes (Data != nil) follow a flag.
@@ -363,11 +398,23 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.varint())
 	b.TierChanged = r.time()
 	flags := r.byte()
-	if flags&^(flagExtBlocks|flagSealed) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental) != 0 {
 		r.fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
 	b.Sealed = flags&flagSealed != 0
+	if flags&flagCPK != 0 {
+		b.KeySHA256 = r.str()
+	}
+	if flags&flagScope != 0 {
+		b.EncryptionScope = r.str()
+	}
+	if flags&flagRehydrate != 0 {
+		b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = r.str(), r.str(), r.time()
+	}
+	if flags&flagIncremental != 0 {
+		b.CopySnapshot, b.DestSnapshot = r.str(), r.str()
+	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()
 	}

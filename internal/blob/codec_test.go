@@ -31,6 +31,9 @@ func sampleBlob() *Blob {
 		Tags:       []KV{{"k", "v"}},
 		Copy:       &CopyInfo{ID: "cid", Source: "http://x/y", Status: "success", Progress: "1/1", Completion: t0, Description: "d"},
 		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true, Sealed: true, TierChanged: time.Unix(1700000000, 5).UTC(),
+		KeySHA256: "3QFFFpRA5+XANHqwwbT4yXDmrT/2JaLt/FKHjzhOdoE=", EncryptionScope: "scope1",
+		RehydrateTo: "Hot", RehydratePriority: "High", RehydrateDone: time.Unix(1700003600, 0).UTC(),
+		CopySnapshot: "2025-01-01T00:00:00.0000000Z", DestSnapshot: "2025-01-02T00:00:00.0000000Z",
 	}
 }
 

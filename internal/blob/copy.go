@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -20,20 +21,23 @@ type CopyRequest struct {
 	Meta      []KV // nil: the source's metadata
 	Tags      []KV // nil: no tags (copy keeps none unless given)
 	CopyTags  bool // x-ms-copy-source-tag-option: COPY
-	Cond      Cond // destination conditions → TargetConditionNotMet / ConditionNotMet
+	Cond      Cond // destination conditions → ConditionNotMet, as Azure answers every copy
 	SrcCond   Cond // x-ms-source-if-* → SourceConditionNotMet
 	// FromURL is Put Blob From URL: the result is a plain block blob, no
 	// copy properties, and properties come from the request.
-	FromURL  bool
-	Props    *Props
-	FailCode azerr.Code // destination 412 code
-	Tier     string
+	FromURL bool
+	Props   *Props
+	Tier    string
 	// Seal is x-ms-seal-blob for an append blob destination: nil keeps
 	// the source's sealed state.
 	Seal *bool
 	// Rehydrate lets Copy Blob read an archived source into an online
 	// Tier (copy to rehydrate); other copies refuse an archived source.
 	Rehydrate bool
+	// Incremental is Incremental Copy Blob: Src is a page blob snapshot,
+	// newer than the one the destination last copied, and the copy
+	// leaves a snapshot of the destination.
+	Incremental bool
 }
 
 // sourceCheck loads and checks a copy source inside tx. An archived
@@ -49,10 +53,20 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if b == nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
+	b.settleRehydration(now)
 	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
-	out, err := conditional.EvalWrite(cond.Conditions, st)
+	eval := conditional.EvalWrite
+	if cond.SourceRead {
+		eval = func(c conditional.Conditions, s conditional.State) (conditional.Outcome, error) {
+			return conditional.EvalRead(c, s, "")
+		}
+	}
+	out, err := eval(cond.Conditions, st)
 	if err != nil {
 		return nil, err
+	}
+	if out == conditional.NotModified {
+		return nil, azerr.New(azerr.CannotVerifyCopySource).WithStatus(304)
 	}
 	if out != conditional.Pass {
 		return nil, azerr.New(azerr.SourceConditionNotMet)
@@ -68,6 +82,9 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	}
 	if b.AccessTier == "Archive" && !rehydrate {
 		return nil, azerr.New(azerr.BlobArchived)
+	}
+	if err := checkKey(cond, b); err != nil {
+		return nil, err
 	}
 	if src.Snapshot == "" && cond.LeaseID != "" {
 		if _, code := lease.Enforce(b.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
@@ -102,13 +119,14 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err != nil {
 			return err
 		}
-		failCode := req.FailCode
-		if failCode == 0 {
-			failCode = azerr.TargetConditionNotMet
-		}
-		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true, failCode: failCode}, now)
+		old, ls, err := s.loadChecked(tx, req.Dst, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
 			return err
+		}
+		if req.Incremental {
+			if err := incrementalCheck(src, old, req.Src.Snapshot); err != nil {
+				return err
+			}
 		}
 		if old != nil {
 			if !req.FromURL && old.Type != src.Type {
@@ -123,7 +141,8 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: s.written(now), Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
-			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, Sealed: src.Sealed}
+			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed,
+			KeySHA256: req.Cond.KeySHA256, EncryptionScope: req.Cond.EncryptionScope}
 		if req.Seal != nil && b.Type == AppendBlob {
 			b.Sealed = *req.Seal
 		}
@@ -165,9 +184,58 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		}
 		b.replacing(old)
 		out = b
+		if req.Incremental {
+			return s.incrementalSnapshot(tx, req, b, now)
+		}
 		return putBlob(tx, req.Dst.Account, req.Dst.Container, b)
 	})
 	return out, err
+}
+
+// incrementalCheck applies the rules of Incremental Copy Blob: the source
+// is a page blob snapshot (409 InvalidBlobType otherwise), the destination
+// is absent or an earlier incremental copy (409 InvalidBlobType), and the
+// snapshot is not older than the one last copied (409
+// IncrementalCopyOfEarlierSnapshotNotAllowed).
+func incrementalCheck(src, old *Blob, snapshot string) error {
+	if src.Type != PageBlob {
+		return azerr.New(azerr.InvalidBlobType)
+	}
+	if old == nil {
+		return nil
+	}
+	if old.CopySnapshot == "" {
+		return azerr.New(azerr.InvalidBlobType)
+	}
+	if snapshot < old.CopySnapshot {
+		return azerr.New(azerr.IncrementalCopyOfEarlierSnapshotNotAllowed)
+	}
+	return nil
+}
+
+// incrementalSnapshot stores the destination of an incremental copy and
+// the snapshot of it the copy makes, named in x-ms-copy-destination-snapshot.
+func (s *Service) incrementalSnapshot(tx storage.Tx, req CopyRequest, b *Blob, now time.Time) error {
+	t := now
+	for {
+		id := SnapshotTime(t)
+		if _, err := tx.Get(blobKey(req.Dst.Account, req.Dst.Container, req.Dst.Name, id)); errors.Is(err, storage.ErrNotFound) {
+			b.DestSnapshot = id
+			break
+		} else if err != nil {
+			return err
+		}
+		t = t.Add(100 * time.Nanosecond)
+	}
+	b.CopySnapshot = req.Src.Snapshot
+	if err := putBlob(tx, req.Dst.Account, req.Dst.Container, b); err != nil {
+		return err
+	}
+	snap := *b
+	snap.loaded, snap.tagsKnown, snap.replaced = false, false, nil
+	snap.Lease = lease.State{}
+	snap.Snapshot = b.DestSnapshot
+	return putBlob(tx, req.Dst.Account, req.Dst.Container, &snap)
 }
 
 // AbortCopy is Abort Copy Blob. Copies on this server complete

@@ -12,10 +12,12 @@ import (
 
 // ListBlobsRequest is List Blobs.
 type ListBlobsRequest struct {
-	Prefix, Delimiter, Marker string
-	Max                       int
-	Snapshots                 bool
-	Uncommitted               bool
+	// StartFrom (startFrom, 2026 versions) starts the listing at the first
+	// name not below it, the name itself included.
+	Prefix, Delimiter, Marker, StartFrom string
+	Max                                  int
+	Snapshots                            bool
+	Uncommitted                          bool
 }
 
 // ListItem is one entry of a List Blobs page: a blob or snapshot, an
@@ -98,8 +100,11 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		bBase, sBase := blobsPrefix(acct, container), stagingPrefix(acct, container)
 		start := func(base []byte) []byte {
 			lo := keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix)
-			if mName != "" {
-				if m := keyenc.AppendPrefix(append([]byte(nil), base...), mName); string(m) > string(lo) {
+			for _, from := range [...]string{mName, req.StartFrom} {
+				if from == "" {
+					continue
+				}
+				if m := keyenc.AppendPrefix(append([]byte(nil), base...), from); string(m) > string(lo) {
 					lo = m
 				}
 			}
@@ -181,6 +186,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 						return err
 					}
 					b.AsOf = now
+					b.settleRehydration(now)
 					if bi.snap == "" {
 						base = b
 					} else {

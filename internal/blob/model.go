@@ -83,6 +83,11 @@ type Container struct {
 	Public   string             `json:"pa,omitempty"` // "", "blob" or "container"
 	ACL      []SignedIdentifier `json:"acl,omitempty"`
 	Lease    lease.State        `json:"l"`
+	// DefaultScope is the encryption scope blobs written without one get
+	// (x-ms-default-encryption-scope; "" is the account's own key), and
+	// DenyScopeOverride refuses writes naming another scope.
+	DefaultScope      string `json:"ds,omitempty"`
+	DenyScopeOverride bool   `json:"dso,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.
@@ -169,6 +174,24 @@ type Blob struct {
 	// ExtBlocks is set when the committed block list is stored under
 	// blockListKey rather than in the record.
 	ExtBlocks bool `json:"xb,omitempty"`
+	// KeySHA256 is the SHA-256 (base64) of the customer-provided key the
+	// blob was written with (x-ms-encryption-key-sha256): reads and
+	// writes of its content or metadata must present the same key.
+	KeySHA256 string `json:"ck,omitempty"`
+	// EncryptionScope is the encryption scope the blob was written with
+	// ("" is the account's own key), reported as x-ms-encryption-scope.
+	EncryptionScope string `json:"es,omitempty"`
+	// RehydrateTo is the tier an archived blob is being rehydrated to
+	// ("" when it is not), with the priority asked for and the time the
+	// rehydration completes (settleRehydration).
+	RehydrateTo       string    `json:"rt,omitempty"`
+	RehydratePriority string    `json:"rp,omitempty"`
+	RehydrateDone     time.Time `json:"rd,omitempty"`
+	// CopySnapshot is set on the destination of an incremental copy: the
+	// source snapshot last copied; DestSnapshot is the snapshot of the
+	// destination that copy made (x-ms-copy-destination-snapshot).
+	CopySnapshot string `json:"ics,omitempty"`
+	DestSnapshot string `json:"ids,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

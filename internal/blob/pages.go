@@ -92,6 +92,9 @@ func clearStoredPages(tx storage.Tx, pp []byte, start, end int64) error {
 	return nil
 }
 
+// pageBytes is the size of a page of a page blob.
+const pageBytes = 512
+
 // SeqCond holds the x-ms-if-sequence-number-* conditions of Put Page.
 type SeqCond struct {
 	LE, LT, EQ *int64
@@ -185,6 +188,9 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 		if to < 0 || to >= b.Size {
 			to = b.Size - 1
 		}
+		// Azure keeps pages, not bytes: a range that cuts a page reports
+		// the whole page (bytes=0-255 over a written first page is 0-511).
+		from, to = from/pageBytes*pageBytes, (to/pageBytes+1)*pageBytes-1
 		if prev == "" {
 			out.Pages = clip(merge(b.Pages), from, to)
 			return nil

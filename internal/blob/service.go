@@ -87,6 +87,39 @@ type Cond struct {
 	// not write permission: it may create the blob, not overwrite it
 	// (403 AuthorizationPermissionMismatch).
 	CreateOnly bool
+	// SourceRead marks the x-ms-source-if-* conditions of a From-URL
+	// operation, which Azure applies as to the GET of its source: an unmet
+	// If-None-Match or If-Modified-Since is 304 CannotVerifyCopySource,
+	// an unmet If-Match or If-Unmodified-Since 412 SourceConditionNotMet.
+	SourceRead bool
+	// TierModifiedSince and TierUnmodifiedSince are Delete Blob's
+	// x-ms-access-tier-if-(un)modified-since, checked against the access
+	// tier change time (the creation time when the tier never changed):
+	// 412 AccessTierChangeTimeConditionNotMet.
+	TierModifiedSince, TierUnmodifiedSince time.Time
+	// KeyCheck is set by the operations that read or change a blob's
+	// content or metadata, which must present the customer-provided key
+	// the blob was written with (KeySHA256, its SHA-256) and none for a
+	// blob written without: 409 BlobUsesCustomerSpecifiedEncryption /
+	// BlobDoesNotUseCustomerSpecifiedEncryption.
+	KeyCheck  bool
+	KeySHA256 string
+	// EncryptionScope is the scope a creating write stores with the blob.
+	EncryptionScope string
+}
+
+// checkKey applies cond's customer-provided key rule to b.
+func checkKey(cond Cond, b *Blob) error {
+	if !cond.KeyCheck || b == nil || cond.KeySHA256 == b.KeySHA256 {
+		return nil
+	}
+	if b.KeySHA256 == "" {
+		return azerr.New(azerr.BlobDoesNotUseCustomerSpecifiedEncryption)
+	}
+	if cond.KeySHA256 == "" {
+		return azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption)
+	}
+	return azerr.Newf(azerr.BlobUsesCustomerSpecifiedEncryption, "The given customer specified encryption key does not match the key used to encrypt the blob.")
 }
 
 // ValidateContainerName checks the container naming rules.
@@ -112,6 +145,8 @@ func ValidateContainerName(name string) error {
 
 // ValidateBlobName checks the blob naming rules: 1..1024 characters, valid
 // UTF-8, no control characters that URLs cannot carry, <= 254 segments.
+// The noncharacters U+FFFE and U+FFFF are accepted as Azure accepts them;
+// listings send such names encoded.
 func ValidateBlobName(name string) error {
 	n := utf8.RuneCountInString(name)
 	if n < 1 || n > 1024 {
@@ -121,7 +156,7 @@ func ValidateBlobName(name string) error {
 		return azerr.New(azerr.InvalidResourceName)
 	}
 	for _, r := range name {
-		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) {
 			return azerr.New(azerr.InvalidResourceName)
 		}
 	}
@@ -436,6 +471,12 @@ func putContainer(tx storage.Tx, acct string, c *Container) error {
 
 // CreateContainer is Create Container.
 func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta []KV, public string) (*Container, error) {
+	return s.CreateContainerScoped(ctx, acct, name, meta, public, "", false)
+}
+
+// CreateContainerScoped is Create Container with a default encryption
+// scope and its deny-override rule.
+func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, meta []KV, public, scope string, deny bool) (*Container, error) {
 	if err := ValidateContainerName(name); err != nil {
 		return nil, err
 	}
@@ -450,7 +491,8 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 			return err
 		}
 		now := s.now()
-		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: public}
+		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: public,
+			DefaultScope: scope, DenyScopeOverride: deny}
 		out = c
 		return putContainer(tx, acct, c)
 	})

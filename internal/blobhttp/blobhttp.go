@@ -70,6 +70,12 @@ type req struct {
 	// createOnly is set when the caller may create the blob but not
 	// replace it (create permission without write).
 	createOnly bool
+	// keySHA is the SHA-256 of the request's customer-provided key, which
+	// the answer echoes as x-ms-encryption-key-sha256.
+	keySHA string
+	// scope is the encryption scope a write stored, echoed as
+	// x-ms-encryption-scope.
+	scope string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -182,13 +188,18 @@ func (h *handler) policyLookup(ctx context.Context, acct, cname string) func(str
 }
 
 // authorizeSource checks that the caller may read a copy source on this
-// server. A Shared Key request covers sources in its own account that
-// carry no SAS; a SAS in the source URL is always checked (a source SAS
-// without read fails even under the account key, as on Azure); any other
-// source needs a SAS in its URL or a container open to public reads.
-// Failure is CannotVerifyCopySource with the status the source gave.
+// server. A Shared Key Copy Blob (asynchronous) covers sources in its own
+// account that carry no SAS; a SAS in the source URL is always checked (a
+// source SAS without read fails even under the account key, as on Azure).
+// The From-URL operations (Put Blob, Put Block, Append Block, Put Page
+// From URL, synchronous Copy Blob From URL) read their source as any
+// client would, so it needs a SAS in its URL, a token in
+// x-ms-copy-source-authorization or a container open to public reads,
+// even inside the account. Failure is CannotVerifyCopySource with the
+// status the source gave.
 func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
-	if id := rq.info.Identity; id != nil && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) && !hasSAS(srcURL) {
+	fromURL := strings.HasSuffix(rq.info.Operation, "FromURL")
+	if id := rq.info.Identity; id != nil && !fromURL && src.Account == rq.info.Account && (id.Kind == auth.SharedKey || id.Kind == auth.SharedKeyLite) && !hasSAS(srcURL) {
 		return nil
 	}
 	sr, err := http.NewRequestWithContext(rq.ctx(), http.MethodGet, srcURL, nil)
@@ -197,6 +208,9 @@ func (h *handler) authorizeSource(rq *req, srcURL string, src blob.Ref) error {
 	}
 	sr.RemoteAddr, sr.TLS = rq.r.RemoteAddr, rq.r.TLS
 	sr.Header.Set("X-Ms-Version", rq.info.Version)
+	if v := rq.r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
+		sr.Header.Set("Authorization", v)
+	}
 	fail := func(err error) error {
 		status := http.StatusForbidden
 		if e, ok := azerr.As(err); ok && e.Status >= 400 && e.Status < 500 {
@@ -262,7 +276,11 @@ func (rq *req) cond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Lease-Id"), IfTags: h.Get("X-Ms-If-Tags")}, nil
+	cond := blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Lease-Id"), IfTags: h.Get("X-Ms-If-Tags")}
+	if err := rq.keyCond(&cond); err != nil {
+		return blob.Cond{}, err
+	}
+	return cond, nil
 }
 
 // sourceCond parses the x-ms-source-if-* headers of a copy.
@@ -273,7 +291,12 @@ func (rq *req) sourceCond() (blob.Cond, error) {
 	if err != nil {
 		return blob.Cond{}, err
 	}
-	return blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags")}, nil
+	cond := blob.Cond{Conditions: c, LeaseID: h.Get("X-Ms-Source-Lease-Id"), IfTags: h.Get("X-Ms-Source-If-Tags"),
+		SourceRead: strings.HasSuffix(rq.info.Operation, "FromURL")}
+	if err := rq.sourceKeyCond(&cond); err != nil {
+		return blob.Cond{}, err
+	}
+	return cond, nil
 }
 
 // metadata collects x-ms-meta-* headers. Go canonicalizes header names on
@@ -398,7 +421,15 @@ func optInt(h http.Header, name string, min, max int64) (*int64, error) {
 	return &n, nil
 }
 
-func (rq *req) status(code int) { rq.w.WriteHeader(code) }
+func (rq *req) status(code int) {
+	if rq.keySHA != "" && code < 300 {
+		rq.w.Header().Set("X-Ms-Encryption-Key-Sha256", rq.keySHA)
+	}
+	if rq.scope != "" && code < 300 {
+		rq.w.Header().Set("X-Ms-Encryption-Scope", rq.scope)
+	}
+	rq.w.WriteHeader(code)
+}
 
 // contentLength requires a Content-Length on uploads.
 func (rq *req) contentLength(max int64) (int64, error) {

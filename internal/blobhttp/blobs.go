@@ -12,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
@@ -176,6 +178,9 @@ func (h *handler) putBlob(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &nv.cond); err != nil {
+		return err
+	}
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -248,6 +253,9 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs.setETag(hd, b.ETag, b.Modified)
 	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
 	hs.set(hd, "X-Ms-Blob-Type", b.Type)
+	if b.EncryptionScope != "" {
+		hs.set(hd, "X-Ms-Encryption-Scope", b.EncryptionScope)
+	}
 	p := b.Props
 	if p.ContentType != "" {
 		hs.set(hd, "Content-Type", p.ContentType)
@@ -296,6 +304,10 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	switch b.Type {
 	case blob.PageBlob:
 		hs.set(hd, "X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
+		if b.CopySnapshot != "" {
+			hs.set(hd, "X-Ms-Incremental-Copy", "true")
+			hs.set(hd, "X-Ms-Copy-Destination-Snapshot", b.DestSnapshot)
+		}
 	case blob.AppendBlob:
 		hs.set(hd, "X-Ms-Blob-Committed-Block-Count", strconv.Itoa(b.AppendCount))
 		if b.Sealed {
@@ -308,6 +320,10 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 		}
 		if !b.TierChanged.IsZero() {
 			hs.set(hd, "X-Ms-Access-Tier-Change-Time", hs.time(b.TierChanged))
+		}
+		if b.RehydrateTo != "" {
+			hs.set(hd, "X-Ms-Archive-Status", archiveStatus(b))
+			hs.set(hd, "X-Ms-Rehydrate-Priority", b.RehydratePriority)
 		}
 	}
 	if len(b.Tags) > 0 {
@@ -338,9 +354,16 @@ func overrideHeaders(rq *req, hd http.Header) {
 	}
 }
 
-// requestRange returns the x-ms-range (preferred) or Range header.
+// requestRange returns the x-ms-range (preferred) or Range header of a
+// read (Get Blob, Get Page Ranges).
 func (rq *req) requestRange() (start, end int64, has bool, err error) {
 	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
+		if strings.HasPrefix(strings.TrimSpace(v), "bytes=-") {
+			// A negative start (what the SDKs write for a negative offset,
+			// "bytes=-2-497") or a suffix range: Azure ignores the header
+			// on reads and answers for the whole blob.
+			return 0, 0, false, nil
+		}
 		s, e, ok := httpx.ParseRange(v, true)
 		if !ok {
 			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
@@ -485,6 +508,18 @@ func (h *handler) deleteBlob(rq *req) error {
 	cond, err := rq.cond()
 	if err != nil {
 		return err
+	}
+	for _, d := range [...]struct {
+		name string
+		into *time.Time
+	}{{"X-Ms-Access-Tier-If-Modified-Since", &cond.TierModifiedSince}, {"X-Ms-Access-Tier-If-Unmodified-Since", &cond.TierUnmodifiedSince}} {
+		if v := rq.r.Header.Get(d.name); v != "" {
+			t, ok := conditional.ParseDate(v)
+			if !ok {
+				return azerr.InvalidHeader(strings.ToLower(d.name), v)
+			}
+			*d.into = t
+		}
 	}
 	ds := rq.r.Header.Get("X-Ms-Delete-Snapshots")
 	switch ds {
@@ -648,6 +683,11 @@ func (h *handler) putBlock(rq *req) error {
 		return err
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
+	// A staged block takes the key Put Block List will commit with; it is
+	// echoed, not checked against a committed blob it may replace.
+	if rq.keySHA, err = rq.cpk("x-ms-"); err != nil {
+		return err
+	}
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -739,6 +779,9 @@ func (h *handler) putBlockList(rq *req) error {
 		return err
 	}
 	nv.cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &nv.cond); err != nil {
+		return err
+	}
 	sums, err := rq.txChecksums()
 	if err != nil {
 		return err
@@ -846,19 +889,20 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
-	if pr.Seq.LE, err = optInt(hd, "x-ms-if-sequence-number-le", 0, 1<<63-1); err != nil {
+	if pr.Seq.LE, err = seqCond(hd, "x-ms-if-sequence-number-le"); err != nil {
 		return err
 	}
-	if pr.Seq.LT, err = optInt(hd, "x-ms-if-sequence-number-lt", 0, 1<<63-1); err != nil {
+	if pr.Seq.LT, err = seqCond(hd, "x-ms-if-sequence-number-lt"); err != nil {
 		return err
 	}
-	if pr.Seq.EQ, err = optInt(hd, "x-ms-if-sequence-number-eq", 0, 1<<63-1); err != nil {
+	if pr.Seq.EQ, err = seqCond(hd, "x-ms-if-sequence-number-eq"); err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
 		return azerr.New(azerr.InvalidOperation)
 	}
 	var sums txSums
+	var srcSum srcSums
 	uploaded := false
 	if srcURL := hd.Get("X-Ms-Copy-Source"); srcURL != "" && !pr.Clear {
 		// Put Page From URL.
@@ -876,6 +920,9 @@ func (h *handler) putPage(rq *req) error {
 			return azerr.InvalidHeader("x-ms-source-range", sv)
 		}
 		if pr.SrcCond, err = rq.sourceCond(); err != nil {
+			return err
+		}
+		if srcSum, err = h.verifySource(rq, src, ss, se-ss+1, &pr.SrcCond); err != nil {
 			return err
 		}
 		pr.Source, pr.SourceOff = &src, ss
@@ -920,12 +967,24 @@ func (h *handler) putPage(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	out.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(b.Seq, 10))
+	srcSum.respond(out)
 	if uploaded {
 		sums.respond(out, pr.Data)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	rq.status(http.StatusCreated)
 	return nil
+}
+
+// seqCond parses an x-ms-if-sequence-number-* condition of Put Page. A
+// negative number is 400 InvalidInput (Azure reads it as a number it
+// cannot accept, not as a malformed header); anything else that is not a
+// number is InvalidHeaderValue.
+func seqCond(h http.Header, name string) (*int64, error) {
+	if n, err := strconv.ParseInt(h.Get(name), 10, 64); err == nil && n < 0 {
+		return nil, azerr.New(azerr.InvalidInput)
+	}
+	return optInt(h, name, 0, 1<<63-1)
 }
 
 // getPageRanges is Get Page Ranges (optionally a diff with prevsnapshot).
@@ -1002,6 +1061,7 @@ func (h *handler) appendBlock(rq *req) error {
 	if err != nil {
 		return err
 	}
+	var srcSum srcSums
 	if rq.snapshot != "" {
 		return azerr.New(azerr.InvalidOperation)
 	}
@@ -1039,6 +1099,9 @@ func (h *handler) appendBlock(rq *req) error {
 		if ar.SrcCond, err = rq.sourceCond(); err != nil {
 			return err
 		}
+		if srcSum, err = h.verifySource(rq, src, ar.SourceOff, ar.SourceLen, &ar.SrcCond); err != nil {
+			return err
+		}
 	} else if ar.Data, err = h.ingest(rq, u, sums, true, blob.SumCRC64); err != nil {
 		return err
 	}
@@ -1053,6 +1116,7 @@ func (h *handler) appendBlock(rq *req) error {
 	if ar.Source == nil {
 		sums.respond(out, ar.Data)
 	}
+	srcSum.respond(out)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -1138,6 +1202,9 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 		return err
 	}
 	cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &cond); err != nil {
+		return err
+	}
 	scond, err := rq.sourceCond()
 	if err != nil {
 		return err
@@ -1200,6 +1267,12 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 			cr.Props = &p
 		}
 	}
+	var srcSum srcSums
+	if strings.HasSuffix(rq.info.Operation, "FromURL") {
+		if srcSum, err = h.verifySource(rq, src, 0, -1, &cr.SrcCond); err != nil {
+			return err
+		}
+	}
 	copyID := guid.NewString()
 	b, err := h.svc.CopyBlob(rq.ctx(), cr, copyID)
 	if err != nil {
@@ -1211,6 +1284,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 		if len(b.Props.ContentMD5) > 0 {
 			out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 		}
+		srcSum.respond(out)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 		rq.status(http.StatusCreated)
 		return nil
@@ -1276,9 +1350,14 @@ func (h *handler) putBlockFromURL(rq *req) error {
 		return azerr.New(azerr.InvalidOperation)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
+	srcSum, err := h.verifySource(rq, src, off, n, &scond)
+	if err != nil {
+		return err
+	}
 	if err := h.svc.PutBlockFromURL(rq.ctx(), rq.ref(), id, src, off, n, scond, cond); err != nil {
 		return err
 	}
+	srcSum.respond(rq.w.Header())
 	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
 	return nil
@@ -1295,6 +1374,11 @@ func (h *handler) abortCopy(rq *req) error {
 	id := rq.q.Get("copyid")
 	if id == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).WithDetail("QueryParameterName", "copyid")
+	}
+	// Copy ids are GUIDs: any other value is refused before the blob is
+	// looked up, as Azure does.
+	if _, ok := guid.Parse(id); !ok {
+		return azerr.InvalidQuery("copyid", id, "")
 	}
 	if err := h.svc.AbortCopy(rq.ctx(), rq.ref(), id, blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err
@@ -1313,7 +1397,10 @@ type tagsXML struct {
 
 // getTags is Get Blob Tags.
 func (h *handler) getTags(rq *req) error {
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
+	cond, err := rq.tagsCond()
+	if err != nil {
+		return err
+	}
 	tags, err := h.svc.GetTags(rq.ctx(), rq.ref(), cond)
 	if err != nil {
 		return err
@@ -1329,7 +1416,10 @@ func (h *handler) getTags(rq *req) error {
 
 // setTags is Set Blob Tags.
 func (h *handler) setTags(rq *req) error {
-	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
+	cond, err := rq.tagsCond()
+	if err != nil {
+		return err
+	}
 	body, err := readBody(rq, 1<<20)
 	if err != nil {
 		return err
@@ -1364,13 +1454,18 @@ func (h *handler) setTier(rq *req) error {
 	if tier == "" {
 		return azerr.MissingHeader("x-ms-access-tier")
 	}
-	switch p := rq.r.Header.Get("X-Ms-Rehydrate-Priority"); {
-	case p == "" || strings.EqualFold(p, "Standard") || strings.EqualFold(p, "High"):
+	priority := rq.r.Header.Get("X-Ms-Rehydrate-Priority")
+	switch {
+	case priority == "":
+	case strings.EqualFold(priority, "Standard"):
+		priority = "Standard"
+	case strings.EqualFold(priority, "High"):
+		priority = "High"
 	default:
-		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+		return azerr.InvalidHeader("x-ms-rehydrate-priority", priority)
 	}
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id"), IfTags: rq.r.Header.Get("X-Ms-If-Tags")}
-	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, cond)
+	rehydrated, err := h.svc.SetTier(rq.ctx(), rq.ref(), tier, priority, cond)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,11 @@ func (h *handler) createContainer(rq *req) error {
 	if err != nil {
 		return err
 	}
-	c, err := h.svc.CreateContainer(rq.ctx(), rq.info.Account, rq.container, meta, pa)
+	scope, deny, err := h.containerScope(rq)
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateContainerScoped(rq.ctx(), rq.info.Account, rq.container, meta, pa, scope, deny)
 	if err != nil {
 		return err
 	}
@@ -92,8 +96,8 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 	}
 	hd.Set("X-Ms-Has-Immutability-Policy", "false")
 	hd.Set("X-Ms-Has-Legal-Hold", "false")
-	hd.Set("X-Ms-Default-Encryption-Scope", "$account-encryption-key")
-	hd.Set("X-Ms-Deny-Encryption-Scope-Override", "false")
+	hd.Set("X-Ms-Default-Encryption-Scope", defaultScope(c))
+	hd.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(c.DenyScopeOverride))
 }
 
 // getContainerProps is Get Container Properties / Get Container Metadata.
@@ -419,7 +423,8 @@ func (h *handler) listContainers(rq *req) error {
 		if c.Public != "" {
 			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
 		}
-		b.WriteString("<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>")
+		b.WriteString("<DefaultEncryptionScope>" + azerr.EscapeXML(defaultScope(c)) + "</DefaultEncryptionScope><DenyEncryptionScopeOverride>" +
+			strconv.FormatBool(c.DenyScopeOverride) + "</DenyEncryptionScopeOverride>")
 		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>")
 		if inc["metadata"] {
 			metaXML(&b, c.Meta)
@@ -445,7 +450,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -460,11 +465,11 @@ func (h *handler) listBlobs(rq *req) error {
 	b.WriteString("<Blobs>")
 	for _, it := range items {
 		if it.Prefix != "" {
-			b.WriteString("<BlobPrefix><Name>" + azerr.EscapeXML(it.Prefix) + "</Name></BlobPrefix>")
+			b.WriteString("<BlobPrefix>" + nameXML(it.Prefix) + "</BlobPrefix>")
 			continue
 		}
 		bl := it.Blob
-		b.WriteString("<Blob><Name>" + azerr.EscapeXML(bl.Name) + "</Name>")
+		b.WriteString("<Blob>" + nameXML(bl.Name))
 		if bl.Snapshot != "" {
 			b.WriteString("<Snapshot>" + bl.Snapshot + "</Snapshot>")
 		}
@@ -502,6 +507,12 @@ func (h *handler) listBlobs(rq *req) error {
 			}
 		}
 		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
+		if bl.KeySHA256 != "" {
+			b.WriteString("<CustomerProvidedKeySha256>" + bl.KeySHA256 + "</CustomerProvidedKeySha256>")
+		}
+		if bl.EncryptionScope != "" {
+			b.WriteString("<EncryptionScope>" + azerr.EscapeXML(bl.EncryptionScope) + "</EncryptionScope>")
+		}
 		if bl.Type == blob.BlockBlob {
 			b.WriteString("<AccessTier>" + tierOf(bl) + "</AccessTier>")
 			if bl.AccessTier == "" {
@@ -509,6 +520,9 @@ func (h *handler) listBlobs(rq *req) error {
 			}
 			if !bl.TierChanged.IsZero() {
 				b.WriteString("<AccessTierChangeTime>" + httpx.FormatHTTPTime(bl.TierChanged) + "</AccessTierChangeTime>")
+			}
+			if bl.RehydrateTo != "" {
+				b.WriteString("<ArchiveStatus>" + archiveStatus(bl) + "</ArchiveStatus><RehydratePriority>" + bl.RehydratePriority + "</RehydratePriority>")
 			}
 		}
 		if bl.Sealed {
@@ -532,6 +546,37 @@ func (h *handler) listBlobs(rq *req) error {
 	}
 	b.WriteString("</Blobs><NextMarker>" + azerr.EscapeXML(next) + "</NextMarker></EnumerationResults>")
 	return writeXML(rq, http.StatusOK, b.String())
+}
+
+// nameXML renders the Name element of a listed blob or prefix. A name
+// holding characters XML cannot carry (U+FFFE, U+FFFF) is sent
+// percent-encoded with Encoded="true", as Azure does, so that it reads back
+// unchanged; every byte outside the unreserved set is encoded, which both
+// query and URI-component decoders undo.
+func nameXML(name string) string {
+	if !strings.ContainsRune(name, 0xFFFE) && !strings.ContainsRune(name, 0xFFFF) {
+		return "<Name>" + azerr.EscapeXML(name) + "</Name>"
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.WriteString(`<Name Encoded="true">`)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	b.WriteString("</Name>")
+	return b.String()
+}
+
+// archiveStatus is x-ms-archive-status of a blob being rehydrated.
+func archiveStatus(b *blob.Blob) string {
+	return "rehydrate-pending-to-" + strings.ToLower(b.RehydrateTo)
 }
 
 func tierOf(b *blob.Blob) string {

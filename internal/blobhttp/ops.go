@@ -110,6 +110,7 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(blobLevel, "*", "appendblock", "PUT", nil, op{"AppendBlock", auth.Access{Resource: auth.ResObject, Perms: "aw"}, checkAccess, (*handler).appendBlock}),
 	on(blobLevel, "*", "seal", "PUT", nil, op{"AppendBlobSeal", blobWrite, checkAccess, (*handler).sealBlob}),
 	on(blobLevel, "*", "copy", "PUT", nil, op{"AbortCopyBlob", blobWrite, checkAccess, (*handler).abortCopy}),
+	on(blobLevel, "*", "incrementalcopy", "PUT", nil, op{"IncrementalCopyBlob", blobWrite, checkAccess, (*handler).incrementalCopy}),
 	on(blobLevel, "*", "tags", "GET", nil, op{"GetBlobTags", auth.Access{Resource: auth.ResObject, Perms: "t"}, checkAccess, (*handler).getTags}),
 	on(blobLevel, "*", "tags", "PUT", nil, op{"SetBlobTags", auth.Access{Resource: auth.ResObject, Perms: "t"}, checkAccess, (*handler).setTags}),
 	on(blobLevel, "*", "tier", "PUT", nil, op{"SetBlobTier", blobWrite, checkAccess, (*handler).setTier}),

@@ -201,14 +201,19 @@ const smSegment = 4 << 20
 
 // structuredLen is the length of the structured message framing n bytes.
 func structuredLen(n int64) int64 {
-	segs := (n + smSegment - 1) / smSegment
+	segs := smSegments(n)
 	return n + smHeaderLen + segs*(smSegHeaderLen+smFooterLen) + smFooterLen
 }
+
+// smSegments is the number of segments of a message carrying n bytes:
+// empty content still travels in one (empty) segment, as Azure and the
+// SDKs frame it.
+func smSegments(n int64) int64 { return max(1, (n+smSegment-1)/smSegment) }
 
 // writeStructured writes n bytes of content, read from open(off, len)
 // segment by segment, as a structured message with CRC-64 checksums.
 func writeStructured(w io.Writer, open func(off, n int64) io.ReadCloser, off, n int64) error {
-	segs := (n + smSegment - 1) / smSegment
+	segs := smSegments(n)
 	hd := []byte{smVersion}
 	hd = binary.LittleEndian.AppendUint64(hd, uint64(structuredLen(n)))
 	hd = binary.LittleEndian.AppendUint16(hd, smFlagCRC64)

@@ -32,6 +32,9 @@ type Deps struct {
 	Workers func(run func(ctx context.Context) error)
 	// MD5 hashes request bodies, many at once (nil: one at a time).
 	MD5 *md5lanes.Lanes
+	// EncryptionScopes are the Blob encryption scopes every account has
+	// (besides its own key, "$account-encryption-key").
+	EncryptionScopes []string
 }
 
 // StartWorker hands run to d.Workers, or runs it in the background for

@@ -94,6 +94,10 @@ type Config struct {
 	CertFile, KeyFile, CertPassword string
 	// OAuth accepts Azure AD bearer tokens (needs TLS); see auth.Config.
 	OAuth bool
+	// EncryptionScopes are the Blob encryption scopes every account has,
+	// which x-ms-encryption-scope and x-ms-default-encryption-scope may
+	// name.
+	EncryptionScopes []string
 	// PathStyleOnly takes the account from the first path segment of every
 	// request, never from the host name.
 	PathStyleOnly bool
@@ -295,7 +299,8 @@ func New(cfg Config) (*Server, error) {
 	s.md5 = md5lanes.New()
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
-			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
+			EncryptionScopes: cfg.EncryptionScopes,
+			Workers:          func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
