@@ -17,8 +17,9 @@ const (
 )
 
 // blobFixture creates a container holding a block blob "b", a block blob
-// "blk" built from one committed block, a page blob "pg" with one written
-// page and an append blob "ap", and returns the reads that describe them.
+// "blk" built from one committed block, a blob "unc" with one uncommitted
+// block, a page blob "pg" with one written page and an append blob "ap",
+// and returns the reads that describe them.
 func blobFixture(t *testing.T, tg *harness.Target) []call {
 	t.Helper()
 	put := func(path string, hdr map[string]string, body string) {
@@ -33,6 +34,7 @@ func blobFixture(t *testing.T, tg *harness.Target) []call {
 	put(ctr+"/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-meta-k": "v"}, original)
 	put(ctr+"/blk?comp=block&blockid=QUFBQQ%3D%3D", nil, "blockA")
 	put(ctr+"/blk?comp=blocklist", nil, "<BlockList><Latest>QUFBQQ==</Latest></BlockList>")
+	put(ctr+"/unc?comp=block&blockid=QUFBQQ%3D%3D", nil, "blockA")
 	put(ctr+"/pg", map[string]string{"x-ms-blob-type": "PageBlob", "x-ms-blob-content-length": "1024"}, "")
 	put(ctr+"/pg?comp=page", map[string]string{"x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, strings.Repeat("p", 512))
 	put(ctr+"/ap", map[string]string{"x-ms-blob-type": "AppendBlob"}, "")
@@ -49,6 +51,7 @@ func blobFixture(t *testing.T, tg *harness.Target) []call {
 		get(ctr + "/b?comp=tags"),
 		get(ctr + "/blk"),
 		get(ctr + "/blk?comp=blocklist&blocklisttype=all"),
+		get(ctr + "/unc?comp=blocklist&blocklisttype=all"),
 		get(ctr + "/pg"),
 		get(ctr + "/pg?comp=pagelist"),
 		get(ctr + "/ap"),
@@ -191,7 +194,8 @@ func blobCases() []bad {
 	add("blockid too long", put, blk+"?comp=block&blockid="+strings.ReplaceAll(long, "=", "%3D"), nil, "x", 400, "InvalidQueryParameterValue", "InvalidBlockId", "InvalidBlobOrBlock")
 	add("blockid missing", put, blk+"?comp=block", nil, "x", 400, "MissingRequiredQueryParameter", "InvalidQueryParameterValue")
 	add("blockid empty", put, blk+"?comp=block&blockid=", nil, "x", 400)
-	add("blockid different length", put, blk+"?comp=block&blockid=QkJCQkJCQkI%3D", nil, "x", 400, "InvalidBlobOrBlock", "InvalidBlockId")
+	// Block ids are compared with the blob's uncommitted ones only.
+	add("blockid different length", put, ctr+"/unc?comp=block&blockid=QkJCQkJCQkI%3D", nil, "x", 400, "InvalidBlobOrBlock", "InvalidBlockId")
 	add("put block on page blob", put, pg+"?comp=block&blockid=QUFBQQ%3D%3D", nil, "x", 0)
 	add("append block on block blob", put, b+"?comp=appendblock", nil, "x", 409, "InvalidBlobType")
 	add("append position wrong", put, ap+"?comp=appendblock", h("x-ms-blob-condition-appendpos", "3"), "x", 412, "AppendPositionConditionNotMet")
