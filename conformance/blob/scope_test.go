@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 	"github.com/lazuli-storage/lazuli/emulator"
@@ -89,5 +91,60 @@ func TestEncryptionScopes(t *testing.T) {
 		if *it.Name == "locked" && (*it.Properties.DefaultEncryptionScope != "scope2" || !*it.Properties.PreventEncryptionScopeOverride) {
 			t.Fatalf("list containers %v", *it.Properties.DefaultEncryptionScope)
 		}
+	}
+}
+
+// TestEncryptionScopeOnLaterWrites: writes to a blob that has an
+// encryption scope (Append Block, Put Page, Set Blob Metadata) report it,
+// as Azure answers every write to such a blob with x-ms-encryption-scope.
+func TestEncryptionScopeOnLaterWrites(t *testing.T) {
+	emu, err := emulator.Start(emulator.Options{InMemory: true, NoListen: true, EncryptionScopes: []string{"scope1"}})
+	must(t, err)
+	t.Cleanup(func() { emu.Close() })
+	cred, err := azblob.NewSharedKeyCredential(emulator.Account, emulator.Key)
+	must(t, err)
+	opts := &azblob.ClientOptions{}
+	opts.Transport = emu.Transport()
+	opts.Retry.MaxRetries = -1
+	c, err := azblob.NewClientWithSharedKeyCredential(emu.Endpoint(emulator.Blob)+"/", cred, opts)
+	must(t, err)
+	ctx := harness.Ctx(t)
+	_, err = c.CreateContainer(ctx, "later", nil)
+	must(t, err)
+	ctr := c.ServiceClient().NewContainerClient("later")
+	scope := &blob.CPKScopeInfo{EncryptionScope: ptr("scope1")}
+	want := func(what string, got *string) {
+		t.Helper()
+		if got == nil || *got != "scope1" {
+			t.Fatalf("%s reports encryption scope %v, want scope1", what, got)
+		}
+	}
+
+	ab := ctr.NewAppendBlobClient("log")
+	_, err = ab.Create(ctx, &appendblob.CreateOptions{CPKScopeInfo: scope})
+	must(t, err)
+	ar, err := ab.AppendBlock(ctx, body([]byte("line\n")), &appendblob.AppendBlockOptions{CPKScopeInfo: scope})
+	must(t, err)
+	want("Append Block", ar.EncryptionScope)
+
+	pb := ctr.NewPageBlobClient("disk")
+	_, err = pb.Create(ctx, 1024, &pageblob.CreateOptions{CPKScopeInfo: scope})
+	must(t, err)
+	pr, err := pb.UploadPages(ctx, body(make([]byte, 512)), blob.HTTPRange{Offset: 0, Count: 512}, &pageblob.UploadPagesOptions{CPKScopeInfo: scope})
+	must(t, err)
+	want("Put Page", pr.EncryptionScope)
+
+	mr, err := ctr.NewBlobClient("log").SetMetadata(ctx, map[string]*string{"k": ptr("v")}, &blob.SetMetadataOptions{CPKScopeInfo: scope})
+	must(t, err)
+	want("Set Blob Metadata", mr.EncryptionScope)
+
+	// A blob without a scope reports none.
+	plain := ctr.NewAppendBlobClient("plain")
+	_, err = plain.Create(ctx, nil)
+	must(t, err)
+	ar, err = plain.AppendBlock(ctx, body([]byte("x")), nil)
+	must(t, err)
+	if ar.EncryptionScope != nil {
+		t.Fatalf("Append Block to an unscoped blob reports %v", *ar.EncryptionScope)
 	}
 }

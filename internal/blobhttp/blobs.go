@@ -618,6 +618,7 @@ func (h *handler) setBlobMetadata(rq *req) error {
 	}
 	setETag(rq.w.Header(), b.ETag, b.Modified)
 	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	rq.scope = b.EncryptionScope
 	rq.status(http.StatusOK)
 	return nil
 }
@@ -972,6 +973,7 @@ func (h *handler) putPage(rq *req) error {
 		sums.respond(out, pr.Data)
 		out.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
+	rq.scope = b.EncryptionScope
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -1118,6 +1120,8 @@ func (h *handler) appendBlock(rq *req) error {
 	}
 	srcSum.respond(out)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
+	// A write to a blob reports the blob's encryption scope (status).
+	rq.scope = b.EncryptionScope
 	rq.status(http.StatusCreated)
 	return nil
 }
