@@ -157,6 +157,14 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// Shared is an optional interface of engines that several lazuli
+// instances may use at once (a database server): their data, including
+// the test clock's offset and open SMB handles, is not this process's
+// alone. SharedByInstances only marks the capability.
+type Shared interface {
+	SharedByInstances()
+}
+
 // Stat is one figure an engine keeps about its own work.
 type Stat struct {
 	// Name is a snake_case name without unit prefix or engine name

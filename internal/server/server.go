@@ -261,7 +261,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AdminAddr != "" {
 		// The admin listener steers the services' clock.
 		var shared storage.Engine
-		if _, ok := s.engine.(*pgstore.Store); ok {
+		if s.sharedEngine() {
 			shared = s.engine
 		}
 		s.clock = clock.New(cfg.Now, shared)
@@ -315,7 +315,7 @@ func New(cfg Config) (*Server, error) {
 			s.smbFiles.UseFloor(f)
 		}
 		var expiry time.Duration
-		if _, shared := s.engine.(*pgstore.Store); shared {
+		if s.sharedEngine() {
 			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
 		}
 		s.members = s.smbFiles.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
@@ -553,7 +553,7 @@ func (s *Server) Start() error {
 		if len(s.cfg.ChunkMarkers) > 0 {
 			s.workers = append(s.workers, func(ctx context.Context) error {
 				c := chunkgc.New(s.engine, s.cfg.ChunkMarkers, s.cfg.ChunkGCGrace)
-				if _, shared := s.engine.(*pgstore.Store); shared {
+				if s.sharedEngine() {
 					// Other instances may be mid-upload: wait out the grace.
 					c.Now = s.realNow // the database's clock, like the chunks' write times
 				} else {
@@ -610,14 +610,20 @@ func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, 
 	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
 }
 
+// sharedEngine reports whether other lazuli instances may use the engine
+// too (storage.Shared).
+func (s *Server) sharedEngine() bool {
+	_, ok := s.engine.(storage.Shared)
+	return ok
+}
+
 // startSMB joins the instances serving SMB from the engine and serves
 // SMB. An embedded engine is this process's alone: the handles an earlier
 // process left are released (no SMB connection survives a restart). With
 // the postgres engine other instances' handles live in the same database;
 // those of instances that died are released by the membership's watch.
 func (s *Server) startSMB() error {
-	_, shared := s.engine.(*pgstore.Store)
-	if err := s.members.Join(context.Background(), !shared); err != nil {
+	if err := s.members.Join(context.Background(), !s.sharedEngine()); err != nil {
 		return fmt.Errorf("smb: join the instances' membership: %w", err)
 	}
 	s.workers = append(s.workers, s.members.Run)

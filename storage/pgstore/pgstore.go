@@ -224,6 +224,10 @@ func (s *Store) EngineStats() []storage.Stat {
 // Ping implements storage.Pinger: the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
+// SharedByInstances marks the store as shared by lazuli instances
+// (storage.Shared).
+func (s *Store) SharedByInstances() {}
+
 // Retry policy of Update: exponential backoff with full jitter, bounded in
 // attempts and in each wait.
 const (
