@@ -45,6 +45,7 @@ await q.sendMessage("later", { visibilityTimeout: 600 });
 await q.sendMessage("received");
 const got = await q.receiveMessages({ numberOfMessages: 1, visibilityTimeout: 1 }); // "first"
 c.check(got.receivedMessageItems[0].messageText === "first", "the reference emulator handed out the first message");
+seen.firstVisible = got.receivedMessageItems[0].nextVisibleOn.toISOString();
 
 const tables = new TableServiceClient(c.url(tableAddr), c.tableCred, { allowInsecureConnection: true });
 await tables.createTable("people");
