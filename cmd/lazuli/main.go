@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
 	"github.com/lazuli-storage/lazuli/internal/server"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 func main() {

@@ -18,7 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/lazuli-storage/lazuli/emulator"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 type clockState struct {

@@ -29,7 +29,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 	"github.com/lazuli-storage/lazuli/emulator"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -18,7 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 // buildLazuli builds the lazuli command once per test binary.

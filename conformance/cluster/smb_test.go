@@ -14,9 +14,9 @@ import (
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 	"github.com/lazuli-storage/lazuli/emulator"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
 )
 
 // SMB CREATE fields the test uses.

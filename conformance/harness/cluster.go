@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/emulator"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 // cluster starts n lazuli instances on one fresh PostgreSQL database.

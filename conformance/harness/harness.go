@@ -40,7 +40,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/lazuli-storage/lazuli/emulator"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 // DefaultTargets is used when LAZULI_TARGETS is empty.

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/queue"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // writeLoki writes a LokiJS database file with the given collections, in

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // clock is a manual clock for time-driven rules.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 )
 
 // rss reads the resident set size of this process (Linux).

@@ -12,11 +12,11 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // onEngines runs fn against a fresh service with container "cont" on the

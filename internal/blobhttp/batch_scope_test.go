@@ -14,8 +14,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // scopeKey is the key of the second account the batch scope tests use.

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // handlerFor builds the wrapped Blob handler over eng with authentication

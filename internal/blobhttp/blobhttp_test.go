@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // A body shorter than its Content-Length is a 400 and writes nothing.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // jumpClock stands still until jump is set; from then on every reading is

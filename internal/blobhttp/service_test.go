@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // Get and Set Blob Service Properties: Azure's element order, the Blob-only

@@ -4,7 +4,7 @@ import (
 	"encoding/xml"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 func TestListingXMLWellFormed(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // TestSharedOffsetAndFloor: a move on one clock reaches another reading

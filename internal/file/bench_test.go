@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // BenchmarkCreatePutRange1K is the domain half of lazuli-bench's

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/storage/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 )
 
 // patternReader yields n bytes of a cheap non-constant pattern.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // countKeys counts the File service's keys with tag.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 type wire struct {

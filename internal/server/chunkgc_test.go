@@ -14,7 +14,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/auth/sharedkey"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 )
 
 const devKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // TestEngineOfDirectory: a new directory gets the log engine, a directory

@@ -30,6 +30,11 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/clock"
+	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
@@ -43,11 +48,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 	"github.com/lazuli-storage/lazuli/internal/tlscert"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/chunkgc"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/pgstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // Config is everything the server needs; the CLI fills it from flags.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // benchEntities is the table size of BenchmarkTable1M: 1,000,000 unless

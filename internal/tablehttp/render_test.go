@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // TestAppendRowMatchesAppendEntity: a query page rendered from stored

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // discard is a ResponseWriter that keeps nothing but a byte count.

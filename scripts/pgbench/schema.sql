@@ -1,5 +1,5 @@
 -- The table the pgbench scripts beside this file write: the same shape,
--- keys and index as lazuli's own (storage/pgstore/schema.go), apart from
+-- keys and index as lazuli's own (internal/engine/pgstore/schema.go), apart from
 -- lazuli's so that replaying its statements leaves its data alone.
 -- Rows 1..4 stand for what every operation reads besides its own key (the
 -- account, the container, the table, the queue); rows 1000+c are client

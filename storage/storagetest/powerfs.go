@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/storage/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
 )
 
 // PowerFS is an in-memory filestore.FS that can lose power. It keeps, for

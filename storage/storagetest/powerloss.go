@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 // PowerOpener opens the engine kept in dir on fsys (creating it if dir is

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // TestRecordLen: recordLen, from which append makes room in the file for

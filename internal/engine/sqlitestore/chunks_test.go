@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 )
 
 // zeroReader yields n zero bytes without holding them.

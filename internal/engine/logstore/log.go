@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/storage/filestore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // A log or snapshot file is a sequence of records. A record is a header of

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 )
 
 // TestNoSequentialScans pins preferIndexScans: on a table of a few rows,

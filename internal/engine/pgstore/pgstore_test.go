@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/chunkgc"
-	"github.com/lazuli-storage/lazuli/storage/pgstore"
-	"github.com/lazuli-storage/lazuli/storage/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
 )
 

@@ -4,9 +4,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
 )
 

@@ -22,9 +22,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // Layout of a data directory.

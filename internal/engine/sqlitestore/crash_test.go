@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
 )
 

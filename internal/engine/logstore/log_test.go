@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
 )
 
 func setKey(t *testing.T, s storage.Engine, k string, v []byte) {

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/chunkgc"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
-	"github.com/lazuli-storage/lazuli/storage/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
 )
 

@@ -3,8 +3,8 @@ package memstore_test
 import (
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 	"github.com/lazuli-storage/lazuli/storage/storagetest"
 )
 

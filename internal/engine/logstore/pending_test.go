@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // failFS is the OS file system whose log files fail every write while

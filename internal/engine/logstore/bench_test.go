@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
-	"github.com/lazuli-storage/lazuli/storage/logstore"
 )
 
 // BenchmarkDiskFsync measures the disk beneath the test's temporary

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/chunkgc"
-	"github.com/lazuli-storage/lazuli/storage/memstore"
 )
 
 // A service stores chunk refs in its metadata values and registers a marker

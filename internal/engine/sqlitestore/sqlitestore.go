@@ -66,8 +66,8 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/lazuli-storage/lazuli/internal/engine/filestore"
 	"github.com/lazuli-storage/lazuli/storage"
-	"github.com/lazuli-storage/lazuli/storage/filestore"
 )
 
 // Options configures the engine.
