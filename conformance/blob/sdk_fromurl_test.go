@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
-	lblob "github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 )
 
 func readSAS(t *testing.T, b *blob.Client) string {
@@ -135,7 +135,7 @@ func TestFromURLSourceChecksums(t *testing.T) {
 		u := readSAS(t, src.BlobClient())
 		sum := md5.Sum(data)
 		half := md5.Sum(data[:512])
-		crc := lblob.CRC64Bytes(lblob.CRC64(data))
+		crc := content.CRC64Bytes(content.CRC64(data))
 		bad := make([]byte, 16)
 		badCRC := make([]byte, 8)
 

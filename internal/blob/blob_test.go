@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -84,7 +85,7 @@ func TestETagDistinctWithinOneTick(t *testing.T) {
 		seen[nb.ETag] = true
 		b = nb
 	}
-	if got := ETagString(b.ETag); got[:3] != `"0x` {
+	if got := content.ETagString(b.ETag); got[:3] != `"0x` {
 		t.Fatalf("ETag %s", got)
 	}
 }
@@ -213,26 +214,6 @@ func TestChunkMarker(t *testing.T) {
 	}
 }
 
-func TestDiffPages(t *testing.T) {
-	seg := func(ref string, off, n int64) Segment { return Segment{Ref: storage.ChunkRef(ref), Off: off, Len: n} }
-	prev := []Page{{0, seg("a", 0, 1024)}, {2048, seg("b", 0, 512)}}
-	// cur: first half of a kept, second half rewritten by c, b cleared, d added.
-	cur := []Page{{0, seg("a", 0, 512)}, {512, seg("c", 0, 512)}, {4096, seg("d", 0, 512)}}
-	changed, cleared := diffPages(cur, prev)
-	if fmt.Sprint(changed) != "[{512 1023} {4096 4607}]" || fmt.Sprint(cleared) != "[{2048 2559}]" {
-		t.Fatalf("changed %v cleared %v", changed, cleared)
-	}
-	// Splitting pages keeps their identity.
-	pages := writePages(prev, 256, seg("e", 0, 256))
-	if fmt.Sprint(merge(pages)) != "[{0 1023} {2048 2559}]" {
-		t.Fatalf("merge %v", merge(pages))
-	}
-	ch, cl := diffPages(pages, prev)
-	if fmt.Sprint(ch) != "[{256 511}]" || len(cl) != 0 {
-		t.Fatalf("diff after split %v %v", ch, cl)
-	}
-}
-
 func TestListBlobsPaging(t *testing.T) {
 	s, clk := newService(t)
 	ctx := context.Background()
@@ -319,11 +300,11 @@ func TestValidation(t *testing.T) {
 			t.Errorf("blob %q", name)
 		}
 	}
-	mustCode(t, ValidateMetadata([]KV{{"", "x"}}), azerr.EmptyMetadataKey)
-	mustCode(t, ValidateMetadata([]KV{{"1a", "x"}}), azerr.InvalidMetadata)
-	mustCode(t, ValidateMetadata([]KV{{"a", "x"}, {"A", "y"}}), azerr.InvalidMetadata)
-	mustCode(t, ValidateMetadata([]KV{{"a", string(bytes.Repeat([]byte("v"), 8192))}}), azerr.MetadataTooLarge)
-	if ValidateMetadata([]KV{{"_ok1", "v"}}) != nil {
+	mustCode(t, content.ValidateMetadata([]KV{{"", "x"}}), azerr.EmptyMetadataKey)
+	mustCode(t, content.ValidateMetadata([]KV{{"1a", "x"}}), azerr.InvalidMetadata)
+	mustCode(t, content.ValidateMetadata([]KV{{"a", "x"}, {"A", "y"}}), azerr.InvalidMetadata)
+	mustCode(t, content.ValidateMetadata([]KV{{"a", string(bytes.Repeat([]byte("v"), 8192))}}), azerr.MetadataTooLarge)
+	if content.ValidateMetadata([]KV{{"_ok1", "v"}}) != nil {
 		t.Error("valid metadata rejected")
 	}
 	mustCode(t, ValidateBlockID("!!"), azerr.InvalidBlockId)
@@ -601,7 +582,7 @@ func TestPageWritesAgainstModel(t *testing.T) {
 				want[n-1].End += 512
 				continue
 			}
-			want = append(want, PageRange{int64(i * 512), int64(i*512 + 511)})
+			want = append(want, PageRange{Start: int64(i * 512), End: int64(i*512 + 511)})
 		}
 		if fmt.Sprint(pr.Pages) != fmt.Sprint(want) && !(len(pr.Pages) == 0 && len(want) == 0) {
 			t.Fatalf("ranges %v, want %v", pr.Pages, want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -90,7 +91,7 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	}
 	st := conditional.State{}
 	if b != nil {
-		st = conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+		st = conditional.State{Exists: true, ETag: content.ETagRaw(b.ETag), LastModified: b.Modified}
 	}
 	out, err := conditional.EvalWrite(cond.Conditions, st)
 	if err != nil {
@@ -181,7 +182,7 @@ func getBlobStagedIn(tx storage.Tx, ref Ref) (b *Blob, staged bool, err error) {
 
 // readChecked is loadChecked for reads (Get Blob, Get Blob Properties):
 // conditions follow the read rules (304 / 412).
-func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time, content bool) (*Blob, error) {
+func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string, now time.Time, readsContent bool) (*Blob, error) {
 	b, err := getBlobIn(tx, ref)
 	if err != nil {
 		return nil, err
@@ -190,7 +191,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b.settleRehydration(now)
-	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+	st := conditional.State{Exists: true, ETag: content.ETagRaw(b.ETag), LastModified: b.Modified}
 	out, err := conditional.EvalRead(cond.Conditions, st, version)
 	if err != nil {
 		return nil, err
@@ -215,7 +216,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 			return nil, azerr.New(code)
 		}
 	}
-	if content {
+	if readsContent {
 		if b.AccessTier == "Archive" {
 			// An archived blob's content is offline until rehydrated.
 			return nil, azerr.New(azerr.BlobArchived)
@@ -279,7 +280,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 	if err := snapshotWrite(req.Ref); err != nil {
 		return nil, err
 	}
-	if err := ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	if err := ValidateTags(req.Tags); err != nil {
@@ -407,7 +408,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 			}
 			if n < b.Size {
 				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
-				if err := clearStoredPages(tx, pp, n, b.Size); err != nil {
+				if err := content.ClearStoredPages(tx, pp, n, b.Size); err != nil {
 					return false, err
 				}
 			}
@@ -435,7 +436,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 
 // SetBlobMetadata is Set Blob Metadata (replaces all metadata).
 func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond Cond) (*Blob, error) {
-	if err := ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
@@ -507,7 +508,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 	if err := snapshotWrite(ref); err != nil {
 		return nil, err
 	}
-	if err := ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	var out *Blob

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -173,7 +174,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			return nil, azerr.New(azerr.InvalidBlockList)
 		}
 	}
-	if err := ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	if err := ValidateTags(req.Tags); err != nil {

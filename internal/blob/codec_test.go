@@ -1,11 +1,14 @@
 package blob
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
@@ -93,11 +96,11 @@ func TestBlobRecordBinaryCorrupt(t *testing.T) {
 
 func TestETagRendering(t *testing.T) {
 	for _, e := range []uint64{0, 1, 0xF, 0x10, 0xABCDEF, 0x8DD0C0FFEE12345, 1<<64 - 1} {
-		if got, want := ETagString(e), fmt.Sprintf("\"0x%X\"", e); got != want {
-			t.Errorf("ETagString(%d) = %s, want %s", e, got, want)
+		if got, want := content.ETagString(e), fmt.Sprintf("\"0x%X\"", e); got != want {
+			t.Errorf("content.ETagString(%d) = %s, want %s", e, got, want)
 		}
-		if got, want := etagRaw(e), fmt.Sprintf("0x%X", e); got != want {
-			t.Errorf("etagRaw(%d) = %s, want %s", e, got, want)
+		if got, want := content.ETagRaw(e), fmt.Sprintf("0x%X", e); got != want {
+			t.Errorf("content.ETagRaw(%d) = %s, want %s", e, got, want)
 		}
 	}
 }
@@ -113,5 +116,28 @@ func TestTupleKeysUnchanged(t *testing.T) {
 	}
 	if got, want := stagingKey("a", "c", "n\x00"), s(s(s([]byte{kindStaging}, "a"), "c"), "n\x00"); string(got) != string(want) {
 		t.Errorf("staging key %x, want %x", got, want)
+	}
+}
+
+// TestPageRecordBytes pins the page store's records (content.EncodePage)
+// to the bytes page blobs wrote before the store was shared: a blob record
+// holding one block named by the page's start.
+func TestPageRecordBytes(t *testing.T) {
+	for _, p := range []Page{
+		{Start: 0, Seg: Segment{Ref: "chunk", Off: 3, Len: 512}},
+		{Start: 1 << 40, Seg: Segment{Len: 1024, Data: bytes.Repeat([]byte{7}, 1024)}},
+		{Start: 512, Seg: Segment{Len: 512}},
+	} {
+		old := encodeBlock(&Block{ID: strconv.FormatInt(p.Start, 10), Size: p.Seg.Len, Segs: []Segment{p.Seg}})
+		if got := content.EncodePage(p); !bytes.Equal(got, old) {
+			t.Fatalf("EncodePage(%+v) = %x, want %x", p, got, old)
+		}
+		got, err := content.DecodePage(old)
+		if err != nil || !reflect.DeepEqual(got, p) {
+			t.Fatalf("DecodePage = %+v, %v; want %+v", got, err, p)
+		}
+	}
+	if _, err := content.DecodePage(encodeBlock(&Block{ID: "x", Size: 1, Segs: []Segment{{Len: 1}}})); err == nil {
+		t.Fatal("DecodePage accepted a non-numeric start")
 	}
 }

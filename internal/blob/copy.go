@@ -8,6 +8,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -54,7 +55,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b.settleRehydration(now)
-	st := conditional.State{Exists: true, ETag: etagRaw(b.ETag), LastModified: b.Modified}
+	st := conditional.State{Exists: true, ETag: content.ETagRaw(b.ETag), LastModified: b.Modified}
 	eval := conditional.EvalWrite
 	if cond.SourceRead {
 		eval = func(c conditional.Conditions, s conditional.State) (conditional.Outcome, error) {
@@ -103,7 +104,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 	if err := snapshotWrite(req.Dst); err != nil {
 		return nil, err
 	}
-	if err := ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	if err := ValidateTags(req.Tags); err != nil {

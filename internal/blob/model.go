@@ -13,12 +13,11 @@ package blob
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // Blob types as Azure names them.
@@ -30,8 +29,8 @@ const (
 
 // Limits.
 const (
-	InlineMax          = 64 << 10 // Put Blob bodies up to this size live in the record
-	ChunkPiece         = 4 << 20  // bodies are written to the chunk store in pieces of this size
+	InlineMax          = content.InlineMax
+	ChunkPiece         = content.ChunkPiece
 	MaxCommittedBlocks = 50000
 	MaxUncommitted     = 100000
 	MaxBlockIDBytes    = 64
@@ -40,7 +39,7 @@ const (
 	MaxAppendBlock     = 100 << 20
 	MaxPageWrite       = 4 << 20
 	MaxPageBlobSize    = 8 << 40
-	MaxMetadataBytes   = 8 << 10
+	MaxMetadataBytes   = content.MaxMetadataBytes
 	MaxSignedIDs       = 5
 	MaxListResults     = 5000
 	MaxTags            = 10
@@ -69,9 +68,6 @@ func BlockLimit(version string) int64 {
 	}
 	return 4 << 20
 }
-
-// KV is one metadata or tag pair; order is kept as given.
-type KV [2]string
 
 // Container is the stored record of a container.
 type Container struct {
@@ -103,38 +99,12 @@ type SignedIdentifier struct {
 	HasPolicy  bool   `json:"h,omitempty"`
 }
 
-// Segment is a piece of blob content: a range of a chunk, inline bytes, or
-// (with neither) zeros.
-type Segment struct {
-	Ref storage.ChunkRef `json:"r,omitempty"`
-	Off int64            `json:"o,omitempty"`
-	Len int64            `json:"n"`
-	// Data holds inline bytes, which keeps small blobs in their record.
-	Data []byte `json:"-"`
-}
-
 // Block is a committed or staged block (append blobs record each append
 // as an anonymous block).
 type Block struct {
 	ID   string    `json:"i,omitempty"`
 	Size int64     `json:"s"`
 	Segs []Segment `json:"g,omitempty"`
-}
-
-// Page is a written range of a page blob; Seg.Len is its length.
-type Page struct {
-	Start int64   `json:"a"`
-	Seg   Segment `json:"g"`
-}
-
-// Props are the HTTP content properties of a blob.
-type Props struct {
-	ContentType        string `json:"ct,omitempty"`
-	ContentEncoding    string `json:"ce,omitempty"`
-	ContentLanguage    string `json:"cl,omitempty"`
-	ContentMD5         []byte `json:"md5,omitempty"`
-	ContentDisposition string `json:"cd,omitempty"`
-	CacheControl       string `json:"cc,omitempty"`
 }
 
 // CopyInfo is the x-ms-copy-* state of a copy destination.
@@ -250,47 +220,6 @@ func (b *Blob) replacing(old *Blob) {
 	}
 }
 
-// ETagString renders an ETag as Azure does: quoted hex.
-func ETagString(e uint64) string {
-	var buf [20]byte
-	b := appendETagHex(append(buf[:0], '"'), e)
-	return string(append(b, '"'))
-}
-
-// etagRaw is the normalized (unquoted) ETag used in condition checks.
-func etagRaw(e uint64) string {
-	var buf [18]byte
-	return string(appendETagHex(buf[:0], e))
-}
-
-// appendETagHex appends 0x and e in upper-case hex.
-func appendETagHex(dst []byte, e uint64) []byte {
-	const digits = "0123456789ABCDEF"
-	dst = append(dst, '0', 'x')
-	n := 1
-	for v := e >> 4; v != 0; v >>= 4 {
-		n++
-	}
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, digits[(e>>(4*uint(i)))&0xF])
-	}
-	return dst
-}
-
-// dotnetEpoch is the Unix epoch in .NET ticks, so ETags look like Azure's.
-const dotnetEpoch = 621355968000000000
-
-// nextETag returns a stamp that is never lower than the clock and always
-// greater than the previous stamp of the same object, so two writes in one
-// clock tick still get distinct ETags.
-func nextETag(prev uint64, now time.Time) uint64 {
-	t := uint64(now.UnixNano()/100) + dotnetEpoch
-	if t <= prev {
-		t = prev + 1
-	}
-	return t
-}
-
 // SnapshotTime renders a snapshot id: ISO 8601 with 7 fractional digits.
 func SnapshotTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0000000Z") }
 
@@ -397,10 +326,6 @@ func pagesPrefix(acct, c, name, snap string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c), name), snap)
 }
 
-func pageKey(prefix []byte, start int64) []byte {
-	return keyenc.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...), uint64(start))
-}
-
 // blockListKey holds the committed block list of a block blob with more
 // than ExtBlocksMin blocks.
 func blockListKey(acct, c, name, snap string) []byte {
@@ -422,23 +347,6 @@ func tagIndexKey(acct, tag, value, c, name string) []byte {
 
 func containerPagesPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c)
-}
-
-// encodePage and decodePage store one page of a page blob.
-func encodePage(p Page) []byte {
-	return encodeBlock(&Block{ID: strconv.FormatInt(p.Start, 10), Size: p.Seg.Len, Segs: []Segment{p.Seg}})
-}
-
-func decodePage(v []byte) (Page, error) {
-	bl, err := decodeBlock(v)
-	if err != nil || len(bl.Segs) != 1 {
-		return Page{}, fmt.Errorf("blob: corrupt page record")
-	}
-	start, err := strconv.ParseInt(bl.ID, 10, 64)
-	if err != nil {
-		return Page{}, fmt.Errorf("blob: corrupt page record")
-	}
-	return Page{Start: start, Seg: bl.Segs[0]}, nil
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -117,7 +118,7 @@ func readBlob(t *testing.T, s *Service, ref Ref) (*Blob, []byte) {
 }
 
 func ifMatch(etag uint64) Cond {
-	return Cond{Conditions: conditional.Conditions{IfMatch: []string{etagRaw(etag)}}}
+	return Cond{Conditions: conditional.Conditions{IfMatch: []string{content.ETagRaw(etag)}}}
 }
 
 func bid(i int) string {

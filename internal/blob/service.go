@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
-	"github.com/lazuli-storage/lazuli/internal/md5lanes"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -23,55 +21,27 @@ type Service struct {
 	eng   storage.Engine
 	now   func() time.Time
 	newID func() string
-	// lastETag is the last ETag stamp handed out. Stamps come from the
-	// clock but never repeat, so a blob or container deleted and created
-	// again within one clock reading (a coarse or stepped-back clock) does
-	// not get the ETag its predecessor had, which an If-Match still holds.
-	lastETag atomic.Uint64
-	// md5 hashes request bodies (nil: crypto/md5 for each).
-	md5 *md5lanes.Lanes
-	// floor, if set, is the time below which written times and ETag
-	// stamps never go (UseFloor).
-	floor func() time.Time
+	// Chunks writes request bodies to the chunk store and reads them
+	// back (Ingest, OpenSegments, UseMD5Lanes).
+	*content.Chunks
+	// clock stamps ETags and written times; its floor is set by UseFloor.
+	clock content.Clock
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its
-// ETag stamps never go below f(): the latest time a test clock showed
-// before it was moved back, so that moving it back neither repeats an
-// ETag nor makes Last-Modified go back.
-func (s *Service) UseFloor(f func() time.Time) { s.floor = f }
+// ETag stamps never go below f() (content.Clock.UseFloor).
+func (s *Service) UseFloor(f func() time.Time) { s.clock.UseFloor(f) }
 
-// written is the time a write made at now records: now, or the floor.
-func (s *Service) written(now time.Time) time.Time {
-	if s.floor != nil {
-		if f := s.floor(); now.Before(f) {
-			return f
-		}
-	}
-	return now
-}
+// written is the time a write made at now records (content.Clock.Written).
+func (s *Service) written(now time.Time) time.Time { return s.clock.Written(now) }
 
-// UseMD5Lanes makes the service hash request bodies with l.
-func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.md5 = l }
-
-// etag returns the ETag for a write of an object whose previous ETag is
-// prev (0 for a new object): above prev, above every stamp this service
-// handed out before, and never below the clock.
-func (s *Service) etag(prev uint64, now time.Time) uint64 {
-	t := nextETag(prev, s.written(now))
-	for {
-		last := s.lastETag.Load()
-		next := max(t, last+1)
-		if s.lastETag.CompareAndSwap(last, next) {
-			return next
-		}
-	}
-}
+// etag is the ETag stamp of a write over prev (content.Clock.ETag).
+func (s *Service) etag(prev uint64, now time.Time) uint64 { return s.clock.ETag(prev, now) }
 
 // New returns a Service. now is the clock of every time rule; newID makes
 // lease and copy ids (GUIDs).
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
-	return &Service{eng: eng, now: now, newID: newID}
+	return &Service{eng: eng, now: now, newID: newID, Chunks: content.NewChunks(eng)}
 }
 
 // Engine returns the engine the service runs on.
@@ -164,42 +134,6 @@ func ValidateBlobName(name string) error {
 		return azerr.New(azerr.InvalidResourceName)
 	}
 	return nil
-}
-
-// ValidateMetadata checks metadata names (C# identifiers, no duplicates
-// ignoring case) and the 8 KiB total.
-func ValidateMetadata(m []KV) error {
-	total := 0
-	seen := map[string]bool{}
-	for _, kv := range m {
-		name := kv[0]
-		if name == "" {
-			return azerr.New(azerr.EmptyMetadataKey)
-		}
-		if !isIdentifier(name) {
-			return azerr.New(azerr.InvalidMetadata).WithDetail("MetadataKey", name)
-		}
-		low := strings.ToLower(name)
-		if seen[low] {
-			return azerr.New(azerr.InvalidMetadata).WithDetail("MetadataKey", name)
-		}
-		seen[low] = true
-		total += len(name) + len(kv[1])
-	}
-	if total > MaxMetadataBytes {
-		return azerr.New(azerr.MetadataTooLarge)
-	}
-	return nil
-}
-
-func isIdentifier(s string) bool {
-	for i, r := range s {
-		if r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r)) {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 func getContainer(tx storage.Tx, acct, name string) (*Container, error) {
@@ -295,7 +229,7 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 		defer it.Close()
 		b.Pages = []Page{}
 		for it.Next() {
-			pg, err := decodePage(it.Value())
+			pg, err := content.DecodePage(it.Value())
 			if err != nil {
 				return err
 			}
@@ -370,7 +304,7 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 		case PageBlob:
 			pp := pagesPrefix(acct, c, b.Name, b.Snapshot)
 			for _, pg := range b.Pages {
-				if err := tx.Set(pageKey(pp, pg.Start), encodePage(pg)); err != nil {
+				if err := tx.Set(content.PageKey(pp, pg.Start), content.EncodePage(pg)); err != nil {
 					return err
 				}
 			}
@@ -480,7 +414,7 @@ func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, 
 	if err := ValidateContainerName(name); err != nil {
 		return nil, err
 	}
-	if err := ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	var out *Container
@@ -502,7 +436,7 @@ func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, 
 // containerCheck applies the date conditions and the container lease rule
 // of a container operation.
 func containerCheck(c *Container, cond Cond, write bool, now time.Time) (lease.State, error) {
-	st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
+	st := conditional.State{Exists: true, ETag: content.ETagRaw(c.ETag), LastModified: c.Modified}
 	if o := conditional.EvalDates(cond.Conditions, st); o != conditional.Pass {
 		return c.Lease, o.Err(azerr.ConditionNotMet, 0)
 	}
@@ -617,7 +551,7 @@ func (s *Service) ContainerExists(ctx context.Context, acct, name string) (*Cont
 
 // SetContainerMetadata is Set Container Metadata (If-Modified-Since only).
 func (s *Service) SetContainerMetadata(ctx context.Context, acct, name string, meta []KV, cond Cond) (*Container, error) {
-	if err := ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	return s.updateContainer(ctx, acct, name, cond, func(c *Container) error {
@@ -675,7 +609,7 @@ func (s *Service) LeaseContainer(ctx context.Context, acct, name string, req Lea
 		if err != nil {
 			return err
 		}
-		st := conditional.State{Exists: true, ETag: etagRaw(c.ETag), LastModified: c.Modified}
+		st := conditional.State{Exists: true, ETag: content.ETagRaw(c.ETag), LastModified: c.Modified}
 		if o := conditional.EvalDates(req.Cond.Conditions, st); o != conditional.Pass {
 			return o.Err(azerr.ConditionNotMet, 0)
 		}

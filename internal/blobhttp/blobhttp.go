@@ -27,6 +27,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
@@ -304,7 +305,7 @@ func (rq *req) sourceCond() (blob.Cond, error) {
 // stored lower-cased, any other spelling is kept as sent.
 func (rq *req) metadata() ([]blob.KV, error) {
 	out := httpx.Metadata[blob.KV](rq.r.Header)
-	if err := blob.ValidateMetadata(out); err != nil {
+	if err := content.ValidateMetadata(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -350,7 +351,7 @@ func (hs *headerSetter) time(t time.Time) string {
 }
 
 func (hs *headerSetter) setETag(h http.Header, etag uint64, lmt time.Time) {
-	hs.set(h, "Etag", blob.ETagString(etag))
+	hs.set(h, "Etag", content.ETagString(etag))
 	hs.lastMod, hs.lastModTime = httpx.FormatHTTPTime(lmt), lmt
 	hs.set(h, "Last-Modified", hs.lastMod)
 }
@@ -389,7 +390,7 @@ func (rq *req) txChecksums() (txSums, error) {
 // verify checks the body's CRC-64 against the one sent (the MD5 is
 // checked while the body is read): 400 Crc64Mismatch.
 func (t txSums) verify(d blob.Ingested) error {
-	if t.crc != nil && !bytes.Equal(t.crc, blob.CRC64Bytes(d.CRC64)) {
+	if t.crc != nil && !bytes.Equal(t.crc, content.CRC64Bytes(d.CRC64)) {
 		return azerr.New(azerr.Crc64Mismatch)
 	}
 	return nil
@@ -399,7 +400,7 @@ func (t txSums) verify(d blob.Ingested) error {
 // always, Content-MD5 only when the request sent one (as Azure answers
 // Put Block, Append Block and Put Page).
 func (t txSums) respond(h http.Header, d blob.Ingested) {
-	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(d.CRC64)))
+	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(content.CRC64Bytes(d.CRC64)))
 	if t.md5 != nil {
 		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(d.MD5))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
@@ -237,7 +238,7 @@ func (h *handler) putBlob(rq *req) error {
 	hs.setETag(out, b.ETag, b.Modified)
 	if bt == blob.BlockBlob {
 		hs.set(out, "Content-Md5", base64.StdEncoding.EncodeToString(pr.Data.MD5))
-		hs.set(out, "X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(pr.Data.CRC64)))
+		hs.set(out, "X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(content.CRC64Bytes(pr.Data.CRC64)))
 	}
 	hs.set(out, "X-Ms-Request-Server-Encrypted", "true")
 	rq.status(http.StatusCreated)
@@ -454,7 +455,7 @@ func (h *handler) getBlob(rq *req) error {
 			sum := md5.Sum(buf)
 			hd.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
 		} else {
-			hd.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(blob.CRC64(buf))))
+			hd.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(content.CRC64Bytes(content.CRC64(buf))))
 		}
 	}
 	hd.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(b.Size, 10))
@@ -797,7 +798,7 @@ func (h *handler) putBlockList(rq *req) error {
 			return azerr.New(azerr.Md5Mismatch)
 		}
 	}
-	if err := sums.verify(blob.Ingested{CRC64: blob.CRC64(body)}); err != nil {
+	if err := sums.verify(blob.Ingested{CRC64: content.CRC64(body)}); err != nil {
 		return err
 	}
 	items, err := parseBlockList(body)

@@ -11,6 +11,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/acl"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
@@ -418,7 +419,7 @@ func (h *handler) listContainers(rq *req) error {
 	b.WriteString("<Containers>")
 	for _, c := range list {
 		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name><Properties><Last-Modified>" +
-			httpx.FormatHTTPTime(c.Modified) + "</Last-Modified><Etag>" + blob.ETagString(c.ETag) + "</Etag>")
+			httpx.FormatHTTPTime(c.Modified) + "</Last-Modified><Etag>" + content.ETagString(c.ETag) + "</Etag>")
 		leaseXML(&b, c.Lease, c.AsOf, h)
 		if c.Public != "" {
 			b.WriteString("<PublicAccess>" + c.Public + "</PublicAccess>")
@@ -479,7 +480,7 @@ func (h *handler) listBlobs(rq *req) error {
 			continue
 		}
 		b.WriteString("<Creation-Time>" + httpx.FormatHTTPTime(bl.Created) + "</Creation-Time><Last-Modified>" + httpx.FormatHTTPTime(bl.Modified) +
-			"</Last-Modified><Etag>" + strings.Trim(blob.ETagString(bl.ETag), `"`) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
+			"</Last-Modified><Etag>" + strings.Trim(content.ETagString(bl.ETag), `"`) + "</Etag><Content-Length>" + strconv.FormatInt(bl.Size, 10) + "</Content-Length>")
 		p := bl.Props
 		b.WriteString("<Content-Type>" + azerr.EscapeXML(p.ContentType) + "</Content-Type><Content-Encoding>" + azerr.EscapeXML(p.ContentEncoding) +
 			"</Content-Encoding><Content-Language>" + azerr.EscapeXML(p.ContentLanguage) + "</Content-Language>")

@@ -10,6 +10,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 )
 
 // srcSums are the checksums a From-URL operation computed over the source
@@ -49,9 +50,9 @@ func (h *handler) verifySource(rq *req, src blob.Ref, off, n int64, scond *blob.
 		n = b.Size - off
 	}
 	if scond.IfMatch == nil {
-		scond.IfMatch = []string{conditional.NormalizeETag(blob.ETagString(b.ETag))}
+		scond.IfMatch = []string{conditional.NormalizeETag(content.ETagString(b.ETag))}
 	}
-	m, c := md5.New(), blob.NewCRC64()
+	m, c := md5.New(), content.NewCRC64()
 	rc := h.svc.Open(rq.ctx(), b, off, n)
 	_, err = io.Copy(io.MultiWriter(m, c), rc)
 	rc.Close()
@@ -65,7 +66,7 @@ func (h *handler) verifySource(rq *req, src blob.Ref, off, n int64, scond *blob.
 		}
 	}
 	if want.crc != nil {
-		if got.crc = blob.CRC64Bytes(c.Sum64()); !bytes.Equal(got.crc, want.crc) {
+		if got.crc = content.CRC64Bytes(c.Sum64()); !bytes.Equal(got.crc, want.crc) {
 			return srcSums{}, azerr.New(azerr.Crc64Mismatch)
 		}
 	}

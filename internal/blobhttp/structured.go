@@ -9,6 +9,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 )
 
 // Structured message bodies (x-ms-structured-body: XSM/1.0;
@@ -48,9 +49,9 @@ type smReader struct {
 	done    bool
 }
 
-func newSMReader(r io.Reader, msgLen, content int64) *smReader {
-	return &smReader{r: r, msgLen: msgLen, content: content,
-		segCRC: blob.NewCRC64(), msgCRC: blob.NewCRC64()}
+func newSMReader(r io.Reader, msgLen, contentLen int64) *smReader {
+	return &smReader{r: r, msgLen: msgLen, content: contentLen,
+		segCRC: content.NewCRC64(), msgCRC: content.NewCRC64()}
 }
 
 func smInvalid(why string) error {
@@ -131,7 +132,7 @@ func (m *smReader) Read(p []byte) (int, error) {
 		}
 		m.seg++
 		m.left = int64(n)
-		m.segCRC = blob.NewCRC64()
+		m.segCRC = content.NewCRC64()
 	}
 	if int64(len(p)) > m.left {
 		p = p[:m.left]
@@ -221,7 +222,7 @@ func writeStructured(w io.Writer, open func(off, n int64) io.ReadCloser, off, n 
 	if _, err := w.Write(hd); err != nil {
 		return err
 	}
-	msg := blob.NewCRC64()
+	msg := content.NewCRC64()
 	for i := int64(0); i < segs; i++ {
 		l := min(int64(smSegment), n-i*smSegment)
 		sh := binary.LittleEndian.AppendUint16(nil, uint16(i+1))
@@ -229,7 +230,7 @@ func writeStructured(w io.Writer, open func(off, n int64) io.ReadCloser, off, n 
 		if _, err := w.Write(sh); err != nil {
 			return err
 		}
-		seg := blob.NewCRC64()
+		seg := content.NewCRC64()
 		rc := open(off+i*smSegment, l)
 		_, err := io.Copy(io.MultiWriter(w, seg, msg), io.LimitReader(rc, l))
 		rc.Close()

@@ -7,26 +7,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 )
 
-// encodeSM frames content as a structured message with segments of at
+// encodeSM frames body as a structured message with segments of at
 // most seg bytes.
-func encodeSM(content []byte, seg int) []byte {
-	n := (len(content) + seg - 1) / seg
-	total := len(content) + smHeaderLen + n*(smSegHeaderLen+smFooterLen) + smFooterLen
+func encodeSM(body []byte, seg int) []byte {
+	n := (len(body) + seg - 1) / seg
+	total := len(body) + smHeaderLen + n*(smSegHeaderLen+smFooterLen) + smFooterLen
 	out := []byte{smVersion}
 	out = binary.LittleEndian.AppendUint64(out, uint64(total))
 	out = binary.LittleEndian.AppendUint16(out, smFlagCRC64)
 	out = binary.LittleEndian.AppendUint16(out, uint16(n))
 	for i := 0; i < n; i++ {
-		part := content[i*seg : min(len(content), (i+1)*seg)]
+		part := body[i*seg : min(len(body), (i+1)*seg)]
 		out = binary.LittleEndian.AppendUint16(out, uint16(i+1))
 		out = binary.LittleEndian.AppendUint64(out, uint64(len(part)))
 		out = append(out, part...)
-		out = binary.LittleEndian.AppendUint64(out, blob.CRC64(part))
+		out = binary.LittleEndian.AppendUint64(out, content.CRC64(part))
 	}
-	return binary.LittleEndian.AppendUint64(out, blob.CRC64(content))
+	return binary.LittleEndian.AppendUint64(out, content.CRC64(body))
 }
 
 func decodeSM(msg []byte, content int64) ([]byte, error) {

@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 // BenchmarkCreatePutRange1K is the domain half of lazuli-bench's
 // file-put-1k (Create File + 1 KiB Put Range) on the memory engine, beside
-// BenchmarkPutBlob1K, the domain half of blob-put-1k, for the ratio.
+// blob's BenchmarkPutBlob1K, the domain half of blob-put-1k, for the ratio.
 func BenchmarkCreatePutRange1K(b *testing.B) {
 	svc, ctx := New(memstore.New(), time.Now, func() string { return "id" }), context.Background()
 	if _, err := svc.CreateShare(ctx, CreateShareRequest{Ref: ShareRef{Account: "a", Name: "s"}}); err != nil {
@@ -31,24 +30,6 @@ func BenchmarkCreatePutRange1K(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := svc.PutRange(ctx, PutRangeRequest{Ref: ref, Start: 0, End: 1023, Data: data}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkPutBlob1K(b *testing.B) {
-	bs, ctx := blob.New(memstore.New(), time.Now, func() string { return "id" }), context.Background()
-	if _, err := bs.CreateContainer(ctx, "a", "ccc", nil, ""); err != nil {
-		b.Fatal(err)
-	}
-	body := bytes.Repeat([]byte{1}, 1024)
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		data, err := bs.Ingest(ctx, bytes.NewReader(body), true, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := bs.PutBlob(ctx, blob.PutBlobRequest{Ref: blob.Ref{Account: "a", Container: "ccc", Name: "b" + strconv.Itoa(i)}, Type: blob.BlockBlob, Data: data}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
 
@@ -213,15 +213,15 @@ func decodeNode(v []byte) (*Node, error) {
 		ETag: r.uvarint(), Size: r.varint(), Attrs: Attr(r.uvarint())}
 	n.CreationTime, n.LastWriteTime, n.ChangeTime, n.LastAccessTime = r.time(), r.time(), r.time(), r.time()
 	n.PermKey = r.str()
-	n.Props = blob.Props{ContentType: r.str(), ContentEncoding: r.str(), ContentLanguage: r.str()}
+	n.Props = content.Props{ContentType: r.str(), ContentEncoding: r.str(), ContentLanguage: r.str()}
 	if md5 := r.str(); md5 != "" {
 		n.Props.ContentMD5 = []byte(md5)
 	}
 	n.Props.ContentDisposition, n.Props.CacheControl = r.str(), r.str()
 	if m := r.uvarint(); m > 0 && m <= uint64(len(r.b)) {
-		n.Meta = make([]blob.KV, m)
+		n.Meta = make([]content.KV, m)
 		for i := range n.Meta {
-			n.Meta[i] = blob.KV{r.str(), r.str()}
+			n.Meta[i] = content.KV{r.str(), r.str()}
 		}
 	} else if m > 0 {
 		return nil, errCorruptNode

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
 
@@ -15,12 +15,12 @@ func TestNodeCodecRoundTrip(t *testing.T) {
 		{},
 		{ID: 1<<63 - 1, Parent: rootParent, Name: "Ünïcode ☃.txt", Dir: true, Modified: now, ETag: 42, Size: 1 << 40,
 			Attrs: AttrReadOnly | AttrArchive, CreationTime: now, LastWriteTime: now.Add(time.Second), ChangeTime: now, LastAccessTime: now,
-			PermKey: "1*2", Props: blob.Props{ContentType: "text/plain", ContentMD5: []byte{1, 2, 3}, CacheControl: "no"},
-			Meta: []blob.KV{{"a", "1"}, {"B", ""}}, Lease: lease.State{Phase: lease.Leased, ID: "id", Duration: -1},
+			PermKey: "1*2", Props: content.Props{ContentType: "text/plain", ContentMD5: []byte{1, 2, 3}, CacheControl: "no"},
+			Meta: []content.KV{{"a", "1"}, {"B", ""}}, Lease: lease.State{Phase: lease.Leased, ID: "id", Duration: -1},
 			Copy: &CopyInfo{ID: "c", Source: "s", Status: "success", Progress: "1/1", Completion: now}, Handles: 3, DeletePending: true},
 		{Name: "small", Size: 3000, Inline: true},
-		{Name: "small", Size: 3000, Inline: true, Exts: []Extent{{Start: 0, Seg: blob.Segment{Len: 3, Data: []byte{1, 2, 3}}},
-			{Start: 512, Seg: blob.Segment{Len: 100}}, {Start: 2999, Seg: blob.Segment{Len: 1, Data: []byte{9}}}}},
+		{Name: "small", Size: 3000, Inline: true, Exts: []Extent{{Start: 0, Seg: content.Segment{Len: 3, Data: []byte{1, 2, 3}}},
+			{Start: 512, Seg: content.Segment{Len: 100}}, {Start: 2999, Seg: content.Segment{Len: 1, Data: []byte{9}}}}},
 	} {
 		got, err := decodeNode(encodeNode(n))
 		if err != nil {
@@ -37,9 +37,9 @@ func TestNodeCodecRoundTrip(t *testing.T) {
 
 // FuzzDecodeNode: a damaged record is an error, never a panic.
 func FuzzDecodeNode(f *testing.F) {
-	f.Add(encodeNode(&Node{Name: "x", Meta: []blob.KV{{"k", "v"}}, Copy: &CopyInfo{ID: "c"}}))
+	f.Add(encodeNode(&Node{Name: "x", Meta: []content.KV{{"k", "v"}}, Copy: &CopyInfo{ID: "c"}}))
 	f.Add([]byte{nodeRecordV1, 0xff})
-	f.Add(encodeNode(&Node{Name: "f", Inline: true, Exts: []Extent{{Start: 5, Seg: blob.Segment{Len: 2, Data: []byte{1, 2}}}, {Start: 9, Seg: blob.Segment{Len: 4}}}}))
+	f.Add(encodeNode(&Node{Name: "f", Inline: true, Exts: []Extent{{Start: 5, Seg: content.Segment{Len: 2, Data: []byte{1, 2}}}, {Start: 9, Seg: content.Segment{Len: 4}}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, kerr := decodePermKey(b)
 		if n, err := decodeNode(b); err == nil {

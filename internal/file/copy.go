@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -22,17 +22,27 @@ type CopySMB struct {
 	IgnoreReadOnly bool
 }
 
+// BlobSource is a blob read as the source of Copy File: it reads as a file
+// with the blob's content headers and metadata.
+type BlobSource struct {
+	Size  int64
+	Props content.Props
+	Meta  []content.KV
+	// Segs hold the blob's Size bytes.
+	Segs []content.Segment
+}
+
 // CopyRequest is Copy File.
 type CopyRequest struct {
 	Source Ref
 	// FromBlob, when set, is the source instead of Source: a blob of this
 	// server, read by the caller (its segments stay readable for the
 	// chunk collector's grace period).
-	FromBlob  *blob.Blob
+	FromBlob  *BlobSource
 	SourceURL string
 	Dest      Ref
 	// Meta replaces the source's metadata when set.
-	Meta    *[]blob.KV
+	Meta    *[]content.KV
 	SMB     SMBProps
 	CopySMB CopySMB
 	LeaseID string
@@ -43,7 +53,7 @@ type CopyRequest struct {
 // source's chunks, so nothing is copied and the status is "success".
 func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) {
 	if req.Meta != nil {
-		if err := blob.ValidateMetadata(*req.Meta); err != nil {
+		if err := content.ValidateMetadata(*req.Meta); err != nil {
 			return nil, err
 		}
 	}
@@ -56,12 +66,12 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
 		var ssh *Share
 		var src *Node
-		var segs []blob.Segment
+		var segs []content.Segment
 		if b := req.FromBlob; b != nil {
 			// A blob source reads as a file with its content headers and
 			// metadata; it has no SMB properties of its own.
 			ssh, src = &Share{}, &Node{Size: b.Size, Props: b.Props, Meta: b.Meta}
-			segs = blob.Segments(b, 0, b.Size)
+			segs = b.Segs
 		} else {
 			var err error
 			ssh, src, err = s.resolve(tx, req.Source, false)

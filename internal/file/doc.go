@@ -43,8 +43,8 @@
 //	                                                  // delete-on-close; returns a HandleRef and CreateAction
 //	Close(ctx, HandleRef) (*Node, error)               // last close of a delete-pending node deletes it
 //	GetInfo(ctx, HandleRef) (*Node, error)             // sizes, times, attributes, id
-//	ReadAt(ctx, HandleRef, off, n) ([]blob.Segment, *Node, error); Stream(ctx, segs) io.ReadCloser
-//	IngestBytes(ctx, p) (blob.Ingested, error) then WriteAt(ctx, HandleRef, off, data)
+//	ReadAt(ctx, HandleRef, off, n) ([]content.Segment, *Node, error); Stream(ctx, segs) io.ReadCloser
+//	IngestBytes(ctx, p) (content.Ingested, error) then WriteAt(ctx, HandleRef, off, data)
 //	SetEndOfFile(ctx, HandleRef, size)
 //	SetBasicInfo(ctx, HandleRef, BasicInfo)            // times and attributes
 //	SetDeletePending(ctx, HandleRef, bool)             // FileDispositionInformation

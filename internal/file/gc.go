@@ -3,7 +3,7 @@ package file
 import (
 	"context"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -17,7 +17,7 @@ func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRe
 		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 		defer it.Close()
 		for it.Next() {
-			ext, err := blob.DecodePage(it.Value())
+			ext, err := content.DecodePage(it.Value())
 			if err != nil {
 				return err
 			}

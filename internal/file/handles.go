@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -523,8 +523,8 @@ func (s *Service) GetInfo(ctx context.Context, ref HandleRef) (*Node, error) {
 // handle is open on (cut at the end of the file) and the node; stream them
 // with (*Service).Stream. The handle needs read access; another handle's
 // exclusive lock over the bytes is 409 FileLockConflict.
-func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]blob.Segment, *Node, error) {
-	var segs []blob.Segment
+func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]content.Segment, *Node, error) {
+	var segs []content.Segment
 	var node *Node
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		h, nd, err := loadOpen(tx, ref)
@@ -556,7 +556,7 @@ func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]bl
 // handle with write access, growing the file when the write ends past it
 // (within the share quota). Another handle's lock over the bytes is 409
 // FileLockConflict; a leased file cannot be written through a handle.
-func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data blob.Ingested) (*Node, error) {
+func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data content.Ingested) (*Node, error) {
 	if off < 0 || off+data.Size > MaxFileSize {
 		return nil, azerr.New(azerr.InvalidRange)
 	}
@@ -960,7 +960,7 @@ type RenameRequest struct {
 	SourceLeaseID  string
 	DestLeaseID    string
 	SMB            *SMBProps
-	Meta           *[]blob.KV
+	Meta           *[]content.KV
 	ContentType    *string
 }
 
@@ -973,7 +973,7 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		return nil, err
 	}
 	if req.Meta != nil {
-		if err := blob.ValidateMetadata(*req.Meta); err != nil {
+		if err := content.ValidateMetadata(*req.Meta); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -86,12 +86,12 @@ func insertHandle(t *testing.T, svc *Service, ctx context.Context, ref Ref, h Ha
 
 // restOps runs each REST operation of the sharing table against ref.
 func restOps(svc *Service, ctx context.Context, ref Ref) map[string]func() error {
-	one := func() blob.Ingested {
+	one := func() content.Ingested {
 		d, _ := svc.Ingest(ctx, bytes.NewReader([]byte{1}), 1, nil)
 		return d
 	}
 	size := int64(1024)
-	meta := []blob.KV{{"k", "v"}}
+	meta := []content.KV{{"k", "v"}}
 	return map[string]func() error{
 		"CreateFile":        func() error { _, err := svc.Create(ctx, CreateRequest{Ref: ref, Size: 1024}); return err },
 		"GetFile":           func() error { _, err := svc.Read(ctx, ref, 0, -1, false, ""); return err },

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
@@ -48,7 +48,7 @@ type Share struct {
 	TierChanged time.Time          `json:"atc,omitzero"`
 	Protocols   string             `json:"pr,omitempty"`
 	RootSquash  string             `json:"rs,omitempty"`
-	Meta        []blob.KV          `json:"md,omitempty"`
+	Meta        []content.KV       `json:"md,omitempty"`
 	ACL         []SignedIdentifier `json:"acl,omitempty"`
 	Lease       lease.State        `json:"l"`
 
@@ -56,7 +56,7 @@ type Share struct {
 	AsOf time.Time `json:"-"`
 	// Written is what a Put Range just wrote: immutable chunks a caller
 	// may read after the write (the CRC-64 Put Range From URL returns).
-	Written []blob.Segment `json:"-"`
+	Written []content.Segment `json:"-"`
 }
 
 // SignedIdentifier is a stored access policy of a share ACL.
@@ -154,15 +154,15 @@ type Node struct {
 	Size     int64     `json:"z,omitempty"`
 	Attrs    Attr      `json:"a,omitempty"`
 	// SMB times.
-	CreationTime   time.Time   `json:"ct"`
-	LastWriteTime  time.Time   `json:"wt"`
-	ChangeTime     time.Time   `json:"cht"`
-	LastAccessTime time.Time   `json:"lat"`
-	PermKey        string      `json:"pk,omitempty"`
-	Props          blob.Props  `json:"p"`
-	Meta           []blob.KV   `json:"md,omitempty"`
-	Lease          lease.State `json:"l"`
-	Copy           *CopyInfo   `json:"cp,omitempty"`
+	CreationTime   time.Time     `json:"ct"`
+	LastWriteTime  time.Time     `json:"wt"`
+	ChangeTime     time.Time     `json:"cht"`
+	LastAccessTime time.Time     `json:"lat"`
+	PermKey        string        `json:"pk,omitempty"`
+	Props          content.Props `json:"p"`
+	Meta           []content.KV  `json:"md,omitempty"`
+	Lease          lease.State   `json:"l"`
+	Copy           *CopyInfo     `json:"cp,omitempty"`
 	// Handles counts the open handles on the node, so that REST
 	// operations look for handle records only when there are some.
 	Handles int `json:"h,omitempty"`
@@ -178,7 +178,7 @@ type Node struct {
 	AsOf time.Time `json:"-"`
 	// Written is what a Put Range just wrote: immutable chunks a caller
 	// may read after the write (the CRC-64 Put Range From URL returns).
-	Written []blob.Segment `json:"-"`
+	Written []content.Segment `json:"-"`
 	// path is the node's path as addressed (set by lookups).
 	path string
 	// lazyRoot marks the stand-in for the root directory that lookups use
@@ -201,8 +201,8 @@ type CopyInfo struct {
 }
 
 // Extent is a written range of a file: Seg.Len bytes at Start, stored as
-// the Blob service stores a page of a page blob.
-type Extent = blob.Page
+// the page store keeps a page of a page blob.
+type Extent = content.Page
 
 // Handle is an open handle (an SMB open) on a file or directory.
 type Handle struct {
@@ -408,7 +408,7 @@ func decode[T any](b []byte) (*T, error) {
 }
 
 // ETagString renders an ETag as Azure does: quoted hex.
-func ETagString(e uint64) string { return blob.ETagString(e) }
+func ETagString(e uint64) string { return content.ETagString(e) }
 
 // TimeFormat renders SMB times and snapshot ids: ISO 8601 with 7 digits.
 const TimeFormat = "2006-01-02T15:04:05.0000000Z"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -278,21 +278,21 @@ type CreateRequest struct {
 	Ref   Ref
 	Dir   bool
 	Size  int64 // files: x-ms-content-length
-	Props blob.Props
-	Meta  []blob.KV
+	Props content.Props
+	Meta  []content.KV
 	SMB   SMBProps
 	// LeaseID guards the file a Create File replaces.
 	LeaseID string
 	// Data, for a Create File with a request body, is the file's first
 	// content (at most Size bytes, from offset 0).
-	Data *blob.Ingested
+	Data *content.Ingested
 }
 
 // Create is Create Directory (an existing name is 409
 // ResourceAlreadyExists) and Create File (which replaces and truncates an
 // existing file; a directory of that name is 409 ResourceAlreadyExists).
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) {
-	if err := blob.ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	if req.Size < 0 || req.Size > MaxFileSize {
@@ -425,15 +425,15 @@ type SetRequest struct {
 	LeaseID string
 	// Size resizes a file (truncating or extending with zeros).
 	Size  *int64
-	Props *blob.Props
-	Meta  *[]blob.KV
+	Props *content.Props
+	Meta  *[]content.KV
 	SMB   *SMBProps
 }
 
 // Set is Set File/Directory Properties and Set File/Directory Metadata.
 func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 	if req.Meta != nil {
-		if err := blob.ValidateMetadata(*req.Meta); err != nil {
+		if err := content.ValidateMetadata(*req.Meta); err != nil {
 			return nil, err
 		}
 	}

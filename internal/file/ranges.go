@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -64,7 +64,7 @@ func fileExtents(tx storage.Tx, sid uint64, n *Node, start, end int64) ([]Extent
 // putExtents stores segs (those of non-zero length, and with skipZero
 // only those that hold bytes) at start of file n, replacing what was
 // there. The caller saves n.
-func putExtents(tx storage.Tx, sid uint64, n *Node, start int64, segs []blob.Segment, skipZero bool) error {
+func putExtents(tx storage.Tx, sid uint64, n *Node, start int64, segs []content.Segment, skipZero bool) error {
 	var total int64
 	for _, sg := range segs {
 		total += sg.Len
@@ -94,7 +94,7 @@ func putExtents(tx storage.Tx, sid uint64, n *Node, start int64, segs []blob.Seg
 	}
 	p := extentsPrefix(sid, n.ID)
 	for _, e := range exts {
-		if err := tx.Set(blob.PageKey(p, e.Start), blob.EncodePage(e)); err != nil {
+		if err := tx.Set(content.PageKey(p, e.Start), content.EncodePage(e)); err != nil {
 			return err
 		}
 	}
@@ -105,10 +105,10 @@ func putExtents(tx storage.Tx, sid uint64, n *Node, start int64, segs []blob.Seg
 // those that straddle either edge. The caller saves n.
 func clearExtents(tx storage.Tx, sid uint64, n *Node, start, end int64) error {
 	if n.Inline {
-		n.Exts = blob.ClearPages(n.Exts, start, end)
+		n.Exts = content.ClearPages(n.Exts, start, end)
 		return nil
 	}
-	return blob.ClearStoredPages(tx, extentsPrefix(sid, n.ID), start, end)
+	return content.ClearStoredPages(tx, extentsPrefix(sid, n.ID), start, end)
 }
 
 // dropExtents removes every extent of file n, whose extents are then
@@ -130,10 +130,10 @@ func dropExtents(tx storage.Tx, sid uint64, n *Node) error {
 // the last that can reach into the range.
 func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 	var out []Extent
-	it := tx.Scan(p, blob.PageKey(p, end), true)
+	it := tx.Scan(p, content.PageKey(p, end), true)
 	defer it.Close()
 	for it.Next() {
-		e, err := blob.DecodePage(it.Value())
+		e, err := content.DecodePage(it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -156,17 +156,17 @@ func loadExtents(tx storage.Tx, p []byte, start, end int64) ([]Extent, error) {
 // (bodies of up to 64 KiB stay inline) and computes its MD5, which Put
 // Range returns (it returns no CRC-64); a wantMD5 that differs is 400
 // Md5Mismatch.
-func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD5 []byte) (blob.Ingested, error) {
+func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD5 []byte) (content.Ingested, error) {
 	// A body known to be too large to inline streams straight to chunks.
-	inline := size < 0 || size <= blob.InlineMax
-	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5, blob.SumMD5)
+	inline := size < 0 || size <= content.InlineMax
+	return s.chunks.IngestSize(ctx, body, size, inline, wantMD5, content.SumMD5)
 }
 
 // IngestBytes writes bytes held in memory to the chunk store before any
 // transaction (up to 64 KiB stay inline, copied), computing no checksums:
 // for SMB WRITE, which has no Content-MD5 to check or return.
-func (s *Service) IngestBytes(ctx context.Context, p []byte) (blob.Ingested, error) {
-	return s.chunks.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), len(p) <= blob.InlineMax, nil, 0)
+func (s *Service) IngestBytes(ctx context.Context, p []byte) (content.Ingested, error) {
+	return s.chunks.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), len(p) <= content.InlineMax, nil, 0)
 }
 
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.
@@ -174,7 +174,7 @@ type PutRangeRequest struct {
 	Ref        Ref
 	Start, End int64 // inclusive
 	Clear      bool
-	Data       blob.Ingested // update: Data.Size == End-Start+1
+	Data       content.Ingested // update: Data.Size == End-Start+1
 	LeaseID    string
 	// LastWrite is x-ms-file-last-write-time (now unless preserve).
 	PreserveLastWrite bool
@@ -258,25 +258,25 @@ func clearRange(tx storage.Tx, sid uint64, n *Node, start, end int64) error {
 	lo := (start + PageSize - 1) / PageSize * PageSize
 	hi := end / PageSize * PageSize
 	if lo >= hi {
-		return putExtents(tx, sid, n, start, []blob.Segment{{Len: end - start}}, false)
+		return putExtents(tx, sid, n, start, []content.Segment{{Len: end - start}}, false)
 	}
 	if err := clearExtents(tx, sid, n, lo, hi); err != nil {
 		return err
 	}
 	if start < lo {
-		if err := putExtents(tx, sid, n, start, []blob.Segment{{Len: lo - start}}, false); err != nil {
+		if err := putExtents(tx, sid, n, start, []content.Segment{{Len: lo - start}}, false); err != nil {
 			return err
 		}
 	}
 	if hi < end {
-		return putExtents(tx, sid, n, hi, []blob.Segment{{Len: end - hi}}, false)
+		return putExtents(tx, sid, n, hi, []content.Segment{{Len: end - hi}}, false)
 	}
 	return nil
 }
 
 // sourceRange returns the segments of n bytes at off of a source file on
 // this server (for Put Range From URL and Copy File).
-func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]blob.Segment, error) {
+func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]content.Segment, error) {
 	sh, sn, err := s.resolve(tx, src, false)
 	if err != nil {
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The source file could not be read: %v", err).WithStatus(404)
@@ -295,13 +295,13 @@ func (s *Service) sourceRange(tx storage.Tx, src Ref, off, n int64) ([]blob.Segm
 
 // segments returns the content [off, off+n) of file node n (zeros where
 // nothing was written).
-func segments(tx storage.Tx, sid uint64, n *Node, off, ln int64) ([]blob.Segment, error) {
+func segments(tx storage.Tx, sid uint64, n *Node, off, ln int64) ([]content.Segment, error) {
 	end := off + ln
 	exts, err := fileExtents(tx, sid, n, off, end)
 	if err != nil {
 		return nil, err
 	}
-	var out []blob.Segment
+	var out []content.Segment
 	pos := off
 	for _, e := range exts {
 		lo, hi := max(e.Start, off), min(e.Start+e.Seg.Len, end)
@@ -309,13 +309,13 @@ func segments(tx storage.Tx, sid uint64, n *Node, off, ln int64) ([]blob.Segment
 			continue
 		}
 		if lo > pos {
-			out = append(out, blob.Segment{Len: lo - pos})
+			out = append(out, content.Segment{Len: lo - pos})
 		}
-		out = append(out, blob.CutSegment(e.Seg, lo-e.Start, hi-lo))
+		out = append(out, content.CutSegment(e.Seg, lo-e.Start, hi-lo))
 		pos = hi
 	}
 	if pos < end {
-		out = append(out, blob.Segment{Len: end - pos})
+		out = append(out, content.Segment{Len: end - pos})
 	}
 	return out, nil
 }
@@ -325,7 +325,7 @@ type ReadResult struct {
 	Node *Node
 	// Start and Count are the bytes sent (after clipping to the size).
 	Start, Count int64
-	Segs         []blob.Segment
+	Segs         []content.Segment
 }
 
 // Read is Get File: the node and the segments of [start, start+count)
@@ -367,19 +367,19 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 }
 
 // Stream streams segments returned by Read or ReadAt.
-func (s *Service) Stream(ctx context.Context, segs []blob.Segment) io.ReadCloser {
+func (s *Service) Stream(ctx context.Context, segs []content.Segment) io.ReadCloser {
 	return s.chunks.OpenSegments(ctx, segs)
 }
 
 // WriteSegments writes the bytes of segs (from ReadAt) to w, letting the
 // chunk store hand its files to w where it can (sendfile(2) to a socket);
 // it returns the bytes written.
-func (s *Service) WriteSegments(ctx context.Context, w io.Writer, segs []blob.Segment) (int64, error) {
+func (s *Service) WriteSegments(ctx context.Context, w io.Writer, segs []content.Segment) (int64, error) {
 	return s.chunks.WriteSegments(ctx, w, segs)
 }
 
 // Range is an inclusive byte range.
-type Range = blob.PageRange
+type Range = content.PageRange
 
 // RangeList is the result of List Ranges.
 type RangeList struct {
@@ -418,7 +418,7 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev 
 			return err
 		}
 		if prev == "" {
-			out.Ranges = blob.ClipRanges(blob.MergePages(cur), from, to)
+			out.Ranges = content.ClipRanges(content.MergePages(cur), from, to)
 			return nil
 		}
 		pref := ref
@@ -448,8 +448,8 @@ func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev 
 		if err != nil {
 			return err
 		}
-		changed, cleared := blob.DiffPages(cur, old)
-		out.Ranges, out.Clear = blob.ClipRanges(changed, from, to), blob.ClipRanges(cleared, from, to)
+		changed, cleared := content.DiffPages(cur, old)
+		out.Ranges, out.Clear = content.ClipRanges(changed, from, to), content.ClipRanges(cleared, from, to)
 		return nil
 	})
 	return out, err

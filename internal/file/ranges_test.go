@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 )
 
 // TestRangesAgainstModel writes, clears and resizes files with random
@@ -78,11 +78,11 @@ func TestRangesAgainstModel(t *testing.T) {
 				if k == 0 && n > 1 {
 					// A chunk-backed range: bodies over the inline size go
 					// to the chunk store.
-					big := make([]byte, blob.InlineMax+1)
+					big := make([]byte, content.InlineMax+1)
 					copy(big, body)
 					data, err = svc.Ingest(ctx, bytes.NewReader(big), int64(len(big)), nil)
 					mustNil(t, err)
-					data.Segs = []blob.Segment{blob.CutSegment(data.Segs[0], 0, n)}
+					data.Segs = []content.Segment{content.CutSegment(data.Segs[0], 0, n)}
 					data.Size = n
 				}
 				_, err = svc.PutRange(ctx, PutRangeRequest{Ref: ref, Start: start, End: end, Data: data})

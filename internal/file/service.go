@@ -6,11 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/internal/md5lanes"
@@ -24,58 +23,34 @@ type Service struct {
 	now   func() time.Time
 	newID func() string
 	// chunks writes request bodies to the chunk store and streams
-	// segments back (the Blob service's implementation, shared).
-	chunks   *blob.Service
-	lastETag atomic.Uint64
-	// floor, if set, is the time below which written times and ETag
-	// stamps never go (UseFloor).
-	floor func() time.Time
+	// segments back.
+	chunks *content.Chunks
+	// clock stamps ETags and written times; its floor is set by UseFloor.
+	clock content.Clock
 	// purge runs the removal of deleted shares' keys (see Run).
 	purge worker.Loop
 }
 
 // New returns the File service over eng. newID makes lease and copy ids.
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
-	return &Service{eng: eng, now: now, newID: newID, chunks: blob.New(eng, now, newID)}
+	return &Service{eng: eng, now: now, newID: newID, chunks: content.NewChunks(eng)}
 }
 
 // UseMD5Lanes makes the service hash Put Range bodies with l.
 func (s *Service) UseMD5Lanes(l *md5lanes.Lanes) { s.chunks.UseMD5Lanes(l) }
 
 // UseFloor makes the times the service writes (Last-Modified) and its
-// ETag stamps never go below f() (blob.Service.UseFloor).
-func (s *Service) UseFloor(f func() time.Time) {
-	s.floor = f
-	s.chunks.UseFloor(f)
-}
+// ETag stamps never go below f() (content.Clock.UseFloor).
+func (s *Service) UseFloor(f func() time.Time) { s.clock.UseFloor(f) }
 
-// written is the time a write made at now records: now, or the floor.
-func (s *Service) written(now time.Time) time.Time {
-	if s.floor != nil {
-		if f := s.floor(); now.Before(f) {
-			return f
-		}
-	}
-	return now
-}
+// written is the time a write made at now records (content.Clock.Written).
+func (s *Service) written(now time.Time) time.Time { return s.clock.Written(now) }
+
+// etag is the ETag stamp of a write over prev (content.Clock.ETag).
+func (s *Service) etag(prev uint64, now time.Time) uint64 { return s.clock.ETag(prev, now) }
 
 // Engine returns the engine the service runs on.
 func (s *Service) Engine() storage.Engine { return s.eng }
-
-// etag returns a stamp above prev, above the clock and above every stamp
-// this service handed out, so two writes in one clock tick differ.
-func (s *Service) etag(prev uint64, now time.Time) uint64 {
-	const dotnetEpoch = 621355968000000000
-	t := uint64(s.written(now).UnixNano()/100) + dotnetEpoch
-	t = max(t, prev+1)
-	for {
-		last := s.lastETag.Load()
-		v := max(t, last+1)
-		if s.lastETag.CompareAndSwap(last, v) {
-			return v
-		}
-	}
-}
 
 // ---- shares ----
 
@@ -120,7 +95,7 @@ func writableShareID(tx storage.Tx, ref ShareRef) (*Share, error) {
 type CreateShareRequest struct {
 	Ref        ShareRef
 	Quota      int // GiB; 0 for the default
-	Meta       []blob.KV
+	Meta       []content.KV
 	AccessTier string
 	Protocols  string
 	RootSquash string
@@ -133,7 +108,7 @@ const DefaultSDDL = "O:BAG:BAD:(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1301bf;
 
 // CreateShare is Create Share.
 func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Share, error) {
-	if err := blob.ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	quota := req.Quota
@@ -207,14 +182,14 @@ type ShareUpdate struct {
 	Quota      *int
 	AccessTier *string
 	RootSquash *string
-	Meta       *[]blob.KV
+	Meta       *[]content.KV
 	ACL        *[]SignedIdentifier
 }
 
 // SetShare applies u to the live share, checking the share lease.
 func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*Share, error) {
 	if u.Meta != nil {
-		if err := blob.ValidateMetadata(*u.Meta); err != nil {
+		if err := content.ValidateMetadata(*u.Meta); err != nil {
 			return nil, err
 		}
 	}
@@ -368,11 +343,11 @@ func listSnapshots(tx storage.Tx, acct, name string) ([]*Share, error) {
 // SnapshotShare is Snapshot Share: a read-only, point-in-time copy of the
 // whole share made in one transaction, so it holds every file either
 // wholly before or wholly after each concurrent write.
-func (s *Service) SnapshotShare(ctx context.Context, ref ShareRef, meta []blob.KV) (*Share, error) {
+func (s *Service) SnapshotShare(ctx context.Context, ref ShareRef, meta []content.KV) (*Share, error) {
 	if ref.Snapshot != "" {
 		return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
-	if err := blob.ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	var out *Share

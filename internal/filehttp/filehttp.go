@@ -23,6 +23,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -221,15 +222,15 @@ func storedPolicy(start, expiry, perm string) *auth.Policy {
 // metadata collects x-ms-meta-* headers (names keep the case sent, as
 // the plumbing restores it; a name in Go's canonical shape is stored
 // lower-cased).
-func (rq *req) metadata() ([]blob.KV, error) {
-	out := httpx.Metadata[blob.KV](rq.r.Header)
-	if err := blob.ValidateMetadata(out); err != nil {
+func (rq *req) metadata() ([]content.KV, error) {
+	out := httpx.Metadata[content.KV](rq.r.Header)
+	if err := content.ValidateMetadata(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func writeMeta(h http.Header, meta []blob.KV) { httpx.WriteMetadata(h, meta) }
+func writeMeta(h http.Header, meta []content.KV) { httpx.WriteMetadata(h, meta) }
 
 func decodeMD5(name, v string) ([]byte, error) { return httpx.DecodeMD5(name, v) }
 
@@ -238,7 +239,7 @@ func parseInt(name, v string, min, max int64) (int64, error) {
 }
 
 // contentProps reads the x-ms-content-* and x-ms-cache-control headers.
-func (rq *req) contentProps() (blob.Props, error) {
+func (rq *req) contentProps() (content.Props, error) {
 	hd := rq.r.Header
 	// The file's Content-MD5 is stored as given, whatever its length (the
 	// service never checks it against the content); only base64 is asked.
@@ -246,10 +247,10 @@ func (rq *req) contentProps() (blob.Props, error) {
 	if v := hd.Get("X-Ms-Content-Md5"); v != "" {
 		var err error
 		if md5, err = base64.StdEncoding.DecodeString(v); err != nil {
-			return blob.Props{}, azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", "x-ms-content-md5").WithDetail("HeaderValue", v)
+			return content.Props{}, azerr.New(azerr.InvalidMd5).WithDetail("HeaderName", "x-ms-content-md5").WithDetail("HeaderValue", v)
 		}
 	}
-	return blob.Props{ContentType: hd.Get("X-Ms-Content-Type"), ContentEncoding: hd.Get("X-Ms-Content-Encoding"),
+	return content.Props{ContentType: hd.Get("X-Ms-Content-Type"), ContentEncoding: hd.Get("X-Ms-Content-Encoding"),
 		ContentLanguage: hd.Get("X-Ms-Content-Language"), ContentMD5: md5,
 		ContentDisposition: hd.Get("X-Ms-Content-Disposition"), CacheControl: hd.Get("X-Ms-Cache-Control")}, nil
 }

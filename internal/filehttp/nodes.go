@@ -16,6 +16,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
@@ -94,7 +95,7 @@ func (h *handler) create(rq *req) error {
 // of the newer versions): the file's first bytes, at most 4 MiB (else 413
 // RequestBodyTooLarge; the domain refuses more than the file's size),
 // checked against Content-MD5 when sent. Nil without a body.
-func (h *handler) createBody(rq *req) (*blob.Ingested, error) {
+func (h *handler) createBody(rq *req) (*content.Ingested, error) {
 	n := rq.r.ContentLength
 	if n == 0 || rq.r.Body == nil || rq.r.Body == http.NoBody {
 		return nil, nil
@@ -230,7 +231,7 @@ func (h *handler) getFile(rq *req) error {
 // in the records are written as they are (no reader, no copy buffer);
 // anything else streams from the chunk store. A failure now can only cut
 // the connection.
-func (h *handler) stream(rq *req, segs []blob.Segment, body io.Reader) {
+func (h *handler) stream(rq *req, segs []content.Segment, body io.Reader) {
 	inline := true
 	for _, sg := range segs {
 		if sg.Data == nil {
@@ -522,7 +523,7 @@ func (h *handler) putRange(rq *req) error {
 			if se >= b.Size {
 				return azerr.New(azerr.InvalidRange)
 			}
-			req.Data = blob.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
+			req.Data = content.Ingested{Segs: blob.Segments(b, ss, n), Size: n}
 			break
 		}
 		src, err := h.copySource(rq, srcURL, false)
@@ -567,14 +568,14 @@ func (h *handler) putRange(rq *req) error {
 	if fromURL {
 		// The CRC-64 of the range written, read back from its chunks
 		// (immutable: what this write stored, whatever came after).
-		crc := blob.NewCRC64()
+		crc := content.NewCRC64()
 		body := h.svc.Stream(rq.ctx(), node.Written)
 		_, err := io.Copy(crc, body)
 		body.Close()
 		if err != nil {
 			return err
 		}
-		hs.set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(blob.CRC64Bytes(crc.Sum64())))
+		hs.set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(content.CRC64Bytes(crc.Sum64())))
 	}
 	hs.set("X-Ms-Request-Server-Encrypted", "true")
 	rq.w.WriteHeader(http.StatusCreated)
@@ -886,16 +887,18 @@ func (h *handler) copyFile(rq *req) error {
 	}
 	srcURL := hd.Get("X-Ms-Copy-Source")
 	var src file.Ref
-	var fromBlob *blob.Blob
+	var fromBlob *file.BlobSource
 	if u, err := url.Parse(srcURL); err == nil && u.Scheme != "" && otherEndpoint(u, rq.r.Host) {
 		// Not this File endpoint: a blob of this server's Blob endpoint.
-		if fromBlob, err = h.blobSource(rq, srcURL, u, true); err != nil {
+		b, err := h.blobSource(rq, srcURL, u, true)
+		if err != nil {
 			return err
 		}
+		fromBlob = &file.BlobSource{Size: b.Size, Props: b.Props, Meta: b.Meta, Segs: blob.Segments(b, 0, b.Size)}
 	} else if src, err = h.copySource(rq, srcURL, true); err != nil {
 		return err
 	}
-	var meta *[]blob.KV
+	var meta *[]content.KV
 	if hasMeta(hd) {
 		m, err := rq.metadata()
 		if err != nil {

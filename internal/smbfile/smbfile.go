@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
-	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
 )
@@ -132,7 +132,7 @@ func (h *handle) ReadAt(ctx context.Context, off, n int64) (int64, io.WriterTo, 
 type segWriter struct {
 	svc  *file.Service
 	ctx  context.Context
-	segs []blob.Segment
+	segs []content.Segment
 }
 
 func (w segWriter) WriteTo(dst io.Writer) (int64, error) {

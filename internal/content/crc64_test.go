@@ -1,4 +1,4 @@
-package blob
+package content
 
 import (
 	"encoding/base64"
