@@ -2,7 +2,6 @@ package blob
 
 import (
 	"bytes"
-	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -91,17 +90,6 @@ func TestBlobRecordBinaryCorrupt(t *testing.T) {
 	}
 	if _, err := decodeBlob(append(rec, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
-	}
-}
-
-func TestETagRendering(t *testing.T) {
-	for _, e := range []uint64{0, 1, 0xF, 0x10, 0xABCDEF, 0x8DD0C0FFEE12345, 1<<64 - 1} {
-		if got, want := content.ETagString(e), fmt.Sprintf("\"0x%X\"", e); got != want {
-			t.Errorf("content.ETagString(%d) = %s, want %s", e, got, want)
-		}
-		if got, want := content.ETagRaw(e), fmt.Sprintf("0x%X", e); got != want {
-			t.Errorf("content.ETagRaw(%d) = %s, want %s", e, got, want)
-		}
 	}
 }
 
