@@ -29,6 +29,10 @@ base=${LAZULI_TORTURE_BASE:-27400}
 limit=${SMBTORTURE_TIMEOUT:-60}
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 account=devstoreaccount1
+# Options of every smbtorture run: cn_max_buffer_size is the largest
+# CHANGE_NOTIFY buffer the servers take (their MaxTransactSize, 8 MiB for
+# both lazuli and smbd), which smb2.notify.valid-req probes one past.
+topts=(--option=torture:sharedelay=100000 --option=torture:cn_max_buffer_size=8388608)
 
 # The selection: suites that concern a file server. Subtests of SMB1, of
 # Samba's own internals (kernel oplocks, ctdb, aio delays, benchmarks),
@@ -134,7 +138,7 @@ run() {
     [ -n "$t" ] || continue
     res=fail
     if timeout "$limit" smbtorture "//127.0.0.1/torture" -p "$port" -U "$user%$key" --format=subunit \
-      --option=torture:sharedelay=100000 "$t" >"$tmp/one" 2>&1; then
+      "${topts[@]}" "$t" >"$tmp/one" 2>&1; then
       # A subtest passes when smbtorture reports it (or its only
       # sub-part) a success and nothing failed.
       if grep -q '^success: ' "$tmp/one" && ! grep -qE '^(failure|error): ' "$tmp/one"; then
@@ -172,7 +176,7 @@ run_grouped() {
   for suite in $(awk -F. '{print $1 "." $2}' <<<"$list" | awk '!seen[$0]++'); do
     mapfile -t tests < <(grep -F "$suite." <<<"$list")
     timeout $((limit * 3)) smbtorture "//127.0.0.1/torture" -p "$port" -U "$user%$key" --format=subunit \
-      --option=torture:sharedelay=100000 "${tests[@]}" >"$tmp/one" 2>&1 || true
+      "${topts[@]}" "${tests[@]}" >"$tmp/one" 2>&1 || true
     for t in "${tests[@]}"; do
       short=${t##*.}
       if grep -qxF "success: $short" "$tmp/one"; then

@@ -19,7 +19,9 @@ import (
 
 // Service is the File service over one engine.
 type Service struct {
+	// eng is raw as the service's Updates see it (see watchedEngine).
 	eng   storage.Engine
+	raw   storage.Engine
 	now   func() time.Time
 	newID func() string
 	// chunks writes request bodies to the chunk store and streams
@@ -33,7 +35,7 @@ type Service struct {
 
 // New returns the File service over eng. newID makes lease and copy ids.
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
-	return &Service{eng: eng, now: now, newID: newID, chunks: content.NewChunks(eng)}
+	return &Service{eng: watchedEngine{eng}, raw: eng, now: now, newID: newID, chunks: content.NewChunks(eng)}
 }
 
 // UseMD5Lanes makes the service hash Put Range bodies with l.
@@ -50,7 +52,7 @@ func (s *Service) written(now time.Time) time.Time { return s.clock.Written(now)
 func (s *Service) etag(prev uint64, now time.Time) uint64 { return s.clock.ETag(prev, now) }
 
 // Engine returns the engine the service runs on.
-func (s *Service) Engine() storage.Engine { return s.eng }
+func (s *Service) Engine() storage.Engine { return s.raw }
 
 // ---- shares ----
 

@@ -130,6 +130,8 @@ type open struct {
 	mu         sync.Mutex
 	// locks counts the byte-range locks the open holds (for Stats).
 	locks atomic.Int64
+	// notify is the open's change notification; guarded by mu.
+	notify *notifyState
 }
 
 type asyncOp struct {
@@ -280,6 +282,7 @@ func (c *conn) closeSession(s *session) {
 }
 
 func (o *open) close() {
+	o.stopNotify()
 	if o.h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		o.h.Close(ctx)
@@ -559,7 +562,7 @@ func (c *conn) handle(r *request, encSess *session) *response {
 	case wire.SetInfo:
 		return c.setInfo(r)
 	case wire.ChangeNotify:
-		return c.errorResponse(r, statusNotSupported)
+		return c.changeNotify(r)
 	case wire.OplockBreak:
 		// No oplock or lease is ever granted, so there is nothing to
 		// acknowledge.

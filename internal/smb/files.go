@@ -310,6 +310,7 @@ func (c *conn) closeFile(r *request) *response {
 	r.sess.mu.Lock()
 	delete(r.sess.opens, o.id.Persistent)
 	r.sess.mu.Unlock()
+	o.stopNotify()
 	if o.h != nil {
 		ctx, cancel := c.reqCtx()
 		err := o.h.Close(ctx)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -101,6 +102,9 @@ type handle struct {
 	share  file.ShareRef
 	ref    file.HandleRef
 	action uint32
+	// written is set by the first WRITE: writes notify change watchers
+	// once, at close (as Windows reports them), not one by one.
+	written atomic.Bool
 }
 
 func (h *handle) ID() uint64     { return h.ref.ID }
@@ -145,7 +149,8 @@ func (h *handle) WriteAt(ctx context.Context, p []byte, off int64) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	_, err = h.svc.WriteAt(ctx, h.ref, off, data)
+	h.written.Store(true)
+	_, err = h.svc.WriteAt(file.Quiet(ctx), h.ref, off, data)
 	return dataErr(err)
 }
 
@@ -249,6 +254,9 @@ func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
 }
 
 func (h *handle) Close(ctx context.Context) error {
+	if h.written.Load() {
+		h.svc.NotifyWritten(ctx, h.ref) // best effort: the close matters more
+	}
 	_, err := h.svc.Close(ctx, h.ref)
 	return mapErr(err)
 }

@@ -1,0 +1,23 @@
+package smbfile
+
+import (
+	"github.com/lazuli-storage/lazuli/internal/file"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+// Watch starts a Watcher on the directory h has open (smb.Watchable).
+func (h *handle) Watch(tree bool, filter uint32, capacity int) smb.Watcher {
+	return watcher{h.svc.Watch(h.ref, tree, filter, capacity)}
+}
+
+type watcher struct{ *file.Watcher }
+
+func (w watcher) Take() ([]wire.NotifyEntry, bool) {
+	cs, overflow := w.Watcher.Take()
+	out := make([]wire.NotifyEntry, len(cs))
+	for i, c := range cs {
+		out[i] = wire.NotifyEntry{Action: c.Action, Name: c.Name}
+	}
+	return out, overflow
+}
