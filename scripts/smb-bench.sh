@@ -9,6 +9,7 @@
 #   scripts/smb-bench.sh [big MiB (256)] [small files (1000)] [rounds (3)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/smbd-lib.sh
 big_mib=${1:-256}
 small=${2:-1000}
 rounds=${3:-3}
@@ -25,33 +26,7 @@ go build -o "$tmp/lazuli" ./cmd/lazuli
   --filePort $((base + 3)) --smbPort $((base + 4)) --adminPort 0 2>"$tmp/lz.log" &
 lz_pid=$!
 
-mkdir -p "$tmp"/{private,lock,state,cache,pid,ncalrpc,share}
-cat >"$tmp/smb.conf" <<CONF
-[global]
-  smb ports = $((base + 5))
-  interfaces = lo
-  bind interfaces only = yes
-  disable netbios = yes
-  private dir = $tmp/private
-  lock directory = $tmp/lock
-  state directory = $tmp/state
-  cache directory = $tmp/cache
-  pid directory = $tmp/pid
-  ncalrpc dir = $tmp/ncalrpc
-  log file = $tmp/smbd.log
-  passdb backend = tdbsam:$tmp/private/passdb.tdb
-  map to guest = never
-  server min protocol = SMB2_02
-[bench]
-  path = $tmp/share
-  read only = no
-  force user = root
-CONF
-printf '%s\n%s\n' "$key" "$key" | smbpasswd -c "$tmp/smb.conf" -a -s root >/dev/null
-# In a session of its own: smbd signals its whole process group when it
-# stops, which would otherwise end this script and its caller.
-setsid smbd --foreground --no-process-group -s "$tmp/smb.conf" >"$tmp/smbd.out" 2>&1 &
-smbd_pid=$!
+smbd_start "$tmp/samba" $((base + 5)) bench root "$key" "force user = root"
 
 for _ in $(seq 1 100); do
   grep -q '^lazuli: blob' "$tmp/lz.log" && break

@@ -24,6 +24,7 @@
 # (names may hold spaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/smbd-lib.sh
 mode=${1:-both}
 base=${LAZULI_TORTURE_BASE:-27400}
 limit=${SMBTORTURE_TIMEOUT:-60}
@@ -86,47 +87,11 @@ start_lazuli() {
 }
 
 start_smbd() {
-  local d=$tmp/samba
-  mkdir -p "$d"/{private,lock,state,cache,pid,ncalrpc,share}
   id lazulitorture >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin lazulitorture
-  chown lazulitorture "$d/share"
-  cat >"$d/smb.conf" <<CONF
-[global]
-  smb ports = $((base + 5))
-  interfaces = lo
-  bind interfaces only = yes
-  disable netbios = yes
-  private dir = $d/private
-  lock directory = $d/lock
-  state directory = $d/state
-  cache directory = $d/cache
-  pid directory = $d/pid
-  ncalrpc dir = $d/ncalrpc
-  log file = $d/smbd.log
-  passdb backend = tdbsam:$d/private/passdb.tdb
-  map to guest = never
-  server min protocol = SMB2_02
-  load printers = no
-  printcap name = /dev/null
-  disable spoolss = yes
-[torture]
-  path = $d/share
-  read only = no
-  vfs objects = acl_xattr streams_xattr
-  map acl inherit = yes
-  store dos attributes = yes
-  ea support = yes
-CONF
-  printf '%s\n%s\n' "$key" "$key" | smbpasswd -c "$d/smb.conf" -a -s lazulitorture >/dev/null
-  # In a session of its own: smbd signals its whole process group when it
-  # stops.
-  setsid smbd --foreground --no-process-group -s "$d/smb.conf" >"$d/smbd.out" 2>&1 &
-  smbd_pid=$!
-  for _ in $(seq 1 100); do
-    smbclient -p $((base + 5)) -U "lazulitorture%$key" //127.0.0.1/torture -c ls >/dev/null 2>&1 && return
-    sleep 0.1
-  done
-  echo "smbd did not start:"; cat "$d/smbd.out"; exit 1
+  mkdir -p "$tmp/samba/share"
+  chown lazulitorture "$tmp/samba/share"
+  smbd_start "$tmp/samba" $((base + 5)) torture lazulitorture "$key" \
+    "vfs objects = acl_xattr streams_xattr" "map acl inherit = yes" "store dos attributes = yes" "ea support = yes"
 }
 
 # run SERVER PORT USER LIST: runs each subtest of LIST, appending
