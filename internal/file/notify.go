@@ -49,6 +49,10 @@ const (
 	NotifySecurity   uint32 = 0x100
 )
 
+// actionDeleting marks the event of a watched directory itself becoming
+// delete-pending or removed: its parent field is the directory.
+const actionDeleting uint32 = 0
+
 // Change is one change to an entry below a watched directory. Name is the
 // entry's path relative to the watched directory, '\' separated.
 type Change struct {
@@ -78,6 +82,8 @@ type Watcher struct {
 	changes  []Change
 	size     int
 	overflow bool
+	// deleting is set once the directory is pending deletion or gone.
+	deleting bool
 	ready    chan struct{} // closed and replaced as changes arrive
 }
 
@@ -105,7 +111,7 @@ func (s *Service) Watch(ref HandleRef, tree bool, filter uint32, capacity int) *
 func (w *Watcher) Ready() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.changes) > 0 || w.overflow {
+	if len(w.changes) > 0 || w.overflow || w.deleting {
 		c := make(chan struct{})
 		close(c)
 		return c
@@ -114,13 +120,18 @@ func (w *Watcher) Ready() <-chan struct{} {
 }
 
 // Take returns and forgets the changes collected, or overflow when more
-// arrived than the Watcher keeps (the client then reads the directory).
-func (w *Watcher) Take() (changes []Change, overflow bool) {
+// arrived than the Watcher keeps (the client then reads the directory),
+// or deleting once the directory is pending deletion or gone (from then
+// on).
+func (w *Watcher) Take() (changes []Change, overflow, deleting bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.deleting {
+		return nil, false, true
+	}
 	changes, overflow = w.changes, w.overflow
 	w.changes, w.size, w.overflow = nil, 0, false
-	return changes, overflow
+	return changes, overflow, false
 }
 
 // Close stops the Watcher.
@@ -147,6 +158,12 @@ func (w *Watcher) Close() {
 func (w *Watcher) add(c Change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if c.Action == actionDeleting {
+		w.deleting = true
+		close(w.ready)
+		w.ready = make(chan struct{})
+		return
+	}
 	if w.overflow {
 		return
 	}
@@ -221,7 +238,7 @@ func (h *hub) deliver(ds []delivery) {
 	defer h.mu.Unlock()
 	for _, d := range ds {
 		for w := range h.shares[d.sid] {
-			if w.dir == d.dir && (d.direct || w.tree) && w.filter&d.mask != 0 {
+			if w.dir == d.dir && (d.direct || w.tree) && (w.filter&d.mask != 0 || d.action == actionDeleting) {
 				w.add(Change{Action: d.action, Name: d.name})
 			}
 		}
@@ -265,7 +282,7 @@ func (h *hub) paths(tx storage.Tx, evs []event) ([]delivery, error) {
 	var out []delivery
 	for _, e := range evs {
 		out = append(out, delivery{sid: e.sid, dir: e.parent, direct: true, action: e.action, name: e.name, mask: e.mask})
-		if _, tree := h.watched(e.sid); !tree {
+		if _, tree := h.watched(e.sid); !tree || e.action == actionDeleting {
 			continue
 		}
 		rel, dir := e.name, e.parent
@@ -403,6 +420,10 @@ func (t *watchTx) events() []event {
 	var evs []event
 	for i := range t.notes {
 		sid, o, n := olds[i].sid, olds[i].n, news[i].n
+		if o != nil && o.Dir && (n == nil && !movedAway(now, o, i) || n != nil && n.ID == o.ID && n.DeletePending && !o.DeletePending) {
+			// The directory itself goes: its watchers learn it.
+			evs = append(evs, event{sid: sid, parent: o.ID, action: actionDeleting})
+		}
 		if o != nil && n != nil && o.ID == n.ID {
 			if o.Name != n.Name {
 				// The same key under another case: a rename in place.
@@ -438,6 +459,12 @@ func (t *watchTx) events() []event {
 		}
 	}
 	return evs
+}
+
+// movedAway reports whether o, noted at index i, is at another key now.
+func movedAway(now map[uint64]int, o *Node, i int) bool {
+	j, ok := now[o.ID]
+	return ok && j != i
 }
 
 func nameMask(n *Node) uint32 {

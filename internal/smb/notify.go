@@ -17,8 +17,9 @@ type Watcher interface {
 	// Ready is closed once changes (or an overflow) wait to be taken.
 	Ready() <-chan struct{}
 	// Take returns and forgets the changes collected, or overflow when
-	// more arrived than the Watcher keeps.
-	Take() (changes []wire.NotifyEntry, overflow bool)
+	// more arrived than the Watcher keeps, or deleting once the
+	// directory is pending deletion or gone.
+	Take() (changes []wire.NotifyEntry, overflow, deleting bool)
 	Close()
 }
 
@@ -83,7 +84,8 @@ func (n *notifyState) enter() (turn, done chan struct{}) {
 // with the changes collected since the open's previous request (at once
 // when there are some), STATUS_NOTIFY_ENUM_DIR when they do not fit the
 // request's buffer or overflowed the open's, STATUS_CANCELLED on CANCEL
-// and STATUS_NOTIFY_CLEANUP when the open is closed.
+// STATUS_NOTIFY_CLEANUP when the open is closed and STATUS_DELETE_PENDING
+// once the directory is to be deleted.
 func (c *conn) changeNotify(r *request) *response {
 	req, err := wire.DecodeChangeNotify(r.msg)
 	if err != nil {
@@ -158,7 +160,11 @@ func (c *conn) changeNotify(r *request) *response {
 				return
 			case <-n.w.Ready():
 			}
-			changes, overflow := n.w.Take()
+			changes, overflow, deleting := n.w.Take()
+			if deleting {
+				c.finishAsync(op, statusDeletePending, nil)
+				return
+			}
 			if overflow {
 				c.finishAsync(op, statusNotifyEnumDir, empty)
 				return

@@ -13,11 +13,11 @@ func (h *handle) Watch(tree bool, filter uint32, capacity int) smb.Watcher {
 
 type watcher struct{ *file.Watcher }
 
-func (w watcher) Take() ([]wire.NotifyEntry, bool) {
-	cs, overflow := w.Watcher.Take()
+func (w watcher) Take() ([]wire.NotifyEntry, bool, bool) {
+	cs, overflow, deleting := w.Watcher.Take()
 	out := make([]wire.NotifyEntry, len(cs))
 	for i, c := range cs {
 		out[i] = wire.NotifyEntry{Action: c.Action, Name: c.Name}
 	}
-	return out, overflow
+	return out, overflow, deleting
 }
