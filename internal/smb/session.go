@@ -381,5 +381,5 @@ func (c *conn) ioctl(r *request) *response {
 		}
 		return c.newResponse(r, status, wire.AppendIoctlResponse(nil, req.CtlCode, req.FileID, out))
 	}
-	return c.errorResponse(r, statusNotSupported)
+	return c.unsupportedFsctl(r, req)
 }
