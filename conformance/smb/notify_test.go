@@ -1,6 +1,7 @@
 package smb_test
 
 import (
+	"strconv"
 	"testing"
 	"unicode/utf16"
 
@@ -214,6 +215,53 @@ func TestChangeNotifyEnds(t *testing.T) {
 		}
 		if h, _, err := c.Do(wire.ChangeNotify, notifyBody(fid, 0, 4096, notifyFileName)); err != nil || h.Status != 0xC000000D {
 			t.Fatalf("CHANGE_NOTIFY on a file: %#x %v", h.Status, err)
+		}
+	})
+}
+
+// TestChangeNotifyConcurrentCreates: files created at once over REST from
+// many goroutines are each reported once, whatever the interleaving with
+// the CHANGE_NOTIFY requests collecting them.
+func TestChangeNotifyConcurrentCreates(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		c := e.smb(t)
+		d, st := c.Create("cc", readData, shareR|shareW|shareD, openIf, dirFile)
+		if st != 0 {
+			t.Fatalf("create cc: %#x", st)
+		}
+		const n = 24
+		mid, _ := sendNotify(t, c, d, 0, 1<<16, notifyFileName)
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				_, err := e.share.NewDirectoryClient("cc").NewFileClient("f" + strconv.Itoa(i)).Create(ctx(t), 0, nil)
+				errs <- err
+			}()
+		}
+		for range n {
+			must(t, <-errs)
+		}
+		seen := map[string]int{}
+		for {
+			st, got := changes(t, c, mid)
+			if st != 0 {
+				t.Fatalf("CHANGE_NOTIFY: %#x", st)
+			}
+			for _, ch := range got {
+				if ch.action != actionAdded {
+					t.Fatalf("change %v, want only additions", ch)
+				}
+				seen[ch.name]++
+			}
+			if len(seen) == n {
+				break
+			}
+			mid, _ = sendNotify(t, c, d, 0, 1<<16, notifyFileName)
+		}
+		for name, k := range seen {
+			if k != 1 {
+				t.Fatalf("%s reported %d times", name, k)
+			}
 		}
 	})
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 
 	"github.com/lazuli-storage/lazuli/storage"
@@ -102,7 +104,7 @@ func (s *Service) Watch(ref HandleRef, tree bool, filter uint32, capacity int) *
 	if tree {
 		h.trees[w.sid]++
 	}
-	h.count++
+	h.count.Add(1)
 	h.mu.Unlock()
 	return w
 }
@@ -152,7 +154,7 @@ func (w *Watcher) Close() {
 			delete(h.trees, w.sid)
 		}
 	}
-	h.count--
+	h.count.Add(-1)
 }
 
 func (w *Watcher) add(c Change) {
@@ -187,7 +189,9 @@ type hub struct {
 	mu     sync.Mutex
 	shares map[uint64]map[*Watcher]struct{}
 	trees  map[uint64]int // tree watchers per share
-	count  int
+	// count is the number of watchers, read without the lock by every
+	// Update.
+	count atomic.Int64
 }
 
 // hubs maps each engine with watchers (or that had some) to its hub. The
@@ -195,18 +199,32 @@ type hub struct {
 // REST makes reach the SMB server's watchers.
 var hubs sync.Map
 
+// hubOf returns eng's hub, made on first use. An engine that cannot be a
+// map key (none of lazuli's: they are pointers) gets a hub of its own
+// that hears nothing.
 func hubOf(eng storage.Engine) *hub {
+	fresh := &hub{shares: map[uint64]map[*Watcher]struct{}{}, trees: map[uint64]int{}}
+	if t := reflect.TypeOf(eng); t != nil && !t.Comparable() {
+		return fresh
+	}
 	if h, ok := hubs.Load(eng); ok {
 		return h.(*hub)
 	}
-	h, _ := hubs.LoadOrStore(eng, &hub{shares: map[uint64]map[*Watcher]struct{}{}, trees: map[uint64]int{}})
+	h, _ := hubs.LoadOrStore(eng, fresh)
 	return h.(*hub)
 }
 
-func (h *hub) active() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.count > 0
+func (h *hub) active() bool { return h != nil && h.count.Load() > 0 }
+
+// lookupHub returns eng's hub if it has one.
+func lookupHub(eng storage.Engine) *hub {
+	if t := reflect.TypeOf(eng); t != nil && !t.Comparable() {
+		return nil
+	}
+	if h, ok := hubs.Load(eng); ok {
+		return h.(*hub)
+	}
+	return nil
 }
 
 func (h *hub) watched(sid uint64) (any, tree bool) {
@@ -256,7 +274,10 @@ func Quiet(ctx context.Context) context.Context { return context.WithValue(ctx, 
 // NotifyWritten reports to the watchers that the file ref has open was
 // written (its size and last write time changed).
 func (s *Service) NotifyWritten(ctx context.Context, ref HandleRef) error {
-	h := hubOf(s.raw)
+	h := lookupHub(s.raw)
+	if !h.active() {
+		return nil
+	}
 	if any, _ := h.watched(ref.Share); !any {
 		return nil
 	}
@@ -306,11 +327,10 @@ func (h *hub) paths(tx storage.Tx, evs []event) ([]delivery, error) {
 type watchedEngine struct{ storage.Engine }
 
 func (e watchedEngine) Update(ctx context.Context, fn func(storage.Tx) error) error {
-	h, ok := hubs.Load(e.Engine)
-	if !ok || !h.(*hub).active() || ctx.Value(quietKey{}) != nil {
+	hb := lookupHub(e.Engine)
+	if !hb.active() || ctx.Value(quietKey{}) != nil {
 		return e.Engine.Update(ctx, fn)
 	}
-	hb := h.(*hub)
 	var ds []delivery
 	err := e.Engine.Update(ctx, func(tx storage.Tx) error {
 		wt := &watchTx{Tx: tx, h: hb, seen: map[string]int{}}
