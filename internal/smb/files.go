@@ -240,7 +240,7 @@ func (c *conn) create(r *request) *response {
 		}
 		path, ok := sharePath(req.Name)
 		if !ok {
-			return c.errorResponse(r, statusObjectNameInvalid)
+			return c.errorResponse(r, badNameStatus(req.Name))
 		}
 		ctx, cancel := c.reqCtx()
 		defer cancel()

@@ -38,6 +38,13 @@ func TestSharePath(t *testing.T) {
 			t.Errorf("sharePath(%q) accepted", bad)
 		}
 	}
+	// A name leaving the share is a bad path, other bad names invalid.
+	for name, want := range map[string]uint32{`..\..\..`: statusObjectPathSyntaxBad, `..`: statusObjectPathSyntaxBad,
+		`a\..`: statusObjectNameInvalid, `a:s`: statusObjectNameInvalid} {
+		if got := badNameStatus(name); got != want {
+			t.Errorf("badNameStatus(%q) = %#x, want %#x", name, got, want)
+		}
+	}
 }
 
 // TestSecurityDescriptorFromSDDL checks the self-relative encoding of an
