@@ -53,6 +53,8 @@
 //	ReadDir(ctx, HandleRef, prefix, marker, max)       // QUERY_DIRECTORY
 //	ListHandles / ForceCloseHandles(ctx, Ref, ...)     // also served over REST
 //	SetSecurity(ctx, HandleRef, sddl)                  // SET_INFO of a security descriptor
+//	Watch(HandleRef, tree, filter, capacity) *Watcher  // CHANGE_NOTIFY: the changes REST and SMB make below a
+//	                                                  // directory (notify.go); NotifyWritten, Quiet for SMB WRITEs
 //	NewMembership(cfg) -> Join / Run / Owner / Leave   // which instances' handles are alive; Open records
 //	                                                  // its Owner, and dead instances' handles are closed
 //
