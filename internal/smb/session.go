@@ -195,6 +195,10 @@ func (c *conn) sessionSetup(r *request) *response {
 			c.mu.Lock()
 			delete(c.sessions, s.id)
 			c.mu.Unlock()
+		} else {
+			// A failed re-authentication ends the session (smbtorture
+			// smb2.notify.invalid-reauth).
+			c.endSession(s)
 		}
 		status := statusLogonFailure
 		switch {
@@ -231,6 +235,7 @@ func (c *conn) sessionSetup(r *request) *response {
 	s.valid = true
 	c.mu.Unlock()
 	c.loggedOn()
+	c.endPrevious(req.PreviousSessionID, s)
 	out := c.ok(r, wire.AppendSessionSetupResponse(nil, 0, token))
 	out.sign = s
 	return out
