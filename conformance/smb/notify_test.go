@@ -232,9 +232,10 @@ func TestChangeNotifyConcurrentCreates(t *testing.T) {
 		const n = 24
 		mid, _ := sendNotify(t, c, d, 0, 1<<16, notifyFileName)
 		errs := make(chan error, n)
+		c0 := ctx(t)
 		for i := range n {
 			go func() {
-				_, err := e.share.NewDirectoryClient("cc").NewFileClient("f" + strconv.Itoa(i)).Create(ctx(t), 0, nil)
+				_, err := e.share.NewDirectoryClient("cc").NewFileClient("f"+strconv.Itoa(i)).Create(c0, 0, nil)
 				errs <- err
 			}()
 		}
