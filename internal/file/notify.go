@@ -157,28 +157,28 @@ func (w *Watcher) Close() {
 	h.count.Add(-1)
 }
 
-func (w *Watcher) add(c Change) {
+func (w *Watcher) add(cs []Change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if c.Action == actionDeleting {
-		w.deleting = true
-		close(w.ready)
-		w.ready = make(chan struct{})
-		return
-	}
-	if w.overflow {
-		return
-	}
-	// A change repeating the one before it adds nothing (several writes
-	// of one file's properties are one MODIFIED).
-	if n := len(w.changes); n > 0 && w.changes[n-1] == c {
-		return
-	}
-	if w.size+c.Size() > w.capacity {
-		w.changes, w.size, w.overflow = nil, 0, true
-	} else {
-		w.changes = append(w.changes, c)
-		w.size += c.Size()
+	for _, c := range cs {
+		if c.Action == actionDeleting {
+			w.deleting = true
+			continue
+		}
+		if w.overflow {
+			continue
+		}
+		// A change repeating the one before it adds nothing (several
+		// writes of one file's properties are one MODIFIED).
+		if n := len(w.changes); n > 0 && w.changes[n-1] == c {
+			continue
+		}
+		if w.size+c.Size() > w.capacity {
+			w.changes, w.size, w.overflow = nil, 0, true
+		} else {
+			w.changes = append(w.changes, c)
+			w.size += c.Size()
+		}
 	}
 	close(w.ready)
 	w.ready = make(chan struct{})
@@ -252,14 +252,24 @@ type delivery struct {
 }
 
 func (h *hub) deliver(ds []delivery) {
+	// One transaction's changes reach each watcher at once, so a request
+	// never takes half of them (an old name without its new one).
+	got := map[*Watcher][]Change{}
+	var order []*Watcher
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, d := range ds {
 		for w := range h.shares[d.sid] {
 			if w.dir == d.dir && (d.direct || w.tree) && (w.filter&d.mask != 0 || d.action == actionDeleting) {
-				w.add(Change{Action: d.action, Name: d.name})
+				if got[w] == nil {
+					order = append(order, w)
+				}
+				got[w] = append(got[w], Change{Action: d.action, Name: d.name})
 			}
 		}
+	}
+	h.mu.Unlock()
+	for _, w := range order {
+		w.add(got[w])
 	}
 }
 
