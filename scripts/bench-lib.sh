@@ -75,7 +75,8 @@ start_postgres() {
   pg_master=$(head -n 1 "$scratch/pg/data/postmaster.pid")
 }
 
-# start NAME FIRST_PORT ARGS...: a lazuli on FIRST_PORT..FIRST_PORT+3, or,
+# start NAME FIRST_PORT ARGS...: a lazuli on FIRST_PORT..FIRST_PORT+3 (its
+# admin listener, for /metrics, on FIRST_PORT+4), or,
 # when one of those is taken meanwhile (the ephemeral port of an outgoing
 # connection, such as one to the database, may land in the range), on the
 # next free block of ten upwards; its log is $scratch/NAME.log.
@@ -83,9 +84,10 @@ start() {
   local name=$1 p=$2 try
   shift 2
   for try in 1 2 3 4 5; do
-    while port_busy "$p" || port_busy $((p + 1)) || port_busy $((p + 2)) || port_busy $((p + 3)); do p=$((p + 10)); done
+    while port_busy "$p" || port_busy $((p + 1)) || port_busy $((p + 2)) || port_busy $((p + 3)) || port_busy $((p + 4)); do p=$((p + 10)); done
     "$scratch/lazuli" --blobHost 127.0.0.1 --blobPort "$p" --queueHost 127.0.0.1 --queuePort "$((p + 1))" \
-      --tableHost 127.0.0.1 --tablePort "$((p + 2))" --fileHost 127.0.0.1 --filePort "$((p + 3))" --smbPort -1 --adminPort -1 \
+      --tableHost 127.0.0.1 --tablePort "$((p + 2))" --fileHost 127.0.0.1 --filePort "$((p + 3))" --smbPort -1 \
+      --adminHost 127.0.0.1 --adminPort "$((p + 4))" \
       --silent "$@" >"$scratch/$name.log" 2>&1 &
     started_pid=$!
     started_port=$p

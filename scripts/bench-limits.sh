@@ -83,7 +83,9 @@ echo "== disk: $(df -h "$scratch" | awk 'NR == 2 {print $1 " (" $2 ") mounted on
   --pgbench-bin "$pgbin/pgbench" --pgbench-db "host=127.0.0.1 port=$pg_port user=postgres dbname=lazuli sslmode=disable" \
   "${scripts[@]}" \
   --cpu "lazuli:lazuli=$durable_pid" --cpu "lazuli-nosync:lazuli=$nosync_pid" \
-  --cpu "pg1:lazuli=$pg1_pid" --cpu "pg1:postgres=$pg_master" --cpu "pgbench:postgres=$pg_master" "$@"
+  --cpu "pg1:lazuli=$pg1_pid" --cpu "pg1:postgres=$pg_master" --cpu "pgbench:postgres=$pg_master" \
+  --engine-stats "lazuli=http://127.0.0.1:$((durable_port + 4))/metrics" \
+  --engine-stats "pg1=http://127.0.0.1:$((pg1_port + 4))/metrics" "$@"
 
 # lazuli logs its group commit's figures when it stops.
 kill -TERM "$durable_pid" 2>/dev/null || true

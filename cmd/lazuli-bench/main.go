@@ -138,7 +138,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one request")
 	list := fs.Bool("list", false, "list the workloads and exit")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
-	var serverCPU targetFlags
+	var serverCPU, engineURLs targetFlags
+	fs.Var(&engineURLs, "engine-stats", "`target=url`: sample that lazuli instance's engine counters at url (its admin listener's /metrics) "+
+		"before and after each measurement and note what the engine did meanwhile: the log's fsyncs (Updates each, mean time, "+
+		"share of the time one ran) or the transactions PostgreSQL made run again (repeatable)")
 	fs.Var(&serverCPU, "cpu", "`target:tier=pid[,pid...]`: report the CPU that these server processes (each with its child "+
 		"processes) use per operation of that target, as tier (repeatable; e.g. pg:lazuli=41,42 --cpu pg:postgres=40)")
 	settleFirst := fs.Bool("settle", true, "before each measurement, flush dirty pages and wait (up to 10 s) for the CPUs to go quiet; "+
@@ -253,6 +256,17 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 			o.settings.serverCPU = map[string][]serverTier{}
 		}
 		o.settings.serverCPU[target] = append(o.settings.serverCPU[target], tier)
+	}
+	for _, v := range engineURLs {
+		target, url, ok := strings.Cut(v, "=")
+		if !ok || url == "" || !seen[target] {
+			fmt.Fprintf(stderr, "lazuli-bench: --engine-stats %q: want target=url of a target\n", v)
+			return nil, 2
+		}
+		if o.settings.engineStats == nil {
+			o.settings.engineStats = map[string]string{}
+		}
+		o.settings.engineStats[target] = url
 	}
 	return o, 0
 }

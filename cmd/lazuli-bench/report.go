@@ -142,6 +142,9 @@ func (rep *report) writeTable(w io.Writer) error {
 			if r := rep.find(wl, t); r != nil && r.Note != "" {
 				remarks = append(remarks, fmt.Sprintf("  [%s] %s: %s", t, wl, r.Note))
 			}
+			if r := rep.find(wl, t); r != nil && r.Engine != "" {
+				remarks = append(remarks, fmt.Sprintf("  [%s] %s: engine: %s", t, wl, r.Engine))
+			}
 		}
 	}
 	if len(remarks) > 0 {

@@ -132,6 +132,9 @@ type result struct {
 	ServerCPU []tierCPU `json:"server_cpu,omitempty"`
 	// Note is the workload's own remark (see prepared.note).
 	Note string `json:"note,omitempty"`
+	// Engine is what the target's engine did during the measurement
+	// (--engine-stats; see engineNote).
+	Engine string `json:"engine,omitempty"`
 	// RoundOpsPerSec are the ops/s of every round, in the order run, when
 	// --rounds is above 1; the result itself is the median round's.
 	RoundOpsPerSec []float64 `json:"round_ops_per_sec,omitempty"`
@@ -150,8 +153,11 @@ type runSettings struct {
 	// serverCPU lists, per target name, the server processes whose CPU
 	// each measurement reports (--cpu).
 	serverCPU map[string][]serverTier
-	prefix    string
-	diskDir   string
+	// engineStats names, per target, the /metrics URL whose engine
+	// counters each measurement samples (--engine-stats).
+	engineStats map[string]string
+	prefix      string
+	diskDir     string
 	// settle lets the disk and CPUs go quiet before each measurement
 	// (see settle); the command sets it, unit tests leave it off, since
 	// it takes seconds per workload.
@@ -200,11 +206,13 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 				runClients(ctx, ops, s.warmup, false)
 			}
 			tiers := s.serverCPU[t.name]
+			eng0 := sampleEngine(s.engineStats[t.name])
 			srv0 := sampleTiers(tiers)
 			cpu0, ok0 := processCPU()
 			stats, elapsed := runClients(ctx, ops, s.duration, true)
 			cpu1, ok1 := processCPU()
 			srv1 := sampleTiers(tiers)
+			res.Engine = engineNote(eng0, sampleEngine(s.engineStats[t.name]), elapsed)
 			summarize(res, stats, elapsed)
 			if ok0 && ok1 && elapsed > 0 {
 				res.ClientCPU = float64(cpu1-cpu0) / float64(elapsed)
