@@ -321,6 +321,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 				return err
 			}
 		}
+		if err := keepOverwritten(tx, req.Ref, old, now); err != nil {
+			return err
+		}
 		b.replacing(old)
 		out = b
 		return putBlob(tx, req.Account, req.Container, b)
@@ -447,19 +450,30 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 
 // DeleteBlob is Delete Blob. deleteSnapshots is "", "include" or "only".
 func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots string, cond Cond) error {
-	return s.eng.Update(ctx, func(tx storage.Tx) error {
+	_, err := s.DeleteBlobKept(ctx, ref, deleteSnapshots, cond)
+	return err
+}
+
+// DeleteBlobKept is DeleteBlob reporting whether soft delete kept what it
+// deleted (x-ms-delete-type-permanent: false).
+func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots string, cond Cond) (kept bool, err error) {
+	return kept, s.eng.Update(ctx, func(tx storage.Tx) error {
+		kept = false
 		now := s.now()
-		if ref.Snapshot != "" {
-			if deleteSnapshots != "" {
-				return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
-			}
-			if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
-				return err
-			}
-			return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+		if ref.Snapshot != "" && deleteSnapshots != "" {
+			return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
 		}
 		if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
 			return err
+		}
+		if pol, err := deletePolicy(tx, ref.Account); err != nil {
+			return err
+		} else if pol != nil {
+			kept = true
+			return softDelete(tx, ref, deleteSnapshots, pol, now)
+		}
+		if ref.Snapshot != "" {
+			return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
 		}
 		snaps, err := snapshotIDs(tx, ref)
 		if err != nil {
@@ -528,15 +542,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 			snap.Meta = meta
 			snap.Modified = s.written(now)
 		}
-		t := now
-		for {
-			snap.Snapshot = SnapshotTime(t)
-			if _, err := tx.Get(blobKey(ref.Account, ref.Container, ref.Name, snap.Snapshot)); errors.Is(err, storage.ErrNotFound) {
-				break
-			} else if err != nil {
-				return err
-			}
-			t = t.Add(100 * time.Nanosecond)
+		// Soft-deleted snapshots keep their ids, which a restore needs free.
+		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
+			return err
 		}
 		out = &snap
 		return putBlob(tx, ref.Account, ref.Container, &snap)

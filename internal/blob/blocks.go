@@ -260,6 +260,9 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err := dropStaging(tx, req.Ref); err != nil {
 			return err
 		}
+		if err := keepOverwritten(tx, req.Ref, old, now); err != nil {
+			return err
+		}
 		b.replacing(old)
 		out = b
 		return putBlob(tx, req.Account, req.Container, b)

@@ -183,6 +183,9 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err
 		}
+		if err := keepOverwritten(tx, req.Dst, old, now); err != nil {
+			return err
+		}
 		b.replacing(old)
 		out = b
 		if req.Incremental {

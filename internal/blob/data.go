@@ -46,11 +46,17 @@ func (s *Service) Open(ctx context.Context, b *Blob, off, n int64) io.ReadCloser
 // every chunk referenced by blobs, snapshots and staged blocks.
 func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
 	return e.View(ctx, func(tx storage.Tx) error {
-		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage, kindBlockList} {
+		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted} {
 			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
 			for it.Next() {
-				if kind == kindBlob || kind == kindBlockList {
-					b, err := decodeBlob(it.Value())
+				if kind == kindBlob || kind == kindBlockList || kind == kindDeleted {
+					var b *Blob
+					var err error
+					if kind == kindDeleted {
+						b, _, err = decodeDeleted(it.Value())
+					} else {
+						b, err = decodeBlob(it.Value())
+					}
 					if err != nil {
 						it.Close()
 						return err

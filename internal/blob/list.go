@@ -18,6 +18,9 @@ type ListBlobsRequest struct {
 	Max                                  int
 	Snapshots                            bool
 	Uncommitted                          bool
+	// Deleted (include=deleted) lists soft-deleted blobs too, and their
+	// soft-deleted snapshots when Snapshots is set.
+	Deleted bool
 }
 
 // ListItem is one entry of a List Blobs page: a blob or snapshot, an
@@ -26,10 +29,16 @@ type ListItem struct {
 	Blob        *Blob
 	Uncommitted bool
 	Prefix      string
+	// Deleted is set for a soft-deleted blob or snapshot.
+	Deleted *Deletion
 }
 
 // baseSortKey places the base blob after its snapshots in a listing.
 const baseSortKey = "~"
+
+// deletedBaseSortKey places a soft-deleted base blob after a live blob of
+// the same name (soft delete turned off since, so no write demoted it).
+const deletedBaseSortKey = "~~"
 
 func encodeMarker(name, sortKey string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(name + "\x00" + sortKey))
@@ -97,7 +106,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			return err
 		}
 		now := s.now()
-		bBase, sBase := blobsPrefix(acct, container), stagingPrefix(acct, container)
+		bBase, sBase, dBase := blobsPrefix(acct, container), stagingPrefix(acct, container), deletedContainerPrefix(acct, container)
 		start := func(base []byte) []byte {
 			lo := keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix)
 			for _, from := range [...]string{mName, req.StartFrom} {
@@ -115,12 +124,12 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		}
 		bi := &peekIt{}
 		si := &peekIt{}
-		reopen := func(bLo, sLo []byte) {
-			if bi.it != nil {
-				bi.it.Close()
-			}
-			if si.it != nil {
-				si.it.Close()
+		di := &peekIt{}
+		reopen := func(bLo, sLo, dLo []byte) {
+			for _, p := range []*peekIt{bi, si, di} {
+				if p.it != nil {
+					p.it.Close()
+				}
 			}
 			bi = &peekIt{it: tx.Scan(bLo, prefixHi(bBase), false), base: bBase}
 			bi.advance(true)
@@ -128,12 +137,17 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				si = &peekIt{it: tx.Scan(sLo, prefixHi(sBase), false), base: sBase}
 				si.advance(false)
 			}
+			if req.Deleted {
+				di = &peekIt{it: tx.Scan(dLo, prefixHi(dBase), false), base: dBase}
+				di.advance(true)
+			}
 		}
-		reopen(start(bBase), start(sBase))
+		reopen(start(bBase), start(sBase), start(dBase))
 		defer func() {
-			bi.it.Close()
-			if si.it != nil {
-				si.it.Close()
+			for _, p := range []*peekIt{bi, si, di} {
+				if p.it != nil {
+					p.it.Close()
+				}
 			}
 		}()
 		full := false
@@ -155,15 +169,16 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			if si.err != nil {
 				return si.err
 			}
-			var name string
-			switch {
-			case bi.ok && si.ok:
-				name = min(bi.name, si.name)
-			case bi.ok:
-				name = bi.name
-			case si.ok:
-				name = si.name
-			default:
+			if di.err != nil {
+				return di.err
+			}
+			name, found := "", false
+			for _, p := range []*peekIt{bi, si, di} {
+				if p.ok && (!found || p.name < name) {
+					name, found = p.name, true
+				}
+			}
+			if !found {
 				return nil
 			}
 			if req.Delimiter != "" {
@@ -172,8 +187,10 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					if !emit(ListItem{Prefix: p}, p, "") {
 						break
 					}
-					reopen(keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), bBase...), p)),
-						keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), sBase...), p)))
+					past := func(base []byte) []byte {
+						return keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), p))
+					}
+					reopen(past(bBase), past(sBase), past(dBase))
 					continue
 				}
 			}
@@ -204,19 +221,50 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				staged = staged || now.Sub(st.Touched) <= StagingLifetime
 				si.advance(false)
 			}
-			for _, sn := range snaps {
-				if !emit(ListItem{Blob: sn}, name, sn.Snapshot) {
+			var delSnaps []ListItem
+			var delBase *ListItem
+			for di.ok && di.name == name {
+				if di.snap == "" || req.Snapshots {
+					b, d, err := decodeListedDeleted(di.value, now)
+					if err != nil {
+						return err
+					}
+					switch {
+					case b == nil:
+					case di.snap == "":
+						delBase = &ListItem{Blob: b, Deleted: d}
+					default:
+						delSnaps = append(delSnaps, ListItem{Blob: b, Deleted: d})
+					}
+				}
+				di.advance(true)
+			}
+			// Live and soft-deleted snapshots, in snapshot order.
+			for len(snaps) > 0 || len(delSnaps) > 0 {
+				var it ListItem
+				if len(delSnaps) == 0 || len(snaps) > 0 && snaps[0].Snapshot < delSnaps[0].Blob.Snapshot {
+					it, snaps = ListItem{Blob: snaps[0]}, snaps[1:]
+				} else {
+					it, delSnaps = delSnaps[0], delSnaps[1:]
+				}
+				if !emit(it, name, it.Blob.Snapshot) {
 					break
 				}
 			}
 			if full {
 				break
 			}
+			key := baseSortKey
 			switch {
 			case base != nil:
-				emit(ListItem{Blob: base}, name, baseSortKey)
+				emit(ListItem{Blob: base}, name, key)
+				key = deletedBaseSortKey
 			case staged:
-				emit(ListItem{Blob: &Blob{Name: name, Type: BlockBlob}, Uncommitted: true}, name, baseSortKey)
+				emit(ListItem{Blob: &Blob{Name: name, Type: BlockBlob}, Uncommitted: true}, name, key)
+				key = deletedBaseSortKey
+			}
+			if delBase != nil && !full {
+				emit(*delBase, name, key)
 			}
 		}
 		return nil

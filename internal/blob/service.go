@@ -13,6 +13,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/internal/worker"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -26,6 +27,8 @@ type Service struct {
 	*content.Chunks
 	// clock stamps ETags and written times; its floor is set by UseFloor.
 	clock content.Clock
+	// purge removes soft-deleted blobs whose retention ended (see Run).
+	purge worker.Loop
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its
@@ -465,7 +468,7 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := unindexContainer(tx, acct, name); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name)} {
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name), deletedContainerPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
 			}
@@ -683,6 +686,9 @@ func (s *Service) GetServiceProps(ctx context.Context, acct string) (*ServicePro
 // SetServiceProps stores the service properties.
 func (s *Service) SetServiceProps(ctx context.Context, acct string, p *ServiceProps) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := storePolicy(tx, acct, p.XML); err != nil {
+			return err
+		}
 		return tx.Set(serviceKey(acct), encode(p))
 	})
 }

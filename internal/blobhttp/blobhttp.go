@@ -55,6 +55,8 @@ func New(d httpx.Deps) http.Handler {
 	if d.Floor != nil {
 		h.svc.UseFloor(d.Floor)
 	}
+	// Purges soft-deleted blobs whose retention ended.
+	d.StartWorker(h.svc.Run)
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }

@@ -262,10 +262,22 @@ func (h *handler) deleteBlob(rq *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
 	}
-	if err := h.svc.DeleteBlob(rq.ctx(), rq.ref(), ds, cond); err != nil {
+	if dt, ok := rq.q["deletetype"]; ok {
+		if len(dt) != 1 || dt[0] != "permanent" {
+			return azerr.InvalidQuery("deletetype", strings.Join(dt, ","), "")
+		}
+		if err := h.svc.PermanentDelete(rq.ctx(), rq.ref(), cond); err != nil {
+			return err
+		}
+		rq.w.Header().Set("X-Ms-Delete-Type-Permanent", "true")
+		rq.status(http.StatusAccepted)
+		return nil
+	}
+	kept, err := h.svc.DeleteBlobKept(rq.ctx(), rq.ref(), ds, cond)
+	if err != nil {
 		return err
 	}
-	rq.w.Header().Set("X-Ms-Delete-Type-Permanent", "true")
+	rq.w.Header().Set("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!kept))
 	rq.status(http.StatusAccepted)
 	return nil
 }

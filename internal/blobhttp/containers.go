@@ -451,7 +451,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -473,6 +473,9 @@ func (h *handler) listBlobs(rq *req) error {
 		b.WriteString("<Blob>" + nameXML(bl.Name))
 		if bl.Snapshot != "" {
 			b.WriteString("<Snapshot>" + bl.Snapshot + "</Snapshot>")
+		}
+		if it.Deleted != nil {
+			b.WriteString("<Deleted>true</Deleted>")
 		}
 		b.WriteString("<Properties>")
 		if it.Uncommitted {
@@ -528,6 +531,10 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		if bl.Sealed {
 			b.WriteString("<Sealed>true</Sealed>")
+		}
+		if d := it.Deleted; d != nil {
+			b.WriteString("<DeletedTime>" + httpx.FormatHTTPTime(d.Time) + "</DeletedTime><RemainingRetentionDays>" +
+				strconv.Itoa(d.RemainingDays(bl.AsOf)) + "</RemainingRetentionDays>")
 		}
 		if len(bl.Tags) > 0 {
 			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")

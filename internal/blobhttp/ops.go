@@ -113,6 +113,7 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(blobLevel, "*", "incrementalcopy", "PUT", nil, op{"IncrementalCopyBlob", blobWrite, checkAccess, (*handler).incrementalCopy}),
 	on(blobLevel, "*", "tags", "GET", nil, op{"GetBlobTags", auth.Access{Resource: auth.ResObject, Perms: "t"}, checkAccess, (*handler).getTags}),
 	on(blobLevel, "*", "tags", "PUT", nil, op{"SetBlobTags", auth.Access{Resource: auth.ResObject, Perms: "t"}, checkAccess, (*handler).setTags}),
+	on(blobLevel, "*", "undelete", "PUT", nil, op{"UndeleteBlob", blobWrite, checkAccess, (*handler).undeleteBlob}),
 	on(blobLevel, "*", "tier", "PUT", nil, op{"SetBlobTier", blobWrite, checkAccess, (*handler).setTier}),
 })
 
