@@ -336,4 +336,3 @@ func TestSoftDeleteConcurrentOverwritesLoseNothing(t *testing.T) {
 		t.Fatalf("%d of %d writes survive", len(seen), writers)
 	}
 }
-
