@@ -315,13 +315,13 @@ func softDelete(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 	return move("")
 }
 
-// PermanentDelete is Delete Blob with deletetype=permanent: a snapshot,
-// soft-deleted or not, is removed for good (nothing is kept). The account's
-// DeleteRetentionPolicy must allow it (AllowPermanentDelete; otherwise 400
-// InvalidOperation), and it names a snapshot (a base blob is 400
-// InvalidQueryParameterValue): Azure offers it to purge retained states,
-// never the current blob.
-func (s *Service) PermanentDelete(ctx context.Context, ref Ref, cond Cond) error {
+// PermanentDelete is Delete Blob with deletetype=permanent: a soft-deleted
+// snapshot is removed for good. The account's DeleteRetentionPolicy must
+// allow it (AllowPermanentDelete; otherwise 400 InvalidOperation), and it
+// names a snapshot (a base blob is 400 InvalidQueryParameterValue): Azure
+// offers it to purge retained states, never a live blob, so a snapshot
+// that is not soft-deleted is 404 BlobNotFound.
+func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 	if ref.Snapshot == "" {
 		return azerr.InvalidQuery("deletetype", "permanent", "")
 	}
@@ -337,15 +337,14 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref, cond Cond) error
 			return azerr.Newf(azerr.InvalidOperation, "Permanent delete is not enabled for this account.")
 		}
 		now := s.now()
-		if b, d, err := getDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, now); err != nil {
-			return err
-		} else if b != nil {
-			return dropDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, *d)
-		}
-		if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
+		b, d, err := getDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, now)
+		if err != nil {
 			return err
 		}
-		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+		if b == nil {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		return dropDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, *d)
 	})
 }
 

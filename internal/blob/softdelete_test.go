@@ -267,11 +267,12 @@ func TestSoftDeleteOffByDefault(t *testing.T) {
 		t.Fatalf("%d deleted records without a policy", n)
 	}
 	mustCode(t, s.Undelete(ctx, Ref{"acct", "cont", "b", ""}), azerr.BlobNotFound)
-	mustCode(t, s.PermanentDelete(ctx, Ref{"acct", "cont", "b", "2025-01-01T00:00:00.0000000Z"}, Cond{}), azerr.InvalidOperation)
+	mustCode(t, s.PermanentDelete(ctx, Ref{"acct", "cont", "b", "2025-01-01T00:00:00.0000000Z"}), azerr.InvalidOperation)
 }
 
 // TestPermanentDeleteOfSoftDeletedSnapshot: deletetype=permanent removes
-// a soft-deleted snapshot for good; a base blob is refused.
+// a soft-deleted snapshot for good; a live snapshot is not found and a
+// base blob is refused.
 func TestPermanentDeleteOfSoftDeletedSnapshot(t *testing.T) {
 	s, _ := softService(t)
 	ctx := context.Background()
@@ -282,11 +283,12 @@ func TestPermanentDeleteOfSoftDeletedSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	sref := Ref{"acct", "cont", "b", snap.Snapshot}
+	mustCode(t, s.PermanentDelete(ctx, sref), azerr.BlobNotFound)
 	if err := s.DeleteBlob(ctx, sref, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	mustCode(t, s.PermanentDelete(ctx, ref, Cond{}), azerr.InvalidQueryParameterValue)
-	if err := s.PermanentDelete(ctx, sref, Cond{}); err != nil {
+	mustCode(t, s.PermanentDelete(ctx, ref), azerr.InvalidQueryParameterValue)
+	if err := s.PermanentDelete(ctx, sref); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Undelete(ctx, ref); err != nil {

@@ -262,11 +262,13 @@ func (h *handler) deleteBlob(rq *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
 	}
-	if dt, ok := rq.q["deletetype"]; ok {
-		if len(dt) != 1 || dt[0] != "permanent" {
+	// deletetype is "permanent" or "none" in any case (the SDKs send
+	// Permanent and None).
+	if dt, ok := rq.q["deletetype"]; ok && !(len(dt) == 1 && strings.EqualFold(dt[0], "none")) {
+		if len(dt) != 1 || !strings.EqualFold(dt[0], "permanent") {
 			return azerr.InvalidQuery("deletetype", strings.Join(dt, ","), "")
 		}
-		if err := h.svc.PermanentDelete(rq.ctx(), rq.ref(), cond); err != nil {
+		if err := h.svc.PermanentDelete(rq.ctx(), rq.ref()); err != nil {
 			return err
 		}
 		rq.w.Header().Set("X-Ms-Delete-Type-Permanent", "true")
