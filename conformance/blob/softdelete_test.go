@@ -154,4 +154,3 @@ func download(t *testing.T, bc *blob.Client) string {
 	must(t, err)
 	return string(data)
 }
-
