@@ -70,7 +70,8 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     LAZULI_TABLE_URL="http://$table_addr/devstoreaccount1" node roundtrip.mjs)
   # Blob: batch framing, append-blob seal, CRC-64 uploads, round trips.
   (cd conformance/blob/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
-    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" LAZULI_LENIENT_ACCOUNT="jslenient:password123" node blob.mjs)
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" LAZULI_LENIENT_ACCOUNT="jslenient:password123" node blob.mjs &&
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" node softdelete.mjs)
   (cd conformance/queue/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_QUEUE_URL="http://$queue_addr/devstoreaccount1" node queue.mjs)
   kill "$lz_pid"
