@@ -71,6 +71,10 @@ type Options struct {
 	OAuth bool
 	// EncryptionScopes are the Blob encryption scopes every account has.
 	EncryptionScopes []string
+	// BlobVersioning keeps blob versions in every account, and
+	// BlobVersioningAccounts in the accounts it names.
+	BlobVersioning         bool
+	BlobVersioningAccounts []string
 }
 
 // Service names one of the four services.
@@ -105,7 +109,7 @@ func Start(o Options) (*Emulator, error) {
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
-		EncryptionScopes: o.EncryptionScopes, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
+		EncryptionScopes: o.EncryptionScopes, BlobVersioning: o.BlobVersioning, BlobVersioningAccounts: o.BlobVersioningAccounts, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

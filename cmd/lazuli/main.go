@@ -111,6 +111,8 @@ type options struct {
 	pwd       *string
 	oauth     *string
 	scopes    *string
+	versions  *bool
+	versionAc *string
 	cpuProf   *string
 	httpSrv   *string
 	noProduct *bool
@@ -161,6 +163,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
 	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
 	o.scopes = fs.String("encryptionScopes", "", "comma-separated `names` of the Blob encryption scopes every account has (x-ms-encryption-scope, container default scopes)")
+	o.versions = fs.Bool("blobVersioning", false, "keep blob versions in every account (x-ms-version-id; Azure's account setting IsVersioningEnabled)")
+	o.versionAc = fs.String("blobVersioningAccounts", "", "comma-separated `accounts` that keep blob versions (--blobVersioning: all of them)")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
 	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
 	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
@@ -281,6 +285,7 @@ func run(args []string, stderr io.Writer) int {
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
+		BlobVersioning: *o.versions, BlobVersioningAccounts: splitList(*o.versionAc),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},

@@ -148,6 +148,12 @@ func getBlobIn(tx storage.Tx, ref Ref) (*Blob, error) {
 	if err != nil || b != nil {
 		return b, err
 	}
+	if id, ok := VersionOf(ref.Snapshot); ok {
+		// The current version is the blob itself.
+		if b, err = getBlob(tx, ref.Account, ref.Container, ref.Name, ""); err != nil || b != nil && b.VersionID == id {
+			return b, err
+		}
+	}
 	return nil, containerExists(tx, ref.Account, ref.Container)
 }
 
@@ -321,7 +327,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 				return err
 			}
 		}
-		if err := keepOverwritten(tx, req.Ref, old, now); err != nil {
+		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
 		b.replacing(old)
@@ -443,6 +449,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 		return nil, err
 	}
 	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+		if err := s.newMetadataVersion(tx, ref, b, now); err != nil {
+			return false, err
+		}
 		b.Meta = meta
 		return true, nil
 	})
@@ -463,37 +472,24 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		if ref.Snapshot != "" && deleteSnapshots != "" {
 			return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
 		}
-		if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
-			return err
-		}
-		if pol, err := deletePolicy(tx, ref.Account); err != nil {
-			return err
-		} else if pol != nil {
-			kept = true
-			return softDelete(tx, ref, deleteSnapshots, pol, now)
-		}
-		if ref.Snapshot != "" {
-			return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
-		}
-		snaps, err := snapshotIDs(tx, ref)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
 		if err != nil {
 			return err
 		}
-		if deleteSnapshots == "" && len(snaps) > 0 {
-			return azerr.New(azerr.SnapshotsPresent)
-		}
-		for _, sn := range snaps {
-			if err := deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, sn); err != nil {
-				return err
-			}
-		}
-		if deleteSnapshots == "only" {
-			return nil
-		}
-		if err := dropStaging(tx, ref); err != nil {
+		pol, err := deletePolicy(tx, ref.Account)
+		if err != nil {
 			return err
 		}
-		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, "")
+		if ref.Snapshot != "" && b.Snapshot == "" {
+			// versionid= of the current version: the blob goes without
+			// leaving that version behind.
+			kept = pol != nil
+			ref.Snapshot = ""
+			return removeBlob(tx, ref, "", pol, false, now)
+		}
+		versioned := ref.Snapshot == "" && deleteSnapshots != "only" && s.Versioning(ref.Account)
+		kept = pol != nil || versioned
+		return removeBlob(tx, ref, deleteSnapshots, pol, versioned, now)
 	})
 }
 
@@ -508,7 +504,7 @@ func snapshotIDs(tx storage.Tx, ref Ref) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sn != "" {
+		if _, version := VersionOf(sn); sn != "" && !version {
 			out = append(out, sn)
 		}
 	}

@@ -260,7 +260,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err := dropStaging(tx, req.Ref); err != nil {
 			return err
 		}
-		if err := keepOverwritten(tx, req.Ref, old, now); err != nil {
+		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
 		b.replacing(old)

@@ -94,6 +94,9 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.CopySnapshot != "" {
 		flags |= flagIncremental
 	}
+	if b.VersionID != "" {
+		flags |= flagVersion
+	}
 	dst = append(dst, flags)
 	if b.KeySHA256 != "" {
 		dst = content.AppendStr(dst, b.KeySHA256)
@@ -106,6 +109,9 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	}
 	if b.CopySnapshot != "" {
 		dst = content.AppendStr(content.AppendStr(dst, b.CopySnapshot), b.DestSnapshot)
+	}
+	if b.VersionID != "" {
+		dst = content.AppendStr(dst, b.VersionID)
 	}
 	return dst
 }
@@ -122,6 +128,9 @@ const (
 	flagRehydrate
 	// flagIncremental: an incremental copy destination's snapshots follow.
 	flagIncremental
+	// flagVersion: the blob's version id follows (records written while
+	// versioning was off, or before it existed, have none).
+	flagVersion
 )
 
 // decodeBlobBinaryAt decodes a record written by encodeBlobBinary (tag
@@ -185,7 +194,7 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.Varint())
 	b.TierChanged = r.Time()
 	flags := r.Byte()
-	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental|flagVersion) != 0 {
 		r.Fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
@@ -201,6 +210,9 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	}
 	if flags&flagIncremental != 0 {
 		b.CopySnapshot, b.DestSnapshot = r.Str(), r.Str()
+	}
+	if flags&flagVersion != 0 {
+		b.VersionID = r.Str()
 	}
 	if r.End() != nil {
 		return nil, errCorruptBlob

@@ -35,7 +35,7 @@ func sampleBlob() *Blob {
 		AccessTier: "Hot", BlockIDLen: 4, AppendCount: 2, ExtBlocks: true, Sealed: true, TierChanged: time.Unix(1700000000, 5).UTC(),
 		KeySHA256: "3QFFFpRA5+XANHqwwbT4yXDmrT/2JaLt/FKHjzhOdoE=", EncryptionScope: "scope1",
 		RehydrateTo: "Hot", RehydratePriority: "High", RehydrateDone: time.Unix(1700003600, 0).UTC(),
-		CopySnapshot: "2025-01-01T00:00:00.0000000Z", DestSnapshot: "2025-01-02T00:00:00.0000000Z",
+		CopySnapshot: "2025-01-01T00:00:00.0000000Z", DestSnapshot: "2025-01-02T00:00:00.0000000Z", VersionID: "2025-01-03T00:00:00.0000000Z",
 	}
 }
 

@@ -183,7 +183,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err
 		}
-		if err := keepOverwritten(tx, req.Dst, old, now); err != nil {
+		if err := s.beforeReplace(tx, req.Dst, old, b, now); err != nil {
 			return err
 		}
 		b.replacing(old)

@@ -21,6 +21,19 @@ type ListBlobsRequest struct {
 	// Deleted (include=deleted) lists soft-deleted blobs too, and their
 	// soft-deleted snapshots when Snapshots is set.
 	Deleted bool
+	// Versions (include=versions) lists previous versions too.
+	Versions bool
+}
+
+// lists reports whether a listing shows the record in snapshot slot snap.
+func (req *ListBlobsRequest) lists(snap string) bool {
+	if snap == "" {
+		return true
+	}
+	if _, ok := VersionOf(snap); ok {
+		return req.Versions
+	}
+	return req.Snapshots
 }
 
 // ListItem is one entry of a List Blobs page: a blob or snapshot, an
@@ -197,7 +210,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			var base *Blob
 			var snaps []*Blob
 			for bi.ok && bi.name == name {
-				if bi.snap == "" || req.Snapshots {
+				if req.lists(bi.snap) {
 					b, err := decodeBlob(bi.value)
 					if err != nil {
 						return err
@@ -224,7 +237,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			var delSnaps []ListItem
 			var delBase *ListItem
 			for di.ok && di.name == name {
-				if di.snap == "" || req.Snapshots {
+				if req.lists(di.snap) {
 					b, d, err := decodeListedDeleted(di.value, now)
 					if err != nil {
 						return err

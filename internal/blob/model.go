@@ -162,6 +162,10 @@ type Blob struct {
 	// destination that copy made (x-ms-copy-destination-snapshot).
 	CopySnapshot string `json:"ics,omitempty"`
 	DestSnapshot string `json:"ids,omitempty"`
+	// VersionID is the blob's version (x-ms-version-id) while versioning
+	// is on for its account; previous versions are kept like snapshots,
+	// under VersionKey(id).
+	VersionID string `json:"vid,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

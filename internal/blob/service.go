@@ -29,6 +29,8 @@ type Service struct {
 	clock content.Clock
 	// purge removes soft-deleted blobs whose retention ended (see Run).
 	purge worker.Loop
+	// versioning says which accounts keep blob versions (UseVersioning).
+	versioning func(acct string) bool
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its

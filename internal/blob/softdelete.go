@@ -273,23 +273,26 @@ func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, now time.Time) error {
 	return retain(tx, ref.Account, ref.Container, old, id, Deletion{Time: now, Days: pol.Days})
 }
 
-// softDelete is Delete Blob while soft delete is on: the blob or snapshot
-// at ref (already checked) and, for a base blob, the snapshots
-// deleteSnapshots names move to deleted records.
-func softDelete(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolicy, now time.Time) error {
-	d := Deletion{Time: now, Days: pol.Days}
-	move := func(snap string) error {
-		b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, snap)
-		if err != nil || b == nil {
-			return err
-		}
-		if err := retain(tx, ref.Account, ref.Container, b, snap, d); err != nil {
-			return err
+// removeBlob is the rest of Delete Blob once the blob at ref is checked:
+// the blob or snapshot at ref and, for a base blob, the snapshots
+// deleteSnapshots names go. With a policy (pol) they move to deleted
+// records; with versioned set the base blob becomes a previous version
+// instead.
+func removeBlob(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolicy, versioned bool, now time.Time) error {
+	remove := func(snap string) error {
+		if pol != nil {
+			b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, snap)
+			if err != nil || b == nil {
+				return err
+			}
+			if err := retain(tx, ref.Account, ref.Container, b, snap, Deletion{Time: now, Days: pol.Days}); err != nil {
+				return err
+			}
 		}
 		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, snap)
 	}
 	if ref.Snapshot != "" {
-		return move(ref.Snapshot)
+		return remove(ref.Snapshot)
 	}
 	snaps, err := snapshotIDs(tx, ref)
 	if err != nil {
@@ -299,7 +302,7 @@ func softDelete(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 		return azerr.New(azerr.SnapshotsPresent)
 	}
 	for _, sn := range snaps {
-		if err := move(sn); err != nil {
+		if err := remove(sn); err != nil {
 			return err
 		}
 	}
@@ -309,10 +312,23 @@ func softDelete(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 	if err := dropStaging(tx, ref); err != nil {
 		return err
 	}
-	if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
-		return err
+	if versioned {
+		// The previous version keeps what the delete removes.
+		cur, err := getBlob(tx, ref.Account, ref.Container, ref.Name, "")
+		if err != nil || cur == nil {
+			return err
+		}
+		if err := saveVersion(tx, ref, cur); err != nil {
+			return err
+		}
+		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, "")
 	}
-	return move("")
+	if pol != nil {
+		if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
+			return err
+		}
+	}
+	return remove("")
 }
 
 // PermanentDelete is Delete Blob with deletetype=permanent: a soft-deleted

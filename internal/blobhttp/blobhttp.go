@@ -52,6 +52,7 @@ func New(d httpx.Deps) http.Handler {
 	d.Now = now
 	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.svc.UseMD5Lanes(d.MD5)
+	h.svc.UseVersioning(d.BlobVersioning)
 	if d.Floor != nil {
 		h.svc.UseFloor(d.Floor)
 	}
@@ -110,9 +111,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A version id is a timestamp of the same form.
-	if v, ok := q["versionid"]; ok && (len(v) != 1 || !blob.ValidSnapshot(v[0])) {
-		httpx.WriteError(w, r, azerr.InvalidQuery("versionid", q.Get("versionid"), ""))
-		return
+	if v, ok := q["versionid"]; ok {
+		if len(v) != 1 || !blob.ValidSnapshot(v[0]) || rq.snapshot != "" {
+			httpx.WriteError(w, r, azerr.InvalidQuery("versionid", q.Get("versionid"), ""))
+			return
+		}
+		// A version is addressed like a snapshot (see blob.VersionKey).
+		rq.snapshot = blob.VersionKey(v[0])
 	}
 	if r.Method == http.MethodOptions {
 		if err := h.preflight(rq); err != nil {

@@ -234,6 +234,7 @@ func (h *handler) putBlob(rq *req) error {
 		hs.set(out, "X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(content.CRC64Bytes(pr.Data.CRC64)))
 	}
 	hs.set(out, "X-Ms-Request-Server-Encrypted", "true")
+	versionHeader(out, b)
 	rq.status(http.StatusCreated)
 	return nil
 }
@@ -367,6 +368,7 @@ func (h *handler) setBlobMetadata(rq *req) error {
 	}
 	setETag(rq.w.Header(), b.ETag, b.Modified)
 	rq.w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
+	versionHeader(rq.w.Header(), b)
 	rq.scope = b.EncryptionScope
 	rq.status(http.StatusOK)
 	return nil

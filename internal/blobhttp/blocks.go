@@ -163,6 +163,7 @@ func (h *handler) putBlockList(rq *req) error {
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
 	out.Set("X-Ms-Request-Server-Encrypted", "true")
+	versionHeader(out, b)
 	rq.status(http.StatusCreated)
 	return nil
 }

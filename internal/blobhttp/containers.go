@@ -451,7 +451,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -471,8 +471,15 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		bl := it.Blob
 		b.WriteString("<Blob>" + nameXML(bl.Name))
-		if bl.Snapshot != "" {
+		if id, ok := blob.VersionOf(bl.Snapshot); ok {
+			b.WriteString("<VersionId>" + id + "</VersionId>")
+		} else if bl.Snapshot != "" {
 			b.WriteString("<Snapshot>" + bl.Snapshot + "</Snapshot>")
+		} else if bl.VersionID != "" && it.Deleted == nil {
+			b.WriteString("<VersionId>" + bl.VersionID + "</VersionId>")
+			if inc["versions"] {
+				b.WriteString("<IsCurrentVersion>true</IsCurrentVersion>")
+			}
 		}
 		if it.Deleted != nil {
 			b.WriteString("<Deleted>true</Deleted>")

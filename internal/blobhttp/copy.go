@@ -43,6 +43,13 @@ func sourceRef(raw string) (blob.Ref, error) {
 	if snap != "" && !blob.ValidSnapshot(snap) {
 		return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
+	// A version source (promoting a version is copying it over its blob).
+	if v := u.Query().Get("versionid"); v != "" {
+		if snap != "" || !blob.ValidSnapshot(v) {
+			return blob.Ref{}, azerr.InvalidHeader("x-ms-copy-source", raw)
+		}
+		snap = blob.VersionKey(v)
+	}
 	return blob.Ref{Account: acct, Container: c, Name: b, Snapshot: snap}, nil
 }
 
@@ -148,6 +155,7 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	}
 	out := rq.w.Header()
 	setETag(out, b.ETag, b.Modified)
+	versionHeader(out, b)
 	if fromURL {
 		if len(b.Props.ContentMD5) > 0 {
 			out.Set("Content-Md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))

@@ -23,6 +23,12 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	hs := &headerSetter{vals: make([]string, 20)}
 	hs.setETag(hd, b.ETag, b.Modified)
 	hs.set(hd, "X-Ms-Creation-Time", hs.time(b.Created))
+	if b.VersionID != "" {
+		hd.Set("X-Ms-Version-Id", b.VersionID)
+		if b.Snapshot == "" {
+			hd.Set("X-Ms-Is-Current-Version", "true")
+		}
+	}
 	hs.set(hd, "X-Ms-Blob-Type", b.Type)
 	if b.EncryptionScope != "" {
 		hs.set(hd, "X-Ms-Encryption-Scope", b.EncryptionScope)

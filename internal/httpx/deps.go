@@ -35,6 +35,8 @@ type Deps struct {
 	// EncryptionScopes are the Blob encryption scopes every account has
 	// (besides its own key, "$account-encryption-key").
 	EncryptionScopes []string
+	// BlobVersioning says which accounts keep blob versions (nil: none).
+	BlobVersioning func(account string) bool
 }
 
 // StartWorker hands run to d.Workers, or runs it in the background for

@@ -98,6 +98,11 @@ type Config struct {
 	// which x-ms-encryption-scope and x-ms-default-encryption-scope may
 	// name.
 	EncryptionScopes []string
+	// BlobVersioning keeps blob versions in every account, and
+	// BlobVersioningAccounts in the accounts it names (Azure's account
+	// setting IsVersioningEnabled, which lives in the management plane).
+	BlobVersioning         bool
+	BlobVersioningAccounts []string
 	// PathStyleOnly takes the account from the first path segment of every
 	// request, never from the host name.
 	PathStyleOnly bool
@@ -299,8 +304,8 @@ func New(cfg Config) (*Server, error) {
 	s.md5 = md5lanes.New()
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
-			EncryptionScopes: cfg.EncryptionScopes,
-			Workers:          func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
+			EncryptionScopes: cfg.EncryptionScopes, BlobVersioning: cfg.blobVersioning(),
+			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
@@ -741,4 +746,19 @@ func (t *connTracker) busy() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.active)
+}
+
+// blobVersioning says which accounts keep blob versions (nil: none).
+func (cfg Config) blobVersioning() func(string) bool {
+	if cfg.BlobVersioning {
+		return func(string) bool { return true }
+	}
+	if len(cfg.BlobVersioningAccounts) == 0 {
+		return nil
+	}
+	on := map[string]bool{}
+	for _, a := range cfg.BlobVersioningAccounts {
+		on[a] = true
+	}
+	return func(acct string) bool { return on[acct] }
 }
