@@ -15,7 +15,7 @@ import (
 // The target's URLs name the first instance; its transport sends each
 // request to the next instance in turn, so consecutive requests of one
 // client land on different instances.
-func cluster(t testing.TB, name string, n int) *Target {
+func cluster(t testing.TB, name string, n int, set func(*emulator.Options)) *Target {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	rr := &RoundRobin{Next: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -30,6 +30,7 @@ func cluster(t testing.TB, name string, n int) *Target {
 				opts.Advertise[svc] = hostOf(first.Endpoint(svc))
 			}
 		}
+		set(&opts)
 		emu, err := emulator.Start(opts)
 		if err != nil {
 			t.Fatalf("start lazuli %d: %v", i, err)

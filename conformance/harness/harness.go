@@ -89,9 +89,17 @@ func Names() []string {
 // fresh lazuli.
 func ForEach(t *testing.T, fn func(t *testing.T, tg *Target)) {
 	t.Helper()
+	ForEachWith(t, nil, fn)
+}
+
+// ForEachWith is ForEach with lazuli started with the options set changes
+// (server settings Azure keeps in its management plane, such as blob
+// versioning); a remote target must be set up so already.
+func ForEachWith(t *testing.T, set func(*emulator.Options), fn func(t *testing.T, tg *Target)) {
+	t.Helper()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			tg := Start(t, name)
+			tg := StartWith(t, name, set)
 			fn(t, tg)
 		})
 	}
@@ -100,11 +108,20 @@ func ForEach(t *testing.T, fn func(t *testing.T, tg *Target)) {
 // Start starts (or connects to) the named target; it is stopped when t ends.
 func Start(t testing.TB, name string) *Target {
 	t.Helper()
+	return StartWith(t, name, nil)
+}
+
+// StartWith is Start with options set changes (nil: none).
+func StartWith(t testing.TB, name string, set func(*emulator.Options)) *Target {
+	t.Helper()
+	if set == nil {
+		set = func(*emulator.Options) {}
+	}
 	if name == "remote" {
 		return remote(t)
 	}
 	if name == "postgres3-tcp" {
-		return cluster(t, name, 3)
+		return cluster(t, name, 3, set)
 	}
 	engine, transport, ok := strings.Cut(name, "-")
 	if !ok || (engine != "mem" && engine != "log" && engine != "sqlite" && engine != "postgres") || (transport != "inproc" && transport != "tcp") {
@@ -117,6 +134,7 @@ func Start(t testing.TB, name string) *Target {
 	case "log", "sqlite":
 		opts.Dir, opts.EngineKind = t.TempDir(), engine
 	}
+	set(&opts)
 	emu, err := emulator.Start(opts)
 	if err != nil {
 		t.Fatalf("start lazuli: %v", err)
