@@ -102,6 +102,29 @@ else
   exit 1
 fi
 
+echo "== Blob soft delete and versions: az CLI"
+if command -v az >/dev/null 2>&1; then
+  btmp=$(mktemp -d)
+  trap 'kill "${lzb_pid:-}" 2>/dev/null || true; rm -rf "$btmp" "${ftmp:-}" "${tmp:-}"' EXIT
+  go build -o "$btmp/lazuli" ./cmd/lazuli
+  # A second account keeps versions; the development account soft-deletes.
+  vkey=$(printf 'lazuli versions test account key, not a secret, 64 bytes long!!' | base64 -w0)
+  AZURITE_ACCOUNTS="azversions:$vkey" "$btmp/lazuli" --inMemoryPersistence --silent --blobVersioningAccounts azversions \
+    --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$btmp/log" &
+  lzb_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$btmp/log" && break
+    sleep 0.1
+  done
+  blob_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$btmp/log")
+  [ -n "$blob_addr" ] || { echo "lazuli did not start:"; cat "$btmp/log"; exit 1; }
+  conformance/blob/az/protect.sh "http://$blob_addr" "azversions:$vkey"
+  kill "$lzb_pid"
+else
+  echo "az (Debian's azure-cli) is needed for this step" >&2
+  exit 1
+fi
+
 echo "== Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 &&
   command -v smbclient >/dev/null 2>&1; then
