@@ -75,6 +75,9 @@ type Options struct {
 	// BlobVersioningAccounts in the accounts it names.
 	BlobVersioning         bool
 	BlobVersioningAccounts []string
+	// ContainerDeleteRetentionDays keeps deleted containers that many
+	// days for Restore Container (0: off).
+	ContainerDeleteRetentionDays int
 }
 
 // Service names one of the four services.
@@ -109,7 +112,8 @@ func Start(o Options) (*Emulator, error) {
 	}
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
-		EncryptionScopes: o.EncryptionScopes, BlobVersioning: o.BlobVersioning, BlobVersioningAccounts: o.BlobVersioningAccounts, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
+		EncryptionScopes: o.EncryptionScopes, BlobVersioning: o.BlobVersioning, BlobVersioningAccounts: o.BlobVersioningAccounts,
+		ContainerDeleteRetentionDays: o.ContainerDeleteRetentionDays, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

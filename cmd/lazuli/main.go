@@ -113,6 +113,7 @@ type options struct {
 	scopes    *string
 	versions  *bool
 	versionAc *string
+	contDays  *int
 	cpuProf   *string
 	httpSrv   *string
 	noProduct *bool
@@ -165,6 +166,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.scopes = fs.String("encryptionScopes", "", "comma-separated `names` of the Blob encryption scopes every account has (x-ms-encryption-scope, container default scopes)")
 	o.versions = fs.Bool("blobVersioning", false, "keep blob versions in every account (x-ms-version-id; Azure's account setting IsVersioningEnabled)")
 	o.versionAc = fs.String("blobVersioningAccounts", "", "comma-separated `accounts` that keep blob versions (--blobVersioning: all of them)")
+	o.contDays = fs.Int("containerDeleteRetentionDays", 0, "keep deleted containers this many `days` (1-365) for Restore Container (Azure's account setting ContainerDeleteRetentionPolicy); 0: off")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
 	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
 	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
@@ -286,6 +288,7 @@ func run(args []string, stderr io.Writer) int {
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
 		BlobVersioning: *o.versions, BlobVersioningAccounts: splitList(*o.versionAc),
+		ContainerDeleteRetentionDays: *o.contDays,
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},

@@ -154,3 +154,49 @@ func download(t *testing.T, bc *blob.Client) string {
 	must(t, err)
 	return string(data)
 }
+
+// TestContainerSoftDelete drives container soft delete through azblob on
+// every engine (lazuli started with --containerDeleteRetentionDays 3): a
+// deleted container is listed with include=deleted and its version, and
+// Restore Container brings it back with its blobs.
+func TestContainerSoftDelete(t *testing.T) {
+	harness.ForEachWith(t, func(o *emulator.Options) { o.ContainerDeleteRetentionDays = 3 }, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		c := client(t, tg)
+		name := harness.UniqueName("c")
+		_, err := c.CreateContainer(ctx, name, nil)
+		must(t, err)
+		_, err = c.UploadBuffer(ctx, name, "kept", []byte("kept data"), nil)
+		must(t, err)
+		_, err = c.DeleteContainer(ctx, name, nil)
+		must(t, err)
+		svc := c.ServiceClient()
+		_, err = svc.NewContainerClient(name).GetProperties(ctx, nil)
+		mustCode(t, err, 404, "ContainerNotFound")
+		pg, err := svc.NewListContainersPager(&service.ListContainersOptions{Prefix: ptr(name)}).NextPage(ctx)
+		must(t, err)
+		if len(pg.ContainerItems) != 0 {
+			t.Fatal("deleted container listed without include=deleted")
+		}
+		pg, err = svc.NewListContainersPager(&service.ListContainersOptions{Prefix: ptr(name), Include: service.ListContainersInclude{Deleted: true}}).NextPage(ctx)
+		must(t, err)
+		if len(pg.ContainerItems) != 1 {
+			t.Fatalf("listed %d containers with include=deleted", len(pg.ContainerItems))
+		}
+		it := pg.ContainerItems[0]
+		if it.Deleted == nil || !*it.Deleted || it.Version == nil || it.Properties.DeletedTime == nil ||
+			it.Properties.RemainingRetentionDays == nil || *it.Properties.RemainingRetentionDays != 3 {
+			t.Fatalf("deleted container: deleted %v, version %v, %+v", it.Deleted, it.Version, it.Properties)
+		}
+		_, err = svc.RestoreContainer(ctx, name, "0000000000000000", nil)
+		mustCode(t, err, 404, "ContainerNotFound")
+		_, err = svc.RestoreContainer(ctx, name, *it.Version, nil)
+		must(t, err)
+		if got := download(t, svc.NewContainerClient(name).NewBlobClient("kept")); got != "kept data" {
+			t.Fatalf("restored blob reads %q", got)
+		}
+		// A restored version is no longer a deleted container.
+		_, err = svc.RestoreContainer(ctx, name, *it.Version, nil)
+		mustCode(t, err, 404, "ContainerNotFound")
+	})
+}

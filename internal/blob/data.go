@@ -85,7 +85,7 @@ func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRe
 				return err
 			}
 		}
-		return nil
+		return markMoved(tx, mark)
 	})
 }
 

@@ -31,6 +31,9 @@ type Service struct {
 	purge worker.Loop
 	// versioning says which accounts keep blob versions (UseVersioning).
 	versioning func(acct string) bool
+	// containerDays is the container delete retention of an account
+	// (UseContainerRetention).
+	containerDays func(acct string) int
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its
@@ -461,8 +464,12 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err != nil {
 			return err
 		}
-		if _, err := containerCheck(c, cond, true, s.now()); err != nil {
+		now := s.now()
+		if _, err := containerCheck(c, cond, true, now); err != nil {
 			return err
+		}
+		if days := s.containerRetention(acct); days > 0 {
+			return softDeleteContainer(tx, acct, c, days, now)
 		}
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err

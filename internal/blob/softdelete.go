@@ -471,8 +471,12 @@ func (s *Service) KickPurge() { s.purge.Kick() }
 // WaitPurged waits for the purge passes asked for so far.
 func (s *Service) WaitPurged(ctx context.Context) error { return s.purge.Wait(ctx) }
 
-// PurgeExpired removes every deleted record whose retention has ended.
+// PurgeExpired removes every soft-deleted container and blob whose
+// retention has ended.
 func (s *Service) PurgeExpired(ctx context.Context) error {
+	if err := s.purgeContainers(ctx); err != nil {
+		return err
+	}
 	for {
 		n := 0
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {

@@ -338,3 +338,82 @@ func TestSoftDeleteConcurrentOverwritesLoseNothing(t *testing.T) {
 		t.Fatalf("%d of %d writes survive", len(seen), writers)
 	}
 }
+
+// TestContainerSoftDelete: with a container retention, a deleted
+// container is listed as deleted, its name is free, and Restore Container
+// brings back its blobs, snapshots, tags, staged blocks and soft-deleted
+// blobs; past the retention it is gone and the purge removes its keys.
+func TestContainerSoftDelete(t *testing.T) {
+	s, clk := softService(t)
+	s.UseContainerRetention(func(string) int { return 2 })
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("abcdefgh"), 16<<10)
+	in, err := s.Ingest(ctx, bytes.NewReader(big), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := Ref{"acct", "cont", "big", ""}
+	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in, Tags: []KV{{"t", "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "gone", "soft-deleted", Cond{})
+	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "gone", ""}, "", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBlob(ctx, ref, Cond{}, ""); !isCode(err, azerr.ContainerNotFound) {
+		t.Fatalf("get in a deleted container: %v", err)
+	}
+	found, _, err := s.FindBlobs(ctx, "acct", "", `"t"='1'`, "", 10)
+	if err != nil || len(found) != 0 {
+		t.Fatalf("found %+v, %v", found, err)
+	}
+	marked := map[string]bool{}
+	if err := MarkChunks(ctx, s.eng, func(r storage.ChunkRef) { marked[string(r)] = true }); err != nil || !marked[string(in.Segs[0].Ref)] {
+		t.Fatalf("chunk of a soft-deleted container not marked: %v", err)
+	}
+	ds, err := s.ListDeletedContainers(ctx, "acct", "")
+	if err != nil || len(ds) != 1 || ds[0].Deletion().RemainingDays(clk.now()) != 2 {
+		t.Fatalf("deleted containers %+v, %v", ds, err)
+	}
+	// The name is free; a new container of that name blocks the restore.
+	if _, err := s.CreateContainer(ctx, "acct", "cont", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RestoreContainer(ctx, "acct", "cont", ds[0].Version)
+	mustCode(t, err, azerr.ContainerAlreadyExists)
+	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RestoreContainer(ctx, "acct", "cont", "0000")
+	mustCode(t, err, azerr.ContainerNotFound)
+	if _, err := s.RestoreContainer(ctx, "acct", "cont", ds[0].Version); err != nil {
+		t.Fatal(err)
+	}
+	if c := blobText(t, s, ref); c != string(big) {
+		t.Fatalf("restored blob has %d bytes", len(c))
+	}
+	found, _, err = s.FindBlobs(ctx, "acct", "", `"t"='1'`, "", 10)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("tag index after restore: %+v, %v", found, err)
+	}
+	if err := s.Undelete(ctx, Ref{"acct", "cont", "gone", ""}); err != nil {
+		t.Fatal(err)
+	}
+	if c := blobText(t, s, Ref{"acct", "cont", "gone", ""}); c != "soft-deleted" {
+		t.Fatalf("undeleted blob reads %q", c)
+	}
+	// Past the retention the other deleted version is gone for good.
+	clk.add(49 * time.Hour)
+	if ds, _ := s.ListDeletedContainers(ctx, "acct", ""); len(ds) != 0 {
+		t.Fatalf("%d deleted containers listed after the retention", len(ds))
+	}
+	if err := s.PurgeExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKind(t, s, kindDeletedContainer) + countKind(t, s, kindMoved); n != 0 {
+		t.Fatalf("%d keys of deleted containers left after the purge", n)
+	}
+}

@@ -53,6 +53,7 @@ func New(d httpx.Deps) http.Handler {
 	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
 	h.svc.UseMD5Lanes(d.MD5)
 	h.svc.UseVersioning(d.BlobVersioning)
+	h.svc.UseContainerRetention(d.ContainerRetention)
 	if d.Floor != nil {
 		h.svc.UseFloor(d.Floor)
 	}

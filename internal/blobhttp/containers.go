@@ -417,8 +417,17 @@ func (h *handler) listContainers(rq *req) error {
 	echo(&b, rq, "marker", "Marker")
 	echo(&b, rq, "maxresults", "MaxResults")
 	b.WriteString("<Containers>")
-	for _, c := range list {
-		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name><Properties><Last-Modified>" +
+	entries, err := h.withDeleted(rq, list, next, inc["deleted"])
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		c := e.c
+		b.WriteString("<Container><Name>" + azerr.EscapeXML(c.Name) + "</Name>")
+		if e.deleted != nil {
+			b.WriteString("<Deleted>true</Deleted><Version>" + e.deleted.Version + "</Version>")
+		}
+		b.WriteString("<Properties><Last-Modified>" +
 			httpx.FormatHTTPTime(c.Modified) + "</Last-Modified><Etag>" + content.ETagString(c.ETag) + "</Etag>")
 		leaseXML(&b, c.Lease, c.AsOf, h)
 		if c.Public != "" {
@@ -426,7 +435,12 @@ func (h *handler) listContainers(rq *req) error {
 		}
 		b.WriteString("<DefaultEncryptionScope>" + azerr.EscapeXML(defaultScope(c)) + "</DefaultEncryptionScope><DenyEncryptionScopeOverride>" +
 			strconv.FormatBool(c.DenyScopeOverride) + "</DenyEncryptionScopeOverride>")
-		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>")
+		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>")
+		if d := e.deleted; d != nil {
+			b.WriteString("<DeletedTime>" + httpx.FormatHTTPTime(d.Deleted) + "</DeletedTime><RemainingRetentionDays>" +
+				strconv.Itoa(d.Deletion().RemainingDays(c.AsOf)) + "</RemainingRetentionDays>")
+		}
+		b.WriteString("</Properties>")
 		if inc["metadata"] {
 			metaXML(&b, c.Meta)
 		}

@@ -81,6 +81,7 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(containerLevel, "container", "metadata", "PUT", nil, op{"SetContainerMetadata", containerWrite, checkAccess, (*handler).setContainerMetadata}),
 	on(containerLevel, "container", "acl", "GET HEAD", nil, op{"GetContainerACL", containerRead, checkAccess, (*handler).getContainerACL}),
 	on(containerLevel, "container", "acl", "PUT", nil, op{"SetContainerACL", containerWrite, checkAccess, (*handler).setContainerACL}),
+	on(containerLevel, "container", "undelete", "PUT", nil, op{"RestoreContainer", auth.Access{Resource: auth.ResContainer, Perms: "c", AccountPerms: "cw", ServiceSASDenied: true}, checkAccess, (*handler).restoreContainer}),
 	on(containerLevel, "container", "lease", "PUT", nil, op{"LeaseContainer", containerWrite, checkAccess, (*handler).leaseContainer}),
 	on(containerLevel, "container", "list", "GET", nil, op{"ListBlobs", auth.Access{Resource: auth.ResContainer, Perms: "l", AccountPerms: "l"}, checkPublic, (*handler).listBlobs}),
 	on(containerLevel, "container", "blobs", "GET", nil, op{"FindBlobsByTags", auth.Access{Resource: auth.ResContainer, Perms: "f", AccountPerms: "f"}, checkAccess, (*handler).findBlobs}),

@@ -37,6 +37,9 @@ type Deps struct {
 	EncryptionScopes []string
 	// BlobVersioning says which accounts keep blob versions (nil: none).
 	BlobVersioning func(account string) bool
+	// ContainerRetention is the container delete retention in days of
+	// each account (nil or 0: off).
+	ContainerRetention func(account string) int
 }
 
 // StartWorker hands run to d.Workers, or runs it in the background for

@@ -103,6 +103,10 @@ type Config struct {
 	// setting IsVersioningEnabled, which lives in the management plane).
 	BlobVersioning         bool
 	BlobVersioningAccounts []string
+	// ContainerDeleteRetentionDays keeps deleted containers that many
+	// days for Restore Container (0: off; Azure's account setting
+	// ContainerDeleteRetentionPolicy).
+	ContainerDeleteRetentionDays int
 	// PathStyleOnly takes the account from the first path segment of every
 	// request, never from the host name.
 	PathStyleOnly bool
@@ -305,7 +309,8 @@ func New(cfg Config) (*Server, error) {
 	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
 		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
 			EncryptionScopes: cfg.EncryptionScopes, BlobVersioning: cfg.blobVersioning(),
-			Workers: func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
+			ContainerRetention: cfg.containerRetention(),
+			Workers:            func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
@@ -761,4 +766,14 @@ func (cfg Config) blobVersioning() func(string) bool {
 		on[a] = true
 	}
 	return func(acct string) bool { return on[acct] }
+}
+
+// containerRetention is the container delete retention of each account
+// (nil: off).
+func (cfg Config) containerRetention() func(string) int {
+	if cfg.ContainerDeleteRetentionDays <= 0 {
+		return nil
+	}
+	days := min(cfg.ContainerDeleteRetentionDays, 365)
+	return func(string) int { return days }
 }
