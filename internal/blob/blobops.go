@@ -533,7 +533,8 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 		}
 		snap := *b
 		snap.loaded = false // a new record: its append blocks are written anew
-		snap.Lease = lease.State{}
+		// A snapshot is no version: it answers no x-ms-version-id.
+		snap.Lease, snap.VersionID = lease.State{}, ""
 		if meta != nil {
 			snap.Meta = meta
 			snap.Modified = s.written(now)
