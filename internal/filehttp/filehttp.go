@@ -28,7 +28,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/sddl"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // handler serves the File operations.
@@ -113,16 +112,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq)
 	}
 	if err := h.route(rq); err != nil {
-		httpx.WriteError(w, r, engineError(err))
+		httpx.WriteError(w, r, handleError(err))
 	}
 }
 
-// engineError maps the engine's transient failures to 503 ServerBusy
-// (clients retry) and the handle errors to their REST form.
-func engineError(err error) error {
+// handleError maps the handle table's errors to their REST form; engine
+// failures are left to httpx.WriteError's one mapping.
+func handleError(err error) error {
 	switch {
-	case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrClosed):
-		return azerr.New(azerr.ServerBusy)
 	case errors.Is(err, file.ErrHandleClosed):
 		return azerr.New(azerr.ResourceNotFound)
 	case errors.Is(err, file.ErrAccessDenied):

@@ -28,7 +28,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // Request body limits: an entity is at most 1 MiB as Azure counts it, which
@@ -79,21 +78,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.corsHeaders(w, r, info)
 	}
 	if err := h.route(w, r, info); err != nil {
-		httpx.WriteError(w, r, storageError(err))
+		httpx.WriteError(w, r, err)
 	}
-}
-
-// storageError maps engine sentinels that reach the surface: contention
-// that outlasted the engine's retries and a closing engine are transient,
-// so clients get the retryable 503 ServerBusy rather than a 500.
-func storageError(err error) error {
-	if _, ok := azerr.As(err); ok {
-		return err
-	}
-	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New(azerr.ServerBusy)
-	}
-	return err
 }
 
 // resource is a parsed Table service path.
