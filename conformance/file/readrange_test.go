@@ -46,3 +46,19 @@ func TestReadRangeRules(t *testing.T) {
 		}
 	})
 }
+
+// A range that starts past the end of the file is 416 InvalidRange with
+// the file's size in Content-Range, as on Get Blob.
+func TestReadRangePastTheEnd(t *testing.T) {
+	harness.ForEach(t, func(t *testing.T, tg *harness.Target) {
+		e := newEnv(t, tg)
+		wantRaw(t, raw(t, tg, http.MethodPut, e.name+"/f", map[string]string{"x-ms-type": "file", "x-ms-content-length": "10"}, nil), 201, "")
+		for _, h := range []string{"x-ms-range", "Range"} {
+			resp := raw(t, tg, http.MethodGet, e.name+"/f", map[string]string{h: "bytes=10-20"}, nil)
+			wantRaw(t, resp, 416, "InvalidRange")
+			if got := resp.Header.Get("Content-Range"); got != "bytes */10" {
+				t.Errorf("%s: Content-Range %q", h, got)
+			}
+		}
+	})
+}
