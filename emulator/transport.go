@@ -5,8 +5,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
 
 // Transport is an http.RoundTripper that hands each request straight to
@@ -41,17 +42,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("emulator: in-process transport: no service at host %q", req.URL.Host)
 	}
 	r := req.Clone(req.Context())
-	// A network server hands handlers canonical header names, except that
-	// lazuli keeps the spelling of metadata names (Azure preserves their
-	// case), which the client's own spelling gives here.
-	r.Header = make(http.Header, len(req.Header))
-	for k, vs := range req.Header {
-		ck := http.CanonicalHeaderKey(k)
-		if len(k) > len(metaPrefix) && strings.EqualFold(k[:len(metaPrefix)], metaPrefix) {
-			ck = k
-		}
-		r.Header[ck] = append(r.Header[ck], vs...)
-	}
+	// Header names as a network server hands them over: canonical, but for
+	// metadata names, whose spelling Azure keeps (one rule, in httpx).
+	httpx.CanonicalizeHeaders(r)
 	r.RequestURI = req.URL.RequestURI()
 	r.Host = req.URL.Host
 	r.RemoteAddr = "127.0.0.1:1"
@@ -95,8 +88,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
-
-const metaPrefix = "x-ms-meta-"
 
 // pipeWriter is the handler's http.ResponseWriter: the status and headers
 // are handed to RoundTrip at the first write (or when the handler

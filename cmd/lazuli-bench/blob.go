@@ -165,7 +165,7 @@ func blobPutIfMatch(e *env) (*prepared, error) {
 				return nil, err
 			}
 			if etag == "" {
-				return nil, fmt.Errorf("Put Blob (%s) returned no ETag", path)
+				return nil, fmt.Errorf("no ETag from Put Blob (%s)", path)
 			}
 			return func() error {
 				next, err := putBlob(e.t, path, body, etag)
@@ -173,7 +173,7 @@ func blobPutIfMatch(e *env) (*prepared, error) {
 					return err
 				}
 				if next == "" || next == etag {
-					return fmt.Errorf("Put Blob (If-Match) returned ETag %q after %q: it must change", next, etag)
+					return fmt.Errorf("the ETag from Put Blob (If-Match) stayed %q after %q: it must change", next, etag)
 				}
 				etag = next
 				return nil

@@ -305,7 +305,10 @@ func (t *target) do(c *call, into *bytes.Buffer) (header, error) {
 		if err != nil {
 			return "", &requestError{Op: c.op, Method: c.method, Path: c.path, Message: "connecting: " + err.Error()}
 		}
-		h, fresh, err := t.roundTrip(p, pc, c, into)
+		// err is the loop's: a failed redial must reach the check above.
+		var h header
+		var fresh bool
+		h, fresh, err = t.roundTrip(p, pc, c, into)
 		if err == nil || !fresh || !reused {
 			return h, err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -468,5 +469,28 @@ func TestCallAccepts(t *testing.T) {
 		if got := tc.c.accepts(tc.status); got != tc.want {
 			t.Errorf("call{want: %d, any2xx: %v}.accepts(%d) = %v, want %v", tc.c.want, tc.c.any2xx, tc.status, got, tc.want)
 		}
+	}
+}
+
+// A stale connection whose redial fails reports the dial error (it was
+// lost to a shadowed variable, and the request went out on no connection).
+func TestStaleConnectionRedialFails(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	}))
+	srv.Config.IdleTimeout = 30 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	tg := testTarget(t, srv)
+	c := &call{op: "Op", method: "DELETE", base: tg.acct.Queue, path: "/q", want: 201}
+	if _, err := tg.do(c, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener.Close()
+	time.Sleep(150 * time.Millisecond) // the server closes the idle connection meanwhile
+	_, err := tg.do(c, nil)
+	var re *requestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "connecting") {
+		t.Fatalf("got %v, want the failed redial", err)
 	}
 }

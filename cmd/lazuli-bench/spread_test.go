@@ -9,7 +9,6 @@ import (
 // TestSpreadOverInstances: an endpoint given as several URLs names the
 // first, and new connections dial each instance in turn.
 func TestSpreadOverInstances(t *testing.T) {
-	var lns []net.Listener
 	var urls []string
 	accepted := make(chan int, 64)
 	for i := range 3 {
@@ -28,7 +27,6 @@ func TestSpreadOverInstances(t *testing.T) {
 				defer c.Close()
 			}
 		}()
-		lns = append(lns, ln)
 		urls = append(urls, "http://"+ln.Addr().String()+"/devstoreaccount1")
 	}
 	a, err := parseConnectionString("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + devKey +

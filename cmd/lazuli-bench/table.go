@@ -104,7 +104,7 @@ func tableReplaceIfMatch(e *env) (*prepared, error) {
 				return nil, err
 			}
 			if etag = h.Get("ETag"); etag == "" {
-				return nil, fmt.Errorf("Insert Entity and Query Entity returned no ETag for %s", path)
+				return nil, fmt.Errorf("no ETag from Insert Entity and Query Entity for %s", path)
 			}
 		}
 		return func() error {
@@ -115,7 +115,7 @@ func tableReplaceIfMatch(e *env) (*prepared, error) {
 			}
 			next := h.Get("ETag")
 			if next == "" {
-				return errors.New("Update Entity returned no ETag")
+				return errors.New("no ETag from Update Entity")
 			}
 			etag = next
 			return nil
@@ -167,10 +167,10 @@ func checkQueryPage(next string, body []byte) error {
 		Value []json.RawMessage `json:"value"`
 	}
 	if err := json.Unmarshal(body, &page); err != nil {
-		return fmt.Errorf("Query Entities: decoding the answer: %v", err)
+		return fmt.Errorf("decoding the answer of Query Entities: %v", err)
 	}
 	if len(page.Value) != queryMatches || next != "" {
-		return fmt.Errorf("Query Entities returned %d entities (continuation %q), want %d in one page",
+		return fmt.Errorf("got %d entities from Query Entities (continuation %q), want %d in one page",
 			len(page.Value), next, queryMatches)
 	}
 	return nil

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -31,7 +30,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // handler serves the Blob operations.
@@ -130,17 +128,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq)
 	}
 	if err := h.route(rq, hasBlob); err != nil {
-		httpx.WriteError(w, r, engineError(err))
+		httpx.WriteError(w, r, err)
 	}
-}
-
-// engineError maps the engine's transient failures to Azure's 503
-// ServerBusy, which clients retry; everything else passes through.
-func engineError(err error) error {
-	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New(azerr.ServerBusy)
-	}
-	return err
 }
 
 // ---- authorization ----

@@ -117,18 +117,6 @@ func FuzzParseBlockList(f *testing.F) {
 	})
 }
 
-func TestIsGUID(t *testing.T) {
-	for s, ok := range map[string]bool{
-		"aaaaaaaa-1111-2222-3333-444444444444": true, "{aaaaaaaa-1111-2222-3333-444444444444}": true,
-		"(AAAAAAAA-1111-2222-3333-444444444444)": true, "aaaaaaaa111122223333444444444444": true,
-		"aaaaaaaa-1111-2222-3333-44444444444": false, "not-a-guid": false, "": false, "gggggggg-1111-2222-3333-444444444444": false,
-	} {
-		if isGUID(s) != ok {
-			t.Errorf("isGUID(%q)", s)
-		}
-	}
-}
-
 func FuzzBatchBoundary(f *testing.F) {
 	for _, s := range []string{"multipart/mixed; boundary=batch_1", `multipart/mixed; BOUNDARY = "a=b"`, "multipart/mixed; boundary===x==", "multipart/mixed; boundary=a; boundary=b", "text/plain"} {
 		f.Add(s)

@@ -234,85 +234,10 @@ func (h *handler) setContainerACL(rq *req) error {
 	return nil
 }
 
-// isGUID accepts the .NET Guid formats: 32 hex digits, optionally with
-// dashes (8-4-4-4-12) and braces or parentheses.
-func isGUID(s string) bool {
-	if len(s) >= 2 && (s[0] == '{' && s[len(s)-1] == '}' || s[0] == '(' && s[len(s)-1] == ')') {
-		s = s[1 : len(s)-1]
-	}
-	hex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-	switch len(s) {
-	case 32:
-		for i := 0; i < 32; i++ {
-			if !hex(s[i]) {
-				return false
-			}
-		}
-		return true
-	case 36:
-		for i := 0; i < 36; i++ {
-			if i == 8 || i == 13 || i == 18 || i == 23 {
-				if s[i] != '-' {
-					return false
-				}
-			} else if !hex(s[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
 // leaseRequest decodes the headers of Lease Blob / Lease Container.
 func (rq *req) leaseRequest() (blob.LeaseRequest, error) {
-	hd := rq.r.Header
-	var out blob.LeaseRequest
-	av := hd.Get("X-Ms-Lease-Action")
-	if av == "" {
-		return out, azerr.MissingHeader("x-ms-lease-action")
-	}
-	kind, ok := lease.ParseAction(av)
-	if !ok {
-		return out, azerr.InvalidHeader("x-ms-lease-action", av)
-	}
-	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
-	if a.ProposedID != "" && !isGUID(a.ProposedID) {
-		return out, azerr.InvalidHeader("x-ms-proposed-lease-id", a.ProposedID)
-	}
-	switch kind {
-	case lease.Acquire:
-		dv := hd.Get("X-Ms-Lease-Duration")
-		if dv == "" {
-			return out, azerr.MissingHeader("x-ms-lease-duration")
-		}
-		d, err := strconv.Atoi(strings.TrimSpace(dv))
-		if err != nil || !lease.ValidDuration(d) {
-			return out, azerr.InvalidHeader("x-ms-lease-duration", dv)
-		}
-		a.Duration = d
-	case lease.Renew, lease.Release:
-		if a.LeaseID == "" {
-			return out, azerr.MissingHeader("x-ms-lease-id")
-		}
-	case lease.Change:
-		if a.LeaseID == "" {
-			return out, azerr.MissingHeader("x-ms-lease-id")
-		}
-		if a.ProposedID == "" {
-			return out, azerr.MissingHeader("x-ms-proposed-lease-id")
-		}
-	case lease.Break:
-		if pv := hd.Get("X-Ms-Lease-Break-Period"); pv != "" {
-			p, err := strconv.Atoi(strings.TrimSpace(pv))
-			if err != nil || !lease.ValidBreakPeriod(p) {
-				return out, azerr.InvalidHeader("x-ms-lease-break-period", pv)
-			}
-			a.BreakPeriod = &p
-		}
-	}
-	out.Action = a
-	return out, nil
+	a, err := httpx.LeaseAction(rq.r.Header, httpx.LeaseRules{Renew: true, DurationRequired: true, BreakPeriod: true})
+	return blob.LeaseRequest{Action: a}, err
 }
 
 func writeLeaseResult(rq *req, kind lease.ActionKind, res lease.Result) {

@@ -147,7 +147,7 @@ func (h *handler) getPageRanges(rq *req) error {
 	if err != nil {
 		return err
 	}
-	start, end, has, err := rq.requestRange()
+	start, end, has, err := httpx.ReadRange(rq.r.Header)
 	if err != nil {
 		return err
 	}

@@ -131,33 +131,6 @@ func overrideHeaders(rq *req, hd http.Header) {
 	}
 }
 
-// requestRange returns the x-ms-range (preferred) or Range header of a
-// read (Get Blob, Get Page Ranges).
-func (rq *req) requestRange() (start, end int64, has bool, err error) {
-	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		if strings.HasPrefix(strings.TrimSpace(v), "bytes=-") {
-			// A negative start (what the SDKs write for a negative offset,
-			// "bytes=-2-497") or a suffix range: Azure ignores the header
-			// on reads and answers for the whole blob.
-			return 0, 0, false, nil
-		}
-		s, e, ok := httpx.ParseRange(v, true)
-		if !ok {
-			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
-		}
-		return s, e, true, nil
-	}
-	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := httpx.ParseRange(v, true)
-		if !ok {
-			// An unparsable Range is ignored, as HTTP allows.
-			return 0, 0, false, nil
-		}
-		return s, e, true, nil
-	}
-	return 0, 0, false, nil
-}
-
 // getBlob is Get Blob (GET) and Get Blob Properties (HEAD).
 func (h *handler) getBlob(rq *req) error {
 	head := rq.r.Method == http.MethodHead
@@ -165,7 +138,7 @@ func (h *handler) getBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	start, end, hasRange, err := rq.requestRange()
+	start, end, hasRange, err := httpx.ReadRange(rq.r.Header)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/content"
@@ -328,6 +328,19 @@ type ReadResult struct {
 	Segs         []content.Segment
 }
 
+// RangeError is Read's 416 InvalidRange: the range starts at or past the
+// end of the file. It carries the file's size, which the REST layer
+// reports (Content-Range: bytes */size), and is the Azure error
+// InvalidRange to everyone else.
+type RangeError struct{ Size int64 }
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("InvalidRange: the file has %d bytes", e.Size)
+}
+
+// Unwrap makes the error InvalidRange to errors.As.
+func (e *RangeError) Unwrap() error { return azerr.New(azerr.InvalidRange) }
+
 // Read is Get File: the node and the segments of [start, start+count)
 // (count < 0: to the end), read in one snapshot. A start at or past the
 // end of a non-empty file is 416 InvalidRange.
@@ -347,7 +360,7 @@ func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged 
 			}
 		}
 		if ranged && start >= n.Size && !(start == 0 && n.Size == 0) {
-			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(n.Size, 10))
+			return &RangeError{Size: n.Size}
 		}
 		if count < 0 || count > n.Size-start {
 			count = n.Size - start

@@ -23,12 +23,12 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/sddl"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // handler serves the File operations.
@@ -113,16 +113,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq)
 	}
 	if err := h.route(rq); err != nil {
-		httpx.WriteError(w, r, engineError(err))
+		httpx.WriteError(w, r, handleError(err))
 	}
 }
 
-// engineError maps the engine's transient failures to 503 ServerBusy
-// (clients retry) and the handle errors to their REST form.
-func engineError(err error) error {
+// handleError maps the handle table's errors to their REST form; engine
+// failures are left to httpx.WriteError's one mapping.
+func handleError(err error) error {
 	switch {
-	case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrClosed):
-		return azerr.New(azerr.ServerBusy)
 	case errors.Is(err, file.ErrHandleClosed):
 		return azerr.New(azerr.ResourceNotFound)
 	case errors.Is(err, file.ErrAccessDenied):
@@ -145,19 +143,23 @@ func (rq *req) checkConditions(ifMatchOK bool) error {
 	return nil
 }
 
-// ifMatch checks If-Match of Get File against the file's ETag: 412
-// ConditionNotMet when it names another version.
+// ifMatch checks If-Match of Get File against the file's ETag with the
+// rules every service shares (internal/conditional): quoted or not, a
+// list, "*"; 412 ConditionNotMet when it names another version.
 func (rq *req) ifMatch(n *file.Node) error {
-	v := rq.r.Header.Get("If-Match")
-	if v == "" || v == "*" {
+	vs := rq.r.Header.Values("If-Match")
+	if len(vs) == 0 {
 		return nil
 	}
-	for _, e := range strings.Split(v, ",") {
-		if strings.TrimSpace(e) == file.ETagString(n.ETag) {
-			return nil
-		}
+	c, err := conditional.Parse(vs, nil, nil, nil)
+	if err != nil {
+		return err
 	}
-	return azerr.New(azerr.ConditionNotMet)
+	o, err := conditional.EvalRead(c, conditional.State{Exists: true, ETag: conditional.NormalizeETag(file.ETagString(n.ETag))}, "")
+	if err != nil {
+		return err
+	}
+	return o.Err(azerr.ConditionNotMet, 0)
 }
 
 func badRoute(m, comp string) error {

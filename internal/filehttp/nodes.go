@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"net"
@@ -135,23 +136,6 @@ func (h *handler) getProps(rq *req) error {
 	return nil
 }
 
-// readRange returns x-ms-range (preferred) or Range; an unparsable Range
-// is ignored as HTTP allows, an unparsable x-ms-range is 400.
-func (rq *req) readRange() (start, end int64, has bool, err error) {
-	if v := rq.r.Header.Get("X-Ms-Range"); v != "" {
-		s, e, ok := httpx.ParseRange(v, true)
-		if !ok {
-			return 0, 0, false, azerr.InvalidHeader("x-ms-range", v)
-		}
-		return s, e, true, nil
-	}
-	if v := rq.r.Header.Get("Range"); v != "" {
-		s, e, ok := httpx.ParseRange(v, true)
-		return s, e, ok, nil
-	}
-	return 0, -1, false, nil
-}
-
 // getFile is Get File (GET) and Get File Properties (HEAD).
 func (h *handler) getFile(rq *req) error {
 	head := rq.r.Method == http.MethodHead
@@ -173,7 +157,7 @@ func (h *handler) getFile(rq *req) error {
 		rq.w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	start, end, ranged, err := rq.readRange()
+	start, end, ranged, err := httpx.ReadRange(rq.r.Header)
 	if err != nil {
 		return err
 	}
@@ -186,6 +170,9 @@ func (h *handler) getFile(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range-get-content-md5", "true")
 	}
 	res, err := h.svc.Read(rq.ctx(), rq.ref(), start, count, ranged, leaseID)
+	if re := (*file.RangeError)(nil); errors.As(err, &re) {
+		return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
+	}
 	if err != nil {
 		return err
 	}
@@ -589,7 +576,7 @@ func (h *handler) listRanges(rq *req) error {
 		return azerr.InvalidQuery("prevsharesnapshot", prev, "")
 	}
 	from, to := int64(0), int64(-1)
-	if s, e, has, err := rq.readRange(); err != nil {
+	if s, e, has, err := httpx.ReadRange(rq.r.Header); err != nil {
 		return err
 	} else if has {
 		from, to = s, e

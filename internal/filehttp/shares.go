@@ -463,54 +463,18 @@ func (h *handler) shareStats(rq *req) error {
 	return writeXML(rq, http.StatusOK, "<ShareStats><ShareUsageBytes>"+strconv.FormatInt(n, 10)+"</ShareUsageBytes></ShareStats>")
 }
 
-// leaseAction parses the lease headers common to Lease Share and Lease
-// File.
+// leaseAction parses the lease headers of Lease Share and Lease File: a
+// file's lease is infinite, is never renewed and breaks at once.
 func leaseAction(rq *req, share bool) (lease.Action, error) {
-	hd := rq.r.Header
-	av := hd.Get("X-Ms-Lease-Action")
-	kind, ok := lease.ParseAction(av)
-	if av == "" {
-		return lease.Action{}, azerr.MissingHeader("x-ms-lease-action")
+	rules := httpx.LeaseRules{InfiniteOnly: true}
+	if share {
+		rules = httpx.LeaseRules{Renew: true, DurationRequired: true, BreakPeriod: true}
 	}
-	if !ok || (!share && kind == lease.Renew) {
-		return lease.Action{}, azerr.InvalidHeader("x-ms-lease-action", av)
-	}
-	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
-	switch kind {
-	case lease.Acquire:
-		d := int64(lease.Infinite)
-		if v := hd.Get("X-Ms-Lease-Duration"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || !lease.ValidDuration(int(n)) || (!share && n != lease.Infinite) {
-				return a, azerr.InvalidHeader("x-ms-lease-duration", v)
-			}
-			d = n
-		} else if share {
-			return a, azerr.MissingHeader("x-ms-lease-duration")
-		}
-		a.Duration = int(d)
+	a, err := httpx.LeaseAction(rq.r.Header, rules)
+	if err == nil && a.Kind == lease.Acquire {
 		a.NewID = guid.NewString()
-	case lease.Renew, lease.Release:
-		if a.LeaseID == "" {
-			return a, azerr.MissingHeader("x-ms-lease-id")
-		}
-	case lease.Change:
-		if a.LeaseID == "" {
-			return a, azerr.MissingHeader("x-ms-lease-id")
-		}
-		if a.ProposedID == "" {
-			return a, azerr.MissingHeader("x-ms-proposed-lease-id")
-		}
-	case lease.Break:
-		if v := hd.Get("X-Ms-Lease-Break-Period"); v != "" && share {
-			n, err := strconv.Atoi(v)
-			if err != nil || !lease.ValidBreakPeriod(n) {
-				return a, azerr.InvalidHeader("x-ms-lease-break-period", v)
-			}
-			a.BreakPeriod = &n
-		}
 	}
-	return a, nil
+	return a, err
 }
 
 // leaseResponse writes the answer to a lease action.

@@ -62,3 +62,33 @@ func Parse(s string) (GUID, bool) {
 	}
 	return g, true
 }
+
+// Valid accepts the .NET Guid formats, as Azure does for lease ids: 32 hex digits, optionally with
+// dashes (8-4-4-4-12) and braces or parentheses.
+func Valid(s string) bool {
+	if len(s) >= 2 && (s[0] == '{' && s[len(s)-1] == '}' || s[0] == '(' && s[len(s)-1] == ')') {
+		s = s[1 : len(s)-1]
+	}
+	isHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+	switch len(s) {
+	case 32:
+		for i := 0; i < 32; i++ {
+			if !isHex(s[i]) {
+				return false
+			}
+		}
+		return true
+	case 36:
+		for i := 0; i < 36; i++ {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if s[i] != '-' {
+					return false
+				}
+			} else if !isHex(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -38,3 +38,15 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestValid(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"aaaaaaaa-1111-2222-3333-444444444444": true, "{aaaaaaaa-1111-2222-3333-444444444444}": true,
+		"(AAAAAAAA-1111-2222-3333-444444444444)": true, "aaaaaaaa111122223333444444444444": true,
+		"aaaaaaaa-1111-2222-3333-44444444444": false, "not-a-guid": false, "": false, "gggggggg-1111-2222-3333-444444444444": false,
+	} {
+		if Valid(s) != ok {
+			t.Errorf("Valid(%q)", s)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/redact"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // WriteError renders err as the Azure error of the request's service: XML
@@ -24,10 +23,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			// The client went away; nobody reads this response.
 			e = azerr.New(azerr.OperationTimedOut)
-		} else if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrConflict) {
-			// The database is out of reach for now, or contention
-			// outlasted the engine's retries: the client may retry.
-			e = azerr.New(azerr.ServerBusy)
+		} else if busy, ok := azerr.As(azerr.FromEngine(err)); ok {
+			// A transient engine failure: the client may retry.
+			e = busy
 		} else {
 			log := info.log
 			if log == nil {

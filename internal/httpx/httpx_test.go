@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 func serve(t *testing.T, svc auth.Service, h http.Handler, req *http.Request) *http.Response {
@@ -217,5 +219,21 @@ func TestRefusedRequestsAreNamedInTheAccessLog(t *testing.T) {
 	Wrap(auth.Blob, http.HandlerFunc(ok), Options{Log: log}).ServeHTTP(httptest.NewRecorder(), req)
 	if !strings.Contains(buf.String(), `op="PUT object?comp=block"`) {
 		t.Fatalf("access log: %s", buf.String())
+	}
+}
+
+// Every engine failure a client may retry is 503 ServerBusy on every
+// service, through the one mapping (azerr.FromEngine).
+func TestTransientEngineErrorIsServerBusy(t *testing.T) {
+	for _, svc := range []auth.Service{auth.Blob, auth.Queue, auth.Table, auth.File} {
+		for _, sentinel := range []error{storage.ErrConflict, storage.ErrClosed, storage.ErrUnavailable} {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				WriteError(w, r, fmt.Errorf("commit: %w", sentinel))
+			})
+			resp := serve(t, svc, h, httptest.NewRequest("GET", "http://127.0.0.1/devstoreaccount1/c", nil))
+			if resp.StatusCode != 503 || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
+				t.Errorf("%v on %v: %d %q, want 503 ServerBusy", sentinel, svc, resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+			}
+		}
 	}
 }

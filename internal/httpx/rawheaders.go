@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
-	"strings"
 	"sync"
 )
 
@@ -178,7 +177,7 @@ func hasRequestLine(b []byte, r *http.Request) bool {
 func restoreMetadataCase(r *http.Request) {
 	var raw []string
 	for k := range r.Header {
-		if len(k) > len("x-ms-meta-") && strings.EqualFold(k[:len("x-ms-meta-")], "x-ms-meta-") {
+		if isMetaHeader(k) {
 			raw = rawHeaderNames(r)
 			break
 		}
@@ -190,7 +189,7 @@ func restoreMetadataCase(r *http.Request) {
 		return
 	}
 	for _, name := range raw {
-		if len(name) <= len("x-ms-meta-") || !strings.EqualFold(name[:len("x-ms-meta-")], "x-ms-meta-") {
+		if !isMetaHeader(name) {
 			continue
 		}
 		canon := textproto.CanonicalMIMEHeaderKey(name)

@@ -107,7 +107,7 @@ func (s *Service) PutMessages(ctx context.Context, account, name string, nms []N
 		return setCount(tx, countShardKey(q.ID, shard), vals[0], int64(len(nms)))
 	})
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, azerr.FromEngine(err)
 	}
 	return out, nil
 }
@@ -174,7 +174,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 	busyKey := account + "/" + name
 	if !s.busy.recent(busyKey, s.now()) {
 		if empty, err := s.nothingVisible(ctx, account, name); err != nil || empty {
-			return nil, mapErr(err)
+			return nil, azerr.FromEngine(err)
 		}
 	}
 	var out []Message
@@ -224,7 +224,7 @@ func (s *Service) GetMessages(ctx context.Context, account, name string, n int, 
 		return nil
 	})
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, azerr.FromEngine(err)
 	}
 	s.busy.note(busyKey, s.now(), len(out) > 0)
 	if sawExpired {
@@ -305,7 +305,7 @@ func (s *Service) PeekMessages(ctx context.Context, account, name string, n int)
 		return err
 	})
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, azerr.FromEngine(err)
 	}
 	if sawExpired {
 		s.purge.reap(qid)
@@ -335,7 +335,7 @@ func checkReceipt(v []byte, popReceipt string, now int64) (message, error) {
 // DeleteMessage implements Delete Message. popReceipt must be the
 // message's current receipt (the caller rejects malformed ones with 400).
 func (s *Service) DeleteMessage(ctx context.Context, account, name string, id MessageID, popReceipt string) error {
-	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+	return azerr.FromEngine(s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
 		shard := s.nextShard()
 		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
@@ -401,7 +401,7 @@ func (s *Service) UpdateMessage(ctx context.Context, account, name string, id Me
 		out = m.view(id, true)
 		return nil
 	})
-	return out, mapErr(err)
+	return out, azerr.FromEngine(err)
 }
 
 // ClearMessages implements Clear Messages. The queue gets a fresh internal
@@ -425,7 +425,7 @@ func (s *Service) ClearMessages(ctx context.Context, account, name string) error
 	if err == nil {
 		s.purge.kick()
 	}
-	return mapErr(err)
+	return azerr.FromEngine(err)
 }
 
 // Policy returns the stored access policy id of a queue, or nil when the

@@ -303,21 +303,6 @@ func sameMetadata(a, b []MetadataItem) bool {
 	return true
 }
 
-// mapErr turns engine sentinels into errors the HTTP layer can render:
-// azerr values pass through; anything else stays as is (a 500).
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := azerr.As(err); ok {
-		return err
-	}
-	if errors.Is(err, storage.ErrConflict) {
-		return azerr.New(azerr.ServerBusy)
-	}
-	return err
-}
-
 func loadQueue(tx storage.Tx, account, name string) (queueRecord, error) {
 	v, err := tx.Get(queueKey(account, name))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -400,7 +385,7 @@ func (s *Service) CreateQueue(ctx context.Context, account, name string, md []Me
 		created = true
 		return tx.Set(statsKey(q.ID), nil)
 	})
-	return created, mapErr(err)
+	return created, azerr.FromEngine(err)
 }
 
 // DeleteQueue implements Delete Queue. The queue disappears in one small
@@ -419,7 +404,7 @@ func (s *Service) DeleteQueue(ctx context.Context, account, name string) error {
 	if err == nil {
 		s.purge.kick()
 	}
-	return mapErr(err)
+	return azerr.FromEngine(err)
 }
 
 // GetQueueProperties implements Get Queue Metadata.
@@ -449,14 +434,14 @@ func (s *Service) GetQueueProperties(ctx context.Context, account, name string) 
 	if err == nil && stale {
 		s.purge.reap(qid)
 	}
-	return p, mapErr(err)
+	return p, azerr.FromEngine(err)
 }
 
 // SetQueueMetadata implements Set Queue Metadata: the new set replaces the
 // old one (last writer wins).
 func (s *Service) SetQueueMetadata(ctx context.Context, account, name string, md []MetadataItem) error {
 	md = NormalizeMetadata(md)
-	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+	return azerr.FromEngine(s.engine.Update(ctx, func(tx storage.Tx) error {
 		q, err := loadQueue(tx, account, name)
 		if err != nil {
 			return err
@@ -474,13 +459,13 @@ func (s *Service) GetQueueACL(ctx context.Context, account, name string) ([]Sign
 		acl = q.ACL
 		return err
 	})
-	return acl, mapErr(err)
+	return acl, azerr.FromEngine(err)
 }
 
 // SetQueueACL implements Set Queue ACL: the identifiers replace the stored
 // ones (last writer wins). The caller validates count and fields.
 func (s *Service) SetQueueACL(ctx context.Context, account, name string, acl []SignedIdentifier) error {
-	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+	return azerr.FromEngine(s.engine.Update(ctx, func(tx storage.Tx) error {
 		q, err := loadQueue(tx, account, name)
 		if err != nil {
 			return err
@@ -526,7 +511,7 @@ func (s *Service) ListQueues(ctx context.Context, account, prefix, marker string
 		}
 		return it.Err()
 	})
-	return items, next, mapErr(err)
+	return items, next, azerr.FromEngine(err)
 }
 
 // ServiceProperties are the stored Queue service properties as raw,
@@ -593,14 +578,14 @@ func (s *Service) GetServiceProperties(ctx context.Context, account string) (Ser
 		}
 		return decodeJSON(v, &p)
 	})
-	return p, mapErr(err)
+	return p, azerr.FromEngine(err)
 }
 
 // SetServiceProperties implements Set Queue Service Properties. Parts left
 // nil keep their stored value; a non-nil Cors (even empty) replaces the
 // rules. Last writer wins.
 func (s *Service) SetServiceProperties(ctx context.Context, account string, in ServiceProperties, setCors bool) error {
-	return mapErr(s.engine.Update(ctx, func(tx storage.Tx) error {
+	return azerr.FromEngine(s.engine.Update(ctx, func(tx storage.Tx) error {
 		p := DefaultServiceProperties()
 		v, err := tx.Get(propsKey(account))
 		switch {

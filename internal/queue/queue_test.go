@@ -130,7 +130,7 @@ func TestMessageLifecycle(t *testing.T) {
 			t.Fatalf("peek %d %v", len(peek), err)
 		}
 		for i, m := range peek {
-			if m.Text != fmt.Sprint("m", i) || m.DequeueCount != 0 || m.PopReceipt != "" {
+			if m.Text != fmt.Sprint("m", i) || m.DequeueCount != 0 || m.PopReceipt != "" || m.ID != put[i].ID {
 				t.Fatalf("peek[%d] = %+v", i, m)
 			}
 		}

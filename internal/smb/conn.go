@@ -52,7 +52,6 @@ type conn struct {
 	clientCaps    uint32
 	clientSecMode uint16
 	dialects      []uint16
-	serverCaps    uint32
 	cipherID      uint16 // 0 none, 1 AES-128-CCM, 2 AES-128-GCM, 3 AES-256-CCM, 4 AES-256-GCM
 	signAlg       uint16 // 0 HMAC-SHA256, 1 AES-CMAC, 2 AES-GMAC
 	preauth       [64]byte
@@ -126,7 +125,6 @@ type open struct {
 	dirList    []Stat
 	dirPos     int
 	dirPattern string
-	dirDone    bool
 	mu         sync.Mutex
 	// locks counts the byte-range locks the open holds (for Stats).
 	locks atomic.Int64

@@ -92,8 +92,9 @@ var (
 	ErrDiskFull         = errors.New("smb: share quota reached") // STATUS_DISK_FULL
 	ErrCannotDelete     = errors.New("smb: cannot delete")       // STATUS_CANNOT_DELETE
 	ErrTooManyHandles   = errors.New("smb: too many handles")    // STATUS_INSUFFICIENT_RESOURCES
-	// ErrUnavailable: the server cannot open files for now (its
-	// membership among the instances sharing the storage lapsed).
+	// ErrUnavailable: the server cannot serve the request for now (its
+	// membership among the instances sharing the storage lapsed, or the
+	// storage is busy or out of reach); the client may retry.
 	ErrUnavailable      = errors.New("smb: opens unavailable") // STATUS_INSUFFICIENT_RESOURCES
 	ErrInvalidParameter = errors.New("smb: invalid parameter") // STATUS_INVALID_PARAMETER
 	ErrNotSupported     = errors.New("smb: not supported")     // STATUS_NOT_SUPPORTED

@@ -40,7 +40,7 @@ func TestSharePath(t *testing.T) {
 	}
 	// A name leaving the share is a bad path, other bad names invalid.
 	for name, want := range map[string]uint32{`..\..\..`: statusObjectPathSyntaxBad, `..`: statusObjectPathSyntaxBad,
-		`a\..`: statusObjectNameInvalid, `a:s`: statusObjectNameInvalid} {
+		"a\\..\b": statusObjectNameInvalid, `a:s`: statusObjectNameInvalid} {
 		if got := badNameStatus(name); got != want {
 			t.Errorf("badNameStatus(%q) = %#x, want %#x", name, got, want)
 		}

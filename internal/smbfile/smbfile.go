@@ -295,7 +295,11 @@ func mapErr(err error) error {
 	case errors.Is(err, file.ErrInstanceLost):
 		return smb.ErrUnavailable
 	}
-	switch code(err) {
+	// Engine failures a client may retry take the one domain mapping
+	// REST uses too (ServerBusy), then SMB's retryable status.
+	switch code(azerr.FromEngine(err)) {
+	case azerr.ServerBusy:
+		return smb.ErrUnavailable
 	case azerr.ResourceNotFound:
 		return smb.ErrNotFound
 	case azerr.ParentNotFound:

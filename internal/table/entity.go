@@ -401,7 +401,7 @@ func decodeEntityInto(e *Entity, pk, rk string, b []byte, slab []Property) ([]Pr
 		return all[off : off+len(s)]
 	}
 	if cnt := it.left; cnt > 0 && uint64(cap(slab)-len(slab)) >= cnt {
-		e.Props = slab[len(slab):len(slab)]
+		e.Props = slab[len(slab):]
 		slab = slab[:len(slab)+int(cnt)]
 	} else {
 		e.Props = make([]Property, 0, cnt)

@@ -231,7 +231,7 @@ func (h *handler) batch(rq *req) error {
 	fmt.Fprintf(&b, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", batchBoundary, csBoundary)
 	base := h.d.BaseURL(rq.info.Account)
 	if failure != nil {
-		e, ok := azerr.As(storageError(failure.Err))
+		e, ok := azerr.As(azerr.FromEngine(failure.Err))
 		if !ok {
 			return failure.Err
 		}

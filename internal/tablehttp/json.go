@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -545,5 +544,3 @@ func parseSelect(s string) ([]string, error) {
 	}
 	return out, nil
 }
-
-var errBodyTooLarge = errors.New("body too large")

@@ -28,7 +28,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // Request body limits: an entity is at most 1 MiB as Azure counts it, which
@@ -79,21 +78,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.corsHeaders(w, r, info)
 	}
 	if err := h.route(w, r, info); err != nil {
-		httpx.WriteError(w, r, storageError(err))
+		httpx.WriteError(w, r, err)
 	}
-}
-
-// storageError maps engine sentinels that reach the surface: contention
-// that outlasted the engine's retries and a closing engine are transient,
-// so clients get the retryable 503 ServerBusy rather than a 500.
-func storageError(err error) error {
-	if _, ok := azerr.As(err); ok {
-		return err
-	}
-	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		return azerr.New(azerr.ServerBusy)
-	}
-	return err
 }
 
 // resource is a parsed Table service path.
@@ -786,117 +772,29 @@ func (h *handler) getEntity(rq *req) error {
 
 // Query Entities.
 func (h *handler) queryEntities(rq *req) error {
-	level, err := metadataLevelOf(rq.r, rq.q)
+	level, sel, query, err := h.entityQuery(rq)
 	if err != nil {
 		return err
 	}
-	sel, err := parseSelect(rq.q.Get("$select"))
-	if err != nil {
-		return err
-	}
-	top, err := parseTop(rq.q)
-	if err != nil {
-		return err
-	}
-	filter, err := parseFilter(rq.q.Get("$filter"))
-	if err != nil {
-		return err
-	}
-	// An address with one key is a filter on it.
-	if rq.res.partial {
-		return azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
-	}
-	query := table.Query{Filter: filter, Top: top}
-	if v := rq.q.Get("NextPartitionKey"); v != "" {
-		if query.NextPartitionKey, err = decodeToken("NextPartitionKey", v); err != nil {
-			return err
-		}
-		query.Continue = true
-		if v := rq.q.Get("NextRowKey"); v != "" {
-			if query.NextRowKey, err = decodeToken("NextRowKey", v); err != nil {
-				return err
-			}
-		}
-	}
-	// Under a SAS with a key range the query sees only that range, whatever
-	// its filter or continuation asks for.
-	if err := h.authorizeOp(rq); err != nil {
-		return err
-	}
-	query.Range = table.KeyRange(auth.TableKeyRange(rq.info.Identity))
 	qb, _ := h.pages.Get().(*queryBuf)
 	if qb == nil {
 		qb = new(queryBuf)
 	}
 	defer qb.release(&h.pages)
-	page := &qb.page
-	base := h.d.BaseURL(rq.info.Account)
-	ew := &qb.ew
-	*ew = entityWriter{level: level, baseURL: base, account: rq.info.Account, table: rq.res.table, selected: sel, scratch: ew.scratch}
-	b := qb.out[:0]
-	// A page is rendered into b and sent with a Content-Length when it is
-	// small; past streamAt bytes the response is sent as it is rendered,
-	// streamAt at a time, so a page of large entities (up to 1,000 of up
-	// to 1 MiB each) never sits in memory rendered as well as stored. And
-	// a page whose records come to more than holdPage bytes is not held at
-	// all: its rows are rendered as the engine hands them over.
-	streaming, gone := false, false
-	writeHead := func() {
-		hdr := rq.w.Header()
-		if page.More {
-			hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(page.NextPartitionKey))
-			hdr.Set("x-ms-continuation-NextRowKey", encodeToken(page.NextRowKey))
-		}
-		setJSONHeaders(rq.w, level)
-	}
-	flush := func() {
-		if !streaming {
-			streaming = true
-			rq.w.WriteHeader(http.StatusOK)
-		}
-		if _, err := rq.w.Write(b); err != nil {
-			gone = true // the client went away: render no more
-		}
-		b = b[:0]
-	}
-	open := func() {
-		b = append(b, '{')
-		if level != noMetadata {
-			b = append(b, `"odata.metadata":`...)
-			ew.scratch = append(append(append(ew.scratch[:0], base...), "/$metadata#"...), rq.res.table...)
-			b = jsonString(b, ew.scratch)
-			b = append(b, ',')
-		}
-		b = append(b, `"value":[`...)
-	}
-	first := true
-	row := func(r table.Row) error {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = ew.appendRow(b, r)
-		if len(b) >= streamAt {
-			if flush(); gone {
-				return errClientGone
-			}
-		}
-		return nil
-	}
+	pw := &qb.pw
+	*pw = pageWriter{rq: rq, level: level, base: h.d.BaseURL(rq.info.Account), page: &qb.page, b: qb.out[:0], first: true}
+	qb.ew = entityWriter{level: level, baseURL: pw.base, account: rq.info.Account, table: rq.res.table, selected: sel, scratch: qb.ew.scratch}
+	pw.ew = &qb.ew
 	streamed := false
-	err = h.svc.QueryRows(rq.r.Context(), rq.info.Account, rq.res.table, query, page, holdPage, func(page *table.RowPage, rows func(func(table.Row) error) error) error {
+	err = h.svc.QueryRows(rq.r.Context(), rq.info.Account, rq.res.table, query, pw.page, holdPage, func(_ *table.RowPage, rows func(func(table.Row) error) error) error {
 		streamed = true
-		if cap(b) < streamAt+streamAt/2 {
-			b = make([]byte, 0, streamAt+streamAt/2)
-		}
-		writeHead()
-		open()
-		return rows(row)
+		pw.start(streamAt + streamAt/2)
+		return rows(pw.row)
 	})
 	switch {
 	case errors.Is(err, errClientGone):
 		return nil
-	case err != nil && streaming:
+	case err != nil && pw.streaming:
 		// The status is sent: cut the response short, so that the client
 		// sees a broken body rather than a well-formed partial page.
 		panic(http.ErrAbortHandler)
@@ -906,27 +804,143 @@ func (h *handler) queryEntities(rq *req) error {
 		return err
 	}
 	if !streamed {
-		if need := min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2); cap(b) < need {
-			b = make([]byte, 0, need)
-		}
-		writeHead()
-		open()
+		page := pw.page
+		pw.start(min(2*page.Size()+160*page.Len()+256, streamAt+streamAt/2))
 		for i := range page.Len() {
-			if row(page.Row(i)) != nil {
+			if pw.row(page.Row(i)) != nil {
 				return nil
 			}
 		}
 	}
-	b = append(b, "]}"...)
-	qb.out = b
-	if streaming {
-		flush()
-		return nil
-	}
-	rq.w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
-	rq.w.WriteHeader(http.StatusOK)
-	rq.w.Write(b)
+	pw.finish()
+	qb.out = pw.b
 	return nil
+}
+
+// entityQuery decodes Query Entities' request: the metadata level, $select,
+// and the query ($top, $filter, the continuation, and the key range a SAS
+// allows, after authorization).
+func (h *handler) entityQuery(rq *req) (metadata, []string, table.Query, error) {
+	var query table.Query
+	level, err := metadataLevelOf(rq.r, rq.q)
+	if err != nil {
+		return level, nil, query, err
+	}
+	sel, err := parseSelect(rq.q.Get("$select"))
+	if err != nil {
+		return level, nil, query, err
+	}
+	if query.Top, err = parseTop(rq.q); err != nil {
+		return level, nil, query, err
+	}
+	if query.Filter, err = parseFilter(rq.q.Get("$filter")); err != nil {
+		return level, nil, query, err
+	}
+	// An address with one key is a filter on it.
+	if rq.res.partial {
+		return level, nil, query, azerr.Newf(azerr.InvalidInput, "Both PartitionKey and RowKey must be specified.")
+	}
+	if v := rq.q.Get("NextPartitionKey"); v != "" {
+		if query.NextPartitionKey, err = decodeToken("NextPartitionKey", v); err != nil {
+			return level, nil, query, err
+		}
+		query.Continue = true
+		if v := rq.q.Get("NextRowKey"); v != "" {
+			if query.NextRowKey, err = decodeToken("NextRowKey", v); err != nil {
+				return level, nil, query, err
+			}
+		}
+	}
+	// Under a SAS with a key range the query sees only that range, whatever
+	// its filter or continuation asks for.
+	if err := h.authorizeOp(rq); err != nil {
+		return level, nil, query, err
+	}
+	query.Range = table.KeyRange(auth.TableKeyRange(rq.info.Identity))
+	return level, sel, query, nil
+}
+
+// pageWriter renders one Query Entities page. A page is rendered into b
+// and sent with a Content-Length when it is small; past streamAt bytes the
+// response is sent as it is rendered, streamAt at a time, so a page of
+// large entities (up to 1,000 of up to 1 MiB each) never sits in memory
+// rendered as well as stored. And a page whose records come to more than
+// holdPage bytes is not held at all: its rows are rendered as the engine
+// hands them over.
+type pageWriter struct {
+	rq        *req
+	level     metadata
+	base      string
+	page      *table.RowPage
+	ew        *entityWriter
+	b         []byte
+	streaming bool // the status is sent
+	gone      bool // the client went away: render no more
+	first     bool // no row rendered yet
+}
+
+// start sets the response headers and opens the body, with room for
+// capacity bytes.
+func (pw *pageWriter) start(capacity int) {
+	if cap(pw.b) < capacity {
+		pw.b = make([]byte, 0, capacity)
+	}
+	hdr := pw.rq.w.Header()
+	if pw.page.More {
+		hdr.Set("x-ms-continuation-NextPartitionKey", encodeToken(pw.page.NextPartitionKey))
+		hdr.Set("x-ms-continuation-NextRowKey", encodeToken(pw.page.NextRowKey))
+	}
+	setJSONHeaders(pw.rq.w, pw.level)
+	pw.b = append(pw.b, '{')
+	if pw.level != noMetadata {
+		pw.b = append(pw.b, `"odata.metadata":`...)
+		ew := pw.ew
+		ew.scratch = append(append(append(ew.scratch[:0], pw.base...), "/$metadata#"...), pw.rq.res.table...)
+		pw.b = jsonString(pw.b, ew.scratch)
+		pw.b = append(pw.b, ',')
+	}
+	pw.b = append(pw.b, `"value":[`...)
+}
+
+// row renders one entity, sending what is rendered once it reaches
+// streamAt bytes.
+func (pw *pageWriter) row(r table.Row) error {
+	if !pw.first {
+		pw.b = append(pw.b, ',')
+	}
+	pw.first = false
+	pw.b = pw.ew.appendRow(pw.b, r)
+	if len(pw.b) >= streamAt {
+		if pw.flush(); pw.gone {
+			return errClientGone
+		}
+	}
+	return nil
+}
+
+// flush sends what is rendered, the status first if it is not sent yet.
+func (pw *pageWriter) flush() {
+	if !pw.streaming {
+		pw.streaming = true
+		pw.rq.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := pw.rq.w.Write(pw.b); err != nil {
+		pw.gone = true
+	}
+	pw.b = pw.b[:0]
+}
+
+// finish closes the body and sends the rest, or the whole page with its
+// length when nothing was streamed.
+func (pw *pageWriter) finish() {
+	pw.b = append(pw.b, "]}"...)
+	if pw.streaming {
+		pw.flush()
+		return
+	}
+	pw.rq.w.Header()["Content-Length"] = []string{strconv.Itoa(len(pw.b))}
+	pw.rq.w.WriteHeader(http.StatusOK)
+	pw.rq.w.Write(pw.b)
 }
 
 // holdPage is the size of a page's records past which Query Entities
@@ -946,6 +960,7 @@ type queryBuf struct {
 	page table.RowPage
 	out  []byte
 	ew   entityWriter
+	pw   pageWriter
 }
 
 // release returns qb to the pool unless it grew too large to keep.
@@ -955,6 +970,7 @@ func (qb *queryBuf) release(p *sync.Pool) {
 	}
 	qb.page.Reset()
 	qb.ew = entityWriter{scratch: qb.ew.scratch[:0]}
+	qb.pw = pageWriter{}
 	p.Put(qb)
 }
 

@@ -677,8 +677,9 @@ func testScanOrder(t *testing.T, e storage.Engine) {
 		}
 		it.Close()
 		it = tx.Scan([]byte("\xff\xff\xff\xff"), nil, false)
-		if it.Next() || it.Next() {
-			t.Errorf("Next on an empty range = true")
+		// Next stays false once it has returned false.
+		if first, second := it.Next(), it.Next(); first || second {
+			t.Errorf("Next on an empty range = %v, then %v", first, second)
 		}
 		return it.Close()
 	})

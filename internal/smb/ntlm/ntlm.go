@@ -267,14 +267,16 @@ func (a *Auth) stepAuth(in []byte) ([]byte, bool, error) {
 		return nil, false, ErrLogonFailure
 	}
 	flags := le.Uint32(tok[60:])
-	a.key = baseKey
+	// The session key is kept only once every check passed: a refused
+	// authentication leaves none behind.
+	key := baseKey
 	if flags&flagKeyExch != 0 && a.flags&flagKeyExch != 0 {
 		if len(encKey) != 16 {
 			return nil, false, ErrMalformed
 		}
 		c, _ := rc4.NewCipher(baseKey)
-		a.key = make([]byte, 16)
-		c.XORKeyStream(a.key, encKey)
+		key = make([]byte, 16)
+		c.XORKeyStream(key, encKey)
 	}
 	// The MIC of the AUTHENTICATE message, present when the client's
 	// MsvAvFlags says so (bit 0x2).
@@ -284,11 +286,12 @@ func (a *Auth) stepAuth(in []byte) ([]byte, bool, error) {
 		}
 		auth := append([]byte(nil), tok...)
 		clear(auth[72:88])
-		mic := hmacMD5(a.key, a.negMsg, a.chalMsg, auth)
+		mic := hmacMD5(key, a.negMsg, a.chalMsg, auth)
 		if subtle.ConstantTimeCompare(mic, tok[72:88]) != 1 {
 			return nil, false, ErrLogonFailure
 		}
 	}
+	a.key = key
 	a.flags = flags & a.flags
 	a.state = 2
 	if !a.spnego {
@@ -297,6 +300,7 @@ func (a *Auth) stepAuth(in []byte) ([]byte, bool, error) {
 	var serverMIC []byte
 	if clientMIC != nil {
 		if !bytes.Equal(clientMIC, a.sign(clientToServer, a.mechTypes)) {
+			a.key = nil
 			return nil, false, ErrLogonFailure
 		}
 		serverMIC = a.sign(serverToClient, a.mechTypes)
