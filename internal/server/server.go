@@ -38,7 +38,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
-	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/md5lanes"
@@ -118,6 +117,10 @@ type Config struct {
 	// a chunk goes only once it has been unreferenced for ChunkGCGrace
 	// (zero: chunkgc.DefaultGrace), by the database's clock.
 	ChunkGCGrace, ChunkGCInterval time.Duration
+	// ServicesNow, when set, is the clock of the domain services' rules
+	// and written times instead of Now: the import's, which replays the
+	// times the reference emulator recorded.
+	ServicesNow func() time.Time
 	// Now overrides the clock (tests).
 	// With the postgres engine it is the instance's own clock, which the
 	// engine corrects against the database's (pgstore.Store.Now), so every
@@ -175,8 +178,10 @@ type Server struct {
 	budget *h1.Budget
 	smb    *smb.Server
 	// md5 hashes the request bodies of the Blob and File services.
-	md5      *md5lanes.Lanes
-	smbFiles *file.Service
+	md5 *md5lanes.Lanes
+	// services are the domain services, built once and shared by every
+	// protocol layer (HTTP, SMB, the console through the handlers).
+	services Services
 	smbAddr  string
 	// members is this instance's membership among those serving SMB
 	// from the engine: its handles are released by the others if it dies.
@@ -297,30 +302,30 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.md5 = md5lanes.New()
-	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
-			EncryptionScopes: cfg.EncryptionScopes,
-			Workers:          func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
-		return s.track(httpx.Wrap(svc, newHandler(d), opts))
+	servicesNow := cfg.Now
+	if cfg.ServicesNow != nil {
+		servicesNow = cfg.ServicesNow
 	}
+	s.buildServices(servicesNow)
+	hd := func(svc auth.Service) httpx.Deps {
+		return httpx.Deps{Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc), EncryptionScopes: cfg.EncryptionScopes}
+	}
+	wrap := func(svc auth.Service, h http.Handler) http.Handler { return s.track(httpx.Wrap(svc, h, opts)) }
+	sv := s.services
 	s.handlers = map[auth.Service]http.Handler{
-		auth.Blob:  mk(auth.Blob, blobhttp.New),
-		auth.Queue: mk(auth.Queue, queuehttp.New),
-		auth.Table: mk(auth.Table, tablehttp.New),
-		auth.File:  mk(auth.File, filehttp.New),
+		auth.Blob:  wrap(auth.Blob, blobhttp.New(hd(auth.Blob), sv.Blob)),
+		auth.Queue: wrap(auth.Queue, queuehttp.New(hd(auth.Queue), sv.Queue)),
+		auth.Table: wrap(auth.Table, tablehttp.New(hd(auth.Table), sv.Table)),
+		auth.File:  wrap(auth.File, filehttp.New(hd(auth.File), sv.File, sv.Blob)),
 	}
 	if cfg.SMBAddr != "" {
-		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
-		if f := s.floor(); f != nil {
-			s.smbFiles.UseFloor(f)
-		}
 		var expiry time.Duration
 		if s.sharedEngine() {
 			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
 		}
-		s.members = s.smbFiles.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
+		s.members = sv.File.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
 			Lost: func() { s.smb.DropConnections() }})
-		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles, s.members), Log: cfg.Log, Now: cfg.Now,
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(sv.File, s.members), Log: cfg.Log, Now: cfg.Now,
 			Passwords: func(user string) ([]string, bool) {
 				acc, ok := authn.Account(user)
 				if !ok {
