@@ -55,7 +55,7 @@ func runImport(args []string, stderr io.Writer) int {
 	}
 	// The services write with the times the reference emulator recorded.
 	clock := &azimport.Clock{}
-	srv, err := server.New(server.Config{Location: *location, EngineKind: *engine, PostgresURL: *pgURL, Sync: *syncFlag, Log: log,
+	srv, err := server.New(context.Background(), server.Config{Location: *location, EngineKind: *engine, PostgresURL: *pgURL, Sync: *syncFlag, Log: log,
 		ServicesNow: clock.Now})
 	if err != nil {
 		log.Error("open the target: " + startAdvice(err))

@@ -203,8 +203,10 @@ type Server struct {
 	started, closing atomic.Bool
 }
 
-// New opens the engine and builds the handlers; it does not listen yet.
-func New(cfg Config) (*Server, error) {
+// New opens the engine and builds the services and their handlers; it
+// does not listen yet. ctx bounds the opening (a database engine's
+// connection, the test clock's offset), not the server's life.
+func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -227,7 +229,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
 	case cfg.EngineKind == EnginePostgres:
-		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
+		pg, err := pgstore.Open(ctx, pgstore.Options{URL: cfg.PostgresURL,
 			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
 		if err != nil {
 			s.closeListeners()
@@ -236,7 +238,7 @@ func New(cfg Config) (*Server, error) {
 		s.engine, s.ownsEng = pg, true
 		cfg.Now = pg.Now
 		s.cfg.Now = pg.Now
-		s.logRecovered("", time.Since(started))
+		s.logRecovered(ctx, "", time.Since(started))
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -258,7 +260,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
 		s.engine, s.ownsEng = eng, true
-		s.logRecovered(dir, time.Since(started))
+		s.logRecovered(ctx, dir, time.Since(started))
 	}
 	// realNow is the clock before any test offset: the chunk collector's
 	// grace periods are real time.
@@ -270,7 +272,7 @@ func New(cfg Config) (*Server, error) {
 			shared = s.engine
 		}
 		s.clock = clock.New(cfg.Now, shared)
-		if err := s.clock.Refresh(context.Background()); err != nil {
+		if err := s.clock.Refresh(ctx); err != nil {
 			s.closeListeners()
 			if s.ownsEng {
 				s.engine.Close()
@@ -518,8 +520,10 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// Start serves every bound address in the background.
-func (s *Server) Start() error {
+// Start serves every bound address and starts the background workers.
+// ctx bounds the start (joining the SMB instances' membership); the
+// server runs until Close.
+func (s *Server) Start(ctx context.Context) error {
 	for _, l := range []struct {
 		svc  auth.Service
 		addr string
@@ -546,7 +550,7 @@ func (s *Server) Start() error {
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
 	if s.smb != nil {
-		if err := s.startSMB(); err != nil {
+		if err := s.startSMB(ctx); err != nil {
 			s.Close()
 			return err
 		}
@@ -568,10 +572,11 @@ func (s *Server) Start() error {
 				return nil
 			})
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		// The workers live until Close, whatever becomes of ctx.
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		s.stopWorkers = cancel
 		for _, run := range s.workers {
-			s.workersDone.Go(func() { run(ctx) })
+			s.workersDone.Go(func() { run(wctx) })
 		}
 	}
 	s.started.Store(true)
@@ -627,8 +632,8 @@ func (s *Server) sharedEngine() bool {
 // process left are released (no SMB connection survives a restart). With
 // the postgres engine other instances' handles live in the same database;
 // those of instances that died are released by the membership's watch.
-func (s *Server) startSMB() error {
-	if err := s.members.Join(context.Background(), !s.sharedEngine()); err != nil {
+func (s *Server) startSMB(ctx context.Context) error {
+	if err := s.members.Join(ctx, !s.sharedEngine()); err != nil {
 		return fmt.Errorf("smb: join the instances' membership: %w", err)
 	}
 	s.workers = append(s.workers, s.members.Run)
@@ -700,11 +705,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := s.engine.Close()
-	if ls, ok := s.engine.(*logstore.Store); ok {
-		if st := ls.SyncStats(); st.Fsyncs > 0 {
-			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
-				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
-				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+	if sm, ok := s.engine.(storage.Summarizer); ok {
+		if msg, attrs := sm.Summary(); msg != "" {
+			s.cfg.Log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 		}
 	}
 	return err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -71,7 +72,7 @@ func TestOneServiceOfEachKind(t *testing.T) {
 		}
 	}
 
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", FileAddr: "127.0.0.1:0"})
+	s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0", FileAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,12 @@ func TestOneServiceOfEachKind(t *testing.T) {
 // protocol, each clock counted up from the same instant on its own.
 func TestETagNeverReusedAcrossRESTAndSMB(t *testing.T) {
 	frozen := time.Now().UTC().Truncate(time.Second)
-	s, err := New(Config{InMemory: true, FileAddr: "127.0.0.1:0", SMBAddr: "127.0.0.1:0",
+	s, err := New(context.Background(), Config{InMemory: true, FileAddr: "127.0.0.1:0", SMBAddr: "127.0.0.1:0",
 		Now: func() time.Time { return frozen }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
