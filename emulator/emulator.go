@@ -17,6 +17,7 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -124,11 +125,11 @@ func Start(o Options) (*Emulator, error) {
 	if o.Admin {
 		cfg.AdminAddr = host + ":0"
 	}
-	srv, err := server.New(cfg)
+	srv, err := server.New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Start(); err != nil {
+	if err := srv.Start(context.Background()); err != nil {
 		return nil, err
 	}
 	scheme := "http"

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"time"
 )
 
@@ -163,6 +164,14 @@ type Pinger interface {
 // alone. SharedByInstances only marks the capability.
 type Shared interface {
 	SharedByInstances()
+}
+
+// Summarizer is an optional interface of engines with figures worth one
+// log line when they stop (the log engine's group commit): the server
+// logs Summary's message and attributes once the engine is closed. An
+// empty message means there is nothing to report.
+type Summarizer interface {
+	Summary() (msg string, attrs []slog.Attr)
 }
 
 // Stat is one figure an engine keeps about its own work.

@@ -9,12 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/lazuli-storage/lazuli/internal/azimport"
-	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/guid"
-	"github.com/lazuli-storage/lazuli/internal/md5lanes"
-	"github.com/lazuli-storage/lazuli/internal/queue"
 	"github.com/lazuli-storage/lazuli/internal/server"
-	"github.com/lazuli-storage/lazuli/internal/table"
 	"github.com/lazuli-storage/lazuli/internal/tablehttp"
 )
 
@@ -58,21 +53,18 @@ func runImport(args []string, stderr io.Writer) int {
 		log.Error("read the reference emulator's directory", "err", err)
 		return 1
 	}
-	srv, err := server.New(server.Config{Location: *location, EngineKind: *engine, PostgresURL: *pgURL, Sync: *syncFlag, Log: log})
+	// The services write with the times the reference emulator recorded.
+	clock := &azimport.Clock{}
+	srv, err := server.New(context.Background(), server.Config{Location: *location, EngineKind: *engine, PostgresURL: *pgURL, Sync: *syncFlag, Log: log,
+		ServicesNow: clock.Now})
 	if err != nil {
 		log.Error("open the target: " + startAdvice(err))
 		return 1
 	}
 	defer srv.Close()
-	eng := srv.Engine()
-	clock := &azimport.Clock{}
-	lanes := md5lanes.New()
-	defer lanes.Close()
-	blobs := blob.New(eng, clock.Now, guid.NewString)
-	blobs.UseMD5Lanes(lanes)
+	svcs := srv.Services()
 	rep, err := azimport.Import(context.Background(), src, azimport.Services{
-		Blob: blobs, Queue: queue.New(eng, clock.Now), Table: table.New(eng, table.Options{Now: clock.Now}),
-		Clock: clock, DecodeEntity: tablehttp.DecodeEntity,
+		Blob: svcs.Blob, Queue: svcs.Queue, Table: svcs.Table, Clock: clock, DecodeEntity: tablehttp.DecodeEntity,
 	})
 	for _, s := range rep.Skipped {
 		log.Warn("not imported: " + s)

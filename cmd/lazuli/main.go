@@ -308,7 +308,7 @@ func run(args []string, stderr io.Writer) int {
 	// that reads them may stop the server at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := server.New(cfg)
+	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		log.Error("start: " + startAdvice(err))
 		return 1
@@ -338,7 +338,7 @@ func run(args []string, stderr io.Writer) int {
 			f.Close()
 		}()
 	}
-	if err := srv.Start(); err != nil {
+	if err := srv.Start(ctx); err != nil {
 		log.Error("start: " + startAdvice(err))
 		srv.Close()
 		return 1

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -25,9 +27,9 @@ var scopeKey = []byte("second-account-key-for-batch-tests")
 // authenticated with their keys.
 func scopedHandler() http.Handler {
 	a := auth.New(auth.Config{Accounts: []auth.Account{{Name: "otheracct", Keys: [][]byte{scopeKey}}}})
-	d := httpx.Deps{Engine: memstore.New(), Auth: a, Now: time.Now,
+	d := httpx.Deps{Auth: a, Now: time.Now,
 		BaseURL: func(acct string) string { return "http://127.0.0.1:10000/" + acct }}
-	return httpx.Wrap(auth.Blob, New(d), httpx.Options{Silent: true, Auth: a})
+	return httpx.Wrap(auth.Blob, New(d, blob.New(memstore.New(), time.Now, guid.NewString)), httpx.Options{Silent: true, Auth: a})
 }
 
 // signedDo sends one request signed with the account's key; path starts

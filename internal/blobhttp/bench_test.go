@@ -3,6 +3,8 @@ package blobhttp
 import (
 	"bytes"
 	"fmt"
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,9 +21,9 @@ import (
 // handlerFor builds the wrapped Blob handler over eng with authentication
 // off (every request is the account owner).
 func handlerFor(eng storage.Engine) http.Handler {
-	d := httpx.Deps{Engine: eng, Auth: auth.New(auth.Config{}), Now: time.Now,
+	d := httpx.Deps{Auth: auth.New(auth.Config{}), Now: time.Now,
 		BaseURL: func(a string) string { return "http://127.0.0.1:10000/" + a }}
-	return httpx.Wrap(auth.Blob, New(d), httpx.Options{Silent: true})
+	return httpx.Wrap(auth.Blob, New(d, blob.New(eng, time.Now, guid.NewString)), httpx.Options{Silent: true})
 }
 
 func do(tb testing.TB, h http.Handler, method, path string, hdr map[string]string, body []byte) *httptest.ResponseRecorder {

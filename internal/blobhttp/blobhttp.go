@@ -8,7 +8,7 @@
 // operation is one row of the table in ops.go (path level, restype, comp,
 // method -> operation name, required access, handler); the dispatcher
 // names the operation and authorizes the caller before the handler runs.
-// The server builds it with New from httpx.Deps.
+// The server builds it with New from httpx.Deps and its blob.Service.
 package blobhttp
 
 import (
@@ -27,7 +27,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/content"
-	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/svcprops"
 )
@@ -41,22 +40,16 @@ type handler struct {
 	sub http.Handler
 }
 
-// New returns the Blob service handler.
-func New(d httpx.Deps) http.Handler {
+// New returns the Blob service handler over svc, the process's one Blob
+// service (the server builds it and shares it with the File service's
+// handler, which reads blobs as copy sources).
+func New(d httpx.Deps, svc *blob.Service) http.Handler {
 	now := d.Now
 	if now == nil {
 		now = time.Now
 	}
 	d.Now = now
-	h := &handler{d: d, svc: blob.New(d.Engine, now, guid.NewString)}
-	h.svc.UseMD5Lanes(d.MD5)
-	h.svc.UseVersioning(d.BlobVersioning)
-	h.svc.UseContainerRetention(d.ContainerRetention)
-	if d.Floor != nil {
-		h.svc.UseFloor(d.Floor)
-	}
-	// Purges soft-deleted blobs whose retention ended.
-	d.StartWorker(h.svc.Run)
+	h := &handler{d: d, svc: svc}
 	h.sub = httpx.Wrap(auth.Blob, h, httpx.Options{Auth: d.Auth, Log: d.Log, Silent: true, Now: now})
 	return h
 }

@@ -1,6 +1,8 @@
 package blobhttp
 
 import (
+	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/guid"
 	"sync"
 	"testing"
 	"time"
@@ -32,9 +34,9 @@ func (c *jumpClock) now() time.Time {
 // lease as expired, and one refused must not report it as leased.
 func TestLeaseHeadersUseTheCheckedInstant(t *testing.T) {
 	clk := &jumpClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
-	d := httpx.Deps{Engine: memstore.New(), Auth: auth.New(auth.Config{}), Now: clk.now,
+	d := httpx.Deps{Auth: auth.New(auth.Config{}), Now: clk.now,
 		BaseURL: func(a string) string { return "http://127.0.0.1:10000/" + a }}
-	h := httpx.Wrap(auth.Blob, New(d), httpx.Options{Silent: true})
+	h := httpx.Wrap(auth.Blob, New(d, blob.New(memstore.New(), clk.now, guid.NewString)), httpx.Options{Silent: true})
 	if w := do(t, h, "PUT", "lcc?restype=container", nil, nil); w.Code != 201 {
 		t.Fatal(w.Code, w.Body)
 	}

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -32,7 +33,7 @@ type env struct {
 func newEnv(t *testing.T, mod func(*console.Config)) *env {
 	t.Helper()
 	other := auth.Account{Name: "other", Keys: [][]byte{otherKey}}
-	s, err := server.New(server.Config{InMemory: true, Accounts: []auth.Account{other}})
+	s, err := server.New(context.Background(), server.Config{InMemory: true, Accounts: []auth.Account{other}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestProxySignsEveryService(t *testing.T) {
 func TestProxyHeaders(t *testing.T) {
 	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	other := auth.Account{Name: "other", Keys: [][]byte{otherKey}}
-	s, err := server.New(server.Config{InMemory: true, Accounts: []auth.Account{other}, Now: func() time.Time { return at }})
+	s, err := server.New(context.Background(), server.Config{InMemory: true, Accounts: []auth.Account{other}, Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // authenticated the caller and set the common headers, and the domain
 // package file, which holds every Files rule (including the open-handle
 // table the SMB server shares) and runs it inside storage transactions.
-// The server builds it with New from httpx.Deps.
+// The server builds it with New from httpx.Deps and the domain services.
 package filehttp
 
 import (
@@ -26,7 +26,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
-	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/sddl"
 )
@@ -39,19 +38,14 @@ type handler struct {
 	blobs *blob.Service
 }
 
-// New returns the File service handler.
-func New(d httpx.Deps) http.Handler {
+// New returns the File service handler over the process's File service
+// (shared with SMB) and its Blob service (for Copy File's blob sources).
+// The server runs svc's background work (file.Service.Run).
+func New(d httpx.Deps, svc *file.Service, blobs *blob.Service) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	h := &handler{d: d, svc: file.New(d.Engine, d.Now, guid.NewString), blobs: blob.New(d.Engine, d.Now, guid.NewString)}
-	h.svc.UseMD5Lanes(d.MD5)
-	if d.Floor != nil {
-		h.svc.UseFloor(d.Floor)
-		h.blobs.UseFloor(d.Floor)
-	}
-	d.StartWorker(h.svc.Run)
-	return h
+	return &handler{d: d, svc: svc, blobs: blobs}
 }
 
 // req bundles what every operation needs.

@@ -70,8 +70,8 @@ func BenchmarkHotQueue(b *testing.B) {
 		name string
 		eng  storage.Engine
 	}{{"sqlite", sq}, {"mem", memstore.New()}} {
-		d := httpx.Deps{Engine: e.eng, Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10001/" + a }}
-		h := httpx.Wrap(auth.Queue, New(d), httpx.Options{Silent: true})
+		d := httpx.Deps{Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10001/" + a }}
+		h := httpx.Wrap(auth.Queue, New(d, runningQueues(b, e.eng)), httpx.Options{Silent: true})
 		if rec := hotDo(h, "PUT", "hotq", ""); rec.Code != 201 {
 			b.Fatal(codeErr{rec})
 		}

@@ -40,15 +40,12 @@ type handler struct {
 	svc *queue.Service
 }
 
-// New returns the Queue service handler.
-func New(d httpx.Deps) http.Handler {
+// New returns the Queue service handler over svc. The server runs svc's
+// purges of deleted and cleared queues (queue.Service.Run).
+func New(d httpx.Deps, svc *queue.Service) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	svc := queue.New(d.Engine, d.Now)
-	// Purges deleted and cleared queues, including those an earlier
-	// process left.
-	d.StartWorker(svc.Run)
 	return &handler{d: d, svc: svc}
 }
 

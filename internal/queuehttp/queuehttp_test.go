@@ -1,6 +1,9 @@
 package queuehttp
 
 import (
+	"context"
+	"github.com/lazuli-storage/lazuli/internal/queue"
+	"github.com/lazuli-storage/lazuli/storage"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,8 +26,19 @@ type wire struct {
 func newWire(t *testing.T) *wire {
 	e := memstore.New()
 	t.Cleanup(func() { e.Close() })
-	d := httpx.Deps{Engine: e, Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10001/" + a }}
-	return &wire{t: t, h: httpx.Wrap(auth.Queue, New(d), httpx.Options{Silent: true})}
+	d := httpx.Deps{Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10001/" + a }}
+	return &wire{t: t, h: httpx.Wrap(auth.Queue, New(d, runningQueues(t, e)), httpx.Options{Silent: true})}
+}
+
+// runningQueues returns the Queue service over e with its purges running
+// until the test ends, as the server runs them.
+func runningQueues(tb testing.TB, e storage.Engine) *queue.Service {
+	svc := queue.New(e, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { svc.Run(ctx); close(done) }()
+	tb.Cleanup(func() { cancel(); <-done })
+	return svc
 }
 
 type resp struct {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,7 +16,7 @@ import (
 func BenchmarkAdminOverhead(b *testing.B) {
 	for _, bc := range []struct{ name, admin string }{{"off", ""}, {"on", "127.0.0.1:0"}} {
 		b.Run(bc.name, func(b *testing.B) {
-			s, err := New(Config{InMemory: true, Silent: true, BlobAddr: "127.0.0.1:0", SMBAddr: "", AdminAddr: bc.admin})
+			s, err := New(context.Background(), Config{InMemory: true, Silent: true, BlobAddr: "127.0.0.1:0", SMBAddr: "", AdminAddr: bc.admin})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -16,14 +17,14 @@ import (
 // listener (and Blob) on addr.
 func startAdminServer(t *testing.T, addr string) *Server {
 	t.Helper()
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: addr})
+	s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ready(t.Context()); err == nil {
 		t.Error("ready before Start")
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
@@ -111,11 +112,11 @@ func TestConsoleRequestsStayValidWithTheClockMoved(t *testing.T) {
 func TestInjectedResetOnBothHTTPServers(t *testing.T) {
 	for _, kind := range []string{"h1", "std"} {
 		t.Run(kind, func(t *testing.T) {
-			s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", HTTPServer: kind})
+			s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", HTTPServer: kind})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Start(); err != nil {
+			if err := s.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()

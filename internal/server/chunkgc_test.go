@@ -38,12 +38,12 @@ func (c *cutBody) Read(p []byte) (int, error) {
 // chunks of the blob that stays.
 func TestChunksOfOverwritesAndAbortsAreReclaimed(t *testing.T) {
 	dir := t.TempDir()
-	s, err := New(Config{Location: dir, Sync: true, BlobAddr: "127.0.0.1:0", Silent: true,
+	s, err := New(context.Background(), Config{Location: dir, Sync: true, BlobAddr: "127.0.0.1:0", Silent: true,
 		ChunkGCInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

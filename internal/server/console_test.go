@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"io"
 	"net"
@@ -60,11 +61,11 @@ func TestConsoleOnAdminListener(t *testing.T) {
 // asked for, the console shows and acts as the signed-in account only.
 func TestConsoleBeyondLoopbackActsAsTheSignedInAccount(t *testing.T) {
 	key := []byte("the other account's key")
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: "0.0.0.0:0", Accounts: []auth.Account{{Name: "other", Keys: [][]byte{key}}}})
+	s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0", AdminAddr: "0.0.0.0:0", Accounts: []auth.Account{{Name: "other", Keys: [][]byte{key}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

@@ -15,7 +15,7 @@ import (
 // other engine for it is refused rather than starting empty.
 func TestEngineOfDirectory(t *testing.T) {
 	open := func(dir, kind string) (*Server, error) {
-		return New(Config{Location: dir, EngineKind: kind})
+		return New(context.Background(), Config{Location: dir, EngineKind: kind})
 	}
 	write := func(s *Server, v string) {
 		t.Helper()

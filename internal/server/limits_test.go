@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -18,11 +19,11 @@ import (
 // HTTP server implementation.
 func startServer(t *testing.T, httpServer string) *Server {
 	t.Helper()
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0", QueueAddr: "127.0.0.1:0", TableAddr: "127.0.0.1:0", HTTPServer: httpServer})
+	s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0", QueueAddr: "127.0.0.1:0", TableAddr: "127.0.0.1:0", HTTPServer: httpServer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -38,12 +39,12 @@ func signedDo(t *testing.T, s *Server, svc auth.Service, method, path string, bo
 // service, operation, status and error code, reports the engine's and
 // SMB's figures, and is valid Prometheus text format.
 func TestMetricsCountRequestsAndPassPromtool(t *testing.T) {
-	s, err := New(Config{Location: t.TempDir(), Sync: true, BlobAddr: "127.0.0.1:0", QueueAddr: "127.0.0.1:0",
+	s, err := New(context.Background(), Config{Location: t.TempDir(), Sync: true, BlobAddr: "127.0.0.1:0", QueueAddr: "127.0.0.1:0",
 		FileAddr: "127.0.0.1:0", SMBAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

@@ -91,14 +91,14 @@ func countKeys(tx storage.Tx, prefix []byte, keep func([]byte) bool) (int, error
 
 // logRecovered logs what the data directory dir (or, with dir "", the
 // database) held once the engine was open, and how long opening it took.
-func (s *Server) logRecovered(dir string, took time.Duration) {
+func (s *Server) logRecovered(ctx context.Context, dir string, took time.Duration) {
 	names := []string{auth.DevAccount}
 	for _, a := range s.cfg.Accounts {
 		if a.Name != auth.DevAccount {
 			names = append(names, a.Name)
 		}
 	}
-	r, err := countRecovered(context.Background(), s.engine, names, dir)
+	r, err := countRecovered(ctx, s.engine, names, dir)
 	if err != nil {
 		s.cfg.Log.Warn("could not count the recovered data", "err", err)
 		return

@@ -38,7 +38,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/faults"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/filehttp"
-	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/h1"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/md5lanes"
@@ -127,6 +126,10 @@ type Config struct {
 	// a chunk goes only once it has been unreferenced for ChunkGCGrace
 	// (zero: chunkgc.DefaultGrace), by the database's clock.
 	ChunkGCGrace, ChunkGCInterval time.Duration
+	// ServicesNow, when set, is the clock of the domain services' rules
+	// and written times instead of Now: the import's, which replays the
+	// times the reference emulator recorded.
+	ServicesNow func() time.Time
 	// Now overrides the clock (tests).
 	// With the postgres engine it is the instance's own clock, which the
 	// engine corrects against the database's (pgstore.Store.Now), so every
@@ -184,8 +187,10 @@ type Server struct {
 	budget *h1.Budget
 	smb    *smb.Server
 	// md5 hashes the request bodies of the Blob and File services.
-	md5      *md5lanes.Lanes
-	smbFiles *file.Service
+	md5 *md5lanes.Lanes
+	// services are the domain services, built once and shared by every
+	// protocol layer (HTTP, SMB, the console through the handlers).
+	services Services
 	smbAddr  string
 	// members is this instance's membership among those serving SMB
 	// from the engine: its handles are released by the others if it dies.
@@ -207,8 +212,10 @@ type Server struct {
 	started, closing atomic.Bool
 }
 
-// New opens the engine and builds the handlers; it does not listen yet.
-func New(cfg Config) (*Server, error) {
+// New opens the engine and builds the services and their handlers; it
+// does not listen yet. ctx bounds the opening (a database engine's
+// connection, the test clock's offset), not the server's life.
+func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -231,7 +238,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Engine != nil:
 		s.engine = cfg.Engine
 	case cfg.EngineKind == EnginePostgres:
-		pg, err := pgstore.Open(context.Background(), pgstore.Options{URL: cfg.PostgresURL,
+		pg, err := pgstore.Open(ctx, pgstore.Options{URL: cfg.PostgresURL,
 			MaxConns: int32(cfg.PostgresMaxConns), Clock: cfg.Now, Log: cfg.Log})
 		if err != nil {
 			s.closeListeners()
@@ -240,7 +247,7 @@ func New(cfg Config) (*Server, error) {
 		s.engine, s.ownsEng = pg, true
 		cfg.Now = pg.Now
 		s.cfg.Now = pg.Now
-		s.logRecovered("", time.Since(started))
+		s.logRecovered(ctx, "", time.Since(started))
 	case cfg.InMemory:
 		s.engine, s.ownsEng = memstore.New(), true
 	default:
@@ -262,7 +269,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 		}
 		s.engine, s.ownsEng = eng, true
-		s.logRecovered(dir, time.Since(started))
+		s.logRecovered(ctx, dir, time.Since(started))
 	}
 	// realNow is the clock before any test offset: the chunk collector's
 	// grace periods are real time.
@@ -274,7 +281,7 @@ func New(cfg Config) (*Server, error) {
 			shared = s.engine
 		}
 		s.clock = clock.New(cfg.Now, shared)
-		if err := s.clock.Refresh(context.Background()); err != nil {
+		if err := s.clock.Refresh(ctx); err != nil {
 			s.closeListeners()
 			if s.ownsEng {
 				s.engine.Close()
@@ -306,31 +313,30 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.md5 = md5lanes.New()
-	mk := func(svc auth.Service, newHandler func(httpx.Deps) http.Handler) http.Handler {
-		d := httpx.Deps{Engine: s.engine, Auth: authn, Log: cfg.Log, Now: cfg.Now, Floor: s.floor(), BaseURL: s.baseURL(svc), MD5: s.md5,
-			EncryptionScopes: cfg.EncryptionScopes, BlobVersioning: cfg.blobVersioning(),
-			ContainerRetention: cfg.containerRetention(),
-			Workers:            func(run func(context.Context) error) { s.workers = append(s.workers, run) }}
-		return s.track(httpx.Wrap(svc, newHandler(d), opts))
+	servicesNow := cfg.Now
+	if cfg.ServicesNow != nil {
+		servicesNow = cfg.ServicesNow
 	}
+	s.buildServices(servicesNow)
+	hd := func(svc auth.Service) httpx.Deps {
+		return httpx.Deps{Auth: authn, Log: cfg.Log, Now: cfg.Now, BaseURL: s.baseURL(svc), EncryptionScopes: cfg.EncryptionScopes}
+	}
+	wrap := func(svc auth.Service, h http.Handler) http.Handler { return s.track(httpx.Wrap(svc, h, opts)) }
+	sv := s.services
 	s.handlers = map[auth.Service]http.Handler{
-		auth.Blob:  mk(auth.Blob, blobhttp.New),
-		auth.Queue: mk(auth.Queue, queuehttp.New),
-		auth.Table: mk(auth.Table, tablehttp.New),
-		auth.File:  mk(auth.File, filehttp.New),
+		auth.Blob:  wrap(auth.Blob, blobhttp.New(hd(auth.Blob), sv.Blob)),
+		auth.Queue: wrap(auth.Queue, queuehttp.New(hd(auth.Queue), sv.Queue)),
+		auth.Table: wrap(auth.Table, tablehttp.New(hd(auth.Table), sv.Table)),
+		auth.File:  wrap(auth.File, filehttp.New(hd(auth.File), sv.File, sv.Blob)),
 	}
 	if cfg.SMBAddr != "" {
-		s.smbFiles = file.New(s.engine, cfg.Now, guid.NewString)
-		if f := s.floor(); f != nil {
-			s.smbFiles.UseFloor(f)
-		}
 		var expiry time.Duration
 		if s.sharedEngine() {
 			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
 		}
-		s.members = s.smbFiles.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
+		s.members = sv.File.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
 			Lost: func() { s.smb.DropConnections() }})
-		s.smb = smb.New(smb.Config{Backend: smbfile.New(s.smbFiles, s.members), Log: cfg.Log, Now: cfg.Now,
+		s.smb = smb.New(smb.Config{Backend: smbfile.New(sv.File, s.members), Log: cfg.Log, Now: cfg.Now,
 			Passwords: func(user string) ([]string, bool) {
 				acc, ok := authn.Account(user)
 				if !ok {
@@ -523,8 +529,10 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// Start serves every bound address in the background.
-func (s *Server) Start() error {
+// Start serves every bound address and starts the background workers.
+// ctx bounds the start (joining the SMB instances' membership); the
+// server runs until Close.
+func (s *Server) Start(ctx context.Context) error {
 	for _, l := range []struct {
 		svc  auth.Service
 		addr string
@@ -551,7 +559,7 @@ func (s *Server) Start() error {
 		s.cfg.Log.Info("listening", "service", l.svc.String(), "address", ln.Addr().String())
 	}
 	if s.smb != nil {
-		if err := s.startSMB(); err != nil {
+		if err := s.startSMB(ctx); err != nil {
 			s.Close()
 			return err
 		}
@@ -573,10 +581,11 @@ func (s *Server) Start() error {
 				return nil
 			})
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		// The workers live until Close, whatever becomes of ctx.
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		s.stopWorkers = cancel
 		for _, run := range s.workers {
-			s.workersDone.Go(func() { run(ctx) })
+			s.workersDone.Go(func() { run(wctx) })
 		}
 	}
 	s.started.Store(true)
@@ -632,8 +641,8 @@ func (s *Server) sharedEngine() bool {
 // process left are released (no SMB connection survives a restart). With
 // the postgres engine other instances' handles live in the same database;
 // those of instances that died are released by the membership's watch.
-func (s *Server) startSMB() error {
-	if err := s.members.Join(context.Background(), !s.sharedEngine()); err != nil {
+func (s *Server) startSMB(ctx context.Context) error {
+	if err := s.members.Join(ctx, !s.sharedEngine()); err != nil {
 		return fmt.Errorf("smb: join the instances' membership: %w", err)
 	}
 	s.workers = append(s.workers, s.members.Run)
@@ -705,11 +714,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := s.engine.Close()
-	if ls, ok := s.engine.(*logstore.Store); ok {
-		if st := ls.SyncStats(); st.Fsyncs > 0 {
-			s.cfg.Log.Info("log group commit", "fsyncs", st.Fsyncs, "updates", st.Records,
-				"updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync()),
-				"mean_fsync", st.MeanFsync(), "max_fsync", st.Max)
+	if sm, ok := s.engine.(storage.Summarizer); ok {
+		if msg, attrs := sm.Summary(); msg != "" {
+			s.cfg.Log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 		}
 	}
 	return err

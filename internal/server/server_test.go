@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -11,11 +12,11 @@ import (
 // TestCloseDoesNotWaitForSilentConnections: a client that opened a
 // connection and never sent a request must not hold up shutdown.
 func TestCloseDoesNotWaitForSilentConnections(t *testing.T) {
-	s, err := New(Config{InMemory: true, BlobAddr: "127.0.0.1:0"})
+	s, err := New(context.Background(), Config{InMemory: true, BlobAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c, err := net.Dial("tcp", s.Addr(auth.Blob))

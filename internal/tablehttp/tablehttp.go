@@ -37,12 +37,6 @@ const (
 	maxBatchBody  = 4 << 20
 )
 
-// Options tunes the handler.
-type Options struct {
-	// MaxScan caps rows examined per query request (0: domain default).
-	MaxScan int
-}
-
 type handler struct {
 	d   httpx.Deps
 	svc *table.Service
@@ -54,16 +48,9 @@ type handler struct {
 // maxPooledPage is the largest response buffer kept for reuse.
 const maxPooledPage = 4 << 20
 
-// New returns the Table service handler.
-func New(d httpx.Deps) http.Handler {
-	return NewWithOptions(d, Options{})
-}
-
-// NewWithOptions returns the Table service handler with tuning options.
-func NewWithOptions(d httpx.Deps, o Options) http.Handler {
-	svc := table.New(d.Engine, table.Options{Now: d.Now, Floor: d.Floor, MaxScan: o.MaxScan})
-	// Purges deleted tables' rows, including those an earlier process left.
-	d.StartWorker(svc.Run)
+// New returns the Table service handler over svc. The server runs svc's
+// purges of deleted tables' rows (table.Service.Run).
+func New(d httpx.Deps, svc *table.Service) http.Handler {
 	return &handler{d: d, svc: svc}
 }
 

@@ -1,8 +1,10 @@
 package tablehttp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lazuli-storage/lazuli/internal/table"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,8 +31,16 @@ func newHandler(tb testing.TB) http.Handler {
 
 // handlerOn returns the Table handler over eng.
 func handlerOn(eng storage.Engine) http.Handler {
-	d := httpx.Deps{Engine: eng, Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
-	return httpx.Wrap(auth.Table, New(d), httpx.Options{Silent: true})
+	d := httpx.Deps{Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
+	return httpx.Wrap(auth.Table, New(d, runningTables(eng, table.Options{})), httpx.Options{Silent: true})
+}
+
+// runningTables returns the Table service over eng with its purges
+// running in the background, as the server runs them.
+func runningTables(eng storage.Engine, o table.Options) *table.Service {
+	svc := table.New(eng, o)
+	go svc.Run(context.Background())
+	return svc
 }
 
 func do(h http.Handler, method, path string, hdr map[string]string, body string) *httptest.ResponseRecorder {
@@ -297,8 +307,8 @@ func BenchmarkQueryPage1000(b *testing.B) {
 func TestScanCapContinuation(t *testing.T) {
 	eng := memstore.New()
 	defer eng.Close()
-	d := httpx.Deps{Engine: eng, Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
-	h := httpx.Wrap(auth.Table, NewWithOptions(d, Options{MaxScan: 5}), httpx.Options{Silent: true})
+	d := httpx.Deps{Now: time.Now, BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
+	h := httpx.Wrap(auth.Table, New(d, runningTables(eng, table.Options{MaxScan: 5})), httpx.Options{Silent: true})
 	mustStatus(t, do(h, "POST", "Tables", nil, `{"TableName":"capped"}`), 201)
 	for i := 0; i < 23; i++ {
 		mustStatus(t, do(h, "POST", "capped", map[string]string{"Prefer": "return-no-content"}, fmt.Sprintf(`{"PartitionKey":"p%d","RowKey":"r%02d","N":%d}`, i%3, i, i)), 204)

@@ -50,9 +50,9 @@ func benchEngines(b *testing.B) []struct {
 }
 
 func benchHandler(eng storage.Engine) http.Handler {
-	d := httpx.Deps{Engine: eng, Auth: auth.New(auth.Config{}), Now: time.Now,
+	d := httpx.Deps{Auth: auth.New(auth.Config{}), Now: time.Now,
 		BaseURL: func(a string) string { return "http://127.0.0.1:10002/" + a }}
-	return httpx.Wrap(auth.Table, New(d), httpx.Options{Silent: true})
+	return httpx.Wrap(auth.Table, New(d, runningTables(eng, table.Options{})), httpx.Options{Silent: true})
 }
 
 // discardWriter is a ResponseWriter that keeps the status and headers and

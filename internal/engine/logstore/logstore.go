@@ -16,6 +16,7 @@ package logstore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -261,6 +262,18 @@ func (st SyncStats) MeanFsync() time.Duration {
 		return 0
 	}
 	return st.Total / time.Duration(st.Fsyncs)
+}
+
+// Summary reports the group commit's figures, for the log line the server
+// writes when it stops (storage.Summarizer); nothing without fsyncs.
+func (s *Store) Summary() (string, []slog.Attr) {
+	st := s.SyncStats()
+	if st.Fsyncs == 0 {
+		return "", nil
+	}
+	return "log group commit", []slog.Attr{slog.Uint64("fsyncs", st.Fsyncs), slog.Uint64("updates", st.Records),
+		slog.String("updates_per_fsync", fmt.Sprintf("%.1f", st.RecordsPerFsync())),
+		slog.Duration("mean_fsync", st.MeanFsync()), slog.Duration("max_fsync", st.Max)}
 }
 
 // SyncStats reports the group commit's fsyncs so far.
