@@ -111,6 +111,8 @@ type options struct {
 	pwd       *string
 	oauth     *string
 	scopes    *string
+	hns       *bool
+	hnsAccts  *string
 	cpuProf   *string
 	httpSrv   *string
 	noProduct *bool
@@ -160,6 +162,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.key = fs.String("key", "", "private key `file` (PEM) of --cert")
 	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
 	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+	o.hns = fs.Bool("hierarchicalNamespace", false, "give every account a hierarchical namespace: the Data Lake Storage Gen2 (dfs) API on the Blob port")
+	o.hnsAccts = fs.String("hierarchicalNamespaceAccounts", "", "comma-separated `accounts` that have a hierarchical namespace (the others keep plain Blob behaviour)")
 	o.scopes = fs.String("encryptionScopes", "", "comma-separated `names` of the Blob encryption scopes every account has (x-ms-encryption-scope, container default scopes)")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
 	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
@@ -281,6 +285,7 @@ func run(args []string, stderr io.Writer) int {
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
+		HierarchicalNamespace: *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},

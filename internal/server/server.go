@@ -28,7 +28,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/admin"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/clock"
 	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
@@ -98,6 +97,11 @@ type Config struct {
 	// which x-ms-encryption-scope and x-ms-default-encryption-scope may
 	// name.
 	EncryptionScopes []string
+	// HierarchicalNamespace gives every account a hierarchical namespace
+	// (the dfs API on the Blob port); HierarchicalNamespaceAccounts names
+	// accounts that have one when it is off.
+	HierarchicalNamespace         bool
+	HierarchicalNamespaceAccounts []string
 	// PathStyleOnly takes the account from the first path segment of every
 	// request, never from the host name.
 	PathStyleOnly bool
@@ -304,7 +308,7 @@ func New(cfg Config) (*Server, error) {
 		return s.track(httpx.Wrap(svc, newHandler(d), opts))
 	}
 	s.handlers = map[auth.Service]http.Handler{
-		auth.Blob:  mk(auth.Blob, blobhttp.New),
+		auth.Blob:  s.dfsFront(mk(auth.Blob, s.blobHandler)),
 		auth.Queue: mk(auth.Queue, queuehttp.New),
 		auth.Table: mk(auth.Table, tablehttp.New),
 		auth.File:  mk(auth.File, filehttp.New),
