@@ -79,6 +79,30 @@ else
   exit 1
 fi
 
+echo "== Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1 &&
+  /usr/bin/python3 -c 'import azure.storage.filedatalake' 2>/dev/null; then
+  dtmp=$(mktemp -d)
+  trap 'kill "${lzd_pid:-}" 2>/dev/null || true; rm -rf "$dtmp" "${tmp:-}"' EXIT
+  go build -o "$dtmp/lazuli" ./cmd/lazuli
+  "$dtmp/lazuli" --inMemoryPersistence --silent --hierarchicalNamespace --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$dtmp/log" &
+  lzd_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$dtmp/log" && break
+    sleep 0.1
+  done
+  dfs_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$dtmp/log")
+  [ -n "$dfs_addr" ] || { echo "lazuli did not start:"; cat "$dtmp/log"; exit 1; }
+  (cd conformance/dfs/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_BLOB_URL="http://$dfs_addr/devstoreaccount1" node dfs.mjs)
+  LAZULI_BLOB_URL="http://$dfs_addr/devstoreaccount1" /usr/bin/python3 conformance/dfs/python/dfs.py
+  conformance/dfs/az/roundtrip.sh "http://$dfs_addr/devstoreaccount1"
+  kill "$lzd_pid"
+else
+  echo "node, npm, az (Debian's azure-cli) and Debian's python3-azure are needed for this step" >&2
+  exit 1
+fi
+
 echo "== File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1; then
   ftmp=$(mktemp -d)

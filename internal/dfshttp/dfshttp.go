@@ -246,31 +246,50 @@ func formatProperties(m []blob.KV) string {
 
 // RenameDestination fixes the destination URL of a path-style rename as
 // the Data Lake SDKs build it: they replace the whole URL path with
-// /{filesystem}/{path}, dropping the account segment that the source
-// (x-ms-rename-source: /{account}/{filesystem}/{path}) still carries. When
-// the source names an HNS account and the URL does not start with it, the
-// account is put back, so the request reaches the account it was signed
-// for (Shared Key signs "/" + account + the URL path either way).
+// /{filesystem}/{path}, dropping the account segment. The account is the
+// one the source names (x-ms-rename-source: /{account}/{filesystem}/{path},
+// as the JavaScript SDK sends it) or else the one of the Shared Key
+// signature (the Python SDK's source has no account either). When that is
+// an HNS account and the URL does not start with it, the account is put
+// back, so the request reaches the account it was signed for (Shared Key
+// signs "/" + account + the URL path, which the verifier accepts with or
+// without the account segment).
 func RenameDestination(next http.Handler, hns func(account string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		src := r.Header.Get("X-Ms-Rename-Source")
-		if src != "" && r.Method == http.MethodPut {
-			acct, _, _ := strings.Cut(strings.TrimPrefix(src, "/"), "/")
+		if src := r.Header.Get("X-Ms-Rename-Source"); src != "" && r.Method == http.MethodPut && pathStyleHost(r.Host) {
 			p := strings.TrimPrefix(r.URL.EscapedPath(), "/")
-			if acct != "" && hns(acct) && !strings.HasPrefix(p, acct+"/") && pathStyleHost(r.Host) {
-				r2 := r.Clone(r.Context())
-				u := *r.URL
-				u.Path, u.RawPath = "/"+acct+r.URL.Path, ""
-				if r.URL.RawPath != "" {
-					u.RawPath = "/" + acct + r.URL.RawPath
+			first, _, _ := strings.Cut(p, "/")
+			if !hns(first) {
+				acct, _, _ := strings.Cut(strings.TrimPrefix(src, "/"), "/")
+				if !hns(acct) {
+					acct = signedAccount(r.Header.Get("Authorization"))
 				}
-				r2.URL = &u
-				r2.RequestURI = u.RequestURI()
-				r = r2
+				if acct != "" && hns(acct) {
+					r2 := r.Clone(r.Context())
+					u := *r.URL
+					u.Path = "/" + acct + r.URL.Path
+					if r.URL.RawPath != "" {
+						u.RawPath = "/" + acct + r.URL.RawPath
+					}
+					r2.URL = &u
+					r2.RequestURI = u.RequestURI()
+					r = r2
+				}
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// signedAccount is the account of a Shared Key Authorization header
+// ("SharedKey account:signature"), or "".
+func signedAccount(h string) string {
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || (scheme != "SharedKey" && scheme != "SharedKeyLite") {
+		return ""
+	}
+	acct, _, _ := strings.Cut(rest, ":")
+	return acct
 }
 
 // pathStyleHost reports whether a request to host names its account in

@@ -140,6 +140,14 @@ func TestRenameSourceCarriesAccount(t *testing.T) {
 	// As the JavaScript SDK sends it: no account in the URL.
 	want(t, send(t, h, "PUT", "/fsys/y?mode=legacy", map[string]string{"x-ms-rename-source": "/devstoreaccount1/fsys/z"}, ""), 201, "")
 	want(t, send(t, h, "HEAD", acct+"/fsys/y/b/c.txt?action=getStatus", nil, ""), 200, "")
+	// As the Python SDK sends it: no account in the URL nor the source;
+	// the signature names it.
+	want(t, send(t, h, "PUT", "/fsys/w?mode=legacy", map[string]string{"x-ms-rename-source": "/fsys/y",
+		"Authorization": "SharedKey devstoreaccount1:c2lnbmF0dXJl"}, ""), 201, "")
+	want(t, send(t, h, "HEAD", acct+"/fsys/w/b/c.txt?action=getStatus", nil, ""), 200, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/y?resource=directory", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/y/b?resource=directory", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/y/b/c.txt?resource=file", nil, ""), 201, "")
 	// Conditions on the source and the destination.
 	want(t, send(t, h, "PUT", acct+"/fsys/x?mode=legacy", map[string]string{"x-ms-rename-source": "/devstoreaccount1/fsys/y", "x-ms-source-if-match": `"0x1"`}, ""), 412, "SourceConditionNotMet")
 	want(t, send(t, h, "PUT", acct+"/fsys/other?resource=directory", nil, ""), 201, "")
