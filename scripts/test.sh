@@ -40,7 +40,7 @@ echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)
 echo "== SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
 # The postgres engine's own code runs under the race detector above
 # (storagetest, the cluster tests); this pass checks the services on it.
-(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/...)
+(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/... ./dfs/...)
 
 echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
 # These are Go benchmarks that also check correctness (counts, order,

@@ -15,13 +15,14 @@ import (
 // The target's URLs name the first instance; its transport sends each
 // request to the next instance in turn, so consecutive requests of one
 // client land on different instances.
-func cluster(t testing.TB, name string, n int) *Target {
+func cluster(t testing.TB, name string, n int, tweak func(*emulator.Options)) *Target {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	rr := &RoundRobin{Next: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var first *emulator.Emulator
 	for i := range n {
 		opts := emulator.Options{EngineKind: "postgres", PostgresURL: url}
+		tweak(&opts)
 		if first != nil {
 			// Like instances behind a load balancer, all advertise
 			// one address.

@@ -100,11 +100,18 @@ func ForEach(t *testing.T, fn func(t *testing.T, tg *Target)) {
 // Start starts (or connects to) the named target; it is stopped when t ends.
 func Start(t testing.TB, name string) *Target {
 	t.Helper()
+	return start(t, name, func(*emulator.Options) {})
+}
+
+// start is Start with tweak applied to the options of every lazuli it
+// starts.
+func start(t testing.TB, name string, tweak func(*emulator.Options)) *Target {
+	t.Helper()
 	if name == "remote" {
 		return remote(t)
 	}
 	if name == "postgres3-tcp" {
-		return cluster(t, name, 3)
+		return cluster(t, name, 3, tweak)
 	}
 	engine, transport, ok := strings.Cut(name, "-")
 	if !ok || (engine != "mem" && engine != "log" && engine != "sqlite" && engine != "postgres") || (transport != "inproc" && transport != "tcp") {
@@ -117,6 +124,7 @@ func Start(t testing.TB, name string) *Target {
 	case "log", "sqlite":
 		opts.Dir, opts.EngineKind = t.TempDir(), engine
 	}
+	tweak(&opts)
 	emu, err := emulator.Start(opts)
 	if err != nil {
 		t.Fatalf("start lazuli: %v", err)
