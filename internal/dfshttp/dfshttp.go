@@ -86,8 +86,12 @@ type rq struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
-	if info == nil || !h.hns(info.Account) || !IsDFS(r) {
+	if info == nil || !h.hns(info.Account) {
 		h.next.ServeHTTP(w, r)
+		return
+	}
+	if !IsDFS(r) {
+		h.blobRequest(w, r, info)
 		return
 	}
 	httpx.CanonicalizeHeaders(r)
@@ -254,17 +258,20 @@ func formatProperties(m []blob.KV) string {
 // back, so the request reaches the account it was signed for (Shared Key
 // signs "/" + account + the URL path, which the verifier accepts with or
 // without the account segment).
-func RenameDestination(next http.Handler, hns func(account string) bool) http.Handler {
+//
+// known reports whether an account exists: a URL whose first segment is
+// one is left alone.
+func RenameDestination(next http.Handler, hns, known func(account string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if src := r.Header.Get("X-Ms-Rename-Source"); src != "" && r.Method == http.MethodPut && pathStyleHost(r.Host) {
 			p := strings.TrimPrefix(r.URL.EscapedPath(), "/")
 			first, _, _ := strings.Cut(p, "/")
-			if !hns(first) {
+			if !known(first) {
 				acct, _, _ := strings.Cut(strings.TrimPrefix(src, "/"), "/")
-				if !hns(acct) {
+				if !known(acct) {
 					acct = signedAccount(r.Header.Get("Authorization"))
 				}
-				if acct != "" && hns(acct) {
+				if acct != "" && known(acct) && hns(acct) {
 					r2 := r.Clone(r.Context())
 					u := *r.URL
 					u.Path = "/" + acct + r.URL.Path
@@ -300,4 +307,65 @@ func pathStyleHost(host string) bool {
 	}
 	host = strings.Trim(host, "[]")
 	return host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") || host == "host.docker.internal"
+}
+
+// blobRequest serves a Blob request of an HNS account. A blob written at
+// a/b/c.txt (Put Blob, Put Block List, Copy Blob, the From-URL puts and
+// the creation of page and append blobs) makes the directories a and a/b,
+// as on Azure; they get their records once the write has succeeded, before
+// the answer leaves.
+func (h *handler) blobRequest(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
+	q := r.URL.Query()
+	comp := q.Get("comp")
+	fs, name, _ := strings.Cut(info.Path, "/")
+	if r.Method != http.MethodPut || (comp != "" && comp != "blocklist") || q.Has("restype") || !strings.Contains(name, "/") {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rec := &statusWriter{ResponseWriter: w}
+	h.next.ServeHTTP(rec, r)
+	defer rec.send()
+	if rec.status != http.StatusCreated && rec.status != http.StatusAccepted {
+		return
+	}
+	c, err1 := url.PathUnescape(fs)
+	n, err2 := url.PathUnescape(name)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	n = strings.ReplaceAll(n, `\`, "/")
+	if err := h.svc.EnsureParents(r.Context(), info.Account, c, n); err != nil && h.d.Log != nil {
+		h.d.Log.Warn("parent directories of a blob", "request_id", info.RequestID, "err", err)
+	}
+}
+
+// statusWriter holds back the status line of an answer without a body
+// until send, so that the parents of a written blob exist before the
+// client hears of it; an answer with a body goes out as it comes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	sent   bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	s.send()
+	return s.ResponseWriter.Write(b)
+}
+
+// send writes the held status line (once).
+func (s *statusWriter) send() {
+	if !s.sent && s.status != 0 {
+		s.sent = true
+		s.ResponseWriter.WriteHeader(s.status)
+	}
 }

@@ -19,11 +19,16 @@ import (
 // newPort builds the Blob port as the server does: devstoreaccount1 has
 // a hierarchical namespace, plainaccount does not.
 func newPort() http.Handler {
+	return newPortWith(func(a string) bool { return a == "devstoreaccount1" })
+}
+
+// newPortWith is newPort with the accounts hns says have a namespace
+// (always true: --hierarchicalNamespace).
+func newPortWith(hns func(string) bool) http.Handler {
 	d := httpx.Deps{Engine: memstore.New(), Auth: auth.New(auth.Config{}), Now: time.Now,
 		BaseURL: func(a string) string { return "http://127.0.0.1:10000/" + a }}
-	hns := func(a string) bool { return a == "devstoreaccount1" }
 	h := httpx.Wrap(auth.Blob, New(d, blobhttp.New(d), hns), httpx.Options{Silent: true})
-	return RenameDestination(h, hns)
+	return RenameDestination(h, hns, func(a string) bool { return a == "devstoreaccount1" || a == "plainaccount" })
 }
 
 func send(t *testing.T, h http.Handler, method, url string, hdr map[string]string, body string) *httptest.ResponseRecorder {
@@ -225,4 +230,39 @@ func TestMalformedNever500(t *testing.T) {
 		t.Fatalf("file changed: %v", w.Header())
 	}
 	want(t, send(t, h, "HEAD", acct+"/fsys/g?action=getStatus", nil, ""), 404, "PathNotFound")
+}
+
+// A blob written through the Blob API at x/y/z.txt makes the directories
+// x and x/y, which Blob listings show with hdi_isfolder=true; an account
+// without a namespace gets no directories.
+func TestBlobWriteMakesDirectories(t *testing.T) {
+	h := newPort()
+	for _, a := range []string{acct, "/plainaccount"} {
+		want(t, send(t, h, "PUT", a+"/cont?restype=container", nil, ""), 201, "")
+		want(t, send(t, h, "PUT", a+"/cont/x/y/z.txt", map[string]string{"x-ms-blob-type": "BlockBlob"}, "data"), 201, "")
+		w := send(t, h, "GET", a+"/cont?restype=container&comp=list&include=metadata", nil, "")
+		names := strings.Count(w.Body.String(), "<Name>")
+		folders := strings.Count(w.Body.String(), "<hdi_isfolder>true</hdi_isfolder>")
+		if a == acct && (names != 3 || folders != 2) {
+			t.Fatalf("HNS listing: %s", w.Body.String())
+		}
+		if a != acct && (names != 1 || folders != 0) {
+			t.Fatalf("plain listing: %s", w.Body.String())
+		}
+	}
+	// A failed write makes nothing.
+	want(t, send(t, h, "PUT", acct+"/cont/p/q.txt", map[string]string{"x-ms-blob-type": "BlockBlob", "If-Match": `"0x1"`}, "data"), 412, "ConditionNotMet")
+	want(t, send(t, h, "HEAD", acct+"/cont/p?action=getStatus", nil, ""), 404, "PathNotFound")
+}
+
+// With every account namespaced (--hierarchicalNamespace) a filesystem
+// name in the first URL segment is still not taken for an account.
+func TestRenameDestinationEveryAccount(t *testing.T) {
+	h := newPortWith(func(string) bool { return true })
+	want(t, send(t, h, "PUT", acct+"/fsys?resource=filesystem", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/a/f?resource=file", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", "/fsys/b?mode=legacy", map[string]string{"x-ms-rename-source": "/devstoreaccount1/fsys/a"}, ""), 201, "")
+	want(t, send(t, h, "PUT", "/fsys/c?mode=legacy", map[string]string{"x-ms-rename-source": "/fsys/b",
+		"Authorization": "SharedKey devstoreaccount1:c2lnbmF0dXJl"}, ""), 201, "")
+	want(t, send(t, h, "HEAD", acct+"/fsys/c/f?action=getStatus", nil, ""), 200, "")
 }

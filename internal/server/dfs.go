@@ -35,5 +35,8 @@ func (s *Server) dfsFront(h http.Handler) http.Handler {
 	if !s.hnsOn() {
 		return h
 	}
-	return dfshttp.RenameDestination(h, s.hns)
+	return dfshttp.RenameDestination(h, s.hns, func(a string) bool {
+		_, ok := s.authn.Account(a)
+		return ok
+	})
 }
