@@ -212,3 +212,103 @@ func (a *PathACL) AccessControl() string {
 	other := strings.NewReplacer("t", "x", "T", "-").Replace(p[6:9])
 	return "user::" + p[0:3] + ",group::" + p[3:6] + ",other::" + other
 }
+
+// entryKey identifies an ACL entry for modify and remove: default flag,
+// scope and id.
+func (e aclEntry) key() string {
+	k := e.scope + ":" + e.id
+	if e.def {
+		return "default:" + k
+	}
+	return k
+}
+
+// EditACL applies a Set Access Control Recursive mode to a: "set"
+// replaces the ACL, "modify" replaces or adds the given entries, "remove"
+// drops the entries named (without permissions). A file takes no default
+// entries.
+func (a *PathACL) EditACL(mode, acl string, dir bool) error {
+	switch mode {
+	case "set":
+		entries, err := parseACL(acl)
+		if err != nil {
+			return err
+		}
+		return a.SetACL(joinEntries(accessOnly(entries, dir)))
+	case "modify":
+		add, err := parseACL(acl)
+		if err != nil {
+			return err
+		}
+		cur, err := parseACL(a.AccessControl())
+		if err != nil {
+			return err
+		}
+		for _, e := range accessOnly(add, dir) {
+			replaced := false
+			for i := range cur {
+				if cur[i].key() == e.key() {
+					cur[i], replaced = e, true
+				}
+			}
+			if !replaced {
+				cur = append(cur, e)
+			}
+		}
+		return a.SetACL(joinEntries(cur))
+	case "remove":
+		drop := map[string]bool{}
+		for _, raw := range strings.Split(acl, ",") {
+			parts := strings.Split(strings.TrimSpace(raw), ":")
+			def := len(parts) > 0 && parts[0] == "default"
+			if def {
+				parts = parts[1:]
+			}
+			if len(parts) < 1 || len(parts) > 2 || parts[0] == "" {
+				return azerr.New(azerr.InvalidAccessControlList)
+			}
+			e := aclEntry{def: def, scope: parts[0]}
+			if len(parts) == 2 {
+				e.id = parts[1]
+			}
+			if e.id == "" && e.scope != "mask" && !e.def {
+				// The base entries cannot be removed.
+				return azerr.New(azerr.InvalidAccessControlList)
+			}
+			drop[e.key()] = true
+		}
+		cur, err := parseACL(a.AccessControl())
+		if err != nil {
+			return err
+		}
+		var keep []aclEntry
+		for _, e := range cur {
+			if !drop[e.key()] {
+				keep = append(keep, e)
+			}
+		}
+		return a.SetACL(joinEntries(keep))
+	}
+	return azerr.InvalidQuery("mode", mode, "")
+}
+
+func accessOnly(entries []aclEntry, dir bool) []aclEntry {
+	if dir {
+		return entries
+	}
+	out := entries[:0:0]
+	for _, e := range entries {
+		if !e.def {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func joinEntries(entries []aclEntry) string {
+	parts := make([]string, len(entries))
+	for i, e := range entries {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ",")
+}

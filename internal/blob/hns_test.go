@@ -536,3 +536,59 @@ func BenchmarkHNSRenameDirectory(b *testing.B) {
 		})
 	}
 }
+
+func TestHNSSetAccessControlRecursive(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		for i := 0; i < 5; i++ {
+			mustFile(t, s, fmt.Sprintf("top/d%d/f", i), nil)
+		}
+		// set, in batches of three paths: top, 5 directories, 5 files.
+		acl := "user::rwx,user:oid-7:r-x,group::r-x,mask::r-x,other::---,default:user::rwx,default:group::---,default:other::---"
+		var dirs, files int
+		cont := ""
+		for calls := 0; ; calls++ {
+			res, err := s.SetAccessControlRecursive(ctx, ref("top"), "set", acl, cont, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs, files = dirs+res.Directories, files+res.Files
+			if res.Next == "" {
+				break
+			}
+			cont = res.Next
+			if calls > 10 {
+				t.Fatal("no end")
+			}
+		}
+		if dirs != 6 || files != 5 {
+			t.Fatalf("%d directories, %d files", dirs, files)
+		}
+		p, _ := s.GetPath(ctx, ref("top/d3/f"), Cond{})
+		if p.ACL.ACL != "user::rwx,user:oid-7:r-x,group::r-x,mask::r-x,other::---" {
+			t.Fatalf("file ACL %q (a file takes no default entries)", p.ACL.ACL)
+		}
+		p, _ = s.GetPath(ctx, ref("top/d3"), Cond{})
+		if p.ACL.ACL != acl {
+			t.Fatalf("directory ACL %q", p.ACL.ACL)
+		}
+		// modify replaces and adds entries; remove drops named ones.
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "modify", "user:oid-7:rwx,group:g-1:r--", "", 0); err != nil {
+			t.Fatal(err)
+		}
+		p, _ = s.GetPath(ctx, ref("top/d3/f"), Cond{})
+		if p.ACL.ACL != "user::rwx,user:oid-7:rwx,group::r-x,mask::r-x,other::---,group:g-1:r--" {
+			t.Fatalf("after modify %q", p.ACL.ACL)
+		}
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "remove", "user:oid-7,group:g-1", "", 0); err != nil {
+			t.Fatal(err)
+		}
+		p, _ = s.GetPath(ctx, ref("top/d3/f"), Cond{})
+		if p.ACL.ACL != "user::rwx,group::r-x,mask::r-x,other::---" {
+			t.Fatalf("after remove %q", p.ACL.ACL)
+		}
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top"), "remove", "user::", "", 0); code(err) != "InvalidAccessControlList" {
+			t.Fatalf("removing the owner entry: %v", err)
+		}
+	})
+}

@@ -147,6 +147,8 @@ func (h *handler) route(x *rq) error {
 			return h.setProperties(x)
 		case "setAccessControl":
 			return h.setAccessControl(x)
+		case "setAccessControlRecursive":
+			return h.setAccessControlRecursive(x)
 		}
 		return azerr.InvalidQuery("action", action, "")
 	case m == http.MethodHead:

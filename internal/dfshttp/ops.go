@@ -716,3 +716,49 @@ func (h *handler) leasePath(x *rq) error {
 	}
 	return nil
 }
+
+// setAccessControlRecursive is Path - Update
+// (action=setAccessControlRecursive): one batch of at most maxRecords
+// paths, with the continuation of the next.
+func (h *handler) setAccessControlRecursive(x *rq) error {
+	if err := h.authorize(x, auth.ResObject, "w", false); err != nil {
+		return err
+	}
+	mode := x.q.Get("mode")
+	if mode != "set" && mode != "modify" && mode != "remove" {
+		return azerr.InvalidQuery("mode", mode, "")
+	}
+	acl := x.r.Header.Get("X-Ms-Acl")
+	if acl == "" {
+		return azerr.MissingHeader("x-ms-acl")
+	}
+	max := 2000
+	if v := x.q.Get("maxRecords"); v != "" {
+		n, err := httpx.ParseInt("maxRecords", v, 1, 2000)
+		if err != nil {
+			return err
+		}
+		max = int(n)
+	}
+	cont := ""
+	if v := x.q.Get("continuation"); v != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil {
+			return azerr.InvalidQuery("continuation", v, "")
+		}
+		cont = string(raw)
+	}
+	res, err := h.svc.SetAccessControlRecursive(x.ctx(), x.ref(), mode, acl, cont, max)
+	if err != nil {
+		return err
+	}
+	if res.Next != "" {
+		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(res.Next)))
+	}
+	return writeJSON(x, map[string]any{
+		"directoriesSuccessful": res.Directories,
+		"filesSuccessful":       res.Files,
+		"failureCount":          res.Failures,
+		"failedEntries":         []any{},
+	})
+}

@@ -111,6 +111,22 @@ assert.equal((await fs.getFileClient("dest/renamed.txt").readToBuffer()).toStrin
 await fs.getFileClient("dest/other.txt").create();
 await rejects(fs.getFileClient("dest/other.txt").move("dest/renamed.txt", { destinationConditions: { ifNoneMatch: "*" } }), 409, "PathAlreadyExists");
 
+// Set Access Control Recursive, in batches of two paths.
+const rec = await fs.getDirectoryClient("dest").setAccessControlRecursive([
+  { accessControlType: "user", entityId: "", defaultScope: false, permissions: { read: true, write: true, execute: true } },
+  { accessControlType: "user", entityId: "oid-5", defaultScope: false, permissions: { read: true, write: false, execute: true } },
+  { accessControlType: "group", entityId: "", defaultScope: false, permissions: { read: true, write: false, execute: true } },
+  { accessControlType: "mask", entityId: "", defaultScope: false, permissions: { read: true, write: false, execute: true } },
+  { accessControlType: "other", entityId: "", defaultScope: false, permissions: { read: false, write: false, execute: false } },
+], { batchSize: 2 });
+assert.deepEqual(rec.counters, { changedDirectoriesCount: 2, changedFilesCount: 3, failedChangesCount: 0 });
+const named = (await fs.getFileClient("dest/other.txt").getAccessControl()).acl.find((e) => e.entityId === "oid-5");
+assert.equal(named?.permissions.execute, true);
+await fs.getDirectoryClient("dest").removeAccessControlRecursive([
+  { accessControlType: "user", entityId: "oid-5", defaultScope: false },
+]);
+assert.equal((await fs.getFileClient("dest/other.txt").getAccessControl()).acl.length, 4);
+
 // Leases guard paths.
 const lc = fs.getFileClient("dest/renamed.txt").getDataLakeLeaseClient();
 const lease = await lc.acquireLease(15);
