@@ -8,6 +8,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -34,7 +35,7 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 	if err := ValidateBlobName(req.Name); err != nil {
 		return nil, err
 	}
-	if err := ValidateMetadata(req.Meta); err != nil {
+	if err := content.ValidateMetadata(req.Meta); err != nil {
 		return nil, err
 	}
 	var out *Path
@@ -144,7 +145,7 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 		now := s.now()
 		st := conditional.State{Exists: true}
 		if p.Blob != nil {
-			st.ETag, st.LastModified = etagRaw(p.Blob.ETag), p.Blob.Modified
+			st.ETag, st.LastModified = content.ETagRaw(p.Blob.ETag), p.Blob.Modified
 			if _, code := lease.Enforce(p.Blob.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
 				return azerr.New(code)
 			}
@@ -213,7 +214,7 @@ func (s *Service) SetAccessControl(ctx context.Context, ref Ref, owner, group, p
 // SetPathProperties is Path - Update (setProperties): metadata (the
 // directory marker stays) and, when given, content properties.
 func (s *Service) SetPathProperties(ctx context.Context, ref Ref, meta []KV, setMeta bool, props *Props, cond Cond) (*Path, error) {
-	if err := ValidateMetadata(meta); err != nil {
+	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
 	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {

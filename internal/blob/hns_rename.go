@@ -7,6 +7,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -121,7 +122,7 @@ func srcCheck(p *Path, cond Cond, now time.Time) error {
 	st := conditional.State{Exists: true}
 	var ls lease.State
 	if p.Blob != nil {
-		st.ETag, st.LastModified, ls = etagRaw(p.Blob.ETag), p.Blob.Modified, p.Blob.Lease
+		st.ETag, st.LastModified, ls = content.ETagRaw(p.Blob.ETag), p.Blob.Modified, p.Blob.Lease
 	}
 	o, err := conditional.EvalWrite(cond.Conditions, st)
 	if err != nil {

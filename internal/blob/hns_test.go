@@ -14,6 +14,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
@@ -363,7 +364,7 @@ func TestHNSFlushRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		etag := etagRaw(p.Blob.ETag)
+		etag := content.ETagRaw(p.Blob.ETag)
 		g := newGate(n)
 		var wins atomic.Int32
 		var wg sync.WaitGroup

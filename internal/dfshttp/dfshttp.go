@@ -20,6 +20,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -235,7 +236,7 @@ func parseProperties(v string) ([]blob.KV, error) {
 		}
 		out = append(out, blob.KV{name, string(raw)})
 	}
-	if err := blob.ValidateMetadata(out); err != nil {
+	if err := content.ValidateMetadata(out); err != nil {
 		return nil, azerr.New(azerr.InvalidPropertyName)
 	}
 	return out, nil

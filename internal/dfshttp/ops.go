@@ -13,6 +13,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
@@ -34,7 +35,7 @@ func (x *rq) cond(prefix string) (blob.Cond, error) {
 }
 
 func setETag(h http.Header, etag uint64, t time.Time) {
-	h.Set("ETag", blob.ETagString(etag))
+	h.Set("ETag", content.ETagString(etag))
 	h.Set("Last-Modified", httpx.FormatHTTPTime(t))
 }
 
@@ -66,7 +67,7 @@ func (h *handler) listFilesystems(x *rq) error {
 		Filesystems []item `json:"filesystems"`
 	}{Filesystems: []item{}}
 	for _, c := range cs {
-		out.Filesystems = append(out.Filesystems, item{c.Name, httpx.FormatHTTPTime(c.Modified), blob.ETagString(c.ETag)})
+		out.Filesystems = append(out.Filesystems, item{c.Name, httpx.FormatHTTPTime(c.Modified), content.ETagString(c.ETag)})
 	}
 	if next != "" {
 		x.w.Header().Set("X-Ms-Continuation", next)
@@ -212,7 +213,7 @@ func (h *handler) listPaths(x *rq) error {
 		}
 		if b := p.Blob; b != nil {
 			it.ContentLength = strconv.FormatInt(b.Size, 10)
-			it.ETag = blob.ETagString(b.ETag)
+			it.ETag = content.ETagString(b.ETag)
 			it.LastModified = httpx.FormatHTTPTime(b.Modified)
 			// Windows file time: 100 ns ticks since 1601.
 			it.CreationTime = strconv.FormatInt(b.Created.UnixNano()/100+116444736000000000, 10)
