@@ -266,3 +266,31 @@ func TestRenameDestinationEveryAccount(t *testing.T) {
 		"Authorization": "SharedKey devstoreaccount1:c2lnbmF0dXJl"}, ""), 201, "")
 	want(t, send(t, h, "HEAD", acct+"/fsys/c/f?action=getStatus", nil, ""), 200, "")
 }
+
+// The lease actions of append and flush: an append that acquires, writes
+// that then need the lease id, a flush that releases.
+func TestAppendFlushLeaseActions(t *testing.T) {
+	h := newPort()
+	want(t, send(t, h, "PUT", acct+"/fsys?resource=filesystem", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/f?resource=file", nil, ""), 201, "")
+	id := "11111111-2222-3333-4444-555555555555"
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=append&position=0", map[string]string{
+		"x-ms-lease-action": "acquire", "x-ms-lease-duration": "15", "x-ms-proposed-lease-id": id}, "abc"), 202, "")
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=append&position=3", nil, "def"), 412, "LeaseIdMissing")
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=append&position=3", map[string]string{"x-ms-lease-id": id}, "def"), 202, "")
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=flush&position=6", nil, ""), 412, "LeaseIdMissing")
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=flush&position=6", map[string]string{"x-ms-lease-id": id, "x-ms-lease-action": "release"}, ""), 200, "")
+	// Released: writes need no lease id any more.
+	want(t, send(t, h, "PATCH", acct+"/fsys/f?action=setProperties", map[string]string{"x-ms-properties": "k=dg=="}, ""), 200, "")
+	// Path - Lease: acquire, change, break.
+	w := send(t, h, "POST", acct+"/fsys/f", map[string]string{"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, "")
+	want(t, w, 201, "")
+	lid := w.Header().Get("x-ms-lease-id")
+	w = send(t, h, "POST", acct+"/fsys/f", map[string]string{"x-ms-lease-action": "change", "x-ms-lease-id": lid, "x-ms-proposed-lease-id": id}, "")
+	if w.Code != 200 || w.Header().Get("x-ms-lease-id") != id {
+		t.Fatalf("change %d %v", w.Code, w.Header())
+	}
+	want(t, send(t, h, "DELETE", acct+"/fsys/f", nil, ""), 412, "LeaseIdMissing")
+	want(t, send(t, h, "POST", acct+"/fsys/f", map[string]string{"x-ms-lease-action": "break", "x-ms-lease-break-period": "0"}, ""), 202, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/f?recursive=false", nil, ""), 200, "")
+}
