@@ -320,6 +320,11 @@ func pathStyleHost(host string) bool {
 func (h *handler) blobRequest(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
 	q := r.URL.Query()
 	comp := q.Get("comp")
+	if q.Get("restype") == "account" && comp == "properties" {
+		// Get Account Information reports the namespace.
+		h.next.ServeHTTP(&hnsInfoWriter{ResponseWriter: w}, r)
+		return
+	}
 	fs, name, _ := strings.Cut(info.Path, "/")
 	if r.Method != http.MethodPut || (comp != "" && comp != "blocklist") || q.Has("restype") || !strings.Contains(name, "/") {
 		h.next.ServeHTTP(w, r)
@@ -371,4 +376,15 @@ func (s *statusWriter) send() {
 		s.sent = true
 		s.ResponseWriter.WriteHeader(s.status)
 	}
+}
+
+// hnsInfoWriter sets x-ms-is-hns-enabled: true on a Get Account
+// Information answer of an HNS account.
+type hnsInfoWriter struct{ http.ResponseWriter }
+
+func (w *hnsInfoWriter) WriteHeader(code int) {
+	if code == http.StatusOK {
+		w.Header().Set("X-Ms-Is-Hns-Enabled", "true")
+	}
+	w.ResponseWriter.WriteHeader(code)
 }

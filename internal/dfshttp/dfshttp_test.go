@@ -294,3 +294,14 @@ func TestAppendFlushLeaseActions(t *testing.T) {
 	want(t, send(t, h, "POST", acct+"/fsys/f", map[string]string{"x-ms-lease-action": "break", "x-ms-lease-break-period": "0"}, ""), 202, "")
 	want(t, send(t, h, "DELETE", acct+"/fsys/f?recursive=false", nil, ""), 200, "")
 }
+
+// Get Account Information says whether the account has a namespace.
+func TestAccountInfoReportsNamespace(t *testing.T) {
+	h := newPort()
+	for a, v := range map[string]string{acct: "true", "/plainaccount": "false"} {
+		w := send(t, h, "GET", a+"/?restype=account&comp=properties", nil, "")
+		if w.Code != 200 || w.Header().Get("x-ms-is-hns-enabled") != v {
+			t.Fatalf("%s: %d %v", a, w.Code, w.Header())
+		}
+	}
+}
