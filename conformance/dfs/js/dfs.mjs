@@ -2,7 +2,7 @@
 // lazuli started with --hierarchicalNamespace. Every step asserts what
 // Azure answers; the Blob SDK checks that both APIs share one namespace.
 import assert from "node:assert/strict";
-import { DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
+import { DataLakeDirectoryClient, DataLakeFileClient, DataLakeSASPermissions, DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
 import { BlobServiceClient } from "@azure/storage-blob";
 
 const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
@@ -126,6 +126,18 @@ await fs.getDirectoryClient("dest").removeAccessControlRecursive([
   { accessControlType: "user", entityId: "oid-5", defaultScope: false },
 ]);
 assert.equal((await fs.getFileClient("dest/other.txt").getAccessControl()).acl.length, 4);
+
+// A directory SAS (sr=d, sdd) reaches the paths under its directory only.
+const sasUrl = await fs.getDirectoryClient("dest").generateSasUrl({
+  permissions: DataLakeSASPermissions.parse("rcw"),
+  expiresOn: new Date(Date.now() + 3600_000),
+});
+assert.match(sasUrl, /sr=d&/);
+assert.match(sasUrl, /sdd=1/);
+const viaSas = new DataLakeDirectoryClient(sasUrl);
+await viaSas.getFileClient("by-sas.txt").create();
+const outside = new DataLakeFileClient(sasUrl.replace("/dest?", "/elsewhere.txt?"));
+await rejects(outside.create(), 403, "AuthenticationFailed");
 
 // Leases guard paths.
 const lc = fs.getFileClient("dest/renamed.txt").getDataLakeLeaseClient();
