@@ -245,3 +245,9 @@ func (s *Service) EnsureParents(ctx context.Context, acct, c, name string) error
 		return err
 	})
 }
+
+// containerACLsPrefix covers the access control records of a container's
+// paths, which go with the container.
+func containerACLsPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindPathACL}, acct), c)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -652,5 +653,32 @@ func BenchmarkHNSListPathsRecursive(b *testing.B) {
 		if total != n+100 {
 			b.Fatalf("listed %d", total)
 		}
+	}
+}
+
+// Deleting a filesystem removes the access control of its paths.
+func TestHNSDeleteContainerDropsACLs(t *testing.T) {
+	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+	ctx := context.Background()
+	if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: ref("d/f"), Owner: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, "acct", "fsys", Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		p := containerACLsPrefix("acct", "fsys")
+		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+		defer it.Close()
+		if it.Next() {
+			t.Errorf("access control record %q left", it.Key())
+		}
+		return it.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
