@@ -682,3 +682,31 @@ func TestHNSDeleteContainerDropsACLs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A rename carries what is stored beside a path: uncommitted appends,
+// which a flush at the new name commits, and blob tags with their index.
+func TestHNSRenameCarriesAppendsAndTags(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		mustFile(t, s, "in/f", []byte("abc"))
+		if err := s.AppendData(ctx, ref("in/f"), 3, Ingested{Segs: []Segment{{Len: 3, Data: []byte("def")}}, Size: 3}, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetTags(ctx, ref("in/f"), []KV{{"team", "lake"}}, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RenamePath(ctx, RenameRequest{Src: ref("in"), Dst: ref("out")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FlushData(ctx, FlushRequest{Ref: ref("out/f"), Position: 6}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, s, "out/f"); got != "abcdef" {
+			t.Fatalf("content %q", got)
+		}
+		found, _, err := s.FindBlobs(ctx, "acct", "", `"team"='lake'`, "", 10)
+		if err != nil || len(found) != 1 || found[0].Name != "out/f" {
+			t.Fatalf("tag index after rename: %+v %v", found, err)
+		}
+	})
+}
