@@ -79,6 +79,9 @@ type Options struct {
 	// ContainerDeleteRetentionDays keeps deleted containers that many
 	// days for Restore Container (0: off).
 	ContainerDeleteRetentionDays int
+	// HierarchicalNamespace gives every account a hierarchical namespace:
+	// the Data Lake Storage Gen2 (dfs) API on the Blob endpoint.
+	HierarchicalNamespace bool
 }
 
 // Service names one of the four services.
@@ -114,7 +117,7 @@ func Start(o Options) (*Emulator, error) {
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
 		EncryptionScopes: o.EncryptionScopes, BlobVersioning: o.BlobVersioning, BlobVersioningAccounts: o.BlobVersioningAccounts,
-		ContainerDeleteRetentionDays: o.ContainerDeleteRetentionDays, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
+		ContainerDeleteRetentionDays: o.ContainerDeleteRetentionDays, HierarchicalNamespace: o.HierarchicalNamespace, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

@@ -64,7 +64,7 @@ echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)
 echo "== SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
 # The postgres engine's own code runs under the race detector above
 # (storagetest, the cluster tests); this pass checks the services on it.
-(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/...)
+(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/... ./dfs/...)
 
 echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
 # These are Go benchmarks that also check correctness (counts, order,
@@ -101,6 +101,30 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   kill "$lz_pid"
 else
   echo "node and npm are needed for this step" >&2
+  exit 1
+fi
+
+echo "== Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1 &&
+  /usr/bin/python3 -c 'import azure.storage.filedatalake' 2>/dev/null; then
+  dtmp=$(mktemp -d)
+  trap 'kill "${lzd_pid:-}" 2>/dev/null || true; rm -rf "$dtmp" "${tmp:-}"' EXIT
+  go build -o "$dtmp/lazuli" ./cmd/lazuli
+  "$dtmp/lazuli" --inMemoryPersistence --silent --hierarchicalNamespace --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$dtmp/log" &
+  lzd_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$dtmp/log" && break
+    sleep 0.1
+  done
+  dfs_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$dtmp/log")
+  [ -n "$dfs_addr" ] || { echo "lazuli did not start:"; cat "$dtmp/log"; exit 1; }
+  (cd conformance/dfs/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
+    LAZULI_BLOB_URL="http://$dfs_addr/devstoreaccount1" node dfs.mjs)
+  LAZULI_BLOB_URL="http://$dfs_addr/devstoreaccount1" /usr/bin/python3 conformance/dfs/python/dfs.py
+  conformance/dfs/az/roundtrip.sh "http://$dfs_addr/devstoreaccount1"
+  kill "$lzd_pid"
+else
+  echo "node, npm, az (Debian's azure-cli) and Debian's python3-azure are needed for this step" >&2
   exit 1
 fi
 

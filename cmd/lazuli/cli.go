@@ -99,6 +99,7 @@ var flagGroups = []struct {
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "instanceExpiry", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth", "encryptionScopes"}},
 	{"Data protection", []string{"blobVersioning", "blobVersioningAccounts", "containerDeleteRetentionDays"}},
+	{"Data Lake", []string{"hierarchicalNamespace", "hierarchicalNamespaceAccounts"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "logFormat", "logLevel", "debug"}},
 	{"Performance work", []string{"httpServer", "cpuprofile"}},

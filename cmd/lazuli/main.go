@@ -114,6 +114,8 @@ type options struct {
 	versions  *bool
 	versionAc *string
 	contDays  *int
+	hns       *bool
+	hnsAccts  *string
 	cpuProf   *string
 	httpSrv   *string
 	noProduct *bool
@@ -163,6 +165,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.key = fs.String("key", "", "private key `file` (PEM) of --cert")
 	o.pwd = fs.String("pwd", "", "`password` of a PFX --cert")
 	o.oauth = fs.String("oauth", "", "`level` of OAuth: basic accepts Azure AD bearer tokens (issuer, audience and lifetime checked, signature not); needs --cert")
+	o.hns = fs.Bool("hierarchicalNamespace", false, "give every account a hierarchical namespace: the Data Lake Storage Gen2 (dfs) API on the Blob port")
+	o.hnsAccts = fs.String("hierarchicalNamespaceAccounts", "", "comma-separated `accounts` that have a hierarchical namespace (the others keep plain Blob behaviour)")
 	o.scopes = fs.String("encryptionScopes", "", "comma-separated `names` of the Blob encryption scopes every account has (x-ms-encryption-scope, container default scopes)")
 	o.versions = fs.Bool("blobVersioning", false, "keep blob versions in every account (x-ms-version-id; Azure's account setting IsVersioningEnabled)")
 	o.versionAc = fs.String("blobVersioningAccounts", "", "comma-separated `accounts` that keep blob versions (--blobVersioning: all of them)")
@@ -289,6 +293,7 @@ func run(args []string, stderr io.Writer) int {
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
 		BlobVersioning: *o.versions, BlobVersioningAccounts: splitList(*o.versionAc),
 		ContainerDeleteRetentionDays: *o.contDays,
+		HierarchicalNamespace: *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},

@@ -193,6 +193,26 @@ const (
 	ShareSnapshotCountExceeded
 	ShareSnapshotNotFound
 	ShareSnapshotOperationNotSupported
+	// Data Lake Storage (the dfs API of a hierarchical namespace).
+	FilesystemNotFound
+	FilesystemAlreadyExists
+	PathNotFound
+	PathAlreadyExists
+	PathConflict
+	SourcePathNotFound
+	RenameDestinationParentPathNotFound
+	InvalidSourceOrDestinationResourceType
+	InvalidRenameSourcePath
+	InvalidDestinationPath
+	InvalidFlushPosition
+	InvalidFlushOperation
+	InvalidAppendOperation
+	InvalidPropertyName
+	InvalidPermission
+	InvalidAccessControlList
+	InvalidResourceType
+	LeaseNameMismatch
+	HierarchicalNamespaceNotEnabled
 )
 
 type def struct {
@@ -383,6 +403,27 @@ var catalog = [...]def{
 	ShareSnapshotCountExceeded:         {"ShareSnapshotCountExceeded", 409, "The total number of snapshots for the share is over the limit."},
 	ShareSnapshotNotFound:              {"ShareSnapshotNotFound", 404, "The specified share snapshot does not exist."},
 	ShareSnapshotOperationNotSupported: {"ShareSnapshotOperationNotSupported", 400, "The operation is not supported on a share snapshot."},
+
+	// Data Lake Storage.
+	FilesystemNotFound:                     {"FilesystemNotFound", 404, "The specified filesystem does not exist."},
+	FilesystemAlreadyExists:                {"FilesystemAlreadyExists", 409, "The specified filesystem already exists."},
+	PathNotFound:                           {"PathNotFound", 404, "The specified path does not exist."},
+	PathAlreadyExists:                      {"PathAlreadyExists", 409, "The specified path already exists."},
+	PathConflict:                           {"PathConflict", 409, "The specified path, or an element of the path, exists and its resource type is invalid for this operation."},
+	SourcePathNotFound:                     {"SourcePathNotFound", 404, "The source path for a rename operation does not exist."},
+	RenameDestinationParentPathNotFound:    {"RenameDestinationParentPathNotFound", 404, "The parent directory of the destination path does not exist."},
+	InvalidSourceOrDestinationResourceType: {"InvalidSourceOrDestinationResourceType", 409, "The source and destination resource type must be identical."},
+	InvalidRenameSourcePath:                {"InvalidRenameSourcePath", 400, "The source directory cannot be the same as the destination directory, nor can the destination be a subdirectory of the source directory."},
+	InvalidDestinationPath:                 {"InvalidDestinationPath", 400, "The specified path, or an element of the path, exists and its resource type is invalid for this operation."},
+	InvalidFlushPosition:                   {"InvalidFlushPosition", 400, "The uploaded data is not contiguous or the position query parameter value is not equal to the length of the file after appending the uploaded data."},
+	InvalidFlushOperation:                  {"InvalidFlushOperation", 400, "The resource was created or modified by the Azure Blob Service API and cannot be written to by the Azure Data Lake Storage Service API."},
+	InvalidAppendOperation:                 {"InvalidAppendOperation", 400, "The resource was created or modified by the Azure Blob Service API and cannot be appended to by the Azure Data Lake Storage Service API."},
+	InvalidPropertyName:                    {"InvalidPropertyName", 400, "The property name contains invalid characters."},
+	InvalidPermission:                      {"InvalidPermission", 400, "The permission value is invalid."},
+	InvalidAccessControlList:               {"InvalidAccessControlList", 400, "The access control list value is invalid."},
+	InvalidResourceType:                    {"InvalidResourceType", 400, "The resource type value is invalid."},
+	LeaseNameMismatch:                      {"LeaseNameMismatch", 400, "The lease name specified did not match the existing lease name."},
+	HierarchicalNamespaceNotEnabled:        {"HierarchicalNamespaceNotEnabled", 409, "This endpoint does not support BlobStorageEvents or SoftDelete. Please disable these account features if you would like to use this endpoint."},
 
 	BlobBeingRehydrated: {"BlobBeingRehydrated", 409, "This operation is not permitted because the blob is being rehydrated."},
 	IncrementalCopyOfEarlierSnapshotNotAllowed: {"IncrementalCopyOfEarlierSnapshotNotAllowed", 409,

@@ -477,7 +477,7 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := unindexContainer(tx, acct, name); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name), deletedContainerPrefix(acct, name)} {
+		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name), deletedContainerPrefix(acct, name), containerACLsPrefix(acct, name)} {
 			if err := deleteRange(tx, p); err != nil {
 				return err
 			}

@@ -28,7 +28,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/admin"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/blobhttp"
 	"github.com/lazuli-storage/lazuli/internal/clock"
 	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
@@ -106,6 +105,11 @@ type Config struct {
 	// days for Restore Container (0: off; Azure's account setting
 	// ContainerDeleteRetentionPolicy).
 	ContainerDeleteRetentionDays int
+	// HierarchicalNamespace gives every account a hierarchical namespace
+	// (the dfs API on the Blob port); HierarchicalNamespaceAccounts names
+	// accounts that have one when it is off.
+	HierarchicalNamespace         bool
+	HierarchicalNamespaceAccounts []string
 	// PathStyleOnly takes the account from the first path segment of every
 	// request, never from the host name.
 	PathStyleOnly bool
@@ -324,7 +328,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	wrap := func(svc auth.Service, h http.Handler) http.Handler { return s.track(httpx.Wrap(svc, h, opts)) }
 	sv := s.services
 	s.handlers = map[auth.Service]http.Handler{
-		auth.Blob:  wrap(auth.Blob, blobhttp.New(hd(auth.Blob), sv.Blob)),
+		auth.Blob:  s.dfsFront(wrap(auth.Blob, s.blobHandler(hd(auth.Blob), sv.Blob))),
 		auth.Queue: wrap(auth.Queue, queuehttp.New(hd(auth.Queue), sv.Queue)),
 		auth.Table: wrap(auth.Table, tablehttp.New(hd(auth.Table), sv.Table)),
 		auth.File:  wrap(auth.File, filehttp.New(hd(auth.File), sv.File, sv.Blob)),

@@ -1,0 +1,75 @@
+"""Data Lake Storage Gen2 through Debian's azure.storage.filedatalake
+against a lazuli started with --hierarchicalNamespace: several writers
+append to one file at their own positions, one flush commits them, and a
+directory moves while its files are read back.
+
+Run with /usr/bin/python3 (Debian's modules load there):
+    LAZULI_BLOB_URL=http://127.0.0.1:10000/devstoreaccount1 /usr/bin/python3 dfs.py
+"""
+import os
+import sys
+import threading
+import time
+
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.storage.filedatalake import DataLakeServiceClient
+
+URL = os.environ.get("LAZULI_BLOB_URL", "http://127.0.0.1:10000/devstoreaccount1")
+KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+svc = DataLakeServiceClient(URL, credential={"account_name": "devstoreaccount1", "account_key": KEY})
+fs = svc.get_file_system_client("pyfs%d" % int(time.time() * 1000))
+fs.create_file_system()
+
+# Multi-writer appends: each writer appends its own block at its own
+# position; one flush at the end commits them all in order.
+f = fs.get_file_client("logs/day1/events.log")
+f.create_file()
+blocks = [("block-%02d|" % i).encode() * 100 for i in range(16)]
+offsets, pos = [], 0
+for b in blocks:
+    offsets.append(pos)
+    pos += len(b)
+errors = []
+
+
+def writer(i):
+    try:
+        f.append_data(blocks[i], offset=offsets[i], length=len(blocks[i]))
+    except Exception as e:  # noqa: BLE001 - reported below
+        errors.append(e)
+
+
+threads = [threading.Thread(target=writer, args=(i,)) for i in range(len(blocks))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert not errors, errors
+try:
+    f.flush_data(pos - 1)
+    raise AssertionError("flush short of the end succeeded")
+except HttpResponseError as e:
+    assert e.error_code == "InvalidFlushPosition", e.error_code
+f.flush_data(pos)
+assert f.download_file().readall() == b"".join(blocks)
+
+# Access control round trip.
+f.set_access_control(owner="ownerid", permissions="rwxr-----")
+acl = f.get_access_control()
+assert acl["owner"] == "ownerid" and acl["permissions"] == "rwxr-----", acl
+
+# A directory move: the files come along, the old name is gone.
+d = fs.get_directory_client("logs")
+d.rename_directory(fs.file_system_name + "/archive")
+assert fs.get_file_client("archive/day1/events.log").download_file().readall() == b"".join(blocks)
+try:
+    fs.get_file_client("logs/day1/events.log").get_file_properties()
+    raise AssertionError("old name still there")
+except ResourceNotFoundError:
+    pass
+
+names = sorted(p.name for p in fs.get_paths(recursive=True))
+assert names == ["archive", "archive/day1", "archive/day1/events.log"], names
+fs.delete_file_system()
+print("dfs python: ok")

@@ -1,0 +1,253 @@
+package blob
+
+// Hierarchical namespace (Data Lake Storage Gen2) on the Blob records.
+//
+// A directory is a zero-length block blob whose metadata carries
+// hdi_isfolder=true, which is what Blob clients see on an Azure account
+// with a hierarchical namespace; a file is a block blob. A path without a
+// record whose name prefixes other records ("a" under "a/b/c.txt" written
+// through the Blob API) is an implied directory. Owner, group, permissions
+// and ACL live under their own key (kindPathACL) so that the Blob record
+// and its codec stay as they are; a Blob delete that leaves one behind is
+// harmless because the record names the creation time of the path it
+// belongs to.
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// FolderMeta is the metadata name that marks a directory record.
+const FolderMeta = "hdi_isfolder"
+
+// kindPathACL keys the access control record of a path:
+//
+//	h account container name    PathACL
+const kindPathACL = 'h'
+
+// Default owner and group of a path created by a Shared Key or SAS caller.
+const Superuser = "$superuser"
+
+// PathACL is the POSIX access control of a path, stored and returned as
+// the caller set it.
+type PathACL struct {
+	Owner       string `json:"o"`
+	Group       string `json:"g"`
+	Permissions string `json:"p"` // symbolic, e.g. rwxr-x---, with + when an ACL has named entries
+	ACL         string `json:"a,omitempty"`
+	// Created is the creation time of the path record it belongs to; a
+	// record that does not match is stale (the path was deleted through
+	// the Blob API and made again).
+	Created time.Time `json:"c"`
+}
+
+func pathACLKey(acct, c, name string) []byte { return tupleKey(kindPathACL, acct, c, name) }
+
+// IsDir reports whether a blob record is a directory of a hierarchical
+// namespace.
+func (b *Blob) IsDir() bool {
+	for _, kv := range b.Meta {
+		if strings.EqualFold(kv[0], FolderMeta) && strings.EqualFold(kv[1], "true") {
+			return true
+		}
+	}
+	return false
+}
+
+// Path is a file or directory as the dfs API reports it.
+type Path struct {
+	Name string
+	Dir  bool
+	// Blob is the record (nil for an implied directory).
+	Blob *Blob
+	ACL  PathACL
+}
+
+// ETag is the path's ETag (0 for an implied directory).
+func (p *Path) ETag() uint64 {
+	if p.Blob == nil {
+		return 0
+	}
+	return p.Blob.ETag
+}
+
+// defaultACL is the access control of a path with no stored record: the
+// permissions Azure gives a new path (0777 directories, 0666 files) under
+// the default umask 0027.
+func defaultACL(dir bool) PathACL {
+	perm := "rw-r-----"
+	if dir {
+		perm = "rwxr-x---"
+	}
+	return PathACL{Owner: Superuser, Group: Superuser, Permissions: perm}
+}
+
+// loadACL returns the access control of b (the default for a missing or
+// stale record).
+func loadACL(tx storage.Tx, acct, c string, b *Blob) (PathACL, error) {
+	v, err := tx.Get(pathACLKey(acct, c, b.Name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return defaultACL(b.IsDir()), nil
+	}
+	if err != nil {
+		return PathACL{}, err
+	}
+	a, err := decode[PathACL](v)
+	if err != nil {
+		return PathACL{}, err
+	}
+	if !a.Created.Equal(b.Created) {
+		return defaultACL(b.IsDir()), nil
+	}
+	return *a, nil
+}
+
+func putACL(tx storage.Tx, acct, c, name string, a PathACL) error {
+	return tx.Set(pathACLKey(acct, c, name), encode(a))
+}
+
+// hasChildren reports whether any record lies under dir/.
+func hasChildren(tx storage.Tx, acct, c, dir string) (bool, error) {
+	lo := childrenPrefix(acct, c, dir)
+	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
+	defer it.Close()
+	found := it.Next()
+	return found, it.Err()
+}
+
+// childrenPrefix covers the records of every path under dir ("" is the
+// root: every record of the container).
+func childrenPrefix(acct, c, dir string) []byte {
+	if dir == "" {
+		return blobsPrefix(acct, c)
+	}
+	return keyenc.AppendPrefix(blobsPrefix(acct, c), dir+"/")
+}
+
+// getPath loads the path name: its record, or an implied directory, or
+// nil when neither exists. The container must exist (404
+// FilesystemNotFound).
+func getPath(tx storage.Tx, acct, c, name string) (*Path, error) {
+	b, err := getBlob(tx, acct, c, name, "")
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		a, err := loadACL(tx, acct, c, b)
+		if err != nil {
+			return nil, err
+		}
+		return &Path{Name: name, Dir: b.IsDir(), Blob: b, ACL: a}, nil
+	}
+	if err := containerExists(tx, acct, c); err != nil {
+		return nil, azerr.New(azerr.FilesystemNotFound)
+	}
+	kids, err := hasChildren(tx, acct, c, name)
+	if err != nil || !kids {
+		return nil, err
+	}
+	return &Path{Name: name, Dir: true, ACL: defaultACL(true)}, nil
+}
+
+// parentOf returns the parent directory of name ("" for the root).
+func parentOf(name string) string {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return ""
+	}
+	return name[:i]
+}
+
+// newDirRecord is the record of a directory made at now.
+func (s *Service) newDirRecord(name string, meta []KV, now time.Time) *Blob {
+	m := append([]KV{{FolderMeta, "true"}}, withoutFolder(meta)...)
+	b := &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: m}
+	b.replacing(nil)
+	return b
+}
+
+func withoutFolder(meta []KV) []KV {
+	out := make([]KV, 0, len(meta))
+	for _, kv := range meta {
+		if !strings.EqualFold(kv[0], FolderMeta) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// ensureParents makes every missing ancestor directory of name, as Azure
+// does for a path created through the dfs API; an ancestor that is a file
+// is 409 PathConflict.
+func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Time) error {
+	var missing []string
+	for p := parentOf(name); p != ""; p = parentOf(p) {
+		b, err := getBlob(tx, acct, c, p, "")
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			if !b.IsDir() {
+				return azerr.New(azerr.PathConflict)
+			}
+			break
+		}
+		missing = append(missing, p)
+	}
+	for _, p := range missing {
+		if err := putBlob(tx, acct, c, s.newDirRecord(p, nil, now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// materialize gives an implied directory a record, so that an operation
+// that writes it (ACL, properties, lease) has one to write.
+func (s *Service) materialize(tx storage.Tx, acct, c string, p *Path, now time.Time) error {
+	if p.Blob != nil {
+		return nil
+	}
+	b := s.newDirRecord(p.Name, nil, now)
+	if err := putBlob(tx, acct, c, b); err != nil {
+		return err
+	}
+	b.loaded, b.tagsKnown = true, false
+	p.Blob = b
+	p.ACL.Created = b.Created
+	return nil
+}
+
+// EnsureParents gives every missing ancestor directory of a blob written
+// through the Blob API a record, as an account with a hierarchical
+// namespace does (Blob listings then show them with hdi_isfolder). It
+// does nothing when the blob or its container is gone by then, or when an
+// ancestor is a file.
+func (s *Service) EnsureParents(ctx context.Context, acct, c, name string) error {
+	if parentOf(name) == "" {
+		return nil
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		b, err := getBlob(tx, acct, c, name, "")
+		if err != nil || b == nil {
+			return err
+		}
+		err = s.ensureParents(tx, acct, c, name, s.now())
+		if e, ok := azerr.As(err); ok && e.Code == azerr.PathConflict {
+			return nil
+		}
+		return err
+	})
+}
+
+// containerACLsPrefix covers the access control records of a container's
+// paths, which go with the container.
+func containerACLsPrefix(acct, c string) []byte {
+	return keyenc.AppendString(keyenc.AppendString([]byte{kindPathACL}, acct), c)
+}

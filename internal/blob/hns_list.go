@@ -1,0 +1,167 @@
+package blob
+
+import (
+	"context"
+	"strings"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// ListPathsRequest is Filesystem - List Paths.
+type ListPathsRequest struct {
+	Dir       string // "" lists from the root
+	Recursive bool
+	// Continuation is the name of the path to resume at (as returned).
+	Continuation string
+	Max          int
+}
+
+// ListPaths is Filesystem - List Paths: the files and directories under
+// Dir (all of them, or only its children), implied directories included,
+// with the name of the path the next page starts at ("" at the end).
+func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRequest) ([]*Path, string, error) {
+	if req.Max <= 0 || req.Max > MaxListResults {
+		req.Max = MaxListResults
+	}
+	var out []*Path
+	next := ""
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		out, next = nil, ""
+		if err := containerExists(tx, acct, c); err != nil {
+			return azerr.New(azerr.FilesystemNotFound)
+		}
+		if req.Dir != "" {
+			p, err := getPath(tx, acct, c, req.Dir)
+			if err != nil {
+				return err
+			}
+			if p == nil {
+				return azerr.New(azerr.PathNotFound)
+			}
+			if !p.Dir {
+				return azerr.New(azerr.PathConflict)
+			}
+		}
+		base := blobsPrefix(acct, c)
+		lo := childrenPrefix(acct, c, req.Dir)
+		hi := keyenc.PrefixEnd(lo)
+		// emitted holds the directories already listed, so that an
+		// implied directory is listed once; on a later page it starts
+		// with what the record before the resume point listed.
+		emitted := map[string]bool{}
+		var last string
+		if req.Continuation != "" {
+			from := keyenc.AppendString(append([]byte(nil), base...), req.Continuation)
+			if string(from) > string(lo) {
+				it := tx.Scan(lo, from, true)
+				if it.Next() {
+					prev, _, err := keyenc.ReadString(it.Key()[len(base):])
+					if err == nil {
+						for _, d := range s.listedFor(req, prev) {
+							emitted[d] = true
+						}
+						last = prev
+					}
+				}
+				it.Close()
+				lo = from
+			}
+		}
+		rel := func(name string) string {
+			if req.Dir == "" {
+				return name
+			}
+			return name[len(req.Dir)+1:]
+		}
+		for {
+			it := tx.Scan(lo, hi, false)
+			skipTo := []byte(nil)
+			for it.Next() {
+				name, rest, err := keyenc.ReadString(it.Key()[len(base):])
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if snap, _, _ := keyenc.ReadString(rest); snap != "" || name == last {
+					continue
+				}
+				if len(out) >= req.Max {
+					next = name
+					it.Close()
+					return nil
+				}
+				last = name
+				r := rel(name)
+				if !req.Recursive {
+					child, _, _ := strings.Cut(r, "/")
+					cname := child
+					if req.Dir != "" {
+						cname = req.Dir + "/" + child
+					}
+					if strings.Contains(r, "/") {
+						if !emitted[cname] {
+							emitted[cname] = true
+							out = append(out, &Path{Name: cname, Dir: true, ACL: defaultACL(true)})
+						}
+						// Skip the rest of the child's subtree.
+						skipTo = keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), cname+"/"))
+						break
+					}
+				} else {
+					// Implied ancestors first.
+					var anc []string
+					for p := parentOf(name); p != req.Dir && p != ""; p = parentOf(p) {
+						if emitted[p] {
+							break
+						}
+						anc = append(anc, p)
+					}
+					for i := len(anc) - 1; i >= 0; i-- {
+						emitted[anc[i]] = true
+						out = append(out, &Path{Name: anc[i], Dir: true, ACL: defaultACL(true)})
+					}
+				}
+				b, err := decodeBlobAt(it.Value(), name, "")
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if emitted[name] {
+					continue
+				}
+				a, err := loadACL(tx, acct, c, b)
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if b.IsDir() {
+					emitted[name] = true
+				}
+				out = append(out, &Path{Name: name, Dir: b.IsDir(), Blob: b, ACL: a})
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil || skipTo == nil {
+				return err
+			}
+			lo = skipTo
+		}
+	})
+	return out, next, err
+}
+
+// listedFor is the directories a listing has listed by the time it has
+// passed the record of name: the child of Dir it lies in, or (recursive)
+// every ancestor and the path itself.
+func (s *Service) listedFor(req ListPathsRequest, name string) []string {
+	var out []string
+	for p := name; p != req.Dir && p != ""; p = parentOf(p) {
+		out = append(out, p)
+	}
+	if !req.Recursive && len(out) > 0 {
+		return out[len(out)-1:]
+	}
+	return out
+}

@@ -1,0 +1,580 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/internal/content"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/internal/lease"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// CreatePathRequest is Path - Create of a file or directory (not a
+// rename).
+type CreatePathRequest struct {
+	Ref
+	Dir   bool
+	Props Props
+	Meta  []KV
+	// Permissions (symbolic, already parsed) and Umask (octal) as sent;
+	// Owner, Group and ACL are stored when given.
+	Permissions, Umask, Owner, Group, ACL string
+	Cond                                  Cond
+}
+
+// CreatePath is Path - Create: a new empty file or a directory, with
+// every missing ancestor directory. A file replaces a file (unless
+// If-None-Match: * says not to) and drops its uncommitted appends; a
+// directory over a directory keeps what is under it.
+func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path, error) {
+	if err := ValidateBlobName(req.Name); err != nil {
+		return nil, err
+	}
+	if err := content.ValidateMetadata(req.Meta); err != nil {
+		return nil, err
+	}
+	var out *Path
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		var staged bool
+		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true, staged: &staged}, now)
+		if err != nil {
+			return err
+		}
+		if old != nil && old.IsDir() != req.Dir {
+			return azerr.New(azerr.PathConflict)
+		}
+		if old == nil && !req.Dir {
+			if kids, err := hasChildren(tx, req.Account, req.Container, req.Name); err != nil {
+				return err
+			} else if kids {
+				// An implied directory is there.
+				return azerr.New(azerr.PathConflict)
+			}
+		}
+		if err := s.ensureParents(tx, req.Account, req.Container, req.Name, now); err != nil {
+			return err
+		}
+		var b *Blob
+		if req.Dir {
+			b = s.newDirRecord(req.Name, req.Meta, now)
+		} else {
+			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta}
+		}
+		b.Props, b.Lease = req.Props, ls
+		var prev uint64
+		if old != nil {
+			prev, b.Created = old.ETag, old.Created
+		}
+		b.ETag = s.etag(prev, now)
+		if staged {
+			if err := dropStaged(tx, req.Ref); err != nil {
+				return err
+			}
+		}
+		b.replacing(old)
+		if err := putBlob(tx, req.Account, req.Container, b); err != nil {
+			return err
+		}
+		a := defaultACL(req.Dir)
+		if old != nil {
+			if a, err = loadACL(tx, req.Account, req.Container, old); err != nil {
+				return err
+			}
+		}
+		if err := applyAccess(&a, req.Permissions, req.Umask, req.Owner, req.Group, req.ACL, old == nil, req.Dir); err != nil {
+			return err
+		}
+		a.Created = b.Created
+		if err := putACL(tx, req.Account, req.Container, req.Name, a); err != nil {
+			return err
+		}
+		out = &Path{Name: req.Name, Dir: req.Dir, Blob: b, ACL: a}
+		return nil
+	})
+	return out, err
+}
+
+// applyAccess applies the access headers of a create: the permissions
+// given (or the default 0777 / 0666 for a new path) masked by the umask,
+// then owner, group and ACL.
+func applyAccess(a *PathACL, perms, umask, owner, group, acl string, fresh, dir bool) error {
+	if perms != "" || (fresh && umask != "") {
+		p := perms
+		if p == "" {
+			p = "rw-rw-rw-"
+			if dir {
+				p = "rwxrwxrwx"
+			}
+		}
+		masked, err := ApplyUmask(p, umask)
+		if err != nil {
+			return err
+		}
+		a.SetPermissions(masked)
+	}
+	if owner != "" {
+		a.Owner = owner
+	}
+	if group != "" {
+		a.Group = group
+	}
+	if acl != "" {
+		return a.SetACL(acl)
+	}
+	return nil
+}
+
+// GetPath is Path - Get Properties (getStatus, getAccessControl and the
+// default): the read conditions apply to a path with a record.
+func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error) {
+	var out *Path
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return azerr.New(azerr.PathNotFound)
+		}
+		now := s.now()
+		st := conditional.State{Exists: true}
+		if p.Blob != nil {
+			st.ETag, st.LastModified = content.ETagRaw(p.Blob.ETag), p.Blob.Modified
+			if _, code := lease.Enforce(p.Blob.Lease, cond.LeaseID, false, now, lease.BlobTarget); code != 0 {
+				return azerr.New(code)
+			}
+			p.Blob.AsOf = now
+		}
+		o, err := conditional.EvalRead(cond.Conditions, st, "")
+		if err != nil {
+			return err
+		}
+		if o != conditional.Pass {
+			return o.Err(azerr.ConditionNotMet, 0)
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// modifyPath runs a write on an existing path (an implied directory gets
+// a record first) under the write conditions and the lease rule.
+func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx storage.Tx, p *Path, now time.Time) error) (*Path, error) {
+	var out *Path
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return azerr.New(azerr.PathNotFound)
+		}
+		if err := s.materialize(tx, ref.Account, ref.Container, p, now); err != nil {
+			return err
+		}
+		b, ls, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		b.Lease = ls
+		p.Blob = b
+		if err := fn(tx, p, now); err != nil {
+			return err
+		}
+		b.Modified, b.ETag = s.written(now), s.etag(b.ETag, now)
+		if err := putBlob(tx, ref.Account, ref.Container, b); err != nil {
+			return err
+		}
+		p.ACL.Created = b.Created
+		out = p
+		return putACL(tx, ref.Account, ref.Container, ref.Name, p.ACL)
+	})
+	return out, err
+}
+
+// SetAccessControl is Path - Update (setAccessControl): owner, group,
+// and either permissions or an ACL (both is 400, checked by the caller).
+func (s *Service) SetAccessControl(ctx context.Context, ref Ref, owner, group, perms, acl string, cond Cond) (*Path, error) {
+	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+		if perms != "" {
+			p.ACL.SetPermissions(perms)
+		}
+		return applyAccess(&p.ACL, "", "", owner, group, acl, false, p.Dir)
+	})
+}
+
+// SetPathProperties is Path - Update (setProperties): metadata (the
+// directory marker stays) and, when given, content properties.
+func (s *Service) SetPathProperties(ctx context.Context, ref Ref, meta []KV, setMeta bool, props *Props, cond Cond) (*Path, error) {
+	if err := content.ValidateMetadata(meta); err != nil {
+		return nil, err
+	}
+	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+		if setMeta {
+			if p.Dir {
+				meta = append([]KV{{FolderMeta, "true"}}, withoutFolder(meta)...)
+			}
+			p.Blob.Meta = meta
+		}
+		if props != nil {
+			p.Blob.Props = *props
+		}
+		return nil
+	})
+}
+
+// DeleteBatch is how many paths one Path - Delete of a large directory
+// removes before it answers with a continuation.
+const DeleteBatch = 5000
+
+// DeletePath is Path - Delete. A directory with paths under it needs
+// recursive; a recursive delete removes up to DeleteBatch paths per call
+// and returns the continuation to pass to the next call ("" when the
+// directory itself is gone). Each call is one transaction.
+func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, continuation string, cond Cond) (string, error) {
+	next := ""
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		next = ""
+		now := s.now()
+		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return azerr.New(azerr.PathNotFound)
+		}
+		if p.Blob != nil {
+			if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
+				return err
+			}
+		} else if cond.IfMatch != nil || cond.LeaseID != "" {
+			return azerr.New(azerr.ConditionNotMet)
+		}
+		if p.Dir {
+			lo := childrenPrefix(ref.Account, ref.Container, ref.Name)
+			hi := keyenc.PrefixEnd(lo)
+			if !recursive {
+				if kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name); err != nil {
+					return err
+				} else if kids {
+					return azerr.New(azerr.DirectoryNotEmpty)
+				}
+			}
+			var names []string
+			it := tx.Scan(lo, hi, false)
+			for it.Next() && len(names) <= DeleteBatch {
+				name, _, err := keyenc.ReadString(it.Key()[len(blobsPrefix(ref.Account, ref.Container)):])
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if len(names) == 0 || names[len(names)-1] != name {
+					names = append(names, name)
+				}
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+			if len(names) > DeleteBatch {
+				next, names = names[DeleteBatch], names[:DeleteBatch]
+			}
+			for _, n := range names {
+				if err := deletePathRecords(tx, ref.Account, ref.Container, n); err != nil {
+					return err
+				}
+			}
+			if next != "" {
+				return nil
+			}
+		}
+		if p.Blob == nil {
+			return nil
+		}
+		return deletePathRecords(tx, ref.Account, ref.Container, ref.Name)
+	})
+	return next, err
+}
+
+// deletePathRecords removes one path: its record, snapshots, uncommitted
+// appends and access control.
+func deletePathRecords(tx storage.Tx, acct, c, name string) error {
+	snaps, err := snapshotIDs(tx, Ref{Account: acct, Container: c, Name: name})
+	if err != nil {
+		return err
+	}
+	for _, sn := range snaps {
+		if err := deleteBlobKey(tx, acct, c, name, sn); err != nil {
+			return err
+		}
+	}
+	if err := dropStaging(tx, Ref{Account: acct, Container: c, Name: name}); err != nil {
+		return err
+	}
+	if err := tx.Delete(pathACLKey(acct, c, name)); err != nil {
+		return err
+	}
+	return deleteBlobKey(tx, acct, c, name, "")
+}
+
+// appendID is the id an append at pos is staged under: fixed width, so
+// that the staged appends of a file sort by position.
+func appendID(pos int64) string { return fmt.Sprintf("dfs-%020d", pos) }
+
+// AppendData is Path - Update (append): data is staged at position and
+// becomes part of the file only when a flush reaches past it.
+func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data Ingested, cond Cond) error {
+	if position < 0 {
+		return azerr.InvalidQuery("position", fmt.Sprint(position), "")
+	}
+	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		if b.IsDir() || b.Type != BlockBlob {
+			return azerr.New(azerr.InvalidAppendOperation)
+		}
+		st, err := liveStaging(tx, ref, now)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			if err := dropStaging(tx, ref); err != nil {
+				return err
+			}
+			st = &Staging{}
+		}
+		id := appendID(position)
+		k := blockKey(ref.Account, ref.Container, ref.Name, id)
+		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
+			if st.Count >= MaxUncommitted {
+				return azerr.New(azerr.BlockCountExceedsLimit)
+			}
+			st.Count++
+		} else if err != nil {
+			return err
+		}
+		st.IDLen, st.Touched = len(id), now
+		if err := tx.Set(k, encodeBlock(&Block{ID: id, Size: data.Size, Segs: data.Segs})); err != nil {
+			return err
+		}
+		return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+	})
+}
+
+// FlushRequest is Path - Update (flush).
+type FlushRequest struct {
+	Ref
+	Position int64
+	// Retain keeps appended data past Position for a later flush.
+	Retain bool
+	// Props, when set, replace the content properties.
+	Props *Props
+	Cond  Cond
+}
+
+// FlushData is Path - Update (flush): the appends from the end of the
+// file up to Position, which must be contiguous and end exactly there
+// (400 InvalidFlushPosition otherwise), become its content.
+func (s *Service) FlushData(ctx context.Context, req FlushRequest) (*Blob, error) {
+	var out *Blob
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		b, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{mustExist: true}, now)
+		if err != nil {
+			return err
+		}
+		if b.IsDir() || b.Type != BlockBlob {
+			return azerr.New(azerr.InvalidFlushOperation)
+		}
+		if req.Position < b.Size {
+			return azerr.New(azerr.InvalidFlushPosition)
+		}
+		st, err := liveStaging(tx, req.Ref, now)
+		if err != nil {
+			return err
+		}
+		var segs []Segment
+		var used [][]byte
+		for cur := b.Size; cur < req.Position; {
+			if st == nil {
+				return azerr.New(azerr.InvalidFlushPosition)
+			}
+			k := blockKey(req.Account, req.Container, req.Name, appendID(cur))
+			v, err := tx.Get(k)
+			if errors.Is(err, storage.ErrNotFound) {
+				return azerr.New(azerr.InvalidFlushPosition)
+			} else if err != nil {
+				return err
+			}
+			bl, err := decodeBlock(v)
+			if err != nil {
+				return err
+			}
+			if bl.Size == 0 || cur+bl.Size > req.Position {
+				return azerr.New(azerr.InvalidFlushPosition)
+			}
+			segs = append(segs, bl.Segs...)
+			used = append(used, k)
+			cur += bl.Size
+		}
+		if err := hydrate(tx, req.Account, req.Container, b); err != nil {
+			return err
+		}
+		if len(segs) > 0 {
+			// Flushed data joins the last anonymous block, so that many
+			// small flushes do not run into the committed block limit.
+			n := len(b.Blocks)
+			if n > 0 && b.Blocks[n-1].ID == "" {
+				b.Blocks[n-1].Segs = append(b.Blocks[n-1].Segs, segs...)
+				b.Blocks[n-1].Size += req.Position - b.Size
+			} else {
+				b.Blocks = append(b.Blocks, Block{Size: req.Position - b.Size, Segs: segs})
+			}
+		}
+		if st != nil {
+			if err := s.settleAppends(tx, req.Ref, st, used, req.Position, req.Retain); err != nil {
+				return err
+			}
+		}
+		b.Size, b.Lease = req.Position, ls
+		if req.Props != nil {
+			b.Props = *req.Props
+		}
+		b.Modified, b.ETag = s.written(now), s.etag(b.ETag, now)
+		out = b
+		return putBlob(tx, req.Account, req.Container, b)
+	})
+	return out, err
+}
+
+// settleAppends drops the appends a flush used, and the others too unless
+// retain asks to keep those past the flushed end.
+func (s *Service) settleAppends(tx storage.Tx, ref Ref, st *Staging, used [][]byte, end int64, retain bool) error {
+	if !retain {
+		return dropStaged(tx, ref)
+	}
+	for _, k := range used {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	st.Count -= len(used)
+	// Appends that start before the new end can never be flushed.
+	lo := blocksPrefix(ref.Account, ref.Container, ref.Name)
+	hi := blockKey(ref.Account, ref.Container, ref.Name, appendID(end))
+	n, err := storage.DeleteRange(tx, lo, hi, 0)
+	if err != nil {
+		return err
+	}
+	st.Count -= n
+	if st.Count <= 0 {
+		return dropStaged(tx, ref)
+	}
+	return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+}
+
+// RecursiveACLResult is what one Set Access Control Recursive call did.
+type RecursiveACLResult struct {
+	Directories, Files, Failures int
+	// Next is the continuation for the next call ("" when done).
+	Next string
+}
+
+// SetAccessControlRecursive is Path - Update (setAccessControlRecursive):
+// mode set, modify or remove applied to the path and every path under
+// it, up to max paths per call (one transaction each), resuming at the
+// path continuation names.
+func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, acl, continuation string, max int) (RecursiveACLResult, error) {
+	if max <= 0 {
+		max = 2000
+	}
+	// Check the ACL once up front, so that a bad one fails the call with
+	// 400 rather than counting every path as a failure.
+	if err := (&PathACL{Permissions: "rwxr-x---"}).EditACL(mode, acl, true); err != nil {
+		return RecursiveACLResult{}, err
+	}
+	var out RecursiveACLResult
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		out = RecursiveACLResult{}
+		now := s.now()
+		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return azerr.New(azerr.PathNotFound)
+		}
+		var names []string
+		if continuation == "" {
+			names = append(names, ref.Name)
+		}
+		if p.Dir {
+			base := blobsPrefix(ref.Account, ref.Container)
+			lo := childrenPrefix(ref.Account, ref.Container, ref.Name)
+			hi := keyenc.PrefixEnd(lo)
+			if continuation != "" {
+				if from := keyenc.AppendString(append([]byte(nil), base...), continuation); string(from) > string(lo) {
+					lo = from
+				}
+			}
+			it := tx.Scan(lo, hi, false)
+			for it.Next() && len(names) <= max {
+				name, rest, err := keyenc.ReadString(it.Key()[len(base):])
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if snap, _, _ := keyenc.ReadString(rest); snap == "" {
+					names = append(names, name)
+				}
+			}
+			err := it.Err()
+			it.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if len(names) > max {
+			out.Next, names = names[max], names[:max]
+		}
+		for _, n := range names {
+			q, err := getPath(tx, ref.Account, ref.Container, n)
+			if err != nil {
+				return err
+			}
+			if q == nil {
+				continue
+			}
+			if err := s.materialize(tx, ref.Account, ref.Container, q, now); err != nil {
+				return err
+			}
+			if err := q.ACL.EditACL(mode, acl, q.Dir); err != nil {
+				out.Failures++
+				continue
+			}
+			q.ACL.Created = q.Blob.Created
+			if err := putACL(tx, ref.Account, ref.Container, n, q.ACL); err != nil {
+				return err
+			}
+			if q.Dir {
+				out.Directories++
+			} else {
+				out.Files++
+			}
+		}
+		return nil
+	})
+	return out, err
+}
