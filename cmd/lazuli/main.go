@@ -293,7 +293,7 @@ func run(args []string, stderr io.Writer) int {
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
 		BlobVersioning: *o.versions, BlobVersioningAccounts: splitList(*o.versionAc),
 		ContainerDeleteRetentionDays: *o.contDays,
-		HierarchicalNamespace: *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
+		HierarchicalNamespace:        *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
