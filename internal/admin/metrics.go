@@ -178,8 +178,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// SMBStats are the SMB server's figures as of now. Leases and lease
-// breaks are reported as zero while the server grants no leases.
+// SMBStats are the SMB server's figures as of now: Leases counts the
+// opens holding an oplock or lease, LeaseBreaks the breaks sent.
 type SMBStats struct {
 	Connections, Sessions, Opens, Locks, Leases int
 	LeaseBreaks                                 int64

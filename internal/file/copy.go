@@ -63,7 +63,7 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 	}
 	copyID := s.newID()
 	var out *Node
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+	err = s.update(ctx, func(tx storage.Tx) error {
 		var ssh *Share
 		var src *Node
 		var segs []content.Segment

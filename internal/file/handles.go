@@ -94,7 +94,8 @@ func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
 // open handle; otherwise each access the operation needs must be shared
 // by every handle that holds read, write or delete access (409
 // SharingViolation). A read of [off, off+n) (n > 0) also conflicts with
-// an exclusive byte-range lock over it (409 FileLockConflict).
+// an exclusive byte-range lock over it (409 FileLockConflict). SMB client
+// caches in the operation's way are broken first (restBreaks).
 func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off, ln uint64) error {
 	if n.DeletePending {
 		return azerr.New(azerr.SMBDeletePending)
@@ -107,6 +108,11 @@ func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off,
 		return err
 	}
 	if acc == accessDelete {
+		// Handles kept open by a client's handle caching may close once
+		// it is broken.
+		if err := s.restBreaks(tx, hs, sid, n, acc); err != nil {
+			return err
+		}
 		if len(hs) > 0 {
 			return azerr.New(azerr.SharingViolation)
 		}
@@ -119,6 +125,9 @@ func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off,
 		if acc&^shared(h.ShareAccess) != 0 {
 			return azerr.New(azerr.SharingViolation)
 		}
+	}
+	if err := s.restBreaks(tx, hs, sid, n, acc); err != nil {
+		return err
 	}
 	if acc == accessRead && ln > 0 {
 		for _, h := range hs {
@@ -233,6 +242,11 @@ type OpenRequest struct {
 	// unless that membership is alive in the same transaction. Zero
 	// records an unowned handle (tests of this package).
 	Owner uint64
+	// Cache is the oplock or lease asked for, if any.
+	Cache *CacheRequest
+	// Waiting, if set, is called when the open starts waiting for other
+	// clients to acknowledge cache breaks.
+	Waiting func()
 }
 
 // OpenResult is what Open returns.
@@ -240,6 +254,8 @@ type OpenResult struct {
 	Handle HandleRef
 	Node   *Node
 	Action CreateAction
+	// Cache is the oplock or lease granted (nil for none).
+	Cache *Caching
 }
 
 // Open opens or creates a file or directory and records the handle, all
@@ -265,7 +281,12 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	}
 	hid, fid := newID(), newID()
 	var out *OpenResult
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+	granted := false
+	// Caches of other clients in the way are broken first (update runs
+	// the transaction again once they are).
+	try := func(tx storage.Tx) error {
+		granted = false
+		var hs []*Handle
 		if req.Owner != 0 {
 			// The fence: once another instance has declared this one
 			// dead, it opens nothing more (see Membership).
@@ -350,8 +371,17 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 					check |= Delete
 				}
 			}
-			if err := s.checkShareModes(tx, sh.ID, n, check, req.ShareAccess); err != nil {
+			if n.Handles > 0 {
+				if hs, err = loadHandles(tx, sh.ID, n.ID); err != nil {
+					return err
+				}
+			}
+			conflict := s.checkShareModes(tx, sh.ID, n, check, req.ShareAccess)
+			if err := openBreaks(hs, sh.ID, n, &req, check, truncate, conflict != nil); err != nil {
 				return err
+			}
+			if conflict != nil {
+				return conflict
 			}
 			if relevant(check)&(accessWrite|accessDelete) != 0 && n.Lease.Active(now) {
 				return azerr.New(azerr.SharingViolation)
@@ -389,6 +419,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
 			Access: access, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
+			if granted, err = grantCache(tx, sh.ID, n, hs, h, req.Cache); err != nil {
+				return err
+			}
 			n.Handles++
 			if err := putNode(tx, sh.ID, n); err != nil {
 				return err
@@ -402,9 +435,19 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		}
 		n.AsOf = now
 		res.Handle, res.Node = HandleRef{Share: sh.ID, File: n.ID, ID: hid}, n
+		if h.Cache != nil {
+			res.Cache = ptr(*h.Cache)
+		}
 		out = res
 		return nil
-	})
+	}
+	err = s.withBreaks(ctx, req.Waiting, func() error { return s.eng.Update(ctx, try) })
+	if granted {
+		b := s.brk()
+		b.mu.Lock()
+		b.granted++
+		b.mu.Unlock()
+	}
 	return out, err
 }
 
@@ -471,6 +514,10 @@ func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
 		out = n
 		return s.closeHandle(tx, ref.Share, h, n)
 	})
+	if err == nil && out.Handles > 0 {
+		// A break may wait for this handle to close.
+		s.brk().wake()
+	}
 	return out, err
 }
 
@@ -561,7 +608,9 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data co
 		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out *Node
+	var brks []Break
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		h, n, err := loadOpen(tx, ref)
 		if err != nil {
 			return err
@@ -573,6 +622,9 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data co
 			return ErrAccessDenied
 		}
 		if err := checkLocks(tx, ref.Share, n, uint64(off), uint64(data.Size), h.ID, true); err != nil {
+			return err
+		}
+		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
 			return err
 		}
 		now := s.now()
@@ -595,6 +647,9 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data co
 		out = n
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 
@@ -604,7 +659,9 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 	if size < 0 || size > MaxFileSize {
 		return nil, azerr.New(azerr.InvalidRange)
 	}
-	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+	var brks []Break
+	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		brks = brks[:0]
 		if n.Dir {
 			return azerr.New(azerr.ResourceTypeMismatch)
 		}
@@ -613,6 +670,9 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 		}
 		if size == n.Size {
 			return nil
+		}
+		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
+			return err
 		}
 		if size < n.Size {
 			if err := checkLocks(tx, ref.Share, n, uint64(size), uint64(n.Size-size), h.ID, true); err != nil {
@@ -626,6 +686,10 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
+	return out, err
 }
 
 // touch moves the last-write and change times of n written through h,
@@ -978,7 +1042,7 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		}
 	}
 	var out *Node
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+	err = s.update(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, req.Source, true)
 		if err != nil {
 			return err
@@ -1195,5 +1259,8 @@ func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, rec
 		}
 		return nil
 	})
+	if closed > 0 {
+		s.brk().wake()
+	}
 	return closed, err
 }

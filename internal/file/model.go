@@ -228,6 +228,8 @@ type Handle struct {
 	// bits): writes through the handle then leave them as set (MS-FSA
 	// 2.1.5.14.2, Open.UserSetModificationTime and UserSetChangeTime).
 	UserSet uint8 `json:"us,omitempty"`
+	// Cache is the oplock or lease the handle's client holds.
+	Cache *Caching `json:"ca,omitempty"`
 }
 
 // Bits of Handle.UserSet.
@@ -297,6 +299,9 @@ const (
 	tagDeleted = 'x'
 	tagMember  = 'm'
 	tagBeat    = 'b'
+	// tagBreak keys the SMB cache breaks an instance asks another to
+	// send: owner, handle id.
+	tagBreak = 'k'
 )
 
 const (

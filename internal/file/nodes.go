@@ -306,7 +306,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		return nil, azerr.New(azerr.ResourceAlreadyExists)
 	}
 	var out *Node
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+	err = s.update(ctx, func(tx storage.Tx) error {
 		sh, err := writableShareID(tx, req.Ref.share())
 		if err != nil {
 			return err
@@ -392,7 +392,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 // ResourceNotFound. A supplied lease id must match the file's lease.
 func (s *Service) Get(ctx context.Context, ref Ref, dir bool, leaseID string) (*Node, error) {
 	var out *Node
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
+	err := s.view(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, ref, false)
 		if err != nil {
 			return err
@@ -441,7 +441,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 		return nil, azerr.InvalidHeader("x-ms-content-length", "")
 	}
 	var out *Node
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+	err := s.update(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, req.Ref, true)
 		if err != nil {
 			return err
@@ -524,7 +524,7 @@ func resize(tx storage.Tx, sh *Share, n *Node, size int64) error {
 // 409 DirectoryNotEmpty). It commits at once: REST never leaves a node
 // pending deletion.
 func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string) error {
-	return s.eng.Update(ctx, func(tx storage.Tx) error {
+	return s.update(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, ref, true)
 		if err != nil {
 			return err
@@ -584,7 +584,7 @@ type ListResult struct {
 // nodes pending deletion are left out.
 func (s *Service) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 	out := &ListResult{}
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
+	err := s.view(ctx, func(tx storage.Tx) error {
 		sh, d, err := s.resolve(tx, req.Ref, false)
 		if err != nil {
 			return err
@@ -643,7 +643,7 @@ func scanChildren(tx storage.Tx, sid, dir uint64, prefix, marker string, pending
 func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node, lease.Result, error) {
 	var out *Node
 	var res lease.Result
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+	err := s.update(ctx, func(tx storage.Tx) error {
 		if ref.Snapshot != "" {
 			return azerr.New(azerr.ShareSnapshotOperationNotSupported)
 		}
@@ -656,6 +656,17 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 		}
 		if err := s.checkREST(tx, sh.ID, n, accessNone, 0, 0); err != nil {
 			return err
+		}
+		if a.Kind == lease.Acquire && n.Handles > 0 {
+			// A REST lease stops SMB writes and deletes: clients caching
+			// writes or handles flush and close first.
+			hs, err := loadHandles(tx, sh.ID, n.ID)
+			if err != nil {
+				return err
+			}
+			if err := s.restBreaks(tx, hs, sh.ID, n, accessDelete); err != nil {
+				return err
+			}
 		}
 		if a.Kind == lease.Break {
 			zero := 0

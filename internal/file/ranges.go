@@ -192,7 +192,7 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out *Node
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+	err := s.update(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, req.Ref, true)
 		if err != nil {
 			return err
@@ -346,7 +346,7 @@ func (e *RangeError) Unwrap() error { return azerr.New(azerr.InvalidRange) }
 // end of a non-empty file is 416 InvalidRange.
 func (s *Service) Read(ctx context.Context, ref Ref, start, count int64, ranged bool, leaseID string) (*ReadResult, error) {
 	out := &ReadResult{}
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
+	err := s.view(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, ref, false)
 		if err != nil {
 			return err
@@ -406,7 +406,7 @@ type RangeList struct {
 // (written or cleared).
 func (s *Service) ListRanges(ctx context.Context, ref Ref, from, to int64, prev string, supportRename bool, leaseID string) (*RangeList, error) {
 	out := &RangeList{}
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
+	err := s.view(ctx, func(tx storage.Tx) error {
 		sh, n, err := s.resolve(tx, ref, false)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -31,6 +32,10 @@ type Service struct {
 	clock content.Clock
 	// purge runs the removal of deleted shares' keys (see Run).
 	purge worker.Loop
+	// breaks delivers SMB cache breaks and waits for their
+	// acknowledgements (leases.go).
+	breakOnce sync.Once
+	breaks    *breaks
 }
 
 // New returns the File service over eng. newID makes lease and copy ids.

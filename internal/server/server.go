@@ -340,7 +340,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.members = sv.File.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
 			Lost: func() { s.smb.DropConnections() }})
-		s.smb = smb.New(smb.Config{Backend: smbfile.New(sv.File, s.members), Log: cfg.Log, Now: cfg.Now,
+		backend := smbfile.New(sv.File, s.members)
+		// Oplock and lease breaks reach this instance's clients through
+		// the backend's worker.
+		s.workers = append(s.workers, backend.Run)
+		s.smb = smb.New(smb.Config{Backend: backend, Log: cfg.Log, Now: cfg.Now,
 			Passwords: func(user string) ([]string, bool) {
 				acc, ok := authn.Account(user)
 				if !ok {
@@ -355,7 +359,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if s.metrics != nil {
 			s.metrics.AddSMB(func() admin.SMBStats {
 				st := s.smb.Stats()
-				return admin.SMBStats{Connections: st.Connections, Sessions: st.Sessions, Opens: st.Opens, Locks: st.Locks}
+				return admin.SMBStats{Connections: st.Connections, Sessions: st.Sessions, Opens: st.Opens, Locks: st.Locks,
+					Leases: st.Leases, LeaseBreaks: st.Breaks}
 			})
 		}
 	}

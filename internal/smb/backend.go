@@ -117,6 +117,13 @@ type OpenRequest struct {
 	// SessionID and ClientIP are shown by List Handles.
 	SessionID uint64
 	ClientIP  string
+	// Cache is the oplock or lease asked for (nil for none); the Handle
+	// of a Backend that grants them is a Cacher. OnBreak sends a break
+	// of what the open was granted to its client; Waiting is called
+	// when the open starts waiting for other clients' breaks.
+	Cache   *CacheRequest
+	OnBreak func(Break)
+	Waiting func()
 }
 
 // Stat describes a file or directory.

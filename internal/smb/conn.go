@@ -130,6 +130,8 @@ type open struct {
 	locks atomic.Int64
 	// notify is the open's change notification; guarded by mu.
 	notify *notifyState
+	// lease is the lease key the open holds a lease under, if any.
+	lease *[16]byte
 }
 
 type asyncOp struct {
@@ -540,7 +542,7 @@ func (c *conn) handle(r *request, encSess *session) *response {
 	case wire.TreeDisconnect:
 		return c.treeDisconnect(r)
 	case wire.Create:
-		return c.create(r)
+		return c.createAsync(r)
 	case wire.Close:
 		return c.closeFile(r)
 	case wire.Flush:
@@ -562,9 +564,7 @@ func (c *conn) handle(r *request, encSess *session) *response {
 	case wire.ChangeNotify:
 		return c.changeNotify(r)
 	case wire.OplockBreak:
-		// No oplock or lease is ever granted, so there is nothing to
-		// acknowledge.
-		return c.errorResponse(r, statusInvalidDeviceState)
+		return c.oplockBreak(r)
 	}
 	return c.errorResponse(r, statusNotSupported)
 }

@@ -187,8 +187,9 @@ func checkCreate(req *wire.CreateRequest) uint32 {
 	return statusSuccess
 }
 
-// create handles CREATE (MS-SMB2 §3.3.5.9).
-func (c *conn) create(r *request) *response {
+// create handles CREATE (MS-SMB2 §3.3.5.9); waiting is called when the
+// open starts waiting for other clients' cache breaks (createAsync).
+func (c *conn) create(r *request, waiting func()) *response {
 	req, err := wire.DecodeCreateRequest(r.msg)
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -223,6 +224,8 @@ func (c *conn) create(r *request) *response {
 	}
 	o := &open{tree: r.tree, access: access}
 	var st Stat
+	var cr *CacheRequest
+	var grant Cache
 	action := FileOpened
 	if r.tree.ipc {
 		name := strings.ToLower(strings.TrimPrefix(req.Name, `\`))
@@ -242,22 +245,36 @@ func (c *conn) create(r *request) *response {
 		if !ok {
 			return c.errorResponse(r, badNameStatus(req.Name))
 		}
-		ctx, cancel := c.reqCtx()
+		// An open may wait for other clients' breaks (up to their
+		// acknowledgement timeout) besides its own work.
+		ctx, cancel := context.WithTimeout(c.ctx, 4*time_30s)
 		defer cancel()
+		cr = c.cacheRequest(req)
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
-			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip})
+			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip,
+			Cache: cr, OnBreak: func(b Break) { c.sendBreak(o, b) }, Waiting: waiting})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
 		}
 		st = hst
 		o.h, o.path, o.isDir, o.name = h, path, st.IsDir, st.Name
 		action = h.Action()
+		o.mu.Lock()
 		o.id = wire.FileID{Persistent: h.ID(), Volatile: volatileIDs.Add(1)}
+		o.mu.Unlock()
+		if ch, ok := h.(Cacher); ok && cr != nil {
+			grant = ch.Cache()
+			if !cr.Oplock {
+				o.lease = &cr.Key
+			}
+		}
 	}
 	s.mu.Lock()
 	if old := s.opens[o.id.Persistent]; old != nil {
+		o.mu.Lock()
 		o.id.Persistent = volatileIDs.Add(1) | 1<<62
+		o.mu.Unlock()
 	}
 	s.opens[o.id.Persistent] = o
 	s.mu.Unlock()
@@ -272,6 +289,11 @@ func (c *conn) create(r *request) *response {
 	}
 	st.alloc = o.alloc
 	resp := &wire.CreateResponse{CreateAction: action, FileTimes: statTimes(&st), FileID: o.id}
+	level, lc := grantContext(cr, grant)
+	resp.OplockLevel = level
+	if lc != nil {
+		resp.Contexts = append(resp.Contexts, *lc)
+	}
 	for _, cc := range req.Contexts {
 		switch cc.Name {
 		case "MxAc":

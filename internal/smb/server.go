@@ -51,6 +51,8 @@ type Server struct {
 
 	// unauth counts connections that have not logged on yet.
 	unauth atomic.Int64
+	// breaks counts the oplock and lease breaks sent.
+	breaks atomic.Int64
 
 	mu     sync.Mutex
 	lns    map[net.Listener]struct{}
@@ -174,6 +176,10 @@ func (s *Server) DropConnections() {
 // Stats are the server's figures as of now.
 type Stats struct {
 	Connections, Sessions, Opens, Locks int
+	// Leases counts the opens holding an oplock or lease; Breaks the
+	// breaks sent since the server started.
+	Leases int
+	Breaks int64
 }
 
 // Stats counts the connections, sessions, opens and byte-range locks this
@@ -185,7 +191,7 @@ func (s *Server) Stats() Stats {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	st := Stats{Connections: len(conns)}
+	st := Stats{Connections: len(conns), Breaks: s.breaks.Load()}
 	for _, c := range conns {
 		c.mu.Lock()
 		sessions := make([]*session, 0, len(c.sessions))
@@ -201,6 +207,9 @@ func (s *Server) Stats() Stats {
 			st.Opens += len(ss.opens)
 			for _, o := range ss.opens {
 				st.Locks += int(max(0, o.locks.Load()))
+				if o.caching() {
+					st.Leases++
+				}
 			}
 			ss.mu.Unlock()
 		}

@@ -43,7 +43,8 @@ func (c *conn) negotiate(r *request) *response {
 		resp.MaxTransactSize, resp.MaxReadSize, resp.MaxWriteSize = smb202MaxIO, smb202MaxIO, smb202MaxIO
 		c.maxIO = smb202MaxIO
 	} else {
-		resp.Capabilities |= wire.CapLargeMTU
+		// SMB 2.1 on: leases (lease.go).
+		resp.Capabilities |= wire.CapLargeMTU | wire.CapLeasing
 	}
 	if (dialect == wire.Dialect300 || dialect == wire.Dialect302) && req.Capabilities&wire.CapEncryption != 0 {
 		resp.Capabilities |= wire.CapEncryption
@@ -356,7 +357,7 @@ func (c *conn) ioctl(r *request) *response {
 		}
 		caps := uint32(0)
 		if c.dialect != wire.Dialect202 {
-			caps |= wire.CapLargeMTU
+			caps |= wire.CapLargeMTU | wire.CapLeasing
 		}
 		if c.cipherID != 0 && c.dialect < wire.Dialect311 {
 			caps |= wire.CapEncryption

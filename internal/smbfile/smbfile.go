@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 
 // Backend serves SMB from a File service.
 type Backend struct {
-	svc *file.Service
-	mem *file.Membership
+	svc    *file.Service
+	mem    *file.Membership
+	caches caches
 }
 
 // New returns the Backend of svc; the handles it opens belong to mem,
@@ -84,7 +86,7 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, s
 		// does); the others (NORMAL, SPARSE, COMPRESSED...) are not.
 		Attrs: file.Attr(req.Attributes & (smb.AttrReadOnly | smb.AttrHidden | smb.AttrSystem | smb.AttrArchive |
 			smb.AttrTemporary | smb.AttrOffline | smb.AttrNotContentIndexed)),
-		Session: req.SessionID, ClientIP: req.ClientIP})
+		Session: req.SessionID, ClientIP: req.ClientIP, Cache: cacheRequest(req.Cache), Waiting: req.Waiting})
 	if err != nil {
 		if code(err) == azerr.ResourceTypeMismatch {
 			if req.CreateOptions&smb.FileDirectoryFile != 0 {
@@ -94,7 +96,12 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, s
 		}
 		return nil, smb.Stat{}, mapErr(err)
 	}
-	return &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action)}, stat(res.Node), nil
+	h := &handle{svc: b.svc, share: ref, ref: res.Handle, action: uint32(res.Action), b: b}
+	if res.Cache != nil {
+		h.cache, h.onBreak = cacheOf(res.Cache), req.OnBreak
+		b.caches.add(h)
+	}
+	return h, stat(res.Node), nil
 }
 
 type handle struct {
@@ -105,6 +112,12 @@ type handle struct {
 	// written is set by the first WRITE: writes notify change watchers
 	// once, at close (as Windows reports them), not one by one.
 	written atomic.Bool
+	b       *Backend
+	// onBreak sends breaks of the open's cache; cache is its state
+	// (guarded by mu).
+	onBreak func(smb.Break)
+	mu      sync.Mutex
+	cache   smb.Cache
 }
 
 func (h *handle) ID() uint64     { return h.ref.ID }
@@ -257,6 +270,7 @@ func (h *handle) Close(ctx context.Context) error {
 	if h.written.Load() {
 		h.svc.NotifyWritten(ctx, h.ref) // best effort: the close matters more
 	}
+	h.b.caches.remove(h)
 	_, err := h.svc.Close(ctx, h.ref)
 	return mapErr(err)
 }

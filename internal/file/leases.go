@@ -1,0 +1,766 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/keyenc"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// Caching states an SMB client may hold on a file (MS-SMB2 2.2.13.2.8).
+// Oplocks are kept as the same states: level II is read, exclusive is
+// read-write, batch is read-write-handle.
+const (
+	CacheRead   uint8 = 1
+	CacheHandle uint8 = 2
+	CacheWrite  uint8 = 4
+)
+
+// Caching is what a handle's client caches: an oplock of that handle
+// alone, or a lease that every open of one client with one lease key on
+// the file shares (their handles carry the same Caching).
+type Caching struct {
+	Oplock bool     `json:"op,omitempty"`
+	Client [16]byte `json:"c"`
+	Key    [16]byte `json:"k"`
+	Parent [16]byte `json:"pk,omitempty"`
+	V2     bool     `json:"v2,omitempty"`
+	State  uint8    `json:"st,omitempty"`
+	// Breaking is set while a break to BreakTo waits for the client's
+	// acknowledgement.
+	Breaking bool  `json:"br,omitempty"`
+	BreakTo  uint8 `json:"bt,omitempty"`
+	// Sent is the state the client was last told to break to: a break
+	// to lower while one is under way is sent once that one is
+	// acknowledged.
+	Sent  uint8  `json:"sn,omitempty"`
+	Epoch uint16 `json:"ep,omitempty"`
+}
+
+// CacheRequest is the oplock or lease an SMB CREATE asks for.
+type CacheRequest struct {
+	Oplock      bool
+	Client, Key [16]byte
+	Parent      [16]byte
+	V2          bool
+	State       uint8
+	Epoch       uint16
+}
+
+// Break is a cache break the SMB server holding Handle must send to its
+// client: the oplock of that handle, or the lease it shares.
+type Break struct {
+	Handle HandleRef
+	// Owner is the instance membership holding the handle.
+	Owner uint64
+	Cache Caching
+	// From and To are the states before and after; AckRequired says
+	// the client must acknowledge (the cache held write or handle
+	// caching) before the break completes.
+	From, To    uint8
+	AckRequired bool
+}
+
+// errBreak is returned inside a transaction that met caches it must break
+// first: the caller breaks them, waits, and runs the transaction again.
+type errBreak struct {
+	share, file uint64
+	// to gives, per handle id, the state its cache must break to.
+	to map[uint64]uint8
+	// rest: a REST operation, answered ClientCacheFlushDelay when a
+	// client does not acknowledge in time (an SMB open goes on).
+	rest bool
+}
+
+func (e *errBreak) Error() string { return "file: SMB client caches must be broken first" }
+
+// sameLease reports whether c is the lease req asks for.
+func sameLease(c *Caching, req *CacheRequest) bool {
+	return c != nil && req != nil && !c.Oplock && !req.Oplock && c.Client == req.Client && c.Key == req.Key
+}
+
+// breaks is the state of cache breaks in this process: delivery to the
+// SMB servers of this process, and waiters for acknowledgements.
+type breaks struct {
+	mu sync.Mutex
+	// sinks deliver breaks of the handles an owner (an instance's
+	// membership, 0 for unowned) holds in this process.
+	sinks map[uint64]func(Break)
+	// acked is closed (and replaced) whenever a cache changes here.
+	acked chan struct{}
+	// timeout bounds the wait for an acknowledgement.
+	timeout time.Duration
+	// sent and granted count breaks sent and caches granted.
+	sent, granted int64
+}
+
+// DefaultBreakTimeout is how long a break waits for the client's
+// acknowledgement, as on Windows.
+const DefaultBreakTimeout = 35 * time.Second
+
+// breakPoll is how often a wait looks again for acknowledgements that
+// another instance recorded, and how often an instance looks for breaks
+// another instance asks it to send.
+const breakPoll = 50 * time.Millisecond
+
+func (s *Service) brk() *breaks {
+	s.breakOnce.Do(func() {
+		s.breaks = &breaks{sinks: map[uint64]func(Break){}, acked: make(chan struct{}), timeout: DefaultBreakTimeout}
+	})
+	return s.breaks
+}
+
+// SetBreakTimeout sets how long a break waits for an acknowledgement
+// (DefaultBreakTimeout unless set; tests shorten it).
+func (s *Service) SetBreakTimeout(d time.Duration) {
+	b := s.brk()
+	b.mu.Lock()
+	b.timeout = d
+	b.mu.Unlock()
+}
+
+// CacheStats returns how many caches were granted and breaks sent by this
+// process.
+func (s *Service) CacheStats() (granted, sent int64) {
+	b := s.brk()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.granted, b.sent
+}
+
+func (b *breaks) wake() {
+	b.mu.Lock()
+	close(b.acked)
+	b.acked = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// ServeBreaks delivers to fn the breaks of the handles owner holds, until
+// ctx ends: those this process decides at once, and those other instances
+// sharing the engine record for it.
+func (s *Service) ServeBreaks(ctx context.Context, owner uint64, fn func(Break)) {
+	b := s.brk()
+	b.mu.Lock()
+	b.sinks[owner] = fn
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.sinks, owner)
+		b.mu.Unlock()
+	}()
+	t := time.NewTicker(breakPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.takeNotices(ctx, owner, fn)
+	}
+}
+
+// takeNotices delivers and removes the break notices recorded for owner.
+func (s *Service) takeNotices(ctx context.Context, owner uint64, fn func(Break)) {
+	p := keyenc.AppendUint64(root(tagBreak, 8), owner)
+	var out []Break
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		out = out[:0]
+		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+		var keys [][]byte
+		for it.Next() {
+			br, err := decode[Break](it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			out = append(out, *br)
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	for _, br := range out {
+		fn(br)
+	}
+}
+
+// deliver sends breaks decided in a committed transaction: to this
+// process's SMB server when it holds the handle; others were recorded as
+// notices in that transaction (see record).
+func (s *Service) deliver(out []Break) {
+	if len(out) == 0 {
+		return
+	}
+	b := s.brk()
+	b.mu.Lock()
+	b.sent += int64(len(out))
+	b.mu.Unlock()
+	for _, br := range out {
+		if fn := s.localSink(br.Owner); fn != nil {
+			fn(br)
+		}
+	}
+	b.wake()
+}
+
+func (s *Service) localSink(owner uint64) func(Break) {
+	b := s.brk()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sinks[owner]
+}
+
+// record notes a break of h for delivery: a notice in the engine when no
+// sink of this process serves h's owner.
+func (s *Service) record(tx storage.Tx, sid uint64, h *Handle, from, to uint8, ack bool, out *[]Break) error {
+	br := Break{Handle: HandleRef{Share: sid, File: h.FileID, ID: h.ID}, Owner: h.Owner, Cache: *h.Cache, From: from, To: to, AckRequired: ack}
+	*out = append(*out, br)
+	if s.localSink(h.Owner) != nil {
+		return nil
+	}
+	k := keyenc.AppendUint64(keyenc.AppendUint64(root(tagBreak, 16), h.Owner), h.ID)
+	return tx.Set(k, encode(br))
+}
+
+// leaseGroups groups the cached handles of hs by the lease (or oplock)
+// they hold: the first handle of a group stands for it.
+func leaseGroups(hs []*Handle) [][]*Handle {
+	var groups [][]*Handle
+	for _, h := range hs {
+		if h.Cache == nil {
+			continue
+		}
+		found := false
+		for i, g := range groups {
+			c := g[0].Cache
+			if !c.Oplock && !h.Cache.Oplock && c.Client == h.Cache.Client && c.Key == h.Cache.Key {
+				groups[i] = append(g, h)
+				found = true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, []*Handle{h})
+		}
+	}
+	return groups
+}
+
+// startBreaks begins the breaks of e in one transaction: caches that hold
+// write or handle caching are marked breaking (the client acknowledges),
+// read-only ones drop at once. It returns the handles to wait for.
+func (s *Service) startBreaks(ctx context.Context, e *errBreak) (map[uint64]bool, error) {
+	var out []Break
+	wait := map[uint64]bool{}
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		out, wait = out[:0], map[uint64]bool{}
+		hs, err := loadHandles(tx, e.share, e.file)
+		if err != nil {
+			return err
+		}
+		for _, g := range leaseGroups(hs) {
+			to, ok := uint8(0), false
+			for _, h := range g {
+				if t, hit := e.to[h.ID]; hit {
+					to, ok = t, true
+				}
+			}
+			c := g[0].Cache
+			if !ok || !c.Breaking && c.State&^to == 0 {
+				continue
+			}
+			if c.Breaking {
+				// A break is under way: wait for it, breaking further if
+				// need be when it completes.
+				for _, h := range g {
+					h.Cache.BreakTo &= to
+					wait[h.ID] = true
+					if err := tx.Set(handleKey(e.share, e.file, h.ID), encode(h)); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			from := c.State
+			ack := needsAck(from, to)
+			for _, h := range g {
+				if ack {
+					h.Cache.Breaking, h.Cache.BreakTo, h.Cache.Sent = true, to, to
+					wait[h.ID] = true
+				} else {
+					h.Cache.State = to
+				}
+				if !h.Cache.Oplock && h.Cache.V2 {
+					h.Cache.Epoch++
+				}
+				if err := tx.Set(handleKey(e.share, e.file, h.ID), encode(h)); err != nil {
+					return err
+				}
+			}
+			if err := s.record(tx, e.share, g[0], from, to, ack, &out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.deliver(out)
+	return wait, nil
+}
+
+// breakAndWait breaks the caches e names and waits until their clients
+// acknowledged or closed, or the timeout passed: then the breaks are
+// forced, and a REST operation answers 409 ClientCacheFlushDelay.
+func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
+	wait, err := s.startBreaks(ctx, e)
+	if err != nil || len(wait) == 0 {
+		return err
+	}
+	b := s.brk()
+	b.mu.Lock()
+	deadline := time.Now().Add(b.timeout)
+	b.mu.Unlock()
+	for {
+		b.mu.Lock()
+		acked := b.acked
+		b.mu.Unlock()
+		pending := false
+		err := s.eng.View(ctx, func(tx storage.Tx) error {
+			pending = false
+			for id := range wait {
+				v, err := tx.Get(handleKey(e.share, e.file, id))
+				if errors.Is(err, storage.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				h, err := decode[Handle](v)
+				if err != nil {
+					return err
+				}
+				if h.Cache != nil && h.Cache.Breaking {
+					pending = true
+				}
+			}
+			return nil
+		})
+		if err != nil || !pending {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-acked:
+		case <-time.After(min(left, breakPoll)):
+		}
+	}
+	// No acknowledgement in time: the break completes without it, as on
+	// Windows.
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		for id := range wait {
+			v, err := tx.Get(handleKey(e.share, e.file, id))
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			h, err := decode[Handle](v)
+			if err != nil {
+				return err
+			}
+			if h.Cache == nil || !h.Cache.Breaking {
+				continue
+			}
+			h.Cache.State, h.Cache.Breaking = h.Cache.BreakTo, false
+			if err := tx.Set(handleKey(e.share, e.file, id), encode(h)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.rest {
+		return azerr.New(azerr.ClientCacheFlushDelay)
+	}
+	return nil
+}
+
+// update is s.eng.Update for operations that may meet SMB client caches:
+// when fn answers errBreak, the caches are broken and fn runs again.
+func (s *Service) update(ctx context.Context, fn func(tx storage.Tx) error) error {
+	return s.withBreaks(ctx, nil, func() error { return s.eng.Update(ctx, fn) })
+}
+
+// view is update for reads (a REST read breaks write caching).
+func (s *Service) view(ctx context.Context, fn func(tx storage.Tx) error) error {
+	return s.withBreaks(ctx, nil, func() error { return s.eng.View(ctx, fn) })
+}
+
+// withBreaks runs run until it meets no cache to break, breaking them in
+// between; waiting, if set, is called before the first wait.
+func (s *Service) withBreaks(ctx context.Context, waiting func(), run func() error) error {
+	// New opens may be granted caches while this one waits: it tries
+	// again as long as each round is answered, within one timeout.
+	var deadline time.Time
+	for {
+		err := run()
+		var e *errBreak
+		if !errors.As(err, &e) {
+			return err
+		}
+		if deadline.IsZero() {
+			b := s.brk()
+			b.mu.Lock()
+			deadline = time.Now().Add(b.timeout)
+			b.mu.Unlock()
+		} else if time.Now().After(deadline) {
+			if e.rest {
+				return azerr.New(azerr.ClientCacheFlushDelay)
+			}
+			return azerr.New(azerr.SharingViolation)
+		}
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+		if err := s.breakAndWait(ctx, e); err != nil {
+			return err
+		}
+	}
+}
+
+// needsAck reports whether a break from one state to another waits for
+// the client: losing write caching (dirty data) or handle caching (kept
+// handles) does, losing read caching alone does not.
+func needsAck(from, to uint8) bool { return from&^to&(CacheWrite|CacheHandle) != 0 }
+
+// restBreaks resolves the SMB caches in the way of a REST operation
+// needing acc on n ("Managing file locks"): a write drops read caching at
+// once, in tx (the clients hear of it through a notice), and breaks write
+// caching, waiting for its flush; a delete or rename breaks handle and
+// write caching so that clients close the handles they keep; a read
+// breaks write caching. It answers errBreak when it must wait.
+func (s *Service) restBreaks(tx storage.Tx, hs []*Handle, sid uint64, n *Node, acc access) error {
+	var keep uint8
+	switch {
+	case acc&accessWrite != 0:
+		keep = CacheHandle
+	case acc&accessDelete != 0:
+		keep = CacheRead
+	case acc&accessRead != 0:
+		keep = CacheRead | CacheHandle
+	default:
+		return nil
+	}
+	var e *errBreak
+	for _, g := range leaseGroups(hs) {
+		c := g[0].Cache
+		if !c.Breaking && c.State&^keep == 0 {
+			continue
+		}
+		to := c.State & keep
+		if c.Breaking || needsAck(c.State, to) {
+			// A break under way is waited for in any case.
+			if e == nil {
+				e = &errBreak{share: sid, file: n.ID, to: map[uint64]uint8{}, rest: true}
+			}
+			for _, h := range g {
+				e.to[h.ID] = to
+			}
+			continue
+		}
+		from := c.State
+		for _, h := range g {
+			h.Cache.State = to
+			if !h.Cache.Oplock && h.Cache.V2 {
+				h.Cache.Epoch++
+			}
+			if err := tx.Set(handleKey(sid, n.ID, h.ID), encode(h)); err != nil {
+				return err
+			}
+		}
+		if err := s.notice(tx, sid, g[0], from, to); err != nil {
+			return err
+		}
+	}
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// notice records a break that needs no acknowledgement for the instance
+// holding h, which delivers it within breakPoll.
+func (s *Service) notice(tx storage.Tx, sid uint64, h *Handle, from, to uint8) error {
+	br := Break{Handle: HandleRef{Share: sid, File: h.FileID, ID: h.ID}, Owner: h.Owner, Cache: *h.Cache, From: from, To: to}
+	k := keyenc.AppendUint64(keyenc.AppendUint64(root(tagBreak, 16), h.Owner), h.ID)
+	return tx.Set(k, encode(br))
+}
+
+// openBreaks returns the errBreak an SMB open must resolve first
+// (MS-FSA 2.1.5.1.2 and 2.1.4.12): opens that hold data access or
+// truncate break other clients' write caching (to read and handle); a
+// truncation breaks read caching too; an open that meets a sharing
+// violation breaks the handle caching of the opens in its way, so that
+// their clients may close them.
+func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint32, truncate, conflict bool) error {
+	data := relevant(check) != 0 || truncate
+	var e *errBreak
+	for _, h := range hs {
+		c := h.Cache
+		if c == nil || sameLease(c, req.Cache) {
+			continue
+		}
+		keep := c.State
+		if data {
+			keep &^= CacheWrite
+		}
+		if truncate {
+			keep &^= CacheRead
+		}
+		if conflict {
+			keep &^= CacheHandle
+		}
+		if c.Oplock && keep != c.State && keep&CacheRead != 0 {
+			// An oplock breaks to level II or to none.
+			keep = CacheRead
+			if truncate || conflict && c.State&CacheHandle == 0 {
+				keep = 0
+			}
+		}
+		if keep == c.State && !c.Breaking {
+			continue
+		}
+		if e == nil {
+			e = &errBreak{share: sid, file: n.ID, to: map[uint64]uint8{}}
+		}
+		e.to[h.ID] = keep
+	}
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// grantCache decides the cache an open gets once nothing is left to
+// break, and records it on h and on the opens sharing its lease. Azure
+// Files grants leases R, RH, RW and RWH and the three oplock levels; no
+// cache on directories.
+func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req *CacheRequest) (bool, error) {
+	if req == nil || n.Dir {
+		return false, nil
+	}
+	want := req.State & (CacheRead | CacheHandle | CacheWrite)
+	if want&CacheRead == 0 {
+		// Handle or write caching without read caching is no state
+		// Windows grants.
+		want = 0
+	}
+	var mine []*Handle
+	breaking := false
+	for _, o := range hs {
+		if o.ID == h.ID {
+			continue
+		}
+		if sameLease(o.Cache, req) {
+			mine = append(mine, o)
+			continue
+		}
+		if o.Cache != nil && o.Cache.Breaking {
+			breaking = true
+		}
+		// Any other open rules out write caching; for an oplock any
+		// other open rules out exclusive and batch oplocks.
+		want &^= CacheWrite
+		if req.Oplock {
+			want &^= CacheHandle
+		}
+	}
+	if breaking && req.Oplock {
+		want = 0
+	}
+	c := &Caching{Oplock: req.Oplock, Client: req.Client, Key: req.Key, Parent: req.Parent, V2: req.V2, State: want}
+	if len(mine) > 0 {
+		// The lease is shared: it keeps what it holds and gains what
+		// the new open may have.
+		cur := *mine[0].Cache
+		c = &cur
+		if !cur.Breaking && want&^cur.State != 0 && want&CacheRead != 0 {
+			c.State = cur.State | want
+			if c.V2 {
+				c.Epoch++
+			}
+		}
+		for _, o := range mine {
+			if *o.Cache == *c {
+				continue
+			}
+			o.Cache = ptr(*c)
+			if err := tx.Set(handleKey(sid, n.ID, o.ID), encode(o)); err != nil {
+				return false, err
+			}
+		}
+	} else if c.V2 && c.State != 0 {
+		c.Epoch = req.Epoch + 1
+	}
+	if c.State == 0 && req.Oplock {
+		return false, nil
+	}
+	h.Cache = c
+	return c.State != 0, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// AckBreak is the client's acknowledgement of a break of the cache of the
+// handle ref (an oplock, or the lease it shares) to state: the break
+// completes, and what waited for it goes on. A state above the one the
+// break went to is ErrBadAck; no break under way is ErrNoBreak.
+func (s *Service) AckBreak(ctx context.Context, ref HandleRef, state uint8) (*Caching, error) {
+	var out *Caching
+	var more []Break
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		more = more[:0]
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if h.Cache == nil || !h.Cache.Breaking {
+			return ErrNoBreak
+		}
+		if state&^h.Cache.Sent != 0 {
+			return ErrBadAck
+		}
+		hs, err := loadHandles(tx, ref.Share, n.ID)
+		if err != nil {
+			return err
+		}
+		var g []*Handle
+		for _, o := range hs {
+			if o.ID == h.ID || !h.Cache.Oplock && sameLease(o.Cache, &CacheRequest{Client: h.Cache.Client, Key: h.Cache.Key}) {
+				g = append(g, o)
+			}
+		}
+		// A further break decided meanwhile is sent now.
+		further := state&^g[0].Cache.BreakTo != 0
+		ack := needsAck(state, g[0].Cache.BreakTo)
+		from := state
+		for _, o := range g {
+			o.Cache.State = state
+			switch {
+			case further && ack:
+				o.Cache.Sent = o.Cache.BreakTo
+			case further:
+				// Read caching alone drops without an acknowledgement.
+				o.Cache.State, o.Cache.Breaking = o.Cache.BreakTo, false
+			default:
+				o.Cache.Breaking = false
+			}
+			if err := tx.Set(handleKey(ref.Share, n.ID, o.ID), encode(o)); err != nil {
+				return err
+			}
+		}
+		out = ptr(*g[0].Cache)
+		if further {
+			return s.record(tx, ref.Share, g[0], from, g[0].Cache.BreakTo, ack, &more)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.deliver(more)
+	s.brk().wake()
+	return out, nil
+}
+
+// Errors of AckBreak.
+var (
+	// ErrNoBreak: no break of this cache is under way.
+	ErrNoBreak = errors.New("file: no cache break under way")
+	// ErrBadAck: the acknowledged state is above the one the break went to.
+	ErrBadAck = errors.New("file: acknowledged state above the break")
+)
+
+// Cache returns the cache the handle ref's client holds (nil for none).
+func (s *Service) Cache(ctx context.Context, ref HandleRef) (*Caching, error) {
+	var out *Caching
+	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		h, _, err := loadOpen(tx, ref)
+		if err == nil && h.Cache != nil {
+			out = ptr(*h.Cache)
+		}
+		return err
+	})
+	return out, err
+}
+
+// breakReaders drops, at once, the read caches of the handles of hs that
+// a write through own (0 for none) makes stale; no acknowledgement is
+// needed (MS-FSA 2.1.4.12: a write breaks level II oplocks and read
+// leases to none).
+func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Handle, out *[]Break) error {
+	for _, g := range leaseGroups(hs) {
+		c := g[0].Cache
+		if own != nil && (g[0].ID == own.ID || own.Cache != nil && !own.Cache.Oplock && !c.Oplock && c.Client == own.Cache.Client && c.Key == own.Cache.Key) {
+			continue
+		}
+		if c.State == 0 || c.State&(CacheWrite|CacheHandle) != 0 || c.Breaking {
+			continue
+		}
+		from := c.State
+		for _, h := range g {
+			h.Cache.State = 0
+			if !h.Cache.Oplock && h.Cache.V2 {
+				h.Cache.Epoch++
+			}
+			if err := tx.Set(handleKey(sid, h.FileID, h.ID), encode(h)); err != nil {
+				return err
+			}
+		}
+		if err := s.record(tx, sid, g[0], from, 0, false, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// staleReaders drops the read caches of the other clients of n that a
+// write through h makes stale.
+func (s *Service) staleReaders(tx storage.Tx, sid uint64, n *Node, h *Handle, out *[]Break) error {
+	if n.Handles <= 1 {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, n.ID)
+	if err != nil {
+		return err
+	}
+	return s.breakReaders(tx, sid, hs, h, out)
+}
