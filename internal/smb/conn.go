@@ -132,6 +132,10 @@ type open struct {
 	notify *notifyState
 	// lease is the lease key the open holds a lease under, if any.
 	lease *[16]byte
+	// durable is set for a durable open (durable.go); conn is the
+	// connection it is on now (guarded by mu), nil while parked.
+	durable *durable
+	conn    *conn
 }
 
 type asyncOp struct {
@@ -266,7 +270,7 @@ func (c *conn) cleanup() {
 	c.mu.Unlock()
 	c.work.Wait()
 	for _, s := range sessions {
-		c.closeSession(s)
+		c.closeLost(s)
 	}
 }
 

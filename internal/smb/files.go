@@ -222,7 +222,14 @@ func (c *conn) create(r *request, waiting func()) *response {
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
 	}
-	o := &open{tree: r.tree, access: access}
+	dq, rec, guid, v2, bad := durableRequest(req)
+	if bad {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if rec != nil && !r.tree.ipc {
+		return c.reconnect(r, req, *rec, v2, guid)
+	}
+	o := &open{tree: r.tree, access: access, conn: c}
 	var st Stat
 	var cr *CacheRequest
 	var grant Cache
@@ -253,7 +260,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
 			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip,
-			Cache: cr, OnBreak: func(b Break) { c.sendBreak(o, b) }, Waiting: waiting})
+			Cache: cr, OnBreak: o.sendCacheBreak, Waiting: waiting})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
 		}
@@ -293,6 +300,9 @@ func (c *conn) create(r *request, waiting func()) *response {
 	resp.OplockLevel = level
 	if lc != nil {
 		resp.Contexts = append(resp.Contexts, *lc)
+	}
+	if dc := c.grantDurable(o, dq, cr, grant); dc != nil {
+		resp.Contexts = append(resp.Contexts, *dc)
 	}
 	for _, cc := range req.Contexts {
 		switch cc.Name {

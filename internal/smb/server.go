@@ -53,6 +53,8 @@ type Server struct {
 	unauth atomic.Int64
 	// breaks counts the oplock and lease breaks sent.
 	breaks atomic.Int64
+	// parked holds durable opens of lost connections.
+	parked parked
 
 	mu     sync.Mutex
 	lns    map[net.Listener]struct{}

@@ -1,0 +1,218 @@
+package smb
+
+import (
+	"sync"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+// Durable handles (MS-SMB2 3.3.5.9.6, 3.3.5.9.10 and on): an open granted
+// a batch oplock or a lease with handle caching may ask to be durable. When
+// its connection is lost it is kept, with its share access, locks and
+// cache in the Backend (List Handles shows it), for the durable timeout;
+// a reconnect (DHnC, DH2C) of the same user within it takes it back, and
+// Force Close Handles ends it meanwhile.
+
+// defaultDurableTimeout is how long a v1 durable open, or a v2 one that
+// asked for no timeout, outlives its connection (Windows: 60 s).
+const defaultDurableTimeout = 60 * time.Second
+
+// maxDurableTimeout bounds the timeout a v2 open may ask for.
+const maxDurableTimeout = 300 * time.Second
+
+// durable is what makes an open durable.
+type durable struct {
+	v2         bool
+	createGUID [16]byte
+	clientGUID [16]byte
+	account    string
+	timeout    time.Duration
+}
+
+// parked holds the durable opens of lost connections.
+type parked struct {
+	mu    sync.Mutex
+	opens map[uint64]*parkedOpen // by persistent file id
+}
+
+type parkedOpen struct {
+	o     *open
+	timer *time.Timer
+}
+
+// durableRequest reads DHnQ or DH2Q; reconnect the DHnC or DH2C file id
+// and create GUID.
+func durableRequest(req *wire.CreateRequest) (q *durable, reconnect *wire.FileID, guid [16]byte, v2 bool, bad bool) {
+	for _, cc := range req.Contexts {
+		d := cc.Data
+		switch cc.Name {
+		case "DHnQ":
+			if len(d) < 16 {
+				return nil, nil, guid, false, true
+			}
+			q = &durable{timeout: defaultDurableTimeout}
+		case "DH2Q":
+			if len(d) < 32 {
+				return nil, nil, guid, false, true
+			}
+			q = &durable{v2: true, timeout: time.Duration(le.Uint32(d)) * time.Millisecond}
+			copy(q.createGUID[:], d[16:32])
+			if q.timeout == 0 {
+				q.timeout = defaultDurableTimeout
+			}
+			q.timeout = min(q.timeout, maxDurableTimeout)
+		case "DHnC":
+			if len(d) < 16 {
+				return nil, nil, guid, false, true
+			}
+			reconnect = &wire.FileID{Persistent: le.Uint64(d), Volatile: le.Uint64(d[8:])}
+		case "DH2C":
+			if len(d) < 36 {
+				return nil, nil, guid, false, true
+			}
+			reconnect = &wire.FileID{Persistent: le.Uint64(d), Volatile: le.Uint64(d[8:])}
+			copy(guid[:], d[16:32])
+			v2 = true
+		}
+	}
+	return q, reconnect, guid, v2, false
+}
+
+// grantDurable makes o durable when it asked and holds a batch oplock or
+// a lease with handle caching, and returns the response context.
+func (c *conn) grantDurable(o *open, q *durable, cr *CacheRequest, g Cache) *wire.CreateContext {
+	if q == nil || cr == nil || o.h == nil || o.isDir {
+		return nil
+	}
+	if cr.Oplock && g.State != LeaseRead|LeaseWrite|LeaseHandle || !cr.Oplock && g.State&LeaseHandle == 0 {
+		return nil
+	}
+	q.clientGUID = c.clientGUID
+	o.durable = q
+	if !q.v2 {
+		return &wire.CreateContext{Name: "DHnQ", Data: make([]byte, 8)}
+	}
+	// Persistent handles need a continuously available share, which
+	// Azure Files' standard shares are not: the flag is not granted.
+	d := le.AppendUint32(nil, uint32(q.timeout/time.Millisecond))
+	d = le.AppendUint32(d, 0)
+	return &wire.CreateContext{Name: "DH2Q", Data: d}
+}
+
+// park keeps o for its durable timeout after its connection was lost.
+func (s *Server) park(o *open) {
+	s.parked.mu.Lock()
+	defer s.parked.mu.Unlock()
+	if s.parked.opens == nil {
+		s.parked.opens = map[uint64]*parkedOpen{}
+	}
+	id := o.fileID().Persistent
+	p := &parkedOpen{o: o}
+	p.timer = time.AfterFunc(o.durable.timeout, func() {
+		s.parked.mu.Lock()
+		if s.parked.opens[id] != p {
+			s.parked.mu.Unlock()
+			return
+		}
+		delete(s.parked.opens, id)
+		s.parked.mu.Unlock()
+		o.close()
+	})
+	s.parked.opens[id] = p
+}
+
+// unpark takes back the durable open id for a reconnect of account from
+// client, or nil.
+func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [16]byte) *open {
+	s.parked.mu.Lock()
+	defer s.parked.mu.Unlock()
+	p := s.parked.opens[id.Persistent]
+	if p == nil {
+		return nil
+	}
+	d := p.o.durable
+	if d.account != account || d.v2 != v2 || v2 && (d.createGUID != guid || d.clientGUID != client) {
+		return nil
+	}
+	if !p.timer.Stop() {
+		return nil
+	}
+	delete(s.parked.opens, id.Persistent)
+	return p.o
+}
+
+// reconnect handles a CREATE with DHnC or DH2C: the durable open comes
+// back on this session and tree, still open in the Backend (Force Close
+// Handles may have ended it meanwhile: then it is not found).
+func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2 bool, guid [16]byte) *response {
+	o := c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID)
+	if o == nil {
+		return c.errorResponse(r, statusObjectNameNotFound)
+	}
+	cr := c.cacheRequest(req)
+	var g Cache
+	if ch, ok := o.h.(Cacher); ok {
+		g = ch.Cache()
+	}
+	if o.lease != nil && (cr == nil || cr.Oplock || cr.Key != *o.lease) {
+		c.s.park(o)
+		return c.errorResponse(r, statusObjectNameNotFound)
+	}
+	ctx, cancel := c.reqCtx()
+	st, err := o.h.Stat(ctx)
+	cancel()
+	if err != nil {
+		// Force Close Handles ended it while it waited.
+		return c.errorResponse(r, statusObjectNameNotFound)
+	}
+	o.mu.Lock()
+	o.tree, o.conn = r.tree, c
+	o.mu.Unlock()
+	r.sess.mu.Lock()
+	r.sess.opens[o.id.Persistent] = o
+	r.sess.mu.Unlock()
+	r.fileID = o.id
+	st.alloc = o.alloc
+	resp := &wire.CreateResponse{CreateAction: FileOpened, FileTimes: statTimes(&st), FileID: o.id}
+	if cr == nil && o.lease == nil {
+		cr = &CacheRequest{Oplock: true}
+	}
+	level, lc := grantContext(cr, g)
+	resp.OplockLevel = level
+	if lc != nil {
+		resp.Contexts = append(resp.Contexts, *lc)
+	}
+	return c.ok(r, resp.Append(nil))
+}
+
+// sendCacheBreak sends a break for o on the connection that has it now.
+func (o *open) sendCacheBreak(b Break) {
+	o.mu.Lock()
+	c := o.conn
+	o.mu.Unlock()
+	if c != nil {
+		c.sendBreak(o, b)
+	}
+}
+
+// closeLost ends a lost connection's session: durable opens are parked,
+// the others closed.
+func (c *conn) closeLost(s *session) {
+	s.mu.Lock()
+	opens := s.opens
+	s.opens = map[uint64]*open{}
+	s.trees = map[uint32]*tree{}
+	s.mu.Unlock()
+	for _, o := range opens {
+		if o.durable != nil {
+			o.durable.account = s.account
+			o.mu.Lock()
+			o.conn = nil
+			o.mu.Unlock()
+			c.s.park(o)
+			continue
+		}
+		o.close()
+	}
+}
