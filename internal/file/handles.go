@@ -419,6 +419,11 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
 			Access: access, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
+			if !n.Dir {
+				if err := bindLease(tx, sh.ID, n.ID, req.Cache); err != nil {
+					return err
+				}
+			}
 			if granted, err = grantCache(tx, sh.ID, n, hs, h, req.Cache); err != nil {
 				return err
 			}
@@ -522,6 +527,9 @@ func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
 }
 
 func (s *Service) closeHandle(tx storage.Tx, sid uint64, h *Handle, n *Node) error {
+	if err := unbindLease(tx, sid, h); err != nil {
+		return err
+	}
 	if err := tx.Delete(handleKey(sid, n.ID, h.ID)); err != nil {
 		return err
 	}
@@ -827,7 +835,9 @@ func (s *Service) updateOpen(ctx context.Context, ref HandleRef, fn func(tx stor
 // handle's exclusive lock, or an exclusive lock overlapping any other
 // lock, is 409 FileLockConflict.
 func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclusive bool) error {
-	return s.eng.Update(ctx, func(tx storage.Tx) error {
+	var brks []Break
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		h, nd, err := loadOpen(tx, ref)
 		if err != nil {
 			return err
@@ -847,9 +857,16 @@ func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclus
 				}
 			}
 		}
+		if err := s.staleReaders(tx, ref.Share, nd, h, &brks); err != nil {
+			return err
+		}
 		h.Locks = append(h.Locks, Lock{Off: off, Len: n, Exclusive: exclusive})
 		return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
+	return err
 }
 
 // Unlock releases a lock the handle holds at exactly off and n

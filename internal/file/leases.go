@@ -525,13 +525,17 @@ func (s *Service) notice(tx storage.Tx, sid uint64, h *Handle, from, to uint8) e
 }
 
 // openBreaks returns the errBreak an SMB open must resolve first
-// (MS-FSA 2.1.5.1.2 and 2.1.4.12): opens that hold data access or
-// truncate break other clients' write caching (to read and handle); a
-// truncation breaks read caching too; an open that meets a sharing
-// violation breaks the handle caching of the opens in its way, so that
-// their clients may close them.
+// (MS-FSA 2.1.5.1.2 and 2.1.4.12). An open with no data access that does
+// not truncate breaks nothing. One that meets a sharing violation breaks
+// only the handle caching of the opens in its way (a batch oplock to
+// level II), so that their clients may close them, and fails if they do
+// not. Otherwise data access breaks other clients' write caching (an
+// exclusive or batch oplock to level II), and a truncation their read
+// caching too.
 func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint32, truncate, conflict bool) error {
-	data := relevant(check) != 0 || truncate
+	if relevant(check) == 0 && !truncate {
+		return nil
+	}
 	var e *errBreak
 	for _, h := range hs {
 		c := h.Cache
@@ -539,21 +543,17 @@ func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint3
 			continue
 		}
 		keep := c.State
-		if data {
+		switch {
+		case conflict:
+			keep &^= CacheHandle
+		case truncate:
+			keep &^= CacheWrite | CacheRead
+		default:
 			keep &^= CacheWrite
 		}
-		if truncate {
-			keep &^= CacheRead
-		}
-		if conflict {
-			keep &^= CacheHandle
-		}
-		if c.Oplock && keep != c.State && keep&CacheRead != 0 {
+		if c.Oplock && keep != c.State {
 			// An oplock breaks to level II or to none.
-			keep = CacheRead
-			if truncate || conflict && c.State&CacheHandle == 0 {
-				keep = 0
-			}
+			keep &= CacheRead
 		}
 		if keep == c.State && !c.Breaking {
 			continue
@@ -584,7 +584,6 @@ func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req
 		want = 0
 	}
 	var mine []*Handle
-	breaking := false
 	for _, o := range hs {
 		if o.ID == h.ID {
 			continue
@@ -593,27 +592,38 @@ func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req
 			mine = append(mine, o)
 			continue
 		}
-		if o.Cache != nil && o.Cache.Breaking {
-			breaking = true
-		}
-		// Any other open rules out write caching; for an oplock any
-		// other open rules out exclusive and batch oplocks.
+		// Any other open rules out write caching (an oplock gets level
+		// II at most).
 		want &^= CacheWrite
 		if req.Oplock {
 			want &^= CacheHandle
 		}
-	}
-	if breaking && req.Oplock {
-		want = 0
+		oc := o.Cache
+		if oc == nil || oc.State == 0 && !oc.Breaking {
+			continue
+		}
+		switch {
+		case oc.State&CacheWrite != 0 || oc.Breaking:
+			// A writer an open without data access left alone, or a
+			// break under way: nothing can be shared with it.
+			want = 0
+		case req.Oplock && !oc.Oplock && oc.State&CacheHandle != 0:
+			// An oplock does not join a lease with handle caching.
+			want = 0
+		case !req.Oplock && oc.Oplock:
+			// A lease beside an oplock gets no handle caching.
+			want &^= CacheHandle
+		}
 	}
 	c := &Caching{Oplock: req.Oplock, Client: req.Client, Key: req.Key, Parent: req.Parent, V2: req.V2, State: want}
 	if len(mine) > 0 {
-		// The lease is shared: it keeps what it holds and gains what
-		// the new open may have.
+		// The lease is shared: it keeps what it holds, and is upgraded
+		// only to a state holding all of it that can be granted whole.
 		cur := *mine[0].Cache
 		c = &cur
-		if !cur.Breaking && want&^cur.State != 0 && want&CacheRead != 0 {
-			c.State = cur.State | want
+		asked := req.State & (CacheRead | CacheHandle | CacheWrite)
+		if !cur.Breaking && want == asked && want&cur.State == cur.State && want != cur.State && want&CacheRead != 0 {
+			c.State = want
 			if c.V2 {
 				c.Epoch++
 			}
@@ -729,7 +739,9 @@ func (s *Service) Cache(ctx context.Context, ref HandleRef) (*Caching, error) {
 func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Handle, out *[]Break) error {
 	for _, g := range leaseGroups(hs) {
 		c := g[0].Cache
-		if own != nil && (g[0].ID == own.ID || own.Cache != nil && !own.Cache.Oplock && !c.Oplock && c.Client == own.Cache.Client && c.Key == own.Cache.Key) {
+		if own != nil && own.Cache != nil && !own.Cache.Oplock && !c.Oplock && c.Client == own.Cache.Client && c.Key == own.Cache.Key {
+			// A lease's own writes keep it; a level II oplock breaks
+			// even on its own handle's writes.
 			continue
 		}
 		if c.State == 0 || c.State&(CacheWrite|CacheHandle) != 0 || c.Breaking {
@@ -740,6 +752,10 @@ func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Han
 			h.Cache.State = 0
 			if !h.Cache.Oplock && h.Cache.V2 {
 				h.Cache.Epoch++
+			}
+			if own != nil && h.ID == own.ID {
+				// The caller stores own after this.
+				own.Cache = ptr(*h.Cache)
 			}
 			if err := tx.Set(handleKey(sid, h.FileID, h.ID), encode(h)); err != nil {
 				return err
@@ -752,10 +768,13 @@ func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Han
 	return nil
 }
 
-// staleReaders drops the read caches of the other clients of n that a
-// write through h makes stale.
+// staleReaders drops the read caches of n that a write or byte-range
+// lock through h makes stale: other clients' read leases and every level
+// II oplock, h's own included (MS-FSA 2.1.4.12).
 func (s *Service) staleReaders(tx storage.Tx, sid uint64, n *Node, h *Handle, out *[]Break) error {
-	if n.Handles <= 1 {
+	if n.Handles <= 1 && (h.Cache == nil || !h.Cache.Oplock || h.Cache.State != CacheRead) {
+		// A lone open has nothing to break but its own level II
+		// oplock (no scan of the handles on the common path).
 		return nil
 	}
 	hs, err := loadHandles(tx, sid, n.ID)
@@ -763,4 +782,71 @@ func (s *Service) staleReaders(tx storage.Tx, sid uint64, n *Node, h *Handle, ou
 		return err
 	}
 	return s.breakReaders(tx, sid, hs, h, out)
+}
+
+// ErrLeaseKeyInUse: the client holds the lease key on another file (a key
+// names one file's lease; MS-SMB2 3.3.5.9.8).
+var ErrLeaseKeyInUse = errors.New("file: lease key in use on another file")
+
+// leaseBinding is the file a lease key is bound to.
+type leaseBinding struct {
+	Share uint64 `json:"s"`
+	File  uint64 `json:"f"`
+}
+
+func leaseKeyKey(client, key [16]byte) []byte {
+	k := root(tagLeaseKey, 34)
+	return keyenc.AppendBytes(keyenc.AppendBytes(k, client[:]), key[:])
+}
+
+// bindLease binds req's lease key to the file (sid, fid), or answers
+// ErrLeaseKeyInUse while an open of another file holds it.
+func bindLease(tx storage.Tx, sid, fid uint64, req *CacheRequest) error {
+	if req == nil || req.Oplock {
+		return nil
+	}
+	k := leaseKeyKey(req.Client, req.Key)
+	v, err := tx.Get(k)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		b, err := decode[leaseBinding](v)
+		if err != nil {
+			return err
+		}
+		if b.Share == sid && b.File == fid {
+			return nil
+		}
+		hs, err := loadHandles(tx, b.Share, b.File)
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			if sameLease(h.Cache, req) {
+				return ErrLeaseKeyInUse
+			}
+		}
+	}
+	return tx.Set(k, encode(leaseBinding{Share: sid, File: fid}))
+}
+
+// unbindLease frees the lease key of h, closing, when no other open of
+// its file shares the lease.
+func unbindLease(tx storage.Tx, sid uint64, h *Handle) error {
+	if h.Cache == nil || h.Cache.Oplock {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, h.FileID)
+	if err != nil {
+		return err
+	}
+	req := &CacheRequest{Client: h.Cache.Client, Key: h.Cache.Key}
+	for _, o := range hs {
+		if o.ID != h.ID && sameLease(o.Cache, req) {
+			return nil
+		}
+	}
+	return tx.Delete(leaseKeyKey(h.Cache.Client, h.Cache.Key))
 }

@@ -302,6 +302,9 @@ const (
 	// tagBreak keys the SMB cache breaks an instance asks another to
 	// send: owner, handle id.
 	tagBreak = 'k'
+	// tagLeaseKey keys the file an SMB lease key is bound to: client
+	// GUID, lease key.
+	tagLeaseKey = 'l'
 )
 
 const (

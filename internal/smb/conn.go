@@ -136,6 +136,7 @@ type open struct {
 	// connection it is on now (guarded by mu), nil while parked.
 	durable *durable
 	conn    *conn
+	server  *Server
 }
 
 type asyncOp struct {

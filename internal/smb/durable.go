@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +43,7 @@ type parkedOpen struct {
 }
 
 // durableRequest reads DHnQ or DH2Q; reconnect the DHnC or DH2C file id
-// and create GUID.
+// and create GUID (a reconnect ignores a request beside it).
 func durableRequest(req *wire.CreateRequest) (q *durable, reconnect *wire.FileID, guid [16]byte, v2 bool, bad bool) {
 	for _, cc := range req.Contexts {
 		d := cc.Data
@@ -123,41 +124,46 @@ func (s *Server) park(o *open) {
 }
 
 // unpark takes back the durable open id for a reconnect of account from
-// client, or nil.
-func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [16]byte) *open {
+// client (MS-SMB2 3.3.5.9.7 and 3.3.5.9.12): not found unless the same
+// user (and for a v2 open the same client and create GUID) asks, and,
+// for a leased open, with its lease key; a lease reconnect naming
+// another file is STATUS_INVALID_PARAMETER.
+func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
 	s.parked.mu.Lock()
 	defer s.parked.mu.Unlock()
 	p := s.parked.opens[id.Persistent]
-	if p == nil {
-		return nil
+	if p == nil || p.o.id.Volatile != id.Volatile {
+		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || d.v2 != v2 || v2 && (d.createGUID != guid || d.clientGUID != client) {
-		return nil
+	if d.account != account || d.v2 && (d.createGUID != guid || d.clientGUID != client) {
+		return nil, statusObjectNameNotFound
+	}
+	if p.o.lease != nil {
+		if cr == nil || cr.Oplock || cr.Key != *p.o.lease {
+			return nil, statusObjectNameNotFound
+		}
+		if !strings.EqualFold(path, p.o.path) {
+			return nil, statusInvalidParameter
+		}
 	}
 	if !p.timer.Stop() {
-		return nil
+		return nil, statusObjectNameNotFound
 	}
 	delete(s.parked.opens, id.Persistent)
-	return p.o
+	return p.o, statusSuccess
 }
 
 // reconnect handles a CREATE with DHnC or DH2C: the durable open comes
 // back on this session and tree, still open in the Backend (Force Close
-// Handles may have ended it meanwhile: then it is not found).
-func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2 bool, guid [16]byte) *response {
-	o := c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID)
-	if o == nil {
-		return c.errorResponse(r, statusObjectNameNotFound)
-	}
+// Handles may have ended it meanwhile: then it is not found). The other
+// fields of the request are ignored, as Windows does.
+func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, guid [16]byte) *response {
+	path, _ := sharePath(req.Name)
 	cr := c.cacheRequest(req)
-	var g Cache
-	if ch, ok := o.h.(Cacher); ok {
-		g = ch.Cache()
-	}
-	if o.lease != nil && (cr == nil || cr.Oplock || cr.Key != *o.lease) {
-		c.s.park(o)
-		return c.errorResponse(r, statusObjectNameNotFound)
+	o, status := c.s.unpark(id, r.sess.account, guid, c.clientGUID, cr, path)
+	if o == nil {
+		return c.errorResponse(r, status)
 	}
 	ctx, cancel := c.reqCtx()
 	st, err := o.h.Stat(ctx)
@@ -165,6 +171,10 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2
 	if err != nil {
 		// Force Close Handles ended it while it waited.
 		return c.errorResponse(r, statusObjectNameNotFound)
+	}
+	var g Cache
+	if ch, ok := o.h.(Cacher); ok {
+		g = ch.Cache()
 	}
 	o.mu.Lock()
 	o.tree, o.conn = r.tree, c
@@ -175,7 +185,9 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2
 	r.fileID = o.id
 	st.alloc = o.alloc
 	resp := &wire.CreateResponse{CreateAction: FileOpened, FileTimes: statTimes(&st), FileID: o.id}
-	if cr == nil && o.lease == nil {
+	if o.lease != nil {
+		cr.State = g.State
+	} else {
 		cr = &CacheRequest{Oplock: true}
 	}
 	level, lc := grantContext(cr, g)
@@ -186,14 +198,35 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2
 	return c.ok(r, resp.Append(nil))
 }
 
-// sendCacheBreak sends a break for o on the connection that has it now.
+// sendCacheBreak sends a break for o on the connection that has it now. A
+// durable open waiting for its client to come back loses out: it is
+// closed, as Windows closes a disconnected open whose oplock or lease
+// must break.
 func (o *open) sendCacheBreak(b Break) {
 	o.mu.Lock()
 	c := o.conn
 	o.mu.Unlock()
 	if c != nil {
 		c.sendBreak(o, b)
+		return
 	}
+	if s := o.server; s != nil {
+		go s.dropParked(o)
+	}
+}
+
+// dropParked closes a parked durable open.
+func (s *Server) dropParked(o *open) {
+	id := o.fileID().Persistent
+	s.parked.mu.Lock()
+	p := s.parked.opens[id]
+	if p == nil || p.o != o || !p.timer.Stop() {
+		s.parked.mu.Unlock()
+		return
+	}
+	delete(s.parked.opens, id)
+	s.parked.mu.Unlock()
+	o.close()
 }
 
 // closeLost ends a lost connection's session: durable opens are parked,

@@ -194,6 +194,13 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
+	dq, rec, guid, _, bad := durableRequest(req)
+	if bad {
+		return c.errorResponse(r, statusInvalidParameter)
+	}
+	if rec != nil && !r.tree.ipc {
+		return c.reconnect(r, req, *rec, guid)
+	}
 	if req.CreateDisposition > FileOverwriteIf ||
 		req.CreateOptions&(FileDirectoryFile|FileNonDirectoryFile) == FileDirectoryFile|FileNonDirectoryFile {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -222,14 +229,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
 	}
-	dq, rec, guid, v2, bad := durableRequest(req)
-	if bad {
-		return c.errorResponse(r, statusInvalidParameter)
-	}
-	if rec != nil && !r.tree.ipc {
-		return c.reconnect(r, req, *rec, v2, guid)
-	}
-	o := &open{tree: r.tree, access: access, conn: c}
+	o := &open{tree: r.tree, access: access, conn: c, server: c.s}
 	var st Stat
 	var cr *CacheRequest
 	var grant Cache
@@ -296,6 +296,10 @@ func (c *conn) create(r *request, waiting func()) *response {
 	}
 	st.alloc = o.alloc
 	resp := &wire.CreateResponse{CreateAction: action, FileTimes: statTimes(&st), FileID: o.id}
+	if o.isDir {
+		// No oplock or lease on a directory, not even an empty one.
+		cr = nil
+	}
 	level, lc := grantContext(cr, grant)
 	resp.OplockLevel = level
 	if lc != nil {

@@ -228,8 +228,12 @@ func (c *conn) oplockBreak(r *request) *response {
 			return c.errorResponse(r, statusInvalidOplockProtocol)
 		}
 		g, err := ch.AckBreak(ctx, oplockState(level))
+		if errors.Is(err, ErrNoBreak) || errors.Is(err, ErrBadAck) {
+			// MS-SMB2 3.3.5.22.1.
+			return c.errorResponse(r, statusInvalidOplockProtocol)
+		}
 		if err != nil {
-			return c.errorResponse(r, ackStatus(err))
+			return c.errorResponse(r, statusOf(err))
 		}
 		out := le.AppendUint16(nil, 24)
 		out = append(out, oplockLevel(g.State), 0)
@@ -263,10 +267,12 @@ func (c *conn) oplockBreak(r *request) *response {
 	return c.errorResponse(r, statusInvalidParameter)
 }
 
+// ackStatus is the status of a failed lease break acknowledgement
+// (MS-SMB2 3.3.5.22.2).
 func ackStatus(err error) uint32 {
 	switch {
 	case errors.Is(err, ErrNoBreak):
-		return statusInvalidDeviceState
+		return statusUnsuccessful
 	case errors.Is(err, ErrBadAck):
 		return statusRequestNotAccepted
 	}

@@ -308,6 +308,8 @@ func mapErr(err error) error {
 		return smb.ErrSharingViolation
 	case errors.Is(err, file.ErrInstanceLost):
 		return smb.ErrUnavailable
+	case errors.Is(err, file.ErrLeaseKeyInUse):
+		return smb.ErrInvalidParameter
 	}
 	// Engine failures a client may retry take the one domain mapping
 	// REST uses too (ServerBusy), then SMB's retryable status.
