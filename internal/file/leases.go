@@ -486,6 +486,10 @@ func (s *Service) restBreaks(tx storage.Tx, hs []*Handle, sid uint64, n *Node, a
 			continue
 		}
 		to := c.State & keep
+		if c.Oplock {
+			// An oplock breaks to level II or to none.
+			to &= CacheRead
+		}
 		if c.Breaking || needsAck(c.State, to) {
 			// A break under way is waited for in any case.
 			if e == nil {
