@@ -419,10 +419,8 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		h := &Handle{ID: hid, FileID: n.ID, ParentID: n.Parent, Session: req.Session, ClientIP: req.ClientIP, Opened: now, Owner: req.Owner,
 			Access: access, ShareAccess: req.ShareAccess, Dir: n.Dir, DeleteOnClose: req.DeleteOnClose}
 		if req.Share.Snapshot == "" {
-			if !n.Dir {
-				if err := bindLease(tx, sh.ID, n.ID, req.Cache); err != nil {
-					return err
-				}
+			if err := bindLease(tx, sh.ID, n, req.Cache); err != nil {
+				return err
 			}
 			if granted, err = grantCache(tx, sh.ID, n, hs, h, req.Cache); err != nil {
 				return err
@@ -780,7 +778,9 @@ func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (
 // SMBDeletePending and listings leave the node out; the last close
 // deletes it. A non-empty directory is 409 DirectoryNotEmpty.
 func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending bool) (*Node, error) {
-	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+	var brks []Break
+	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		brks = brks[:0]
 		if relevant(h.Access)&accessDelete == 0 {
 			return ErrAccessDenied
 		}
@@ -803,9 +803,18 @@ func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending b
 				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		}
+		if pending && !n.Dir {
+			if err := s.breakHandleCaching(tx, ref.Share, n, h, &brks); err != nil {
+				return err
+			}
+		}
 		n.DeletePending = pending
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
+	return out, err
 }
 
 // updateOpen runs fn on the handle and node of ref in one Update and
@@ -921,13 +930,20 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 		return nil, err
 	}
 	var out *Node
+	var brks []Break
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		h, n, err := loadOpen(tx, ref)
 		if err != nil {
 			return err
 		}
 		if relevant(h.Access)&accessDelete == 0 {
 			return ErrAccessDenied
+		}
+		if !n.Dir {
+			if err := s.breakHandleCaching(tx, ref.Share, n, h, &brks); err != nil {
+				return err
+			}
 		}
 		if n.Dir {
 			// A directory with anything open below it does not move
@@ -959,6 +975,9 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 		out, err = s.move(tx, sh, n, dst, replace, false, h.ID)
 		return err
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 

@@ -551,7 +551,7 @@ func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint3
 		case conflict:
 			keep &^= CacheHandle
 		case truncate:
-			keep &^= CacheWrite | CacheRead
+			keep = 0
 		default:
 			keep &^= CacheWrite
 		}
@@ -803,9 +803,11 @@ func leaseKeyKey(client, key [16]byte) []byte {
 	return keyenc.AppendBytes(keyenc.AppendBytes(k, client[:]), key[:])
 }
 
-// bindLease binds req's lease key to the file (sid, fid), or answers
-// ErrLeaseKeyInUse while an open of another file holds it.
-func bindLease(tx storage.Tx, sid, fid uint64, req *CacheRequest) error {
+// bindLease binds req's lease key to the file n of share sid, or answers
+// ErrLeaseKeyInUse while an open of another file holds it (a directory,
+// which gets no lease, binds nothing but is refused the same).
+func bindLease(tx storage.Tx, sid uint64, n *Node, req *CacheRequest) error {
+	fid := n.ID
 	if req == nil || req.Oplock {
 		return nil
 	}
@@ -833,6 +835,9 @@ func bindLease(tx storage.Tx, sid, fid uint64, req *CacheRequest) error {
 			}
 		}
 	}
+	if n.Dir {
+		return nil
+	}
 	return tx.Set(k, encode(leaseBinding{Share: sid, File: fid}))
 }
 
@@ -853,4 +858,45 @@ func unbindLease(tx storage.Tx, sid uint64, h *Handle) error {
 		}
 	}
 	return tx.Delete(leaseKeyKey(h.Cache.Client, h.Cache.Key))
+}
+
+// breakHandleCaching starts, without waiting, the break of the handle
+// caching other clients hold on n, as deleting or renaming it through h
+// does (MS-FSA 2.1.5.14.3 and 2.1.5.14.11): their clients close the
+// handles they keep once told. A batch oplock breaks to level II.
+func (s *Service) breakHandleCaching(tx storage.Tx, sid uint64, n *Node, h *Handle, out *[]Break) error {
+	if n.Handles <= 1 {
+		return nil
+	}
+	hs, err := loadHandles(tx, sid, n.ID)
+	if err != nil {
+		return err
+	}
+	for _, g := range leaseGroups(hs) {
+		c := g[0].Cache
+		if g[0].ID == h.ID || h.Cache != nil && !h.Cache.Oplock && sameLease(c, &CacheRequest{Client: h.Cache.Client, Key: h.Cache.Key}) {
+			continue
+		}
+		if c.Breaking || c.State&CacheHandle == 0 {
+			continue
+		}
+		to := c.State &^ CacheHandle
+		if c.Oplock {
+			to &= CacheRead
+		}
+		from := c.State
+		for _, o := range g {
+			o.Cache.Breaking, o.Cache.BreakTo, o.Cache.Sent = true, to, to
+			if !o.Cache.Oplock && o.Cache.V2 {
+				o.Cache.Epoch++
+			}
+			if err := tx.Set(handleKey(sid, n.ID, o.ID), encode(o)); err != nil {
+				return err
+			}
+		}
+		if err := s.record(tx, sid, g[0], from, to, true, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
