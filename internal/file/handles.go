@@ -31,48 +31,6 @@ const (
 	FileShareDelete uint32 = 0x4
 )
 
-// access is what an operation needs of a file, for the sharing rules.
-type access uint8
-
-const (
-	accessNone  access = 0
-	accessRead  access = 1
-	accessWrite access = 2
-	// accessDelete alone is REST Delete: any open handle conflicts.
-	accessDelete access = 4
-)
-
-// relevant returns the sharing-relevant access (read, write, delete) a
-// desired access mask holds.
-func relevant(mask uint32) access {
-	var a access
-	if mask&(FileReadData|FileExecute|GenericRead|GenericExecute|GenericAll|MaximumAllowed) != 0 {
-		a |= accessRead
-	}
-	if mask&(FileWriteData|FileAppendData|GenericWrite|GenericAll|MaximumAllowed) != 0 {
-		a |= accessWrite
-	}
-	if mask&(Delete|GenericAll|MaximumAllowed) != 0 {
-		a |= accessDelete
-	}
-	return a
-}
-
-// shared returns the accesses a share mask lets others have.
-func shared(mask uint32) access {
-	var a access
-	if mask&FileShareRead != 0 {
-		a |= accessRead
-	}
-	if mask&FileShareWrite != 0 {
-		a |= accessWrite
-	}
-	if mask&FileShareDelete != 0 {
-		a |= accessDelete
-	}
-	return a
-}
-
 func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
 	p := handlesPrefix(sid, fid)
 	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
@@ -86,91 +44,6 @@ func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
 		out = append(out, h)
 	}
 	return out, it.Err()
-}
-
-// checkREST applies the open-handle rules to a REST operation needing acc
-// on n (the table of "Managing file locks"): a node pending deletion is
-// 409 SMBDeletePending; Delete (acc == accessDelete) conflicts with any
-// open handle; otherwise each access the operation needs must be shared
-// by every handle that holds read, write or delete access (409
-// SharingViolation). A read of [off, off+n) (n > 0) also conflicts with
-// an exclusive byte-range lock over it (409 FileLockConflict). SMB client
-// caches in the operation's way are broken first (restBreaks).
-func (s *Service) checkREST(tx storage.Tx, sid uint64, n *Node, acc access, off, ln uint64) error {
-	if n.DeletePending {
-		return azerr.New(azerr.SMBDeletePending)
-	}
-	if n.Handles == 0 || acc == accessNone {
-		return nil
-	}
-	hs, err := loadHandles(tx, sid, n.ID)
-	if err != nil {
-		return err
-	}
-	if acc == accessDelete {
-		// Handles kept open by a client's handle caching may close once
-		// it is broken.
-		if err := s.restBreaks(tx, hs, sid, n, acc); err != nil {
-			return err
-		}
-		if len(hs) > 0 {
-			return azerr.New(azerr.SharingViolation)
-		}
-		return nil
-	}
-	for _, h := range hs {
-		if relevant(h.Access) == 0 {
-			continue
-		}
-		if acc&^shared(h.ShareAccess) != 0 {
-			return azerr.New(azerr.SharingViolation)
-		}
-	}
-	if err := s.restBreaks(tx, hs, sid, n, acc); err != nil {
-		return err
-	}
-	if acc == accessRead && ln > 0 {
-		for _, h := range hs {
-			for _, l := range h.Locks {
-				if l.Exclusive && l.overlaps(off, ln) {
-					return azerr.New(azerr.FileLockConflict)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// checkLocks refuses a write over [off, off+n) of n that a byte-range
-// lock of another handle than own covers (any lock: writes need the bytes
-// unlocked; REST writes, own == 0, need the whole file unlocked).
-// Reads (write false) conflict only with other handles' exclusive locks.
-func checkLocks(tx storage.Tx, sid uint64, n *Node, off, ln uint64, own uint64, write bool) error {
-	if n.Handles == 0 || ln == 0 {
-		// Zero bytes read or written meet no lock.
-		return nil
-	}
-	hs, err := loadHandles(tx, sid, n.ID)
-	if err != nil {
-		return err
-	}
-	for _, h := range hs {
-		for _, l := range h.Locks {
-			if h.ID == own {
-				// An open's own locks let it read, and write where it
-				// holds them exclusively; its shared locks stop its own
-				// writes too (MS-FSA 2.1.4.10).
-				if write && !l.Exclusive && l.overlaps(off, ln) {
-					return azerr.New(azerr.FileLockConflict)
-				}
-				continue
-			}
-			if (write || l.Exclusive) && (own == 0 || l.overlaps(off, ln)) {
-				return azerr.New(azerr.FileLockConflict)
-			}
-		}
-	}
-	return nil
 }
 
 // ---- the API the SMB server uses ----
@@ -452,33 +325,6 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		b.mu.Unlock()
 	}
 	return out, err
-}
-
-// checkShareModes is the Windows share-access check of a new open against
-// the handles open on n: the new open conflicts when it wants an access
-// some counted handle does not share, or when it does not share an access
-// some counted handle holds. Opens with no read, write or delete access
-// are not counted and never conflict.
-func (s *Service) checkShareModes(tx storage.Tx, sid uint64, n *Node, desired, share uint32) error {
-	want := relevant(desired)
-	if n.Handles == 0 || want == 0 {
-		return nil
-	}
-	hs, err := loadHandles(tx, sid, n.ID)
-	if err != nil {
-		return err
-	}
-	mine := shared(share)
-	for _, h := range hs {
-		held := relevant(h.Access)
-		if held == 0 {
-			continue
-		}
-		if want&^shared(h.ShareAccess) != 0 || held&^mine != 0 {
-			return azerr.New(azerr.SharingViolation)
-		}
-	}
-	return nil
 }
 
 // loadOpen loads a handle and its node inside tx.
@@ -838,62 +684,6 @@ func (s *Service) updateOpen(ctx context.Context, ref HandleRef, fn func(tx stor
 		return nil
 	})
 	return out, err
-}
-
-// Lock takes a byte-range lock for a handle. A lock overlapping another
-// handle's exclusive lock, or an exclusive lock overlapping any other
-// lock, is 409 FileLockConflict.
-func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclusive bool) error {
-	var brks []Break
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		brks = brks[:0]
-		h, nd, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		hs, err := loadHandles(tx, ref.Share, nd.ID)
-		if err != nil {
-			return err
-		}
-		for _, o := range hs {
-			for _, l := range o.Locks {
-				// A shared lock may stack on the same open's exclusive
-				// lock (MS-FSA 2.1.5.7); anything else overlapping an
-				// exclusive lock, or an exclusive one overlapping any
-				// lock, conflicts.
-				if (exclusive || l.Exclusive && o.ID != h.ID) && l.overlaps(off, n) {
-					return azerr.New(azerr.FileLockConflict)
-				}
-			}
-		}
-		if err := s.staleReaders(tx, ref.Share, nd, h, &brks); err != nil {
-			return err
-		}
-		h.Locks = append(h.Locks, Lock{Off: off, Len: n, Exclusive: exclusive})
-		return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
-	})
-	if err == nil {
-		s.deliver(brks)
-	}
-	return err
-}
-
-// Unlock releases a lock the handle holds at exactly off and n
-// (404 ResourceNotFound when it holds none there).
-func (s *Service) Unlock(ctx context.Context, ref HandleRef, off, n uint64) error {
-	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		h, nd, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		for i, l := range h.Locks {
-			if l.Off == off && l.Len == n {
-				h.Locks = append(h.Locks[:i], h.Locks[i+1:]...)
-				return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
-			}
-		}
-		return azerr.New(azerr.ResourceNotFound)
-	})
 }
 
 // ReadDir lists the directory a handle is open on: entries whose names
