@@ -77,6 +77,19 @@ func durableRequest(req *wire.CreateRequest) (q *durable, reconnect *wire.FileID
 			v2 = true
 		}
 	}
+	// Durable contexts of v1 and v2 do not mix (MS-SMB2 3.3.5.9.10).
+	var v1, v2s bool
+	for _, cc := range req.Contexts {
+		switch cc.Name {
+		case "DHnQ", "DHnC":
+			v1 = true
+		case "DH2Q", "DH2C":
+			v2s = true
+		}
+	}
+	if v1 && v2s {
+		return nil, nil, guid, false, true
+	}
 	return q, reconnect, guid, v2, false
 }
 
@@ -125,7 +138,7 @@ func (s *Server) park(o *open) {
 
 // unpark takes back the durable open id for a reconnect of account from
 // client (MS-SMB2 3.3.5.9.7 and 3.3.5.9.12): not found unless the same
-// user (and for a v2 open the same client and create GUID) asks, and,
+// user (and for a v2 open with the same create GUID) asks, and,
 // for a leased open, with its lease key; a lease reconnect naming
 // another file is STATUS_INVALID_PARAMETER.
 func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
@@ -136,7 +149,7 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || d.v2 && (d.createGUID != guid || d.clientGUID != client) {
+	if d.account != account || d.v2 && d.createGUID != guid {
 		return nil, statusObjectNameNotFound
 	}
 	if p.o.lease != nil {
@@ -160,7 +173,12 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 // fields of the request are ignored, as Windows does.
 func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, guid [16]byte) *response {
 	path, _ := sharePath(req.Name)
+	// Only the lease key of the request counts, whatever the oplock
+	// level says.
+	level := req.OplockLevel
+	req.OplockLevel = OplockLease
 	cr := c.cacheRequest(req)
+	req.OplockLevel = level
 	o, status := c.s.unpark(id, r.sess.account, guid, c.clientGUID, cr, path)
 	if o == nil {
 		return c.errorResponse(r, status)
