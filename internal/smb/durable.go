@@ -256,6 +256,13 @@ func (c *conn) closeLost(s *session) {
 	s.trees = map[uint32]*tree{}
 	s.mu.Unlock()
 	for _, o := range opens {
+		if ch, ok := o.h.(Cacher); ok && ch.Cache().Breaking {
+			// A break went to this connection and will never be
+			// acknowledged: the open is not kept (as when a break
+			// reaches a parked one).
+			o.close()
+			continue
+		}
 		if o.durable != nil {
 			o.durable.account = s.account
 			o.mu.Lock()
