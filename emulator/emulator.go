@@ -60,6 +60,9 @@ type Options struct {
 	// Admin also serves the admin listener (health, metrics, test clock,
 	// fault injection) on a free port of Host (see AdminURL).
 	Admin bool
+	// Web also serves the static website endpoint (each account's $web
+	// container) on a free port of Host, even with NoListen (see WebURL).
+	Web bool
 	// Log receives the server log; nil discards it.
 	Log *slog.Logger
 	// Now overrides the clock.
@@ -128,6 +131,9 @@ func Start(o Options) (*Emulator, error) {
 	if o.Admin {
 		cfg.AdminAddr = host + ":0"
 	}
+	if o.Web {
+		cfg.WebAddr = host + ":0"
+	}
 	srv, err := server.New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
@@ -186,6 +192,15 @@ func (e *Emulator) SMBAddr() string { return e.srv.SMBAddr() }
 func (e *Emulator) AdminURL() string {
 	if a := e.srv.AdminAddr(); a != "" {
 		return "http://" + a
+	}
+	return ""
+}
+
+// WebURL is the static website URL of the account, e.g.
+// "http://127.0.0.1:41237/devstoreaccount1" ("" without Options.Web).
+func (e *Emulator) WebURL() string {
+	if a := e.srv.WebAddr(); a != "" {
+		return e.scheme + "://" + a + "/" + Account
 	}
 	return ""
 }

@@ -94,7 +94,7 @@ var flagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort", "adminHost", "adminPort",
+	{"Listeners", []string{"blobHost", "blobPort", "queueHost", "queuePort", "tableHost", "tablePort", "fileHost", "filePort", "smbHost", "smbPort", "adminHost", "adminPort", "webHost", "webPort",
 		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "instanceExpiry", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth", "encryptionScopes"}},

@@ -89,6 +89,8 @@ type options struct {
 	smbPort   *int
 	adminHost *string
 	adminPort *int
+	webHost   *string
+	webPort   *int
 	logFormat *string
 	logLevel  *string
 	location  *string
@@ -144,6 +146,8 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.smbPort = fs.Int("smbPort", 10445, "SMB port (445 needs privileges; 0 picks a free port; -1 turns SMB off)")
 	o.adminHost = fs.String("adminHost", "127.0.0.1", "admin listen address (health, metrics, test clock, faults, console); beyond loopback every admin request but the health checks needs HTTP Basic credentials: an account name and one of its keys")
 	o.adminPort = fs.Int("adminPort", 10010, "admin port (0 picks a free port; -1 turns the admin listener off)")
+	o.webHost = fs.String("webHost", "127.0.0.1", "static website listen address (each account's $web container, read anonymously at /<account>/<path>)")
+	o.webPort = fs.Int("webPort", -1, "static website port (-1, the default, turns it off; 0 picks a free port)")
 	o.location = fs.String("location", server.DefaultLocation, "data directory")
 	o.inMemory = fs.Bool("inMemoryPersistence", false, "keep all data in memory only; nothing is written to disk")
 	o.syncFlag = fs.Bool("sync", true, "fsync every write before acknowledging it, so that it survives a power cut; --sync=false acknowledges once written (survives the process being killed, not a power cut)")
@@ -286,8 +290,8 @@ func run(args []string, stderr io.Writer) int {
 	cfg := server.Config{
 		Location: *o.location, InMemory: *o.inMemory, Sync: *o.syncFlag, Salvage: *o.salvage, EngineKind: *o.engine,
 		BlobAddr: addrs.blob, QueueAddr: addrs.queue, TableAddr: addrs.table, FileAddr: addrs.file, SMBAddr: addrs.smb,
-		AdminAddr: smbAddr(*o.adminHost, *o.adminPort),
-		Accounts:  accounts, Log: log, Silent: *o.silent,
+		AdminAddr: smbAddr(*o.adminHost, *o.adminPort), WebAddr: smbAddr(*o.webHost, *o.webPort),
+		Accounts: accounts, Log: log, Silent: *o.silent,
 		StrictVersion: *o.strictVer && !*o.skipVer, Loose: *o.loose,
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
@@ -363,8 +367,12 @@ func run(args []string, stderr io.Writer) int {
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
 		"blob", blob, "queue", queue, "table", table, "file", file, "smb", smb, "admin", srv.AdminAddr())
 	// One line that scripts parse; a listener that is off shows as "off"
-	// (the admin listener, when on, comes last).
+	// (the static website and admin listeners show only when on, the
+	// admin listener last).
 	ready := fmt.Sprintf("lazuli: blob %s queue %s table %s file %s smb %s", blob, queue, table, file, smb)
+	if srv.WebAddr() != "" {
+		ready += " web " + srv.WebAddr()
+	}
 	if srv.AdminAddr() != "" {
 		ready += " admin " + srv.AdminAddr()
 	}
@@ -418,7 +426,7 @@ func (l *lateFile) Write(p []byte) (int, error) {
 }
 
 // listenFlags names the flags that set each service's port.
-var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort", "admin": "adminPort"}
+var listenFlags = map[string]string{"blob": "blobPort", "queue": "queuePort", "table": "tablePort", "file": "filePort", "smb": "smbPort", "admin": "adminPort", "web": "webPort"}
 
 // startAdvice turns a startup error into a message that says what to do.
 func startAdvice(err error) string {

@@ -41,7 +41,7 @@ func buildLazuli(t *testing.T) string {
 	return builtBinary
 }
 
-var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)(?: smb \S+)?(?: admin (\S+))?$`)
+var readyLine = regexp.MustCompile(`^lazuli: blob (\S+) queue (\S+) table (\S+) file (\S+)(?: smb \S+)?(?: web \S+)?(?: admin (\S+))?$`)
 
 // startLazuli runs the binary and returns the four listen addresses.
 func startLazuli(t *testing.T, bin string, args ...string) (*exec.Cmd, []string) {

@@ -17,7 +17,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 )
 
-var smbReadyLine = regexp.MustCompile(`^lazuli: blob \S+ queue \S+ table \S+ file (\S+) smb (\S+)(?: admin \S+)?$`)
+var smbReadyLine = regexp.MustCompile(`^lazuli: blob \S+ queue \S+ table \S+ file (\S+) smb (\S+)(?: web \S+)?(?: admin \S+)?$`)
 
 // startWithSMB runs the binary on dir (with extra environment variables)
 // and returns the File and SMB addresses.

@@ -76,6 +76,10 @@ type Config struct {
 	// faults, console; host:port, port 0 picks a free port, empty
 	// disables it). Beyond loopback it asks for an account's credentials.
 	AdminAddr string
+	// WebAddr is the static website listener: the $web container of each
+	// account, served anonymously at /<account>/<path> (host:port, port
+	// 0 picks a free port, empty disables it).
+	WebAddr string
 	// Console replaces the web console the admin listener serves at /
 	// (nil: lazuli's own, package console).
 	Console http.Handler
@@ -206,11 +210,15 @@ type Server struct {
 	adminListener net.Listener
 	adminSrv      *http.Server
 	adminAddr     string
-	authn         *auth.Authenticator
-	metrics       *admin.Metrics // nil without an admin listener
-	faults        *faults.Set    // nil without an admin listener
-	clock         *clock.Clock   // nil without an admin listener
-	realNow       func() time.Time
+	// webListener is bound by New and served by Start (see web.go).
+	webListener net.Listener
+	webSrv      *http.Server
+	webAddr     string
+	authn       *auth.Authenticator
+	metrics     *admin.Metrics // nil without an admin listener
+	faults      *faults.Set    // nil without an admin listener
+	clock       *clock.Clock   // nil without an admin listener
+	realNow     func() time.Time
 	// started is set once Start has served every listener, closing once
 	// Close begins (for the readiness check).
 	started, closing atomic.Bool
@@ -506,6 +514,10 @@ func (s *Server) bind() error {
 		s.adminListener = ln
 		s.adminAddr = boundAddr(s.cfg.AdminAddr, ln)
 	}
+	if err := s.bindWeb(tlsCfg); err != nil {
+		s.closeListeners()
+		return err
+	}
 	return nil
 }
 
@@ -535,6 +547,10 @@ func (s *Server) closeListeners() {
 	if s.adminListener != nil {
 		s.adminListener.Close()
 		s.adminListener = nil
+	}
+	if s.webListener != nil {
+		s.webListener.Close()
+		s.webListener = nil
 	}
 }
 
@@ -575,6 +591,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if s.adminListener != nil {
 		s.startAdmin()
+	}
+	if s.webListener != nil {
+		s.startWeb()
 	}
 	if s.stopWorkers == nil {
 		if len(s.cfg.ChunkMarkers) > 0 {
@@ -704,6 +723,9 @@ func (s *Server) Close() error {
 	<-shut
 	if s.adminSrv != nil {
 		s.adminSrv.Close()
+	}
+	if s.webSrv != nil {
+		s.webSrv.Close()
 	}
 	if s.smb != nil {
 		s.smb.Close()
