@@ -101,6 +101,19 @@ func TestStaticWebsite(t *testing.T) {
 		if st != http.StatusOK || hd.Get("Content-Length") != "2" || b != "" {
 			t.Fatalf("HEAD: %d %q %q", st, hd.Get("Content-Length"), b)
 		}
+		// A browser's conditional GET; another account's site is off.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, web+"/app.js", nil)
+		must(t, err)
+		req.Header.Set("If-None-Match", hd.Get("ETag"))
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if hd.Get("ETag") == "" || resp.StatusCode != http.StatusNotModified {
+			t.Fatalf("If-None-Match %q: %d", hd.Get("ETag"), resp.StatusCode)
+		}
+		if st, hd, _ := webGet(t, http.MethodGet, strings.TrimSuffix(web, emulator.Account)+"nosuchaccount/index.html"); st != http.StatusNotFound || hd.Get("x-ms-error-code") != "WebsiteDisabled" {
+			t.Fatalf("other account: %d %q", st, hd.Get("x-ms-error-code"))
+		}
 		st, hd, b = webGet(t, http.MethodGet, web+"/nope.html")
 		if st != http.StatusNotFound || hd.Get("Content-Type") != "text/html; charset=utf-8" || b != "custom 404" {
 			t.Fatalf("missing with error document: %d %q %q", st, hd.Get("Content-Type"), b)
