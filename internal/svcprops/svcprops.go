@@ -174,6 +174,15 @@ func Parse(body []byte) (Properties, error) {
 				return Properties{}, err
 			}
 		}
+		// A static website says whether it is on.
+		if e.XMLName.Local == "StaticWebsite" {
+			var sw struct {
+				Enabled *bool `xml:"Enabled"`
+			}
+			if err := xml.Unmarshal([]byte("<s>"+e.Inner+"</s>"), &sw); err != nil || sw.Enabled == nil {
+				return Properties{}, errBadXML()
+			}
+		}
 	}
 	p.Extra = in.Extra
 	return p, nil

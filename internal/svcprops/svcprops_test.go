@@ -55,16 +55,18 @@ func TestParseRoundTrip(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	const ok = `<RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`
 	cases := map[string]string{
-		"not xml":                "nope",
-		"truncated":              "<StorageServiceProperties><Logging>",
-		"wrong root":             "<ServiceProperties><Logging/></ServiceProperties>",
-		"logging without write":  "<StorageServiceProperties><Logging><Version>1.0</Version><Delete>true</Delete><Read>false</Read>" + ok + "</Logging></StorageServiceProperties>",
-		"logging without policy": "<StorageServiceProperties><Logging><Version>1.0</Version><Delete>true</Delete><Read>false</Read><Write>true</Write></Logging></StorageServiceProperties>",
-		"metrics no version":     "<StorageServiceProperties><HourMetrics><Enabled>false</Enabled>" + ok + "</HourMetrics></StorageServiceProperties>",
-		"enabled without apis":   "<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>true</Enabled>" + ok + "</HourMetrics></StorageServiceProperties>",
-		"days out of range":      "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled><Days>366</Days></RetentionPolicy></MinuteMetrics></StorageServiceProperties>",
-		"days missing":           "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled></RetentionPolicy></MinuteMetrics></StorageServiceProperties>",
-		"boolean garbage":        "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>perhaps</Enabled></MinuteMetrics></StorageServiceProperties>",
+		"not xml":                 "nope",
+		"truncated":               "<StorageServiceProperties><Logging>",
+		"wrong root":              "<ServiceProperties><Logging/></ServiceProperties>",
+		"logging without write":   "<StorageServiceProperties><Logging><Version>1.0</Version><Delete>true</Delete><Read>false</Read>" + ok + "</Logging></StorageServiceProperties>",
+		"logging without policy":  "<StorageServiceProperties><Logging><Version>1.0</Version><Delete>true</Delete><Read>false</Read><Write>true</Write></Logging></StorageServiceProperties>",
+		"metrics no version":      "<StorageServiceProperties><HourMetrics><Enabled>false</Enabled>" + ok + "</HourMetrics></StorageServiceProperties>",
+		"enabled without apis":    "<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>true</Enabled>" + ok + "</HourMetrics></StorageServiceProperties>",
+		"days out of range":       "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled><Days>366</Days></RetentionPolicy></MinuteMetrics></StorageServiceProperties>",
+		"days missing":            "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled></RetentionPolicy></MinuteMetrics></StorageServiceProperties>",
+		"boolean garbage":         "<StorageServiceProperties><MinuteMetrics><Version>1.0</Version><Enabled>perhaps</Enabled></MinuteMetrics></StorageServiceProperties>",
+		"website without enabled": "<StorageServiceProperties><StaticWebsite><IndexDocument>index.html</IndexDocument></StaticWebsite></StorageServiceProperties>",
+		"website enabled garbage": "<StorageServiceProperties><StaticWebsite><Enabled>yes</Enabled></StaticWebsite></StorageServiceProperties>",
 	}
 	for name, body := range cases {
 		if _, err := Parse([]byte(body)); err == nil {
