@@ -80,7 +80,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   # An extra account whose key is not strict base64, as scripts written
   # for the reference emulator carry.
   AZURITE_ACCOUNTS="jslenient:password123" \
-    "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 2>"$tmp/log" &
+    "$tmp/lazuli" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 --webPort 0 2>"$tmp/log" &
   lz_pid=$!
   for _ in $(seq 1 100); do
     grep -q '^lazuli: blob' "$tmp/log" && break
@@ -90,12 +90,14 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   [ -n "$table_addr" ] || { echo "lazuli did not start:"; cat "$tmp/log"; exit 1; }
   blob_addr=$(sed -n 's/^lazuli: blob \([^ ]*\) queue .*/\1/p' "$tmp/log")
   queue_addr=$(sed -n 's/^lazuli: blob .* queue \([^ ]*\) table .*/\1/p' "$tmp/log")
+  web_addr=$(sed -n 's/^lazuli: blob .* web \([^ ]*\).*/\1/p' "$tmp/log")
   (cd conformance/table/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_TABLE_URL="http://$table_addr/devstoreaccount1" node roundtrip.mjs)
   # Blob: batch framing, append-blob seal, CRC-64 uploads, round trips.
   (cd conformance/blob/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" LAZULI_LENIENT_ACCOUNT="jslenient:password123" node blob.mjs &&
-    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" node softdelete.mjs)
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" node softdelete.mjs &&
+    LAZULI_BLOB_URL="http://$blob_addr/devstoreaccount1" LAZULI_WEB_URL="http://$web_addr/devstoreaccount1" node website.mjs)
   (cd conformance/queue/js && npm install --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null &&
     LAZULI_QUEUE_URL="http://$queue_addr/devstoreaccount1" node queue.mjs)
   kill "$lz_pid"

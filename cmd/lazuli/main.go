@@ -365,7 +365,7 @@ func run(args []string, stderr io.Writer) int {
 	blob, queue, table, file, smb := shownAddr(srv.Addr(auth.Blob)), shownAddr(srv.Addr(auth.Queue)),
 		shownAddr(srv.Addr(auth.Table)), shownAddr(srv.Addr(auth.File)), shownAddr(srv.SMBAddr())
 	log.Info("lazuli ready", "version", versionString(), "storage", mode, "sync", *o.syncFlag, "oauth", *o.oauth,
-		"blob", blob, "queue", queue, "table", table, "file", file, "smb", smb, "admin", srv.AdminAddr())
+		"blob", blob, "queue", queue, "table", table, "file", file, "smb", smb, "admin", srv.AdminAddr(), "web", srv.WebAddr())
 	// One line that scripts parse; a listener that is off shows as "off"
 	// (the static website and admin listeners show only when on, the
 	// admin listener last).
