@@ -187,6 +187,7 @@ func withoutFolder(meta []KV) []KV {
 // is 409 PathConflict.
 func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Time) error {
 	var missing []string
+	var top *Blob
 	for p := parentOf(name); p != ""; p = parentOf(p) {
 		b, err := getBlob(tx, acct, c, p, "")
 		if err != nil {
@@ -196,14 +197,43 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 			if !b.IsDir() {
 				return azerr.New(azerr.PathConflict)
 			}
+			top = b
 			break
 		}
 		missing = append(missing, p)
 	}
-	for _, p := range missing {
-		if err := putBlob(tx, acct, c, s.newDirRecord(p, nil, now)); err != nil {
+	if len(missing) == 0 {
+		return nil
+	}
+	// Each directory made here inherits the default ACL of the one above
+	// it, from the nearest existing ancestor down.
+	var above PathACL
+	inherits := false
+	if top != nil {
+		a, err := loadACL(tx, acct, c, top)
+		if err != nil {
 			return err
 		}
+		above, inherits = a, true
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		b := s.newDirRecord(missing[i], nil, now)
+		if err := putBlob(tx, acct, c, b); err != nil {
+			return err
+		}
+		if !inherits {
+			continue
+		}
+		a, ok := inherit(above, true, "")
+		if !ok {
+			inherits = false
+			continue
+		}
+		a.Created = b.Created
+		if err := putACL(tx, acct, c, missing[i], a); err != nil {
+			return err
+		}
+		above = a
 	}
 	return nil
 }

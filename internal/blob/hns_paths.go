@@ -82,12 +82,32 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			return err
 		}
 		a := defaultACL(req.Dir)
+		umask := req.Umask
 		if old != nil {
 			if a, err = loadACL(tx, req.Account, req.Container, old); err != nil {
 				return err
 			}
+		} else if parent, ok, err := parentACL(tx, req.Account, req.Container, req.Name); err != nil {
+			return err
+		} else if ok {
+			a.Group = parent.Group
+			if in, ok := inherit(parent, req.Dir, req.Permissions); ok && req.ACL == "" {
+				// The parent's default ACL decides; the umask is ignored.
+				a, umask = in, ""
+			}
 		}
-		if err := applyAccess(&a, req.Permissions, req.Umask, req.Owner, req.Group, req.ACL, old == nil, req.Dir); err != nil {
+		if umask != req.Umask && req.Umask != "" {
+			// A malformed umask is still 400 when it goes unused.
+			if _, err := ApplyUmask("rwxrwxrwx", req.Umask); err != nil {
+				return err
+			}
+		}
+		perms := req.Permissions
+		if umask == "" && old == nil && a.ACL != "" {
+			// The create mode is in the inherited ACL already.
+			perms = ""
+		}
+		if err := applyAccess(&a, perms, umask, req.Owner, req.Group, req.ACL, old == nil, req.Dir); err != nil {
 			return err
 		}
 		a.Created = b.Created
