@@ -87,6 +87,13 @@ type server struct {
 
 func start(t *testing.T, oauth bool) *server {
 	t.Helper()
+	return startWith(t, emulator.Options{OAuth: oauth})
+}
+
+// startWith starts lazuli over HTTPS with o (in memory, with the test
+// certificate).
+func startWith(t *testing.T, o emulator.Options) *server {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +101,7 @@ func start(t *testing.T, oauth bool) *server {
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lazuli test"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:    []string{"localhost", "devstoreaccount1.blob.localhost", "devstoreaccount1.queue.localhost", "devstoreaccount1.table.localhost", "devstoreaccount1.file.localhost"},
+		DNSNames:    []string{"localhost", "devstoreaccount1.blob.localhost", "devstoreaccount1.queue.localhost", "devstoreaccount1.table.localhost", "devstoreaccount1.file.localhost", "devstoreaccount1.dfs.localhost"},
 		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -105,7 +112,8 @@ func start(t *testing.T, oauth bool) *server {
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
-	emu, err := emulator.Start(emulator.Options{InMemory: true, CertFile: certFile, KeyFile: keyFile, OAuth: oauth})
+	o.InMemory, o.CertFile, o.KeyFile = true, certFile, keyFile
+	emu, err := emulator.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +121,7 @@ func start(t *testing.T, oauth bool) *server {
 	cert, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	hosts := map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table, "file": emulator.File}
+	hosts := map[string]emulator.Service{"blob": emulator.Blob, "queue": emulator.Queue, "table": emulator.Table, "file": emulator.File, "dfs": emulator.Blob}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		// devstoreaccount1.<service>.localhost:<any> goes to that service.
 		host, _, _ := net.SplitHostPort(addr)

@@ -288,6 +288,9 @@ func (h *handler) createPath(x *rq) error {
 			return err
 		}
 	}
+	if req.Owner == "" {
+		req.Owner = callerOID(x)
+	}
 	p, err := h.svc.CreatePath(x.ctx(), req)
 	if err != nil {
 		return err
