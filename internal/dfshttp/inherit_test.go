@@ -1,6 +1,9 @@
 package dfshttp
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // A file made under a directory with a default ACL answers the inherited
 // ACL on the wire, capped by x-ms-permissions, with x-ms-umask ignored.
@@ -22,4 +25,24 @@ func TestDefaultACLInheritedWire(t *testing.T) {
 		t.Fatalf("directory %v", w.Header())
 	}
 	want(t, send(t, h, "PUT", acct+"/fsys/d/g?resource=file", map[string]string{"x-ms-umask": "abcd"}, ""), 400, "InvalidHeaderValue")
+}
+
+// upn=true asks Azure to translate object ids to user principal names;
+// lazuli has no directory to ask, so the names come back as stored.
+func TestUPNLeavesNamesAsStored(t *testing.T) {
+	h := newPort()
+	want(t, send(t, h, "PUT", acct+"/fsys?resource=filesystem", nil, ""), 201, "")
+	hdr := map[string]string{"x-ms-owner": "oid-1", "x-ms-group": "oid-2", "x-ms-acl": "user::rw-,user:oid-3:r--,group::r--,mask::r--,other::---"}
+	want(t, send(t, h, "PUT", acct+"/fsys/f?resource=file", hdr, ""), 201, "")
+	w := send(t, h, "HEAD", acct+"/fsys/f?action=getAccessControl&upn=true", nil, "")
+	if w.Code != 200 || w.Header().Get("x-ms-owner") != "oid-1" || w.Header().Get("x-ms-group") != "oid-2" || w.Header().Get("x-ms-acl") != hdr["x-ms-acl"] {
+		t.Fatalf("get access control %d %v", w.Code, w.Header())
+	}
+	w = send(t, h, "GET", acct+"/fsys?resource=filesystem&recursive=true&upn=true", nil, "")
+	var page struct {
+		Paths []map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil || len(page.Paths) != 1 || page.Paths[0]["owner"] != "oid-1" || page.Paths[0]["group"] != "oid-2" {
+		t.Fatalf("list %d %s", w.Code, w.Body.String())
+	}
 }
