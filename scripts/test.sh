@@ -9,8 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# section names a step and how long the run has taken so far, so a slow
+# step shows in the log.
+section() { echo "== $* [${SECONDS}s]"; }
 
-echo "== gofmt"
+section "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed:"; echo "$unformatted"; exit 1
@@ -23,28 +26,28 @@ if [ "${1:-}" = quick ]; then
   # tests in memory. The durable engines' conformance, crash and
   # PostgreSQL suites (minutes of their own) run in the full run only,
   # which is what CI runs.
-  echo "== quick: go vet"
+  section "quick: go vet"
   go vet ./...
-  echo "== quick: unit tests of internal/..."
+  section "quick: unit tests of internal/..."
   go test -count=1 -timeout 5m $(go list ./internal/... | grep -Ev '/internal/engine/(logstore|sqlitestore|pgstore)$')
-  echo "== quick: SDK conformance sample (in memory)"
+  section "quick: SDK conformance sample (in memory)"
   (cd conformance && LAZULI_TARGETS=mem-inproc go test -count=1 -timeout 5m ./blob/ ./queue/ ./table/ ./file/ \
     -run '^(TestPutGetBlob|TestContainers|TestMessageLifecycle|TestCompetingConsumers|TestEntityCRUD|TestRaceOptimisticCounter|TestShareLifecycle|TestDirectoriesAndFiles)$')
-  echo "== quick tests passed (the full run: scripts/test.sh)"
+  section "quick tests passed (the full run: scripts/test.sh)"
   exit 0
 fi
 
-echo "== go vet"
+section "go vet"
 go vet ./...
 (cd conformance && go vet ./...)
 
-echo "== staticcheck"
+section "staticcheck"
 # Pinned: the release that understands the Go the module asks for.
 go run "$STATICCHECK" ./...
 
 # Everything runs under the race detector: concurrency is what lazuli is
 # about, and every race test should also be data-race free.
-echo "== main module (race detector on)"
+section "main module (race detector on)"
 # The metrics test checks the admin listener's scrape with promtool
 # (Debian package prometheus), and cmd/lazuli's TestContainerImage builds
 # the container image with scripts/image.sh (Debian package umoci) and
@@ -53,26 +56,26 @@ command -v promtool >/dev/null 2>&1 || { echo "promtool is needed (apt-get insta
 command -v umoci >/dev/null 2>&1 || { echo "umoci is needed (apt-get install umoci)" >&2; exit 1; }
 LAZULI_REQUIRE_PROMTOOL=1 LAZULI_REQUIRE_UMOCI=1 go test -race -count=1 -timeout 15m ./...
 
-echo "== h1 against net/http: differential fuzzing (20 s)"
+section "h1 against net/http: differential fuzzing (20 s)"
 # h1 and net/http must agree on every request boundary, method, target,
 # header field and body, or both refuse; see internal/h1/diff_test.go.
 go test -count=1 -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h1/
 
-echo "== SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
+section "SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
 (cd conformance && go test -race -count=1 -timeout 15m ./...)
 
-echo "== SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
+section "SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
 # The postgres engine's own code runs under the race detector above
 # (storagetest, the cluster tests); this pass checks the services on it.
 (cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/... ./dfs/...)
 
-echo "== scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
+section "scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
 # These are Go benchmarks that also check correctness (counts, order,
 # every lookup answered); they print p50/p99 latencies and rates.
 go test -count=1 -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
 go test -count=1 -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
 
-echo "== JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
+section "JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   tmp=$(mktemp -d)
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -106,7 +109,7 @@ else
   exit 1
 fi
 
-echo "== Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs"
+section "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1 &&
   /usr/bin/python3 -c 'import azure.storage.filedatalake' 2>/dev/null; then
   dtmp=$(mktemp -d)
@@ -130,7 +133,7 @@ else
   exit 1
 fi
 
-echo "== File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
+section "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v az >/dev/null 2>&1; then
   ftmp=$(mktemp -d)
   trap 'kill "${lzf_pid:-}" 2>/dev/null || true; rm -rf "$ftmp" "${tmp:-}"' EXIT
@@ -152,7 +155,7 @@ else
   exit 1
 fi
 
-echo "== Blob soft delete and versions: az CLI"
+section "Blob soft delete and versions: az CLI"
 if command -v az >/dev/null 2>&1; then
   btmp=$(mktemp -d)
   trap 'kill "${lzb_pid:-}" 2>/dev/null || true; rm -rf "$btmp" "${ftmp:-}" "${tmp:-}"' EXIT
@@ -175,7 +178,7 @@ else
   exit 1
 fi
 
-echo "== Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs"
+section "Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 &&
   command -v smbclient >/dev/null 2>&1; then
   ctmp=$(mktemp -d)
@@ -218,10 +221,10 @@ else
   exit 1
 fi
 
-echo "== import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
+section "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
 bash scripts/azurite-import.sh
 
-echo "== SMB: Samba's smbtorture subtests lazuli passes (scripts/smbtorture-pass.txt)"
+section "SMB: Samba's smbtorture subtests lazuli passes (scripts/smbtorture-pass.txt)"
 # Each listed smb2.* subtest of Samba's protocol test suite must keep
 # passing; scripts/smbtorture.sh compares lazuli with smbd on the whole
 # selection.
@@ -232,7 +235,7 @@ else
   exit 1
 fi
 
-echo "== README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
+section "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
 bash scripts/recipes.sh
 
-echo "== all tests passed"
+section "all tests passed"
