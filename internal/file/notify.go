@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -93,7 +92,7 @@ type Watcher struct {
 // (below its whole tree when tree is set) that filter asks for, keeping at
 // most capacity bytes of them. Close the Watcher when done.
 func (s *Service) Watch(ref HandleRef, tree bool, filter uint32, capacity int) *Watcher {
-	h := hubOf(s.raw)
+	h := s.hub
 	w := &Watcher{h: h, sid: ref.Share, dir: ref.File, tree: tree, filter: filter, capacity: capacity,
 		ready: make(chan struct{})}
 	h.mu.Lock()
@@ -184,7 +183,8 @@ func (w *Watcher) add(cs []Change) {
 	w.ready = make(chan struct{})
 }
 
-// hub holds the watchers of one engine.
+// hub holds the watchers of one service. The process has one File service,
+// which REST and SMB share, so changes REST makes reach SMB's watchers.
 type hub struct {
 	mu     sync.Mutex
 	shares map[uint64]map[*Watcher]struct{}
@@ -194,38 +194,12 @@ type hub struct {
 	count atomic.Int64
 }
 
-// hubs maps each engine with watchers (or that had some) to its hub. The
-// services of one process over one engine find theirs here, so changes
-// REST makes reach the SMB server's watchers.
-var hubs sync.Map
-
-// hubOf returns eng's hub, made on first use. An engine that cannot be a
-// map key (none of lazuli's: they are pointers) gets a hub of its own
-// that hears nothing.
-func hubOf(eng storage.Engine) *hub {
-	fresh := &hub{shares: map[uint64]map[*Watcher]struct{}{}, trees: map[uint64]int{}}
-	if t := reflect.TypeOf(eng); t != nil && !t.Comparable() {
-		return fresh
-	}
-	if h, ok := hubs.Load(eng); ok {
-		return h.(*hub)
-	}
-	h, _ := hubs.LoadOrStore(eng, fresh)
-	return h.(*hub)
+// newHub returns a hub without watchers.
+func newHub() *hub {
+	return &hub{shares: map[uint64]map[*Watcher]struct{}{}, trees: map[uint64]int{}}
 }
 
 func (h *hub) active() bool { return h != nil && h.count.Load() > 0 }
-
-// lookupHub returns eng's hub if it has one.
-func lookupHub(eng storage.Engine) *hub {
-	if t := reflect.TypeOf(eng); t != nil && !t.Comparable() {
-		return nil
-	}
-	if h, ok := hubs.Load(eng); ok {
-		return h.(*hub)
-	}
-	return nil
-}
 
 func (h *hub) watched(sid uint64) (any, tree bool) {
 	h.mu.Lock()
@@ -284,7 +258,7 @@ func Quiet(ctx context.Context) context.Context { return context.WithValue(ctx, 
 // NotifyWritten reports to the watchers that the file ref has open was
 // written (its size and last write time changed).
 func (s *Service) NotifyWritten(ctx context.Context, ref HandleRef) error {
-	h := lookupHub(s.raw)
+	h := s.hub
 	if !h.active() {
 		return nil
 	}
@@ -333,11 +307,14 @@ func (h *hub) paths(tx storage.Tx, evs []event) ([]delivery, error) {
 }
 
 // watchedEngine is a service's engine: its Updates note node changes
-// while watchers exist.
-type watchedEngine struct{ storage.Engine }
+// while h has watchers.
+type watchedEngine struct {
+	storage.Engine
+	h *hub
+}
 
 func (e watchedEngine) Update(ctx context.Context, fn func(storage.Tx) error) error {
-	hb := lookupHub(e.Engine)
+	hb := e.h
 	if !hb.active() || ctx.Value(quietKey{}) != nil {
 		return e.Engine.Update(ctx, fn)
 	}

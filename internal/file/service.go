@@ -30,6 +30,8 @@ type Service struct {
 	chunks *content.Chunks
 	// clock stamps ETags and written times; its floor is set by UseFloor.
 	clock content.Clock
+	// hub holds the service's CHANGE_NOTIFY watchers (see Watch).
+	hub *hub
 	// purge runs the removal of deleted shares' keys (see Run).
 	purge worker.Loop
 	// breaks delivers SMB cache breaks and waits for their
@@ -40,7 +42,8 @@ type Service struct {
 
 // New returns the File service over eng. newID makes lease and copy ids.
 func New(eng storage.Engine, now func() time.Time, newID func() string) *Service {
-	return &Service{eng: watchedEngine{eng}, raw: eng, now: now, newID: newID, chunks: content.NewChunks(eng)}
+	h := newHub()
+	return &Service{eng: watchedEngine{eng, h}, raw: eng, hub: h, now: now, newID: newID, chunks: content.NewChunks(eng)}
 }
 
 // UseMD5Lanes makes the service hash Put Range bodies with l.
