@@ -688,7 +688,9 @@ func (s *Service) updateOpen(ctx context.Context, ref HandleRef, fn func(tx stor
 
 // ReadDir lists the directory a handle is open on: entries whose names
 // start (case-insensitively) with prefix, from marker on, at most max,
-// and the marker of the next page ("" at the end).
+// and the marker of the next page ("" at the end). Unlike REST listings,
+// it keeps entries pending deletion: an SMB client still sees a name
+// until its last handle closes, as on Windows.
 func (s *Service) ReadDir(ctx context.Context, ref HandleRef, prefix, marker string, max int) ([]*Node, string, error) {
 	var out []*Node
 	next := ""
@@ -700,7 +702,7 @@ func (s *Service) ReadDir(ctx context.Context, ref HandleRef, prefix, marker str
 		if !d.Dir {
 			return azerr.New(azerr.ResourceTypeMismatch)
 		}
-		return scanDir(tx, ref.Share, d.ID, prefix, marker, func(n *Node) bool {
+		return scanChildren(tx, ref.Share, d.ID, prefix, marker, true, func(n *Node) bool {
 			if len(out) >= max {
 				next = n.Name
 				return false

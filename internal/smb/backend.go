@@ -179,9 +179,11 @@ type Handle interface {
 	// Unlock releases a lock this open holds; ErrRangeNotLocked if none
 	// matches exactly.
 	Unlock(ctx context.Context, off, n uint64) error
-	// ReadDir lists a directory's entries, sorted by name, without
-	// delete-pending files.
-	ReadDir(ctx context.Context) ([]Stat, error)
+	// ReadDir lists at most max of a directory's entries, in the
+	// backend's name order, from the first that sorts after the name
+	// after ("" for the start). Files pending deletion are listed until
+	// their last handle closes, as Windows lists them.
+	ReadDir(ctx context.Context, after string, max int) ([]Stat, error)
 	// SDDL is the file's security descriptor in SDDL form.
 	SDDL(ctx context.Context) (string, error)
 	// SetSDDL replaces the file's security descriptor.

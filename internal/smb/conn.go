@@ -121,9 +121,15 @@ type open struct {
 	position uint64
 	// mode is the FileModeInformation the client set; guarded by mu.
 	mode uint32
-	// Directory enumeration state.
+	// Directory enumeration state: the enumeration reads the directory
+	// afresh from dirAfter (the last name returned) at each query, so
+	// names removed meanwhile are not returned. dirList holds "." and
+	// ".." until returned; dirIndex numbers the entries returned.
+	dirStarted bool
 	dirList    []Stat
-	dirPos     int
+	dirAfter   string
+	dirIndex   uint32
+	dirDone    bool
 	dirPattern string
 	mu         sync.Mutex
 	// locks counts the byte-range locks the open holds (for Stats).

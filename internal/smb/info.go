@@ -135,14 +135,9 @@ func (c *conn) queryDirectory(r *request) *response {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	first := o.dirList == nil || req.Flags&(wire.QDRestartScans|wire.QDReopen) != 0
-	if first {
+	if !o.dirStarted || req.Flags&(wire.QDRestartScans|wire.QDReopen) != 0 {
 		ctx, cancel := c.reqCtx()
-		entries, err := o.h.ReadDir(ctx)
-		var self Stat
-		if err == nil {
-			self, err = o.h.Stat(ctx)
-		}
+		self, err := o.h.Stat(ctx)
 		cancel()
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
@@ -151,47 +146,93 @@ func (c *conn) queryDirectory(r *request) *response {
 		if pattern == "" {
 			pattern = "*"
 		}
-		list := make([]Stat, 0, len(entries)+2)
 		dot, dotdot := self, self
 		dot.Name, dotdot.Name = ".", ".."
-		for _, e := range append([]Stat{dot, dotdot}, entries...) {
-			if hasWildcard(pattern) && matchPattern(pattern, e.Name) || !hasWildcard(pattern) && strings.EqualFold(pattern, e.Name) {
-				list = append(list, e)
+		o.dirList = o.dirList[:0]
+		for _, e := range []Stat{dot, dotdot} {
+			if nameMatches(pattern, e.Name) {
+				o.dirList = append(o.dirList, e)
 			}
 		}
-		o.dirList, o.dirPos, o.dirPattern = list, 0, pattern
-		if len(list) == 0 {
-			return c.errorResponse(r, statusNoSuchFile)
-		}
+		o.dirStarted, o.dirAfter, o.dirIndex, o.dirDone, o.dirPattern = true, "", 0, false, pattern
 	}
+	fresh := o.dirIndex == 0
 	var out []byte
 	prev, end := -1, 0
 	max := int(req.OutputLength)
-	for o.dirPos < len(o.dirList) {
-		e := &o.dirList[o.dirPos]
+	single := req.Flags&wire.QDReturnSingleEntry != 0
+	// add appends e if it fits, reporting whether it did.
+	add := func(e *Stat) bool {
 		out = wire.Pad8(out[:end], 0)
 		start := len(out)
-		out = appendDirEntry(out, req.InfoClass, e, uint32(o.dirPos))
+		out = appendDirEntry(out, req.InfoClass, e, o.dirIndex)
 		if len(out) > max {
-			break
+			return false
 		}
 		if prev >= 0 {
 			le.PutUint32(out[prev:], uint32(start-prev))
 		}
 		prev, end = start, len(out)
-		o.dirPos++
-		if req.Flags&wire.QDReturnSingleEntry != 0 {
-			break
+		o.dirIndex++
+		return true
+	}
+	full := false
+	for len(o.dirList) > 0 && !full {
+		if full = !add(&o.dirList[0]); !full {
+			o.dirList = o.dirList[1:]
+			full = single
+		}
+	}
+	// Read the directory a page at a time from the last name returned;
+	// a page holds at most as many entries as the buffer could take.
+	page := max/64 + 1
+	for !full && !o.dirDone {
+		ctx, cancel := c.reqCtx()
+		entries, err := o.h.ReadDir(ctx, o.dirAfter, page)
+		cancel()
+		if err != nil {
+			return c.errorResponse(r, statusOf(err))
+		}
+		if len(entries) < page {
+			o.dirDone = true
+		}
+		for i := range entries {
+			e := &entries[i]
+			if !nameMatches(o.dirPattern, e.Name) {
+				o.dirAfter = e.Name
+				continue
+			}
+			if full = !add(e); full {
+				o.dirDone = false // resume at e next time
+				break
+			}
+			o.dirAfter = e.Name
+			if full = single; full {
+				o.dirDone = false
+				break
+			}
 		}
 	}
 	out = out[:end]
 	if prev < 0 {
-		if o.dirPos < len(o.dirList) {
+		if full {
 			return c.errorResponse(r, statusInfoLengthMismatch)
+		}
+		if fresh {
+			return c.errorResponse(r, statusNoSuchFile)
 		}
 		return c.errorResponse(r, statusNoMoreFiles)
 	}
 	return c.ok(r, wire.AppendBufferResponse(nil, out))
+}
+
+// nameMatches reports whether a directory entry's name matches a
+// QUERY_DIRECTORY pattern (with wildcards, or a name compared without case).
+func nameMatches(pattern, name string) bool {
+	if hasWildcard(pattern) {
+		return matchPattern(pattern, name)
+	}
+	return strings.EqualFold(pattern, name)
 }
 
 func appendDirEntry(b []byte, class uint8, e *Stat, index uint32) []byte {

@@ -366,16 +366,19 @@ func (h *memHandle) Unlock(ctx context.Context, off, n uint64) error {
 	return ErrRangeNotLocked
 }
 
-func (h *memHandle) ReadDir(ctx context.Context) ([]Stat, error) {
+func (h *memHandle) ReadDir(ctx context.Context, after string, max int) ([]Stat, error) {
 	h.fs.mu.Lock()
 	defer h.fs.mu.Unlock()
 	var out []Stat
 	for _, c := range h.n.children {
-		if !c.deletePending {
-			out = append(out, c.stat())
+		if st := c.stat(); after == "" || st.Name > after {
+			out = append(out, st)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) > max {
+		out = out[:max]
+	}
 	return out, nil
 }
 

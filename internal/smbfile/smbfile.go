@@ -222,25 +222,27 @@ func (h *handle) Unlock(ctx context.Context, off, n uint64) error {
 	return mapErr(err)
 }
 
-func (h *handle) ReadDir(ctx context.Context) ([]smb.Stat, error) {
-	var out []smb.Stat
-	marker := ""
-	for {
-		nodes, next, err := h.svc.ReadDir(ctx, h.ref, "", marker, 5000)
-		if err != nil {
-			if code(err) == azerr.ResourceTypeMismatch {
-				return nil, smb.ErrNotDirectory
-			}
-			return nil, mapErr(err)
+func (h *handle) ReadDir(ctx context.Context, after string, max int) ([]smb.Stat, error) {
+	// The service's marker is the first name returned: ask one more and
+	// drop after itself when it is still there.
+	nodes, _, err := h.svc.ReadDir(ctx, h.ref, "", after, max+1)
+	if err != nil {
+		if code(err) == azerr.ResourceTypeMismatch {
+			return nil, smb.ErrNotDirectory
 		}
-		for _, n := range nodes {
-			out = append(out, stat(n))
-		}
-		if next == "" {
-			return out, nil
-		}
-		marker = next
+		return nil, mapErr(err)
 	}
+	out := make([]smb.Stat, 0, len(nodes))
+	for _, n := range nodes {
+		if after != "" && file.Fold(n.Name) == file.Fold(after) {
+			continue
+		}
+		out = append(out, stat(n))
+	}
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out, nil
 }
 
 func (h *handle) SDDL(ctx context.Context) (string, error) {
