@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,7 +21,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/blob"
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/httpx"
-	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // handler serves dfs requests of HNS accounts and hands the rest to next.
@@ -176,10 +174,7 @@ func (x *rq) ref() blob.Ref {
 // and a JSON body {"error":{"code","message"}} (none for HEAD). Blob codes
 // that name the wrong resource become their Data Lake names.
 func writeError(x *rq, err error) {
-	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrClosed) {
-		err = azerr.New(azerr.ServerBusy)
-	}
-	e, ok := azerr.As(err)
+	e, ok := azerr.As(azerr.FromEngine(err))
 	if !ok {
 		httpx.WriteError(x.w, x.r, err)
 		return
