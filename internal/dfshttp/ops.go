@@ -324,6 +324,12 @@ func (h *handler) renamePath(x *rq, src string) error {
 	if len(parts) != 2 || parts[0] == "" || strings.Trim(parts[1], "/") == "" {
 		return azerr.New(azerr.InvalidRenameSourcePath)
 	}
+	// The source is authorized as well as the destination: a SAS for one
+	// filesystem or directory must not move a path out of another.
+	srcAccess := auth.Access{Service: auth.Blob, Resource: auth.ResObject, Container: parts[0], Object: strings.Trim(parts[1], "/")}
+	if err := h.d.Auth.Authorize(x.info.Identity, x.r, srcAccess); err != nil {
+		return err
+	}
 	srcCond, err := x.cond("X-Ms-Source-")
 	if err != nil {
 		return err

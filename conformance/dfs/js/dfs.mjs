@@ -138,6 +138,13 @@ const viaSas = new DataLakeDirectoryClient(sasUrl);
 await viaSas.getFileClient("by-sas.txt").create();
 const outside = new DataLakeFileClient(sasUrl.replace("/dest?", "/elsewhere.txt?"));
 await rejects(outside.create(), 403, "AuthenticationFailed");
+// The rename source is authorized too: the SAS of "dest" cannot move a
+// path in from outside its directory.
+await fs.getFileClient("outside-src.txt").create();
+const outsideSrc = new DataLakeFileClient(sasUrl.replace("/dest?", "/outside-src.txt?"));
+await rejects(outsideSrc.move("dest/moved-in.txt"), 403, "AuthenticationFailed");
+assert.ok(await fs.getFileClient("outside-src.txt").exists());
+assert.ok(!(await fs.getFileClient("dest/moved-in.txt").exists()));
 
 // Leases guard paths.
 const lc = fs.getFileClient("dest/renamed.txt").getDataLakeLeaseClient();
