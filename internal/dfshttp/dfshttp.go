@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -255,7 +254,7 @@ func formatProperties(m []blob.KV) string {
 // one is left alone.
 func RenameDestination(next http.Handler, hns, known func(account string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if src := r.Header.Get("X-Ms-Rename-Source"); src != "" && r.Method == http.MethodPut && pathStyleHost(r.Host) {
+		if src := r.Header.Get("X-Ms-Rename-Source"); src != "" && r.Method == http.MethodPut && httpx.PathStyleHost(r.Host) {
 			p := strings.TrimPrefix(r.URL.EscapedPath(), "/")
 			first, _, _ := strings.Cut(p, "/")
 			if !known(first) {
@@ -289,16 +288,6 @@ func signedAccount(h string) string {
 	}
 	acct, _, _ := strings.Cut(rest, ":")
 	return acct
-}
-
-// pathStyleHost reports whether a request to host names its account in
-// the path (an IP address or a name without dots, as httpx decides).
-func pathStyleHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	return host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") || host == "host.docker.internal"
 }
 
 // blobRequest serves a Blob request of an HNS account. A blob written at

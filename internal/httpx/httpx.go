@@ -348,16 +348,21 @@ func URLAccount(u *url.URL) (account, rest string, ok bool) {
 	return accountIn(u.Host, u.EscapedPath(), false)
 }
 
-func accountIn(host, p string, pathOnly bool) (account, rest string, ok bool) {
-	p = strings.TrimPrefix(p, "/")
+// PathStyleHost reports whether requests to host (with or without a port)
+// name their account in the path: IP addresses and names without dots
+// ("localhost" is path-style; "devstoreaccount1.blob.localhost" is
+// host-style).
+func PathStyleHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	// "localhost" is path-style; "devstoreaccount1.blob.localhost" is host-style.
-	pathStyle := pathOnly || host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") ||
-		host == "host.docker.internal"
-	if pathStyle {
+	return host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") || host == "host.docker.internal"
+}
+
+func accountIn(host, p string, pathOnly bool) (account, rest string, ok bool) {
+	p = strings.TrimPrefix(p, "/")
+	if pathOnly || PathStyleHost(host) {
 		seg, after, _ := strings.Cut(p, "/")
 		account, rest = seg, after
 	} else {
