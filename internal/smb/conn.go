@@ -152,6 +152,10 @@ type asyncOp struct {
 	enc    bool
 	signed bool
 	cancel context.CancelFunc
+	// interimSent is closed once the interim response is on the wire:
+	// the final one must follow it, or the client, which no longer
+	// knows the message id, drops the connection.
+	interimSent chan struct{}
 }
 
 func (o *open) currentMode() uint32 {
@@ -828,12 +832,13 @@ func (c *conn) goAsync(r *request) (*asyncOp, context.Context, *response) {
 	c.nextAsync++
 	ctx, cancel := context.WithCancel(c.ctx)
 	op := &asyncOp{id: c.nextAsync, hdr: r.hdr, sess: r.sess, enc: r.encrypted,
-		signed: r.hdr.Flags&wire.FlagSigned != 0, cancel: cancel}
+		signed: r.hdr.Flags&wire.FlagSigned != 0, cancel: cancel, interimSent: make(chan struct{})}
 	c.async[op.id] = op
 	c.mu.Unlock()
 	resp := c.errorResponse(r, statusPending)
 	resp.hdr.Flags |= wire.FlagAsync
 	resp.hdr.AsyncID = op.id
+	resp.release = func() { close(op.interimSent) }
 	return op, ctx, resp
 }
 
@@ -842,6 +847,11 @@ func (c *conn) finishAsync(op *asyncOp, status uint32, body []byte) {
 	delete(c.async, op.id)
 	c.mu.Unlock()
 	op.cancel()
+	select {
+	case <-op.interimSent:
+	case <-c.ctx.Done():
+		return // the connection ended before the interim response left
+	}
 	if body == nil {
 		body = wire.ErrorResponse(nil)
 	}

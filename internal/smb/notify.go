@@ -109,15 +109,6 @@ func (c *conn) changeNotify(r *request) *response {
 	if op == nil {
 		return interim
 	}
-	// The final response must follow the interim one on the wire.
-	sent := make(chan struct{})
-	prev := interim.release
-	interim.release = func() {
-		if prev != nil {
-			prev()
-		}
-		close(sent)
-	}
 	turn, done := n.enter()
 	c.work.Add(1)
 	go func() {
@@ -134,7 +125,7 @@ func (c *conn) changeNotify(r *request) *response {
 		}()
 		empty := wire.AppendChangeNotifyResponse(nil, nil)
 		select {
-		case <-sent:
+		case <-op.interimSent:
 		case <-actx.Done():
 			c.finishAsync(op, statusCancelled, nil)
 			return
