@@ -1053,7 +1053,7 @@ func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, rec
 	if id != "*" {
 		v, err := strconv.ParseUint(id, 10, 64)
 		if err != nil {
-			return 0, azerr.InvalidHeader("x-ms-handle-id", id)
+			return 0, azerr.InvalidValue(InputHandleID, id)
 		}
 		want = v
 	}
