@@ -30,6 +30,9 @@ type Error struct {
 	Details []Detail
 	// Header holds extra response headers to send with the error.
 	Header http.Header
+	// Input is the request value a domain refused (InvalidValue), which
+	// the protocol layer names in the body (NameInput).
+	Input Input
 }
 
 // Detail is one extra element of an error body.

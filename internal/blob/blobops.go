@@ -413,7 +413,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 		if req.NewSize != nil {
 			n := *req.NewSize
 			if n%512 != 0 || n < 0 || n > MaxPageBlobSize {
-				return false, azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(n, 10))
+				return false, azerr.InvalidValue(InputPageBlobSize, strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
 				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
@@ -470,7 +470,7 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		kept = false
 		now := s.now()
 		if ref.Snapshot != "" && deleteSnapshots != "" {
-			return azerr.InvalidHeader("x-ms-delete-snapshots", deleteSnapshots)
+			return azerr.InvalidValue(InputDeleteSnapshots, deleteSnapshots)
 		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
 		if err != nil {

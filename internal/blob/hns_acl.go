@@ -77,7 +77,7 @@ func ApplyUmask(sym, umask string) (string, error) {
 	}
 	u, err := strconv.ParseUint(umask, 8, 16)
 	if err != nil || len(umask) != 4 {
-		return "", azerr.InvalidHeader("x-ms-umask", umask)
+		return "", azerr.InvalidValue(InputUmask, umask)
 	}
 	return symbolic(octal(sym) &^ uint16(u&0o777)), nil
 }

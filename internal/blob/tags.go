@@ -216,7 +216,7 @@ func (e *tagExpr) equality() (tag, value string, ok bool) {
 func MatchTags(expr string, tags []KV, container string) (bool, error) {
 	q, err := parseTagExpr(expr)
 	if err != nil {
-		return false, azerr.InvalidHeader("x-ms-if-tags", expr)
+		return false, azerr.InvalidValue(InputTagCondition, expr)
 	}
 	return q.eval(tags, container), nil
 }

@@ -121,7 +121,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq)
 	}
 	if err := h.route(rq, hasBlob); err != nil {
-		httpx.WriteError(w, r, err)
+		httpx.WriteError(w, r, azerr.NameInput(err, inputHeaders))
 	}
 }
 

@@ -55,8 +55,9 @@
 //	SetSecurity(ctx, HandleRef, sddl)                  // SET_INFO of a security descriptor
 //	Watch(HandleRef, tree, filter, capacity) *Watcher  // CHANGE_NOTIFY: the changes REST and SMB make below a
 //	                                                  // directory (notify.go); NotifyWritten, Quiet for SMB WRITEs
-//	NewMembership(cfg) -> Join / Run / Owner / Leave   // which instances' handles are alive; Open records
-//	                                                  // its Owner, and dead instances' handles are closed
+//	ReleaseOrphans(ctx)                                // Open records the cluster member that opens (Owner,
+//	                                                  // fenced by cluster.Alive); the membership has the
+//	                                                  // handles of dead members closed through this
 //
 // Paths given to Open and RenameHandle use '\' or '/' separators.
 package file

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/cluster"
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/lease"
@@ -110,9 +111,10 @@ type OpenRequest struct {
 	// Session and ClientIP are reported by List Handles.
 	Session  uint64
 	ClientIP string
-	// Owner is the id of the Membership of the instance opening the
-	// handle (Membership.Owner): the open fails with ErrInstanceLost
-	// unless that membership is alive in the same transaction. Zero
+	// Owner is the cluster member id of the instance opening the handle
+	// (cluster.Membership.Owner): the open fails with
+	// cluster.ErrInstanceLost unless that member is alive in the same
+	// transaction. Zero
 	// records an unowned handle (tests of this package).
 	Owner uint64
 	// Cache is the oplock or lease asked for, if any.
@@ -162,9 +164,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		var hs []*Handle
 		if req.Owner != 0 {
 			// The fence: once another instance has declared this one
-			// dead, it opens nothing more (see Membership).
-			if ok, err := memberAlive(tx, req.Owner); err != nil || !ok {
-				return cmp.Or(err, ErrInstanceLost)
+			// dead, it opens nothing more (see cluster.Membership).
+			if ok, err := cluster.Alive(tx, req.Owner); err != nil || !ok {
+				return cmp.Or(err, cluster.ErrInstanceLost)
 			}
 		}
 		sid, err := shareID(tx, req.Share)
@@ -1051,7 +1053,7 @@ func (s *Service) ForceCloseHandles(ctx context.Context, ref Ref, id string, rec
 	if id != "*" {
 		v, err := strconv.ParseUint(id, 10, 64)
 		if err != nil {
-			return 0, azerr.InvalidHeader("x-ms-handle-id", id)
+			return 0, azerr.InvalidValue(InputHandleID, id)
 		}
 		want = v
 	}

@@ -212,8 +212,8 @@ type Handle struct {
 	Session  uint64    `json:"s"`
 	ClientIP string    `json:"ip,omitempty"`
 	Opened   time.Time `json:"o"`
-	// Owner is the instance (Membership) that opened the handle: when it
-	// dies, the others release its handles.
+	// Owner is the cluster member (instance) that opened the handle: when
+	// it dies, the others release its handles (ReleaseOrphans).
 	Owner uint64 `json:"ow,omitempty"`
 	// Access is the SMB desired access mask granted; ShareAccess the
 	// FILE_SHARE_* bits the open allows others.
@@ -297,8 +297,6 @@ const (
 	tagQuota   = 'q'
 	tagShID    = 'n'
 	tagDeleted = 'x'
-	tagMember  = 'm'
-	tagBeat    = 'b'
 	// tagBreak keys the SMB cache breaks an instance asks another to
 	// send: owner, handle id.
 	tagBreak = 'k'

@@ -296,7 +296,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		return nil, err
 	}
 	if req.Size < 0 || req.Size > MaxFileSize {
-		return nil, azerr.InvalidHeader("x-ms-content-length", "")
+		return nil, azerr.InvalidValue(InputFileSize, "")
 	}
 	parts, err := SplitPath(req.Ref.Path)
 	if err != nil {
@@ -438,7 +438,7 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 		}
 	}
 	if req.Size != nil && (*req.Size < 0 || *req.Size > MaxFileSize) {
-		return nil, azerr.InvalidHeader("x-ms-content-length", "")
+		return nil, azerr.InvalidValue(InputFileSize, "")
 	}
 	var out *Node
 	err := s.update(ctx, func(tx storage.Tx) error {

@@ -123,7 +123,7 @@ func (s *Service) CreateShare(ctx context.Context, req CreateShareRequest) (*Sha
 	}
 	quota := req.Quota
 	if quota < 0 || quota > MaxShareQuotaGiB {
-		return nil, azerr.InvalidHeader("x-ms-share-quota", strconv.Itoa(quota))
+		return nil, azerr.InvalidValue(InputShareQuota, strconv.Itoa(quota))
 	}
 	if quota == 0 {
 		quota = DefaultQuotaGiB
@@ -204,7 +204,7 @@ func (s *Service) SetShare(ctx context.Context, ref ShareRef, u ShareUpdate) (*S
 		}
 	}
 	if u.Quota != nil && (*u.Quota < MinShareQuotaGiB || *u.Quota > MaxShareQuotaGiB) {
-		return nil, azerr.InvalidHeader("x-ms-share-quota", strconv.Itoa(*u.Quota))
+		return nil, azerr.InvalidValue(InputShareQuota, strconv.Itoa(*u.Quota))
 	}
 	var out *Share
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {

@@ -107,7 +107,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.applyCors(rq)
 	}
 	if err := h.route(rq); err != nil {
-		httpx.WriteError(w, r, handleError(err))
+		httpx.WriteError(w, r, azerr.NameInput(handleError(err), inputHeaders))
 	}
 }
 

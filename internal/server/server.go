@@ -28,7 +28,7 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/admin"
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/clock"
+	"github.com/lazuli-storage/lazuli/internal/cluster"
 	"github.com/lazuli-storage/lazuli/internal/engine/chunkgc"
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
@@ -161,7 +161,7 @@ type Config struct {
 	ProgressTimeout time.Duration
 	// InstanceExpiry is, with the postgres engine, how long an instance
 	// may go without renewing its membership before the others release
-	// its SMB handles (file.Membership; zero: DefaultInstanceExpiry).
+	// its SMB handles (cluster.Membership; zero: DefaultInstanceExpiry).
 	// They are released within InstanceExpiry*4/3 of its last renewal.
 	InstanceExpiry time.Duration
 }
@@ -202,7 +202,7 @@ type Server struct {
 	smbAddr  string
 	// members is this instance's membership among those serving SMB
 	// from the engine: its handles are released by the others if it dies.
-	members *file.Membership
+	members *cluster.Membership
 	// smbListener is bound by New with the others and served by Start.
 	smbListener net.Listener
 	// adminListener is bound by New and served by Start; adminSrv serves
@@ -217,7 +217,7 @@ type Server struct {
 	authn       *auth.Authenticator
 	metrics     *admin.Metrics // nil without an admin listener
 	faults      *faults.Set    // nil without an admin listener
-	clock       *clock.Clock   // nil without an admin listener
+	clock       *cluster.Clock // nil without an admin listener
 	realNow     func() time.Time
 	// started is set once Start has served every listener, closing once
 	// Close begins (for the readiness check).
@@ -292,7 +292,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if s.sharedEngine() {
 			shared = s.engine
 		}
-		s.clock = clock.New(cfg.Now, shared)
+		s.clock = cluster.NewClock(cfg.Now, shared)
 		if err := s.clock.Refresh(ctx); err != nil {
 			s.closeListeners()
 			if s.ownsEng {
@@ -346,7 +346,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if s.sharedEngine() {
 			expiry = cmp.Or(cfg.InstanceExpiry, DefaultInstanceExpiry)
 		}
-		s.members = sv.File.NewMembership(file.MembershipConfig{Expiry: expiry, Log: cfg.Log,
+		s.members = cluster.New(s.engine, cluster.Config{Holder: sv.File, Expiry: expiry, Log: cfg.Log,
 			Lost: func() { s.smb.DropConnections() }})
 		backend := smbfile.New(sv.File, s.members)
 		// Oplock and lease breaks reach this instance's clients through

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/cluster"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
@@ -55,7 +56,7 @@ func TestTransientEngineErrorIsRetryableOverSMB(t *testing.T) {
 	if _, err := svc.CreateShare(ctx, file.CreateShareRequest{Ref: file.ShareRef{Account: "acct", Name: "share"}}); err != nil {
 		t.Fatal(err)
 	}
-	mem := svc.NewMembership(file.MembershipConfig{})
+	mem := cluster.New(eng, cluster.Config{Holder: svc})
 	if err := mem.Join(ctx, true); err != nil {
 		t.Fatal(err)
 	}

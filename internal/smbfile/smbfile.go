@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/cluster"
 	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
@@ -22,13 +23,13 @@ import (
 // Backend serves SMB from a File service.
 type Backend struct {
 	svc    *file.Service
-	mem    *file.Membership
+	mem    *cluster.Membership
 	caches caches
 }
 
 // New returns the Backend of svc; the handles it opens belong to mem,
 // this instance's membership (Join it before serving).
-func New(svc *file.Service, mem *file.Membership) *Backend { return &Backend{svc: svc, mem: mem} }
+func New(svc *file.Service, mem *cluster.Membership) *Backend { return &Backend{svc: svc, mem: mem} }
 
 // Shares lists the account's shares (snapshots are not served over SMB).
 func (b *Backend) Shares(ctx context.Context, account string) ([]string, error) {
@@ -308,7 +309,7 @@ func mapErr(err error) error {
 		return smb.ErrCannotDelete
 	case errors.Is(err, file.ErrParentInUse):
 		return smb.ErrSharingViolation
-	case errors.Is(err, file.ErrInstanceLost):
+	case errors.Is(err, cluster.ErrInstanceLost):
 		return smb.ErrUnavailable
 	case errors.Is(err, file.ErrLeaseKeyInUse):
 		return smb.ErrInvalidParameter

@@ -1,14 +1,4 @@
-// Package clock is lazuli's steerable clock: real time plus an offset
-// that tests move forward (lease expiry, visibility timeouts, SAS expiry
-// without waiting) or set, and reset back to real time.
-//
-// With an engine that several instances share, the offset lives in the
-// engine under one key and every instance reads it back (Run), so a
-// clock moved on one instance moves on all. The clock also keeps a floor:
-// the latest time it showed before it was moved back, below which no
-// ETag stamp goes (Floor), so that moving the clock back cannot hand out
-// an ETag again.
-package clock
+package cluster
 
 import (
 	"context"
@@ -23,8 +13,16 @@ import (
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
-// Clock is real time plus an offset. Its methods are safe for concurrent
-// use.
+// Clock is lazuli's steerable clock: real time plus an offset that tests
+// move forward (lease expiry, visibility timeouts, SAS expiry without
+// waiting) or set, and reset back to real time.
+//
+// With an engine that several instances share, the offset lives in the
+// engine under one key and every instance reads it back (Run), so a clock
+// moved on one instance moves on all. The clock also keeps a floor: the
+// latest time it showed before it was moved back, below which no ETag
+// stamp goes (Floor), so that moving the clock back cannot hand out an
+// ETag again. Its methods are safe for concurrent use.
 type Clock struct {
 	base func() time.Time
 	eng  storage.Engine // where the offset is shared (nil: this process only)
@@ -34,10 +32,10 @@ type Clock struct {
 	offset, floor atomic.Int64
 }
 
-// New returns a clock reading base (time.Now, or a database's clock)
+// NewClock returns a clock reading base (time.Now, or a database's clock)
 // with no offset. With a shared engine the offset is kept in it; nil
 // keeps it in this process.
-func New(base func() time.Time, shared storage.Engine) *Clock {
+func NewClock(base func() time.Time, shared storage.Engine) *Clock {
 	return &Clock{base: base, eng: shared}
 }
 
@@ -78,8 +76,8 @@ func (c *Clock) Reset(ctx context.Context) error {
 	return c.move(ctx, func(time.Duration) time.Duration { return 0 })
 }
 
-// key holds the shared offset and floor.
-var key = keyenc.AppendString(nil, "clock")
+// clockKey holds the shared offset and floor.
+var clockKey = keyenc.AppendString(nil, "clock")
 
 // move applies f to the offset, in the engine when shared, and raises
 // the floor when the clock goes back.
@@ -95,12 +93,12 @@ func (c *Clock) move(ctx context.Context, f func(time.Duration) time.Duration) e
 	var off time.Duration
 	var floor int64
 	err := c.eng.Update(ctx, func(tx storage.Tx) error {
-		cur, curFloor, err := load(tx)
+		cur, curFloor, err := loadClock(tx)
 		if err != nil {
 			return err
 		}
 		off, floor = c.next(f, cur, curFloor)
-		return tx.Set(key, encode(off, floor))
+		return tx.Set(clockKey, encodeClock(off, floor))
 	})
 	if err != nil {
 		return err
@@ -120,8 +118,8 @@ func (c *Clock) next(f func(time.Duration) time.Duration, cur time.Duration, flo
 	return off, floor
 }
 
-func load(tx storage.Tx) (time.Duration, int64, error) {
-	v, err := tx.Get(key)
+func loadClock(tx storage.Tx) (time.Duration, int64, error) {
+	v, err := tx.Get(clockKey)
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, 0, nil
 	}
@@ -129,12 +127,12 @@ func load(tx storage.Tx) (time.Duration, int64, error) {
 		return 0, 0, err
 	}
 	if len(v) != 16 {
-		return 0, 0, errors.New("clock: malformed record")
+		return 0, 0, errors.New("cluster: malformed clock record")
 	}
 	return time.Duration(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:])), nil
 }
 
-func encode(off time.Duration, floor int64) []byte {
+func encodeClock(off time.Duration, floor int64) []byte {
 	v := binary.BigEndian.AppendUint64(nil, uint64(off))
 	return binary.BigEndian.AppendUint64(v, uint64(floor))
 }
@@ -149,7 +147,7 @@ func (c *Clock) Refresh(ctx context.Context) error {
 	var floor int64
 	err := c.eng.View(ctx, func(tx storage.Tx) error {
 		var err error
-		off, floor, err = load(tx)
+		off, floor, err = loadClock(tx)
 		return err
 	})
 	if err != nil {
@@ -162,16 +160,16 @@ func (c *Clock) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// RefreshInterval is how often Run reads the shared offset: another
+// ClockRefresh is how often Run reads the shared offset: another
 // instance's move reaches this one within it.
-const RefreshInterval = 250 * time.Millisecond
+const ClockRefresh = 250 * time.Millisecond
 
-// Run refreshes the shared offset every RefreshInterval until ctx ends.
+// Run refreshes the shared offset every ClockRefresh until ctx ends.
 func (c *Clock) Run(ctx context.Context, log *slog.Logger) error {
 	if c.eng == nil {
 		return nil
 	}
-	t := time.NewTicker(RefreshInterval)
+	t := time.NewTicker(ClockRefresh)
 	defer t.Stop()
 	failing := false
 	for {

@@ -1,4 +1,4 @@
-package clock
+package cluster
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestSharedOffsetAndFloor(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return base }
 	eng := memstore.New()
-	a, b := New(now, eng), New(now, eng)
+	a, b := NewClock(now, eng), NewClock(now, eng)
 	ctx := t.Context()
 	if err := a.Advance(ctx, time.Hour); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestSharedOffsetAndFloor(t *testing.T) {
 		t.Errorf("after set back a day: offset %v floor %v", a.Offset(), a.Floor())
 	}
 	// A clock of this process only keeps the same rules.
-	l := New(now, nil)
+	l := NewClock(now, nil)
 	l.Advance(ctx, time.Minute)
 	l.Advance(ctx, -2*time.Minute)
 	if l.Offset() != -time.Minute || !l.Floor().Equal(base.Add(time.Minute)) {

@@ -1,9 +1,12 @@
-package file
+package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -17,8 +20,9 @@ import (
 // released by the others (a process that exits normally closes its own).
 //
 // Each instance joins with a fresh random id: a member record and a beat
-// counter in the engine. Every handle records the id of the instance that
-// opened it (Handle.Owner). A live instance bumps its counter every
+// counter in the engine. Whatever an instance holds for its clients
+// records the id of the member that took it (Owner), and the Holder
+// releases it once Alive says that member is gone. A live instance bumps its counter every
 // Expiry/6 (Run). Every instance watches the others' counters with its own
 // monotonic clock: a counter that has not moved for Expiry since this
 // instance first saw its value marks its member dead (in a transaction
@@ -32,10 +36,10 @@ import (
 // watching then; an instance that starts later releases them Expiry after
 // it starts at the latest.
 //
-// Safety: Open checks in its own transaction that its owner is a live
-// member, and marking a member dead writes that record, so once an
-// instance is declared dead it opens nothing more, and every operation
-// on its released handles fails (ErrHandleClosed). An instance whose last
+// Safety: the Holder checks in the transaction that takes a resource that
+// its owner is a live member (Alive), and marking a member dead writes
+// that record, so once an instance is declared dead it takes nothing
+// more, and what it held is released (its SMB handles then fail). An instance whose last
 // successful beat started longer ago than two thirds of Expiry (before
 // any other instance can declare it dead), or that finds itself declared
 // dead, gives its membership up: Owner refuses new opens (ErrInstanceLost)
@@ -43,8 +47,8 @@ import (
 // again under a new id as soon as the engine answers, releasing what its
 // old id still held.
 type Membership struct {
-	svc *Service
-	cfg MembershipConfig
+	eng storage.Engine
+	cfg Config
 
 	mu    sync.Mutex
 	id    uint64    // 0 while not a member
@@ -54,8 +58,18 @@ type Membership struct {
 	left  bool // Leave was called: no more joins
 }
 
-// MembershipConfig configures a Membership.
-type MembershipConfig struct {
+// Holder keeps resources on behalf of members: the File domain's open
+// handles.
+type Holder interface {
+	// ReleaseOrphans releases every resource whose owner is not a live
+	// member (Alive), deciding each in the transaction that releases it.
+	ReleaseOrphans(ctx context.Context) error
+}
+
+// Config configures a Membership.
+type Config struct {
+	// Holder releases what dead members held (nil: nothing is held).
+	Holder Holder
 	// Expiry is how long an instance's beat may stay unchanged before the
 	// others declare it dead. Zero means no other instance shares the
 	// engine: no beats, and the membership never lapses.
@@ -84,13 +98,28 @@ type member struct {
 // ErrInstanceLost means this instance is not a live member (it could not
 // renew its membership in time, or was declared dead): it may open no
 // handle.
-var ErrInstanceLost = errors.New("file: this instance's membership lapsed; it opens no handles until it joins again")
+var ErrInstanceLost = errors.New("cluster: this instance's membership lapsed; it opens no handles until it joins again")
+
+// Member and beat records live under their own tags of the "cluster" root.
+const (
+	tagMember = 'm'
+	tagBeat   = 'b'
+)
+
+var clusterRoot = keyenc.AppendString(nil, "cluster")
+
+func root(tag byte, extra int) []byte {
+	k := make([]byte, 0, len(clusterRoot)+1+extra)
+	return append(append(k, clusterRoot...), tag)
+}
 
 func memberKey(id uint64) []byte { return keyenc.AppendUint64(root(tagMember, 8), id) }
 func beatKey(id uint64) []byte   { return keyenc.AppendUint64(root(tagBeat, 8), id) }
 
-// memberAlive reports whether id is a member not declared dead.
-func memberAlive(tx storage.Tx, id uint64) (bool, error) {
+// Alive reports, inside tx, whether id is a member not declared dead.
+// A Holder calls it in the transaction that takes a resource for id (the
+// fence) and in the one that releases it.
+func Alive(tx storage.Tx, id uint64) (bool, error) {
 	v, err := tx.Get(memberKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
@@ -105,16 +134,16 @@ func memberAlive(tx storage.Tx, id uint64) (bool, error) {
 	return !m.Dead, nil
 }
 
-// NewMembership returns the membership of this instance in the handle
-// table of s's engine; call Join before Owner.
-func (s *Service) NewMembership(cfg MembershipConfig) *Membership {
+// New returns the membership of this instance among those sharing eng;
+// call Join before Owner.
+func New(eng storage.Engine, cfg Config) *Membership {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Membership{svc: s, cfg: cfg, seen: map[uint64]sighting{}}
+	return &Membership{eng: eng, cfg: cfg, seen: map[uint64]sighting{}}
 }
 
 // Interval is the time between beats (Expiry/6).
@@ -139,7 +168,7 @@ func (m *Membership) Join(ctx context.Context, exclusive bool) error {
 	if exclusive {
 		for _, tag := range []byte{tagMember, tagBeat} {
 			p := root(tag, 0)
-			if err := m.svc.eng.Update(ctx, func(tx storage.Tx) error { return deleteRange(tx, p, keyenc.PrefixEnd(p)) }); err != nil {
+			if err := m.eng.Update(ctx, func(tx storage.Tx) error { return deletePrefix(tx, p) }); err != nil {
 				return err
 			}
 		}
@@ -152,14 +181,14 @@ func (m *Membership) Join(ctx context.Context, exclusive bool) error {
 	}
 	id := newID()
 	start := m.cfg.Clock()
-	err := m.svc.eng.Update(ctx, func(tx storage.Tx) error {
+	err := m.eng.Update(ctx, func(tx storage.Tx) error {
 		if old != 0 {
 			// The id given up: its handles go below.
 			if err := markDead(tx, old); err != nil {
 				return err
 			}
 		}
-		if err := tx.Set(memberKey(id), encode(member{Joined: m.svc.now()})); err != nil {
+		if err := tx.Set(memberKey(id), encode(&member{Joined: time.Now()})); err != nil {
 			return err
 		}
 		return tx.Set(beatKey(id), []byte("0"))
@@ -170,7 +199,7 @@ func (m *Membership) Join(ctx context.Context, exclusive bool) error {
 	m.mu.Lock()
 	m.id, m.old, m.valid = id, 0, start.Add(m.validity())
 	m.mu.Unlock()
-	m.cfg.Log.Info("smb: joined", "instance", id)
+	m.cfg.Log.Info("cluster: joined", "instance", id)
 	// Release what dead or vanished members (and the old id) left.
 	return m.reap(ctx)
 }
@@ -215,7 +244,7 @@ func (m *Membership) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 		if err := m.Tick(ctx); err != nil && ctx.Err() == nil {
-			m.cfg.Log.Warn("smb: membership", "err", err)
+			m.cfg.Log.Warn("cluster: membership", "err", err)
 		}
 	}
 }
@@ -237,8 +266,8 @@ func (m *Membership) Tick(ctx context.Context) error {
 	start := m.cfg.Clock()
 	bctx, cancel := context.WithTimeout(ctx, m.Interval())
 	defer cancel()
-	err := m.svc.eng.Update(bctx, func(tx storage.Tx) error {
-		ok, err := memberAlive(tx, id)
+	err := m.eng.Update(bctx, func(tx storage.Tx) error {
+		ok, err := Alive(tx, id)
 		if err != nil {
 			return err
 		}
@@ -261,7 +290,7 @@ func (m *Membership) Tick(ctx context.Context) error {
 	lost := m.id == 0
 	m.mu.Unlock()
 	if lost {
-		m.cfg.Log.Warn("smb: membership lapsed; dropping SMB connections", "instance", id, "err", err)
+		m.cfg.Log.Warn("cluster: membership lapsed; dropping SMB connections", "instance", id, "err", err)
 		if m.cfg.Lost != nil {
 			m.cfg.Lost()
 		}
@@ -293,7 +322,7 @@ func (m *Membership) watch(ctx context.Context) error {
 		dead bool
 	}
 	var rows []row
-	err := m.svc.eng.View(ctx, func(tx storage.Tx) error {
+	err := m.eng.View(ctx, func(tx storage.Tx) error {
 		ids, dead, err := members(tx)
 		if err != nil {
 			return err
@@ -341,7 +370,7 @@ func (m *Membership) watch(ctx context.Context) error {
 	m.mu.Unlock()
 	for i, id := range staleIDs {
 		marked := false
-		err := m.svc.eng.Update(ctx, func(tx storage.Tx) error {
+		err := m.eng.Update(ctx, func(tx storage.Tx) error {
 			marked = false
 			n, err := readBeat(tx, id)
 			if err != nil || n != stale[i].beat {
@@ -355,7 +384,7 @@ func (m *Membership) watch(ctx context.Context) error {
 			return err
 		}
 		if marked {
-			m.cfg.Log.Warn("smb: instance stopped beating; releasing its handles", "instance", id, "silent", now.Sub(stale[i].at))
+			m.cfg.Log.Warn("cluster: instance stopped beating; releasing its handles", "instance", id, "silent", now.Sub(stale[i].at))
 			dead = true
 		}
 	}
@@ -365,14 +394,14 @@ func (m *Membership) watch(ctx context.Context) error {
 	return m.reap(ctx)
 }
 
-// reap closes every handle whose owner is dead or not a member (as if its
-// client had gone: delete-on-close and pending deletes take effect), then
-// removes the dead members' records.
+// reap has the Holder release whatever is owned by a dead member or by
+// none (SMB handles close as if their client had gone), then removes the
+// dead members' records.
 func (m *Membership) reap(ctx context.Context) error {
-	// The members dead before the sweep starts: every handle they hold
-	// is in the sweep's snapshots, so their records can go after it.
+	// The members dead before the release starts: everything they hold is
+	// in the release's snapshots, so their records can go after it.
 	var gone []uint64
-	err := m.svc.eng.View(ctx, func(tx storage.Tx) error {
+	err := m.eng.View(ctx, func(tx storage.Tx) error {
 		ids, dead, err := members(tx)
 		gone = gone[:0]
 		for i, id := range ids {
@@ -385,13 +414,15 @@ func (m *Membership) reap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := m.sweep(ctx); err != nil {
-		return err
+	if m.cfg.Holder != nil {
+		if err := m.cfg.Holder.ReleaseOrphans(ctx); err != nil {
+			return err
+		}
 	}
 	if len(gone) == 0 {
 		return nil
 	}
-	return m.svc.eng.Update(ctx, func(tx storage.Tx) error {
+	return m.eng.Update(ctx, func(tx storage.Tx) error {
 		for _, id := range gone {
 			if err := tx.Delete(memberKey(id)); err != nil {
 				return err
@@ -425,79 +456,6 @@ func members(tx storage.Tx) ([]uint64, []bool, error) {
 	return ids, dead, it.Err()
 }
 
-// sweep closes every handle whose owner is dead or not a member, a batch
-// per transaction, deciding each in the transaction that closes it.
-func (m *Membership) sweep(ctx context.Context) error {
-	p := root(tagHandle, 0)
-	from := p
-	for {
-		var keys [][]byte
-		err := m.svc.eng.View(ctx, func(tx storage.Tx) error {
-			keys = keys[:0]
-			it := tx.Scan(from, keyenc.PrefixEnd(p), false)
-			defer it.Close()
-			for it.Next() && len(keys) < purgeBatch {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			return it.Err()
-		})
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		err = m.svc.eng.Update(ctx, func(tx storage.Tx) error {
-			alive := map[uint64]bool{}
-			for _, k := range keys {
-				v, err := tx.Get(k)
-				if errors.Is(err, storage.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				h, err := decode[Handle](v)
-				if err != nil {
-					return err
-				}
-				ok, known := alive[h.Owner]
-				if !known {
-					if h.Owner != 0 {
-						if ok, err = memberAlive(tx, h.Owner); err != nil {
-							return err
-						}
-					}
-					alive[h.Owner] = ok
-				}
-				if ok {
-					continue
-				}
-				sid, _, err := keyenc.ReadUint64(k[len(p):])
-				if err != nil {
-					return err
-				}
-				n, err := nodeByID(tx, sid, h.FileID)
-				if err != nil {
-					return err
-				}
-				if n == nil {
-					if err := tx.Delete(k); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := m.svc.closeHandle(tx, sid, h, n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		last := keys[len(keys)-1]
-		from = append(last[:len(last):len(last)], 0)
-	}
-}
-
 // Leave ends the membership of an instance that is shutting down (after
 // its SMB connections closed their handles): it is marked dead and
 // whatever it still holds is released now rather than after Expiry.
@@ -509,8 +467,54 @@ func (m *Membership) Leave(ctx context.Context) error {
 	if id == 0 {
 		return nil
 	}
-	if err := m.svc.eng.Update(ctx, func(tx storage.Tx) error { return markDead(tx, id) }); err != nil {
+	if err := m.eng.Update(ctx, func(tx storage.Tx) error { return markDead(tx, id) }); err != nil {
 		return err
 	}
 	return m.reap(ctx)
+}
+
+// deletePrefix deletes every key under prefix p.
+func deletePrefix(tx storage.Tx, p []byte) error {
+	var keys [][]byte
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	for it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newID returns a random non-zero 63-bit member id (zero means no owner).
+func newID() uint64 {
+	for {
+		if v := rand.Uint64() >> 1; v != 0 {
+			return v
+		}
+	}
+}
+
+func encode(v *member) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// A member record is a plain struct; Marshal cannot fail on it.
+		panic(err)
+	}
+	return b
+}
+
+func decode[T any](b []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("cluster: corrupt record: %w", err)
+	}
+	return v, nil
 }
