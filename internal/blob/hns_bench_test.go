@@ -1,0 +1,158 @@
+package blob
+
+// Benchmarks of the Data Lake operations, on the memory engine so that
+// they measure lazuli rather than a disk:
+//
+//	go test -run '^$' -bench HNS -benchtime 3x ./internal/blob/
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// newHNSBench is a service on the memory engine with the filesystem fsys.
+func newHNSBench(tb testing.TB) *Service {
+	tb.Helper()
+	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+	if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// seedTree makes the directory root with n descendants: n/1000
+// subdirectories (at least one) holding the rest as empty files, each
+// path with its record and access control as Create Path writes them.
+// It writes in transactions of a few thousand paths, which is what makes
+// trees of 100,000 paths quick to set up; it returns the file names.
+func seedTree(tb testing.TB, s *Service, root string, n int) []string {
+	tb.Helper()
+	dirs := max(n/1000, 1)
+	names := make([]string, 0, n)
+	for d := 0; d < dirs; d++ {
+		names = append(names, fmt.Sprintf("%s/d%03d", root, d))
+	}
+	for i := 0; len(names) < n; i++ {
+		names = append(names, fmt.Sprintf("%s/d%03d/f%06d", root, i%dirs, i))
+	}
+	files := names[dirs:]
+	names = append([]string{root}, names...)
+	const batch = 5000
+	for lo := 0; lo < len(names); lo += batch {
+		part := names[lo:min(lo+batch, len(names))]
+		err := s.eng.Update(context.Background(), func(tx storage.Tx) error {
+			now := s.now()
+			for j, name := range part {
+				dir := lo+j <= dirs
+				var b *Blob
+				if dir {
+					b = s.newDirRecord(name, nil, now)
+				} else {
+					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now)}
+					b.replacing(nil)
+				}
+				if err := putBlob(tx, "acct", "fsys", b); err != nil {
+					return err
+				}
+				a := defaultACL(dir)
+				a.Created = b.Created
+				if err := putACL(tx, "acct", "fsys", name, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return files
+}
+
+// BenchmarkHNSCreateAppendFlush1KiB is create file + append + flush of
+// 1 KiB.
+func BenchmarkHNSCreateAppendFlush1KiB(b *testing.B) {
+	s := newHNSBench(b)
+	data := bytes.Repeat([]byte("x"), 1024)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		mustFile(b, s, fmt.Sprintf("dir/f%d", i), data)
+	}
+}
+
+// BenchmarkHNSAppend4MiB appends 4 MiB (through the chunk store, as an
+// HTTP append does) and flushes it.
+func BenchmarkHNSAppend4MiB(b *testing.B) {
+	s := newHNSBench(b)
+	ctx := context.Background()
+	mustFile(b, s, "big", nil)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4<<20/16)
+	b.SetBytes(int64(len(data)))
+	for i := 0; b.Loop(); i++ {
+		in, err := s.IngestSize(ctx, bytes.NewReader(data), int64(len(data)), false, nil, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pos := int64(i) * int64(len(data))
+		if err := s.AppendData(ctx, ref("big"), pos, in, Cond{}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.FlushData(ctx, FlushRequest{Ref: ref("big"), Position: pos + int64(len(data))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHNSRenameDirectory renames a directory with 1,000, 10,000 and
+// 100,000 descendants back and forth; each op is one rename. The ns/op
+// of the sizes side by side is the growth of a rename with its tree.
+func BenchmarkHNSRenameDirectory(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := newHNSBench(b)
+			seedTree(b, s, "one", n)
+			ctx := context.Background()
+			names := [2]string{"one", "two"}
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.RenamePath(ctx, RenameRequest{Src: ref(names[i%2]), Dst: ref(names[(i+1)%2])}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/path")
+		})
+	}
+}
+
+// BenchmarkHNSListPathsRecursive lists 100,000 paths recursively, in
+// pages of 5,000 (the most one page holds); each op is the whole
+// listing.
+func BenchmarkHNSListPathsRecursive(b *testing.B) {
+	s := newHNSBench(b)
+	const n = 100000
+	seedTree(b, s, "top", n)
+	ctx := context.Background()
+	for b.Loop() {
+		total, cont := 0, ""
+		for {
+			ps, next, err := s.ListPaths(ctx, "acct", "fsys", ListPathsRequest{Recursive: true, Continuation: cont})
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(ps)
+			if next == "" {
+				break
+			}
+			cont = next
+		}
+		if total != n+1 {
+			b.Fatalf("listed %d paths, want %d", total, n+1)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/path")
+}
