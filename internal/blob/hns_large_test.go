@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -254,5 +255,60 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 		if c := count[fmt.Sprintf("d000/new%02d", i)]; c != 1 {
 			t.Fatalf("created file %d is there %d times", i, c)
 		}
+	}
+}
+
+// TestHNSRenameOverLeftovers renames a directory onto a name where keys
+// of earlier paths remain (the access control a Blob delete leaves, the
+// staged blocks of a blob never committed): the rename replaces them, on
+// the memory engine and on PostgreSQL, where keys new to the table are
+// written with a plain INSERT.
+func TestHNSRenameOverLeftovers(t *testing.T) {
+	open := map[string]func(t *testing.T) storage.Engine{
+		"memory": func(*testing.T) storage.Engine { return memstore.New() },
+		"postgres": func(t *testing.T) storage.Engine {
+			e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+	}
+	for _, name := range []string{"memory", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			e := open[name](t)
+			t.Cleanup(func() { e.Close() })
+			s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+			ctx := context.Background()
+			if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			mustFile(t, s, "dst/f", nil)
+			if err := s.DeleteBlob(ctx, ref("dst/f"), "", Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutBlock(ctx, ref("dst/g"), "YmxvY2s=", Ingested{Segs: []Segment{{Len: 1, Data: []byte("x")}}, Size: 1}, Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: ref("src/f"), Owner: "alice"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutBlock(ctx, ref("src/g"), "YmxvY2s=", Ingested{Segs: []Segment{{Len: 1, Data: []byte("y")}}, Size: 1}, Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.RenamePath(ctx, RenameRequest{Src: ref("src"), Dst: ref("dst")}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.GetPath(ctx, ref("dst/f"), Cond{})
+			if err != nil || p.ACL.Owner != "alice" {
+				t.Fatalf("dst/f after the rename: %+v %v", p, err)
+			}
+			if _, err := s.PutBlockList(ctx, PutBlockListRequest{Ref: ref("dst/g"), Blocks: []BlockListItem{{ID: "YmxvY2s=", Kind: "Latest"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, s, "dst/g"); got != "y" {
+				t.Fatalf("dst/g holds %q, want the block staged under src", got)
+			}
+		})
 	}
 }
