@@ -312,3 +312,55 @@ func TestHNSRenameOverLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// TestHNSRenameVsDelete races the rename of a directory with its
+// recursive delete: exactly one of them succeeds, and the tree is then
+// either whole under the new name or gone, never split.
+func TestHNSRenameVsDelete(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		const files = 30
+		for round := 0; round < 4; round++ {
+			for i := 0; i < files; i++ {
+				mustFile(t, s, fmt.Sprintf("src/d%d/f%02d", i%3, i), nil)
+			}
+			g := newGate(2)
+			var renameErr, deleteErr error
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				_, renameErr = s.RenamePath(ctx, RenameRequest{Src: ref("src"), Dst: ref("dst")})
+			}()
+			go func() {
+				defer wg.Done()
+				g.wait()
+				_, deleteErr = s.DeletePath(ctx, ref("src"), true, "", Cond{})
+			}()
+			g.open()
+			wg.Wait()
+			paths := allPaths(t, s)
+			switch {
+			case renameErr == nil && (code(deleteErr) == "PathNotFound" || code(deleteErr) == "ServerBusy"):
+				if len(paths) != files+4 {
+					t.Fatalf("round %d: the rename won, and left %d paths: %v", round, len(paths), paths)
+				}
+				for _, p := range paths {
+					if !strings.HasPrefix(p, "dst/") {
+						t.Fatalf("round %d: %s after the rename", round, p)
+					}
+				}
+				if _, err := s.DeletePath(ctx, ref("dst"), true, "", Cond{}); err != nil {
+					t.Fatal(err)
+				}
+			case deleteErr == nil && (code(renameErr) == "SourcePathNotFound" || code(renameErr) == "ServerBusy"):
+				if len(paths) != 0 {
+					t.Fatalf("round %d: the delete won, and left %v", round, paths)
+				}
+			default:
+				t.Fatalf("round %d: rename %v, delete %v", round, renameErr, deleteErr)
+			}
+		}
+	})
+}
