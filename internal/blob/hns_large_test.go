@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -363,4 +364,36 @@ func TestHNSRenameVsDelete(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHNSACLCodec round-trips every field of PathACL through its binary
+// record (a field added to PathACL fails here until encodeACL writes
+// it), and reads the JSON records of earlier builds.
+func TestHNSACLCodec(t *testing.T) {
+	var a PathACL
+	v := reflect.ValueOf(&a).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.String:
+			f.SetString("é-" + v.Type().Field(i).Name)
+		case f.Type() == reflect.TypeOf(time.Time{}):
+			f.Set(reflect.ValueOf(time.Date(2026, 11, 27, 21, 0, 0, 123456789, time.UTC)))
+		default:
+			t.Fatalf("PathACL.%s: encodeACL and this test know no %s", v.Type().Field(i).Name, f.Type())
+		}
+	}
+	got, err := decodeACL(encodeACL(a))
+	if err != nil || !reflect.DeepEqual(*got, a) {
+		t.Fatalf("round trip: %+v %v, want %+v", got, err, a)
+	}
+	got, err = decodeACL(encode(a))
+	if err != nil || !reflect.DeepEqual(*got, a) {
+		t.Fatalf("JSON record: %+v %v, want %+v", got, err, a)
+	}
+	for _, bad := range [][]byte{{aclBinaryTag}, append(encodeACL(a), 0)} {
+		if _, err := decodeACL(bad); err == nil {
+			t.Fatalf("corrupt record %q decoded", bad)
+		}
+	}
 }
