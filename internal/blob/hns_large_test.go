@@ -77,7 +77,7 @@ func TestHNSRenameLargeTree(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !stop.Load() {
+			for ; !stop.Load(); time.Sleep(time.Millisecond) {
 				err := s.eng.View(ctx, func(tx storage.Tx) error {
 					var at [2]bool
 					for i, dir := range []string{"one", "two"} {
