@@ -144,40 +144,73 @@ func movePathKeys(tx storage.Tx, src, dst Ref) error {
 	for _, kind := range pathKinds {
 		base := keyenc.AppendString(keyenc.AppendString([]byte{kind}, src.Account), src.Container)
 		newBase := keyenc.AppendString(keyenc.AppendString([]byte{kind}, dst.Account), dst.Container)
-		self := keyenc.AppendString(append([]byte(nil), base...), src.Name)
-		under := keyenc.AppendPrefix(append([]byte(nil), base...), src.Name+"/")
-		for _, r := range [][2][]byte{{self, keyenc.PrefixEnd(self)}, {under, keyenc.PrefixEnd(under)}} {
-			type kv struct{ k, v []byte }
-			var moves []kv
-			it := tx.Scan(r[0], r[1], false)
-			for it.Next() {
-				moves = append(moves, kv{append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)})
-			}
-			err := it.Err()
-			it.Close()
+		// Keys already under dst (what a Blob delete leaves behind, staged
+		// blocks of a blob never committed) are replaced; every other key
+		// is new, which PostgreSQL writes with a plain INSERT, cheaper
+		// than an upsert.
+		taken := map[string]bool{}
+		err := scanTree(tx, newBase, dst.Name, func(k, _ []byte) error {
+			taken[string(k)] = true
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		type kv struct{ k, v []byte }
+		var moves []kv
+		err = scanTree(tx, base, src.Name, func(k, v []byte) error {
+			moves = append(moves, kv{append([]byte(nil), k...), append([]byte(nil), v...)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range moves {
+			name, rest, err := keyenc.ReadString(m.k[len(base):])
 			if err != nil {
 				return err
 			}
-			for _, m := range moves {
-				name, rest, err := keyenc.ReadString(m.k[len(base):])
-				if err != nil {
-					return err
-				}
-				newName := dst.Name + name[len(src.Name):]
-				nk := append(keyenc.AppendString(append([]byte(nil), newBase...), newName), rest...)
-				v := m.v
-				if kind == kindBlob {
-					if v, err = renameRecord(tx, src, dst, name, newName, rest, v); err != nil {
-						return err
-					}
-				}
-				if err := tx.Delete(m.k); err != nil {
-					return err
-				}
-				if err := tx.Set(nk, v); err != nil {
+			newName := dst.Name + name[len(src.Name):]
+			nk := append(keyenc.AppendString(append([]byte(nil), newBase...), newName), rest...)
+			v := m.v
+			if kind == kindBlob {
+				if v, err = renameRecord(tx, src, dst, name, newName, rest, v); err != nil {
 					return err
 				}
 			}
+			if err := tx.Delete(m.k); err != nil {
+				return err
+			}
+			if taken[string(nk)] {
+				err = tx.Set(nk, v)
+			} else {
+				err = storage.Insert(tx, nk, v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scanTree calls fn for each key under base that names the path name or a
+// path under it.
+func scanTree(tx storage.Tx, base []byte, name string, fn func(k, v []byte) error) error {
+	self := keyenc.AppendString(append([]byte(nil), base...), name)
+	under := keyenc.AppendPrefix(append([]byte(nil), base...), name+"/")
+	for _, lo := range [][]byte{self, under} {
+		it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
+		for it.Next() {
+			if err := fn(it.Key(), it.Value()); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -497,48 +497,6 @@ func TestHNSAccessControl(t *testing.T) {
 	})
 }
 
-// BenchmarkHNSCreateAppendFlush1KiB is create file + append + flush of
-// 1 KiB on the memory engine.
-func BenchmarkHNSCreateAppendFlush1KiB(b *testing.B) {
-	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
-	ctx := context.Background()
-	if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
-		b.Fatal(err)
-	}
-	data := bytes.Repeat([]byte("x"), 1024)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		mustFile(b, s, fmt.Sprintf("dir/f%d", i), data)
-	}
-}
-
-// BenchmarkHNSRenameDirectory renames a directory with 10,000 files back
-// and forth; each op is one rename.
-func BenchmarkHNSRenameDirectory(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
-			ctx := context.Background()
-			if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
-				b.Fatal(err)
-			}
-			for i := 0; i < n; i++ {
-				if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref(fmt.Sprintf("one/d%d/f%d", i%100, i)), Type: BlockBlob}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			names := [2]string{"one", "two"}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := s.RenamePath(ctx, RenameRequest{Src: ref(names[i%2]), Dst: ref(names[(i+1)%2])}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 func TestHNSSetAccessControlRecursive(t *testing.T) {
 	onHNSEngines(t, func(t *testing.T, s *Service) {
 		ctx := context.Background()
@@ -593,67 +551,6 @@ func TestHNSSetAccessControlRecursive(t *testing.T) {
 			t.Fatalf("removing the owner entry: %v", err)
 		}
 	})
-}
-
-// BenchmarkHNSAppend4MiB appends 4 MiB (through the chunk store, as an
-// HTTP append does) and flushes it, on the memory engine.
-func BenchmarkHNSAppend4MiB(b *testing.B) {
-	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
-	ctx := context.Background()
-	if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
-		b.Fatal(err)
-	}
-	mustFile(b, s, "big", nil)
-	data := bytes.Repeat([]byte("0123456789abcdef"), 4<<20/16)
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		in, err := s.IngestSize(ctx, bytes.NewReader(data), int64(len(data)), false, nil, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pos := int64(i) * int64(len(data))
-		if err := s.AppendData(ctx, ref("big"), pos, in, Cond{}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := s.FlushData(ctx, FlushRequest{Ref: ref("big"), Position: pos + int64(len(data))}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkHNSListPathsRecursive lists 10,000 paths recursively, in
-// pages of 5,000.
-func BenchmarkHNSListPathsRecursive(b *testing.B) {
-	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
-	ctx := context.Background()
-	if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
-		b.Fatal(err)
-	}
-	const n = 10000
-	for i := 0; i < n; i++ {
-		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref(fmt.Sprintf("d%d/f%d", i%100, i)), Type: BlockBlob}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		total, cont := 0, ""
-		for {
-			ps, next, err := s.ListPaths(ctx, "acct", "fsys", ListPathsRequest{Recursive: true, Continuation: cont})
-			if err != nil {
-				b.Fatal(err)
-			}
-			total += len(ps)
-			if next == "" {
-				break
-			}
-			cont = next
-		}
-		if total != n+100 {
-			b.Fatalf("listed %d", total)
-		}
-	}
 }
 
 // Deleting a filesystem removes the access control of its paths.

@@ -1,0 +1,199 @@
+package blob
+
+// Benchmarks of the Data Lake operations, on the memory engine so that
+// they measure lazuli rather than a disk (the rename on every engine):
+//
+//	go test -run '^$' -bench HNS -benchtime 3x ./internal/blob/
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// newHNSBench is a service on the memory engine with the filesystem fsys.
+func newHNSBench(tb testing.TB) *Service {
+	tb.Helper()
+	s := New(memstore.New(), time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+	if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// seedTree makes the directory root with n descendants: n/1000
+// subdirectories (at least one) holding the rest as empty files, each
+// path with its record and access control as Create Path writes them.
+// It writes in transactions of a few thousand paths, which is what makes
+// trees of 100,000 paths quick to set up; it returns the file names.
+func seedTree(tb testing.TB, s *Service, root string, n int) []string {
+	tb.Helper()
+	dirs := max(n/1000, 1)
+	names := make([]string, 0, n)
+	for d := 0; d < dirs; d++ {
+		names = append(names, fmt.Sprintf("%s/d%03d", root, d))
+	}
+	for i := 0; len(names) < n; i++ {
+		names = append(names, fmt.Sprintf("%s/d%03d/f%06d", root, i%dirs, i))
+	}
+	files := names[dirs:]
+	names = append([]string{root}, names...)
+	const batch = 5000
+	for lo := 0; lo < len(names); lo += batch {
+		part := names[lo:min(lo+batch, len(names))]
+		err := s.eng.Update(context.Background(), func(tx storage.Tx) error {
+			now := s.now()
+			for j, name := range part {
+				dir := lo+j <= dirs
+				var b *Blob
+				if dir {
+					b = s.newDirRecord(name, nil, now)
+				} else {
+					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now)}
+					b.replacing(nil)
+				}
+				if err := putBlob(tx, "acct", "fsys", b); err != nil {
+					return err
+				}
+				a := defaultACL(dir)
+				a.Created = b.Created
+				if err := putACL(tx, "acct", "fsys", name, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return files
+}
+
+// BenchmarkHNSCreateAppendFlush1KiB is create file + append + flush of
+// 1 KiB.
+func BenchmarkHNSCreateAppendFlush1KiB(b *testing.B) {
+	s := newHNSBench(b)
+	data := bytes.Repeat([]byte("x"), 1024)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		mustFile(b, s, fmt.Sprintf("dir/f%d", i), data)
+	}
+}
+
+// BenchmarkHNSAppend4MiB appends 4 MiB (through the chunk store, as an
+// HTTP append does) and flushes it.
+func BenchmarkHNSAppend4MiB(b *testing.B) {
+	s := newHNSBench(b)
+	ctx := context.Background()
+	mustFile(b, s, "big", nil)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4<<20/16)
+	b.SetBytes(int64(len(data)))
+	for i := 0; b.Loop(); i++ {
+		in, err := s.IngestSize(ctx, bytes.NewReader(data), int64(len(data)), false, nil, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pos := int64(i) * int64(len(data))
+		if err := s.AppendData(ctx, ref("big"), pos, in, Cond{}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.FlushData(ctx, FlushRequest{Ref: ref("big"), Position: pos + int64(len(data))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHNSRenameDirectory renames a directory with 1,000, 10,000 and
+// 100,000 descendants back and forth, on each engine; each op is one
+// rename, and ns/path is what it costs per path of the tree (a rename
+// moves every key of the tree; on PostgreSQL 100,000 paths take tens of
+// seconds, within its one-minute bound on a transaction).
+func BenchmarkHNSRenameDirectory(b *testing.B) {
+	engines := []struct {
+		name  string
+		open  func(b *testing.B) storage.Engine
+		sizes []int
+	}{
+		{"memory", func(*testing.B) storage.Engine { return memstore.New() }, []int{1000, 10000, 100000}},
+		{"log", func(b *testing.B) storage.Engine {
+			e, err := logstore.Open(logstore.Options{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return e
+		}, []int{10000, 100000}},
+		{"sqlite", func(b *testing.B) storage.Engine {
+			e, err := sqlitestore.Open(sqlitestore.Options{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return e
+		}, []int{10000, 100000}},
+		{"postgres", func(b *testing.B) storage.Engine {
+			e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return e
+		}, []int{1000, 10000, 100000}},
+	}
+	for _, eng := range engines {
+		for _, n := range eng.sizes {
+			b.Run(fmt.Sprintf("%s/%d", eng.name, n), func(b *testing.B) {
+				e := eng.open(b)
+				b.Cleanup(func() { e.Close() })
+				s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+				ctx := context.Background()
+				if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
+					b.Fatal(err)
+				}
+				seedTree(b, s, "one", n)
+				names := [2]string{"one", "two"}
+				for i := 0; b.Loop(); i++ {
+					if _, err := s.RenamePath(ctx, RenameRequest{Src: ref(names[i%2]), Dst: ref(names[(i+1)%2])}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/path")
+			})
+		}
+	}
+}
+
+// BenchmarkHNSListPathsRecursive lists 100,000 paths recursively, in
+// pages of 5,000 (the most one page holds); each op is the whole
+// listing.
+func BenchmarkHNSListPathsRecursive(b *testing.B) {
+	s := newHNSBench(b)
+	const n = 100000
+	seedTree(b, s, "top", n)
+	ctx := context.Background()
+	for b.Loop() {
+		total, cont := 0, ""
+		for {
+			ps, next, err := s.ListPaths(ctx, "acct", "fsys", ListPathsRequest{Recursive: true, Continuation: cont})
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(ps)
+			if next == "" {
+				break
+			}
+			cont = next
+		}
+		if total != n+1 {
+			b.Fatalf("listed %d paths, want %d", total, n+1)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/path")
+}
