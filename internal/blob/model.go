@@ -11,7 +11,6 @@
 package blob
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -400,19 +399,6 @@ func decodeBlock(v []byte) (*Block, error) {
 	return &b.Blocks[0], nil
 }
 
-func encode(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Records are plain structs; Marshal cannot fail on them.
-		panic(err)
-	}
-	return b
-}
+func encode(v any) []byte { return content.EncodeJSON(v) }
 
-func decode[T any](b []byte) (*T, error) {
-	v := new(T)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, fmt.Errorf("blob: corrupt record: %w", err)
-	}
-	return v, nil
-}
+func decode[T any](b []byte) (*T, error) { return content.DecodeJSON[T](b, "blob") }

@@ -475,22 +475,8 @@ func (m *Membership) Leave(ctx context.Context) error {
 
 // deletePrefix deletes every key under prefix p.
 func deletePrefix(tx storage.Tx, p []byte) error {
-	var keys [][]byte
-	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-	for it.Next() {
-		keys = append(keys, append([]byte(nil), it.Key()...))
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := storage.DeleteRange(tx, p, keyenc.PrefixEnd(p), 0)
+	return err
 }
 
 // newID returns a random non-zero 63-bit member id (zero means no owner).

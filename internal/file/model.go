@@ -1,8 +1,6 @@
 package file
 
 import (
-	"encoding/json"
-	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"strings"
@@ -396,22 +394,9 @@ func newID() uint64 {
 // Fold is the case-insensitive form of a name component used in keys.
 func Fold(name string) string { return strings.ToUpper(name) }
 
-func encode(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Records are plain structs; Marshal cannot fail on them.
-		panic(err)
-	}
-	return b
-}
+func encode(v any) []byte { return content.EncodeJSON(v) }
 
-func decode[T any](b []byte) (*T, error) {
-	v := new(T)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, fmt.Errorf("file: corrupt record: %w", err)
-	}
-	return v, nil
-}
+func decode[T any](b []byte) (*T, error) { return content.DecodeJSON[T](b, "file") }
 
 // ETagString renders an ETag as Azure does: quoted hex.
 func ETagString(e uint64) string { return content.ETagString(e) }

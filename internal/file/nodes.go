@@ -72,22 +72,8 @@ func dropNode(tx storage.Tx, sid uint64, n *Node) error {
 
 // deleteRange deletes every key in [lo, hi).
 func deleteRange(tx storage.Tx, lo, hi []byte) error {
-	var keys [][]byte
-	it := tx.Scan(lo, hi, false)
-	for it.Next() {
-		keys = append(keys, append([]byte(nil), it.Key()...))
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := storage.DeleteRange(tx, lo, hi, 0)
+	return err
 }
 
 func getNode(tx storage.Tx, sid, parent uint64, name string) (*Node, error) {
