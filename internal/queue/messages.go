@@ -69,9 +69,10 @@ func (s *Service) PutMessage(ctx context.Context, account, name string, nm NewMe
 func (s *Service) PutMessages(ctx context.Context, account, name string, nms []NewMessage) ([]Message, error) {
 	out := make([]Message, len(nms))
 	rnd, receipts := newIDsAndReceipts(len(nms))
+	shard, release := s.takeShard()
+	defer release()
 	err := s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		shard := s.nextShard()
 		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
 			return [][]byte{countShardKey(qid, shard)}
 		})
@@ -335,9 +336,10 @@ func checkReceipt(v []byte, popReceipt string, now int64) (message, error) {
 // DeleteMessage implements Delete Message. popReceipt must be the
 // message's current receipt (the caller rejects malformed ones with 400).
 func (s *Service) DeleteMessage(ctx context.Context, account, name string, id MessageID, popReceipt string) error {
+	shard, release := s.takeShard()
+	defer release()
 	return azerr.FromEngine(s.engine.Update(ctx, func(tx storage.Tx) error {
 		now := micros(s.now())
-		shard := s.nextShard()
 		q, vals, err := s.loadQueueIDWith(tx, account, name, func(qid uint64) [][]byte {
 			return [][]byte{msgKey(qid, id), countShardKey(qid, shard)}
 		})

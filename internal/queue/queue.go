@@ -123,6 +123,9 @@ type Service struct {
 	// addCount); it starts at a random place so that instances sharing
 	// a database spread over different shards.
 	shard atomic.Uint64
+	// freeShards holds the count shards no Put Message or Delete Message
+	// of this Service is using (see takeShard).
+	freeShards chan uint64
 }
 
 // busyQueues is a small set of recently non-empty queues: an account/name
@@ -165,8 +168,12 @@ func New(e storage.Engine, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{engine: e, now: now}
-	s.shard.Store(rand.Uint64())
+	s := &Service{engine: e, now: now, freeShards: make(chan uint64, countShards)}
+	start := rand.Uint64()
+	s.shard.Store(start)
+	for i := range uint64(countShards) {
+		s.freeShards <- (start + i) % countShards
+	}
 	return s
 }
 
@@ -201,6 +208,24 @@ const countShards = 64
 
 // nextShard picks the count shard of the next count change.
 func (s *Service) nextShard() uint64 { return s.shard.Add(1) % countShards }
+
+// takeShard reserves a count shard for the Update of one Put Message or
+// Delete Message, every attempt of it: no other such Update of this
+// Service rewrites that shard meanwhile, so that they never fail each
+// other on it. Taken in turn, a shard picked by nextShard alone could
+// still be in use when its turn came again (an Update slowed by a
+// retry), and on PostgreSQL the two rewrites of one row then failed to
+// serialize. The least recently used shard comes first, which also
+// spreads instances sharing a database. Past countShards Updates at once,
+// shards are shared again. release gives the shard back.
+func (s *Service) takeShard() (shard uint64, release func()) {
+	select {
+	case shard = <-s.freeShards:
+		return shard, func() { s.freeShards <- shard }
+	default:
+		return s.nextShard(), func() {}
+	}
+}
 
 // addCount adds delta to the message count of queue id qid, in one of
 // its count shards.

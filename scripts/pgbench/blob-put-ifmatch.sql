@@ -4,5 +4,5 @@
 -- commit.
 BEGIN ISOLATION LEVEL SERIALIZABLE;
 SELECT k, v FROM bench_kv WHERE h = ANY(ARRAY[1000 + :client_id, 2, 1]::int8[]);
-WITH u AS (UPDATE bench_kv SET v = convert_to(repeat('y', 1146), 'UTF8') WHERE h = 1000 + :client_id AND k = convert_to(rpad('b/' || :client_id, 48, '.'), 'UTF8') RETURNING 1) SELECT 1 / count(*) FROM u;
+WITH u AS (UPDATE bench_kv SET v = convert_to(repeat('y', 1146), 'UTF8') WHERE h = 1000 + :client_id AND k IS NOT DISTINCT FROM convert_to(rpad('b/' || :client_id, 48, '.'), 'UTF8') RETURNING 1) SELECT 1 / count(*) FROM u;
 COMMIT;

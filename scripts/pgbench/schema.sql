@@ -3,7 +3,7 @@
 -- lazuli's so that replaying its statements leaves its data alone.
 -- Rows 1..4 stand for what every operation reads besides its own key (the
 -- account, the container, the table, the queue); rows 1000+c are client
--- c's own blob, 2000+c its own message.
+-- c's own blob, 2000+c its own message, 7000+c its queue count shard.
 DROP TABLE IF EXISTS bench_kv;
 CREATE TABLE bench_kv (h BIGINT NOT NULL, k BYTEA NOT NULL, v BYTEA NOT NULL, PRIMARY KEY (h, k));
 CREATE INDEX bench_kv_k ON bench_kv (k);
@@ -17,5 +17,8 @@ INSERT INTO bench_kv (h, k, v)
   FROM generate_series(0, 1023) AS c;
 INSERT INTO bench_kv (h, k, v)
   SELECT 2000 + c, convert_to(rpad('m/' || c, 48, '.'), 'UTF8'), convert_to(repeat('m', 160), 'UTF8')
+  FROM generate_series(0, 1023) AS c;
+INSERT INTO bench_kv (h, k, v)
+  SELECT 7000 + c, convert_to(rpad('s/' || c, 26, '.'), 'UTF8'), '\x02'::bytea
   FROM generate_series(0, 1023) AS c;
 ANALYZE bench_kv;

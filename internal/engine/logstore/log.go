@@ -135,6 +135,17 @@ type wal struct {
 	synced    uint64     // records on disk
 	syncErr   error      // the fsync failure, if any
 	stats     SyncStats
+	// The fsync that ended last (see gatherReturning): the records it
+	// put on disk, its time and when it ended (smu), and the records
+	// appended by then (endSeq, mu).
+	lastRecords uint64
+	lastTook    time.Duration
+	lastEnd     time.Time
+	endSeq      uint64
+
+	// While an fsync gathers, the record gatherSeq closes gatherCh (mu).
+	gatherSeq uint64
+	gatherCh  chan struct{}
 }
 
 // syncBatch is the waiters for one fsync. Each is woken once: when the
@@ -187,6 +198,10 @@ func (w *wal) append(ops []memstore.Op, live int64) (uint64, error) {
 		w.size += int64(len(w.pend) - n)
 		w.seq++
 		w.live += live
+		if w.gatherCh != nil && w.seq >= w.gatherSeq {
+			close(w.gatherCh)
+			w.gatherCh = nil
+		}
 		return w.seq, nil
 	}
 	b := appendRecord(w.buf[:0], ops, w.size) // every earlier write is whole
@@ -352,7 +367,9 @@ func (w *wal) fsync(s *Store) error {
 	if w.cur == nil {
 		w.cur = newBatch()
 	}
+	want, limit := w.lastRecords, min(w.lastTook/2, gatherMax)-time.Since(w.lastEnd)
 	w.smu.Unlock()
+	w.gatherReturning(s, want, limit)
 	yieldForRecords(s)
 	s.mu.Lock()
 	upto, f, gen, size, tree := w.seq, w.f, w.gen, w.size, s.tree.Clone()
@@ -386,6 +403,7 @@ func (w *wal) fsync(s *Store) error {
 		w.final = max(w.final, size)
 	}
 	w.recycle(b)
+	w.endSeq = w.seq
 	s.mu.Unlock()
 	w.smu.Lock()
 	w.inflight = false
@@ -400,8 +418,10 @@ func (w *wal) fsync(s *Store) error {
 	w.stats.Fsyncs++
 	w.stats.Total += took
 	w.stats.Max = max(w.stats.Max, took)
+	w.lastRecords, w.lastTook, w.lastEnd = 0, took, time.Now()
 	if upto > w.synced {
 		w.stats.Records += upto - w.synced
+		w.lastRecords = upto - w.synced
 		w.synced = upto
 		s.pub.Store(&tree)
 	}
@@ -422,6 +442,55 @@ func (w *wal) handOff() {
 	default: // a token is already there
 	}
 }
+
+// gatherReturning waits, at most limit, until want records were
+// appended since the last fsync ended: as many as it served, whose
+// Updates were just answered and whose clients come back with their next
+// ones. It runs without locks held, before an fsync captures its records.
+//
+// Why: with fsyncs back to back, the clients split into two groups that
+// took turns, one waiting for an fsync while the other was out between
+// requests (answering, parsing, signing, on the same CPUs), so each fsync
+// served about half of them and a durable request waited about one and a
+// half fsyncs. Waiting up to half the last fsync's time for the returning
+// group puts both in one fsync. Measured with lazuli-bench, same run,
+// alternating rounds of 3 s, on two cores shared with other work (load
+// 17-20): at 16 clients Updates per fsync 7.9-8.3 before and 10.3-10.9
+// after (table-insert, table-replace-ifmatch, blob-put-1k, blob-lease,
+// queue-put, file-put-1k), an fsync running 75-80 % of the time before
+// and 55-62 % after, ops/s 0.82-1.24x of before (the CPUs, not the disk,
+// bound them there; file-put-1k's 0.82 was 1.05 in 5 more rounds); at 4
+// clients 2.0-2.1 Updates per fsync before, 2.9-3.0 after; at 1 client
+// blob-lease and blob-put-1k 1.02x and 1.22x of before. A lone writer
+// never waits: its own record is the one it would wait for.
+func (w *wal) gatherReturning(s *Store, want uint64, limit time.Duration) {
+	if want == 0 || limit <= 0 {
+		return
+	}
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if w.seq >= w.endSeq+want {
+		s.mu.Unlock()
+		return
+	}
+	w.gatherSeq, w.gatherCh = w.endSeq+want, ch
+	s.mu.Unlock()
+	t := time.NewTimer(limit)
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+	t.Stop()
+	s.mu.Lock()
+	if w.gatherCh == ch {
+		w.gatherCh = nil
+	}
+	s.mu.Unlock()
+}
+
+// gatherMax bounds gatherReturning's wait, so that one slow fsync does
+// not make the next wait long for clients that may not come back.
+const gatherMax = 5 * time.Millisecond
 
 // yieldForRecords lets the goroutines that are ready to run go first, as
 // long as they keep appending records (at most yieldRounds times), so that
