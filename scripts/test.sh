@@ -278,10 +278,10 @@ pool \
   step_file "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips" \
   step_blob_az "Blob soft delete and versions: az CLI" \
   step_recipes "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone" \
-  step_console "Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs" \
   step_dfs "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs" \
-  step_js "JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)" \
-  step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
+  step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)" \
+  step_console "Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs" \
+  step_js "JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
 while [ ${#bg_title[@]} -gt 0 ]; do reap; done
 
 if [ ${#failed[@]} -gt 0 ]; then
