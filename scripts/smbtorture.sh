@@ -21,7 +21,8 @@
 # configuration); lazuli runs in memory. Ports: LAZULI_TORTURE_BASE (default
 # 27400) and the five above it. Results go to $SMBTORTURE_OUT (default a
 # temporary directory): <server>.results holds "pass|fail|skip name" lines
-# (names may hold spaces).
+# (names may hold spaces). LAZULI_BIN names a lazuli binary to run instead
+# of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/smbd-lib.sh
@@ -73,8 +74,13 @@ subtests() {
 }
 
 start_lazuli() {
-  go build -o "$tmp/lazuli" ./cmd/lazuli
-  "$tmp/lazuli" --inMemoryPersistence --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
+  # A binary built already (scripts/test.sh builds one for every step).
+  local bin=${LAZULI_BIN:-}
+  if [ -z "$bin" ]; then
+    go build -o "$tmp/lazuli" ./cmd/lazuli
+    bin=$tmp/lazuli
+  fi
+  "$bin" --inMemoryPersistence --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
     --filePort $((base + 3)) --smbPort $((base + 4)) --adminPort 0 2>"$tmp/lz.log" &
   lz_pid=$!
   for _ in $(seq 1 100); do

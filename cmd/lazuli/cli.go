@@ -102,7 +102,7 @@ var flagGroups = []struct {
 	{"Data Lake", []string{"hierarchicalNamespace", "hierarchicalNamespaceAccounts"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "logFormat", "logLevel", "debug"}},
-	{"Performance work", []string{"httpServer", "cpuprofile"}},
+	{"Performance work", []string{"cpuprofile"}},
 	{"Information", []string{"help", "version"}},
 }
 

@@ -119,7 +119,6 @@ type options struct {
 	hns       *bool
 	hnsAccts  *string
 	cpuProf   *string
-	httpSrv   *string
 	noProduct *bool
 	blobKA    *int
 	queueKA   *int
@@ -176,7 +175,6 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.versionAc = fs.String("blobVersioningAccounts", "", "comma-separated `accounts` that keep blob versions (--blobVersioning: all of them)")
 	o.contDays = fs.Int("containerDeleteRetentionDays", 0, "keep deleted containers this many `days` (1-365) for Restore Container (Azure's account setting ContainerDeleteRetentionPolicy); 0: off")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
-	o.httpSrv = fs.String("httpServer", "h1", "HTTP/1.1 server: h1 (lazuli's own) or std (net/http)")
 	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
 	o.blobKA = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
 	o.queueKA = fs.Int("queueKeepAliveTimeout", 120, "`seconds` an idle kept-alive Queue connection stays open")
@@ -301,8 +299,8 @@ func run(args []string, stderr io.Writer) int {
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},
-		HTTPServer: *o.httpSrv, ProgressTimeout: *o.progress,
-		PostgresURL: *o.pgURL, PostgresMaxConns: *o.pgConns, InstanceExpiry: *o.instExp,
+		ProgressTimeout: *o.progress,
+		PostgresURL:     *o.pgURL, PostgresMaxConns: *o.pgConns, InstanceExpiry: *o.instExp,
 	}
 	if *o.advertise != "" {
 		cfg.Advertise = map[auth.Service]string{

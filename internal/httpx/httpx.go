@@ -165,7 +165,6 @@ func Wrap(svc auth.Service, h http.Handler, o Options) http.Handler {
 	}[svc]
 	svcName := svc.String()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restoreMetadataCase(r)
 		// One allocation for the request's bookkeeping.
 		st := &struct {
 			info Info

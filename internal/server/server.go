@@ -153,9 +153,6 @@ type Config struct {
 	// carry instead of the listener's address: the load balancer's, when
 	// several instances serve one database behind it.
 	Advertise map[auth.Service]string
-	// HTTPServer picks the HTTP/1.1 implementation: "" or "h1" for lazuli's
-	// own (internal/h1), "std" for net/http's.
-	HTTPServer string
 	// ProgressTimeout closes a connection whose request body or response
 	// makes no progress for this long (zero: h1.DefaultProgressTimeout).
 	ProgressTimeout time.Duration
@@ -177,7 +174,7 @@ type Server struct {
 	engine   storage.Engine
 	ownsEng  bool
 	handlers map[auth.Service]http.Handler
-	servers  []httpServer
+	servers  []*h1.Server
 	addrs    map[auth.Service]string
 	tls      bool
 	// listeners are bound by New, before anything is created on disk.
@@ -488,12 +485,6 @@ func (s *Server) bind() error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		if s.cfg.HTTPServer == "std" {
-			// Bound unauthenticated head bytes, and record raw header
-			// names (Azure keeps metadata names' case; h1 keeps them
-			// itself).
-			ln = httpx.RawListener{Listener: budgetListener{Listener: ln, budget: s.budget, srv: s, svc: l.svc}}
-		}
 		s.listeners[l.svc] = ln
 		s.addrs[l.svc] = boundAddr(l.addr, ln)
 	}
@@ -567,12 +558,7 @@ func (s *Server) Start(ctx context.Context) error {
 			continue
 		}
 		delete(s.listeners, l.svc)
-		srv, err := s.newHTTPServer(s.handlers[l.svc], s.cfg.KeepAlive[l.svc])
-		if err != nil {
-			ln.Close()
-			s.Close()
-			return err
-		}
+		srv := s.newHTTPServer(s.handlers[l.svc], s.cfg.KeepAlive[l.svc])
 		s.servers = append(s.servers, srv)
 		s.wg.Add(1)
 		go func() {
@@ -630,31 +616,14 @@ func (s *Server) track(h http.Handler) http.Handler {
 	})
 }
 
-// httpServer is what Start and Close need of an HTTP server.
-type httpServer interface {
-	Serve(net.Listener) error
-	Shutdown(context.Context) error
-	Close() error
-}
-
-func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) (httpServer, error) {
-	errLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+// newHTTPServer is the HTTP/1.1 server (internal/h1) of one listener.
+func (s *Server) newHTTPServer(h http.Handler, idle time.Duration) *h1.Server {
 	if idle <= 0 {
 		idle = 120 * time.Second
 	}
-	switch s.cfg.HTTPServer {
-	case "", "h1":
-		return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-			ErrorLog: errLog, ConnState: s.conns.track, HeaderBudget: s.budget, ProgressTimeout: s.cfg.ProgressTimeout,
-			Refused: refusedBy(h)}, nil
-	case "std":
-		return &http.Server{Handler: stdHeadLimits(stdProgress(h, s.cfg.ProgressTimeout)), ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: stdMaxHeaderBytes, IdleTimeout: idle,
-			ErrorLog: errLog, ConnContext: httpx.ConnContext, ConnState: func(c net.Conn, st http.ConnState) {
-				budgetState(c, st)
-				s.conns.track(c, st)
-			}}, nil
-	}
-	return nil, fmt.Errorf("unknown HTTP server %q (want h1 or std)", s.cfg.HTTPServer)
+	return &h1.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
+		ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn), ConnState: s.conns.track, HeaderBudget: s.budget,
+		ProgressTimeout: s.cfg.ProgressTimeout, Refused: refusedBy(h)}
 }
 
 // sharedEngine reports whether other lazuli instances may use the engine

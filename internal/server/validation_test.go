@@ -60,7 +60,7 @@ func signed(t *testing.T, addr, method, path string, table bool, hdr map[string]
 // and a declared body larger than the operation allows, answered from the
 // headers before any of the body is sent.
 func TestValidationFromHeaders(t *testing.T) {
-	s := startServer(t, "")
+	s := startServer(t)
 	blobAddr, queueAddr, tableAddr := s.Addr(auth.Blob), s.Addr(auth.Queue), s.Addr(auth.Table)
 	want := func(what string, status int, code string, gotStatus int, gotCode string) {
 		t.Helper()

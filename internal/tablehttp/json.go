@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/table"
@@ -67,62 +65,8 @@ func parseMetadata(format, accept string) (metadata, error) {
 type rawProp struct {
 	name string
 	raw  json.RawMessage
-	// off is the offset of raw in the body scanObject read it from, or
-	// -1 when raw is a copy.
+	// off is the offset of raw in the body readObject read it from.
 	off int
-}
-
-// readObject reads one JSON object keeping member order and rejecting
-// duplicate members. Member names are cut from text, the body as a string
-// (text may be "" when the caller has none).
-func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
-	if !utf8.Valid(body) {
-		return nil, azerr.Newf(azerr.InvalidInput, "The request body is not valid UTF-8.")
-	}
-	if out, ok := scanObject(body, text, buf); ok {
-		return out, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, invalidJSON()
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, invalidJSON()
-	}
-	var out []rawProp
-	seen := map[string]struct{}{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, invalidJSON()
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, invalidJSON()
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, invalidJSON()
-		}
-		if _, dup := seen[name]; dup {
-			return nil, azerr.New(azerr.DuplicatePropertiesSpecified)
-		}
-		seen[name] = struct{}{}
-		out = append(out, rawProp{name, raw, -1})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, invalidJSON()
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalidJSON()
-	}
-	return out, nil
-}
-
-func invalidJSON() *azerr.Error {
-	return azerr.Newf(azerr.InvalidInput, "The request body is not a valid JSON object.")
 }
 
 // bodyEntity is an entity as decoded from a request body.
@@ -147,9 +91,6 @@ func decodeEntity(body []byte) (bodyEntity, error) {
 	// plain returns the text of a member's value that is a string needing
 	// no unescaping.
 	plain := func(m *rawProp) (string, bool) {
-		if m.off < 0 {
-			return plainString(m.raw)
-		}
 		if !isPlainString(m.raw) {
 			return "", false
 		}

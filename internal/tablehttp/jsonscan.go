@@ -3,91 +3,182 @@ package tablehttp
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
 )
 
-// scanObject is the fast path of readObject for the bodies clients send:
-// one flat object whose member names and string values carry no escapes
-// and whose values are strings, numbers, true, false or null. It accepts
-// only input that encoding/json reads the same way; anything else (escapes,
-// nested values, malformed or duplicate members) reports ok = false and the
-// caller takes the general path, which also produces the exact error.
+// readObject reads one JSON object keeping member order: the members'
+// values are left raw (slices of body) for decodeEntity. A duplicate
+// member is 400 DuplicatePropertiesSpecified, anything encoding/json
+// would refuse (or body that is not valid UTF-8) 400 InvalidInput. Member
+// names are cut from text, the body as a string, when they need no
+// unescaping (text may be "" when the caller has none), so they cost no
+// allocation of their own; members are appended to buf[:0].
 //
-// Member names are cut from text when it is the body as a string, so they
-// cost no allocation of their own. Members are appended to buf[:0].
-func scanObject(body []byte, text string, buf []rawProp) (out []rawProp, ok bool) {
+// It is the one reader of request objects: the bodies clients send (flat
+// objects of plain strings, numbers and literals) take its byte loops,
+// and escapes or nested values, which encoding/json reads the same way
+// (FuzzReadObject holds it to that), cost only where they appear.
+func readObject(body []byte, text string, buf []rawProp) ([]rawProp, error) {
+	if !utf8.Valid(body) {
+		return nil, azerr.Newf(azerr.InvalidInput, "The request body is not valid UTF-8.")
+	}
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
-		return nil, false
+		return nil, invalidJSON()
 	}
 	i = skipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
 		if skipSpace(body, i+1) != len(body) {
-			return nil, false
+			return nil, invalidJSON()
 		}
-		return nil, true
+		return nil, nil
 	}
-	out = buf[:0]
+	out := buf[:0]
+	var seen map[string]struct{} // past dupScan members, for the duplicate check
 	for {
 		// Member name.
-		end, ok := scanPlainString(body, i)
+		end, plain, ok := scanString(body, i)
 		if !ok {
-			return nil, false
+			return nil, invalidJSON()
 		}
 		var name string
-		if len(text) == len(body) {
-			name = text[i+1 : end-1]
-		} else {
-			name = string(body[i+1 : end-1])
-		}
-		for _, p := range out {
-			if p.name == name {
-				return nil, false
+		switch {
+		case !plain:
+			if json.Unmarshal(body[i:end], &name) != nil {
+				return nil, invalidJSON()
 			}
+		case len(text) == len(body):
+			name = text[i+1 : end-1]
+		default:
+			name = string(body[i+1 : end-1])
 		}
 		i = skipSpace(body, end)
 		if i >= len(body) || body[i] != ':' {
-			return nil, false
+			return nil, invalidJSON()
 		}
 		i = skipSpace(body, i+1)
-		// Scalar value.
 		start := i
-		if i >= len(body) {
-			return nil, false
+		if i, ok = scanValue(body, i, 1); !ok {
+			return nil, invalidJSON()
 		}
-		switch c := body[i]; {
-		case c == '"':
-			i, ok = scanPlainString(body, i)
-		case c == '-' || (c >= '0' && c <= '9'):
-			i, ok = scanNumber(body, i)
-		case c == 't':
-			i, ok = scanLiteral(body, i, "true")
-		case c == 'f':
-			i, ok = scanLiteral(body, i, "false")
-		case c == 'n':
-			i, ok = scanLiteral(body, i, "null")
-		default:
-			ok = false
-		}
-		if !ok {
-			return nil, false
+		// A duplicate is found once its value is read, as encoding/json's
+		// streaming reader would.
+		if len(out) < dupScan {
+			for _, p := range out {
+				if p.name == name {
+					return nil, azerr.New(azerr.DuplicatePropertiesSpecified)
+				}
+			}
+		} else {
+			if seen == nil {
+				seen = make(map[string]struct{}, 2*dupScan)
+				for _, p := range out {
+					seen[p.name] = struct{}{}
+				}
+			}
+			if _, dup := seen[name]; dup {
+				return nil, azerr.New(azerr.DuplicatePropertiesSpecified)
+			}
+			seen[name] = struct{}{}
 		}
 		out = append(out, rawProp{name: name, raw: json.RawMessage(body[start:i]), off: start})
 		i = skipSpace(body, i)
 		if i >= len(body) {
-			return nil, false
+			return nil, invalidJSON()
 		}
 		if body[i] == '}' {
 			break
 		}
 		if body[i] != ',' {
-			return nil, false
+			return nil, invalidJSON()
 		}
 		i = skipSpace(body, i+1)
 	}
 	if skipSpace(body, i+1) != len(body) {
-		return nil, false
+		return nil, invalidJSON()
 	}
-	return out, true
+	return out, nil
+}
+
+// dupScan is how many members readObject checks for duplicates by a
+// linear scan (an entity's usual size, no map to allocate); beyond it a
+// map keeps the check linear in the body, whatever a client sends.
+const dupScan = 32
+
+func invalidJSON() *azerr.Error {
+	return azerr.Newf(azerr.InvalidInput, "The request body is not a valid JSON object.")
+}
+
+// maxDepth bounds the nesting of values, as encoding/json does.
+const maxDepth = 10000
+
+// scanValue returns the index just past the JSON value starting at b[i];
+// depth is the nesting of that value.
+func scanValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	var ok bool
+	switch c := b[i]; {
+	case c == '"':
+		i, _, ok = scanString(b, i)
+	case c == '-' || (c >= '0' && c <= '9'):
+		i, ok = scanNumber(b, i)
+	case c == 't':
+		i, ok = scanLiteral(b, i, "true")
+	case c == 'f':
+		i, ok = scanLiteral(b, i, "false")
+	case c == 'n':
+		i, ok = scanLiteral(b, i, "null")
+	case c == '{' || c == '[':
+		i, ok = scanComposite(b, i, depth)
+	}
+	return i, ok
+}
+
+// scanComposite returns the index just past the object or array starting
+// at b[i] (a member value: decodeEntity refuses it, but only once the
+// whole body is known to be JSON).
+func scanComposite(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return 0, false
+	}
+	obj := b[i] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if obj {
+			if i, _, ok = scanString(b, i); !ok {
+				return 0, false
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+		if i, ok = scanValue(b, i, depth+1); !ok {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i >= len(b):
+			return 0, false
+		case b[i] == closer:
+			return i + 1, true
+		case b[i] != ',':
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
 }
 
 // skipSpace returns the index of the first non-whitespace byte at or
@@ -104,19 +195,45 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// scanPlainString returns the index just past a string starting at b[i]
-// that holds no escape and no control character; ok is false otherwise.
-// The caller has checked that b is valid UTF-8.
-func scanPlainString(b []byte, i int) (int, bool) {
+// scanString returns the index just past the JSON string starting at
+// b[i], and whether it holds no escape (plain: its text is the bytes
+// between the quotes); ok is false when it is no valid JSON string. The
+// caller has checked that b is valid UTF-8.
+func scanString(b []byte, i int) (end int, plain, ok bool) {
 	if i >= len(b) || b[i] != '"' {
-		return 0, false
+		return 0, false, false
 	}
 	n := bytes.IndexByte(b[i+1:], '"')
-	if n < 0 || !jsonPlain(b[i+1:i+1+n], false) {
-		return 0, false
+	if n >= 0 && jsonPlain(b[i+1:i+1+n], false) {
+		return i + 1 + n + 1, true, true
 	}
-	return i + 1 + n + 1, true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, false, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			j++
+			if j >= len(b) {
+				return 0, false, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) || !isHex(b[j+1]) || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) {
+					return 0, false, false
+				}
+				j += 4
+			default:
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, false
 }
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // jsonPlain reports whether s can stand inside a JSON string as it is:
 // no '"', no '\\' and no byte below 0x20; with ascii set, also no byte at
@@ -213,13 +330,4 @@ func scanLiteral(b []byte, i int, lit string) (int, bool) {
 // unescaping.
 func isPlainString(raw []byte) bool {
 	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && jsonPlain(raw[1:len(raw)-1], false)
-}
-
-// plainString returns the text of a JSON string value that needs no
-// unescaping, as scanObject produces; ok is false for any other value.
-func plainString(raw []byte) (string, bool) {
-	if !isPlainString(raw) {
-		return "", false
-	}
-	return string(raw[1 : len(raw)-1]), true
 }
