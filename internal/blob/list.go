@@ -218,7 +218,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					b.AsOf = now
 					b.settleRehydration(now)
 					if bi.snap == "" {
-						base = b
+						if !b.expired(now) {
+							base = b
+						}
 					} else {
 						snaps = append(snaps, b)
 					}

@@ -38,7 +38,12 @@ func (h *handler) createContainer(rq *req) error {
 	if err != nil {
 		return err
 	}
-	c, err := h.svc.CreateContainerScoped(rq.ctx(), rq.info.Account, rq.container, meta, pa, scope, deny)
+	immutable, err := h.immutableVersioningHeader(rq)
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateContainerWith(rq.ctx(), rq.info.Account, rq.container,
+		blob.ContainerOptions{Meta: meta, Public: pa, Scope: scope, Deny: deny, ImmutableVersioning: immutable})
 	if err != nil {
 		return err
 	}
@@ -97,6 +102,9 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 	}
 	hd.Set("X-Ms-Has-Immutability-Policy", "false")
 	hd.Set("X-Ms-Has-Legal-Hold", "false")
+	if c.ImmutableVersioning {
+		hd.Set("X-Ms-Immutable-Storage-With-Versioning-Enabled", "true")
+	}
 	hd.Set("X-Ms-Default-Encryption-Scope", defaultScope(c))
 	hd.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(c.DenyScopeOverride))
 }
@@ -361,6 +369,9 @@ func (h *handler) listContainers(rq *req) error {
 		b.WriteString("<DefaultEncryptionScope>" + azerr.EscapeXML(defaultScope(c)) + "</DefaultEncryptionScope><DenyEncryptionScopeOverride>" +
 			strconv.FormatBool(c.DenyScopeOverride) + "</DenyEncryptionScopeOverride>")
 		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>")
+		if c.ImmutableVersioning {
+			b.WriteString("<ImmutableStorageWithVersioningEnabled>true</ImmutableStorageWithVersioningEnabled>")
+		}
 		if d := e.deleted; d != nil {
 			b.WriteString("<DeletedTime>" + httpx.FormatHTTPTime(d.Deleted) + "</DeletedTime><RemainingRetentionDays>" +
 				strconv.Itoa(d.Deletion().RemainingDays(c.AsOf)) + "</RemainingRetentionDays>")
@@ -485,6 +496,7 @@ func (h *handler) listBlobs(rq *req) error {
 		if len(bl.Tags) > 0 {
 			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")
 		}
+		protectionXML(&b, bl, inc)
 		b.WriteString("</Properties>")
 		if inc["metadata"] {
 			metaXML(&b, bl.Meta)
