@@ -171,9 +171,12 @@ step_js() {
   d=$(mktemp -d) # not local: the EXIT trap reads it after the function returns
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$d"' EXIT
   # An extra account whose key is not strict base64, as scripts written
-  # for the reference emulator carry.
-  AZURITE_ACCOUNTS="jslenient:password123" start_lazuli "$d/log" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 \
-    --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 --webPort 0
+  # for the reference emulator carry, and one that keeps blob versions
+  # (version-level immutability needs them).
+  local wkey
+  wkey=$(printf 'lazuli worm test account key, not a secret, 64 bytes long!!!!!!!' | base64 -w0)
+  AZURITE_ACCOUNTS="jslenient:password123;jsworm:$wkey" start_lazuli "$d/log" --inMemoryPersistence --silent \
+    --blobVersioningAccounts jsworm --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 --webPort 0
   local blob="http://$(addr_of blob)/devstoreaccount1"
   npm_in conformance/table/js
   (cd conformance/table/js && LAZULI_TABLE_URL="http://$(addr_of table)/devstoreaccount1" node roundtrip.mjs)
@@ -181,6 +184,7 @@ step_js() {
   npm_in conformance/blob/js
   (cd conformance/blob/js && LAZULI_BLOB_URL=$blob LAZULI_LENIENT_ACCOUNT="jslenient:password123" node blob.mjs &&
     LAZULI_BLOB_URL=$blob node softdelete.mjs &&
+    LAZULI_BLOB_URL="http://$(addr_of blob)/jsworm" LAZULI_ACCOUNT=jsworm LAZULI_KEY="$wkey" node immutability.mjs &&
     LAZULI_BLOB_URL=$blob LAZULI_WEB_URL="http://$(addr_of web)/devstoreaccount1" node website.mjs)
   npm_in conformance/queue/js
   (cd conformance/queue/js && LAZULI_QUEUE_URL="http://$(addr_of queue)/devstoreaccount1" node queue.mjs)
