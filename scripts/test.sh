@@ -280,7 +280,7 @@ pool() {
 }
 pool \
   step_file "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips" \
-  step_blob_az "Blob soft delete and versions: az CLI" \
+  step_blob_az "Blob soft delete, versions, immutability and legal holds: az CLI" \
   step_recipes "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone" \
   step_dfs "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs" \
   step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)" \
