@@ -446,3 +446,41 @@ func TestSetBlobExpiryNeedsNamespace(t *testing.T) {
 		mustCode(t, err, 400, "InvalidQueryParameterValue")
 	})
 }
+
+// TestContainerDeleteRetentionPerAccount: --containerDeleteRetentionAccounts
+// gives an account its own container delete retention, or turns the
+// server-wide one off for it.
+func TestContainerDeleteRetentionPerAccount(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*emulator.Options)
+		days int32 // 0: not kept
+	}{
+		{"own", func(o *emulator.Options) { o.ContainerDeleteRetentionAccounts = map[string]int{emulator.Account: 2} }, 2},
+		{"off", func(o *emulator.Options) {
+			o.ContainerDeleteRetentionDays = 3
+			o.ContainerDeleteRetentionAccounts = map[string]int{emulator.Account: 0}
+		}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			harness.ForEachWith(t, c.set, func(t *testing.T, tg *harness.Target) {
+				ctx := harness.Ctx(t)
+				e := newEnv(t, tg)
+				_, err := e.cc.Delete(ctx, nil)
+				must(t, err)
+				pg, err := e.c.ServiceClient().NewListContainersPager(&service.ListContainersOptions{Prefix: ptr(e.name),
+					Include: service.ListContainersInclude{Deleted: true}}).NextPage(ctx)
+				must(t, err)
+				if c.days == 0 {
+					if len(pg.ContainerItems) != 0 {
+						t.Fatal("a deleted container was kept")
+					}
+					return
+				}
+				if len(pg.ContainerItems) != 1 || *pg.ContainerItems[0].Properties.RemainingRetentionDays != c.days {
+					t.Fatalf("deleted containers: %+v", pg.ContainerItems)
+				}
+			})
+		})
+	}
+}
