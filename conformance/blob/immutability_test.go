@@ -422,6 +422,10 @@ func TestSetBlobExpiry(t *testing.T) {
 		}
 		_, err = bb.SetMetadata(ctx, map[string]*string{"m": ptr("x")}, nil)
 		mustCode(t, err, 404, "BlobNotFound")
+		_, err = bb.GetBlockList(ctx, blockblob.BlockListTypeAll, nil)
+		mustCode(t, err, 404, "BlobNotFound")
+		_, err = bb.GetTags(ctx, nil)
+		mustCode(t, err, 404, "BlobNotFound")
 		_, err = bb.Upload(ctx, body([]byte("new")), nil)
 		must(t, err)
 		if at := expiry(); at != nil {

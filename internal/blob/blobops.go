@@ -80,10 +80,13 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 		return nil, lease.State{}, err
 	}
 	if b != nil && b.expired(now) {
-		// Set Blob Expiry's time has come: the blob is gone for this
-		// write, which removes it before going on.
-		if err := removeExpired(tx, ref, b); err != nil {
-			return nil, lease.State{}, err
+		// Set Blob Expiry's time has come: the blob is gone. A write
+		// removes it before going on (reads may run in a snapshot
+		// transaction; the purge removes it then).
+		if !o.read {
+			if err := removeExpired(tx, ref, b); err != nil {
+				return nil, lease.State{}, err
+			}
 		}
 		b = nil
 	}
