@@ -488,3 +488,35 @@ func TestContainerDeleteRetentionPerAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestListDeletedWithVersions: include=deletedwithversions lists a blob
+// whose current version was deleted and which keeps previous versions,
+// once, marked HasVersionsOnly; without it the blob is not listed.
+func TestListDeletedWithVersions(t *testing.T) {
+	harness.ForEachWith(t, versioned, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		e := newEnv(t, tg)
+		bb := e.cc.NewBlockBlobClient("dv")
+		_, err := bb.Upload(ctx, body([]byte("one")), nil)
+		must(t, err)
+		_, err = bb.Upload(ctx, body([]byte("two")), nil)
+		must(t, err)
+		_, err = e.cc.NewBlockBlobClient("live").Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		_, err = bb.Delete(ctx, nil)
+		must(t, err)
+		list := func(inc container.ListBlobsInclude) []*container.BlobItem {
+			pg, err := e.cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: inc}).NextPage(ctx)
+			must(t, err)
+			return pg.Segment.BlobItems
+		}
+		if items := list(container.ListBlobsInclude{}); len(items) != 1 || *items[0].Name != "live" {
+			t.Fatalf("plain listing: %d items", len(items))
+		}
+		items := list(container.ListBlobsInclude{DeletedWithVersions: true})
+		if len(items) != 2 || *items[0].Name != "dv" || items[0].HasVersionsOnly == nil || !*items[0].HasVersionsOnly ||
+			*items[0].Properties.ContentLength != 3 || items[1].HasVersionsOnly != nil {
+			t.Fatalf("deletedwithversions: %+v", items)
+		}
+	})
+}

@@ -401,7 +401,8 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
+		DeletedWithVersions: inc["deletedwithversions"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -433,6 +434,9 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		if it.Deleted != nil {
 			b.WriteString("<Deleted>true</Deleted>")
+		}
+		if it.HasVersionsOnly {
+			b.WriteString("<HasVersionsOnly>true</HasVersionsOnly>")
 		}
 		b.WriteString("<Properties>")
 		if it.Uncommitted {
