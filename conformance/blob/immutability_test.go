@@ -24,17 +24,43 @@ import (
 // the immutability tests move.
 func versionedAdmin(o *emulator.Options) { versioned(o); o.Admin = true }
 
-// advanceClock moves the target's clock forward by d (admin /clock).
+// clockState is the admin listener's /clock answer.
+type clockState struct {
+	OffsetMs int64 `json:"offsetMs"`
+}
+
+// advanceClock moves the target's clock forward by d (admin /clock) and
+// waits until every instance of the target sees it (instances sharing a
+// database read the offset back periodically).
 func advanceClock(t *testing.T, tg *harness.Target, d time.Duration) {
 	t.Helper()
+	call := func(method, url, payload string) clockState {
+		t.Helper()
+		req, err := http.NewRequestWithContext(harness.Ctx(t), method, url, strings.NewReader(payload))
+		must(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		defer resp.Body.Close()
+		var st clockState
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+			t.Fatalf("%s %s: %d", method, url, resp.StatusCode)
+		}
+		return st
+	}
 	payload, _ := json.Marshal(map[string]string{"advance": d.String()})
-	req, err := http.NewRequestWithContext(harness.Ctx(t), http.MethodPost, tg.Emulator.AdminURL()+"/clock", strings.NewReader(string(payload)))
-	must(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("advance clock: %d", resp.StatusCode)
+	want := call(http.MethodPost, tg.Emulator.AdminURL()+"/clock", string(payload)).OffsetMs
+	instances := []*emulator.Emulator{tg.Emulator}
+	if rr, ok := tg.Transport.(*harness.RoundRobin); ok {
+		instances = rr.Instances
+	}
+	for _, emu := range instances {
+		deadline := time.Now().Add(10 * time.Second)
+		for call(http.MethodGet, emu.AdminURL()+"/clock", "").OffsetMs != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("instance %s does not see the clock moved", emu.AdminURL())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 
