@@ -452,6 +452,8 @@ func TestSetBlobExpiry(t *testing.T) {
 		mustCode(t, err, 404, "BlobNotFound")
 		_, err = bb.GetTags(ctx, nil)
 		mustCode(t, err, 404, "BlobNotFound")
+		_, err = e.cc.NewBlobClient("copy").StartCopyFromURL(ctx, bb.URL(), nil)
+		mustCode(t, err, 404, "BlobNotFound")
 		_, err = bb.Upload(ctx, body([]byte("new")), nil)
 		must(t, err)
 		if at := expiry(); at != nil {

@@ -53,7 +53,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	if b == nil {
+	if b == nil || b.expired(now) {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b.settleRehydration(now)
