@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	dlfile "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 	"github.com/lazuli-storage/lazuli/emulator"
@@ -545,6 +546,28 @@ func TestListDeletedWithVersions(t *testing.T) {
 		if len(items) != 2 || *items[0].Name != "dv" || items[0].HasVersionsOnly == nil || !*items[0].HasVersionsOnly ||
 			*items[0].Properties.ContentLength != 3 || items[1].HasVersionsOnly != nil {
 			t.Fatalf("deletedwithversions: %+v", items)
+		}
+	})
+}
+
+// TestSetExpiryDataLake: the Data Lake SDK's file Set Expiry (sent to the
+// Blob endpoint) on a file made through the dfs API.
+func TestSetExpiryDataLake(t *testing.T) {
+	harness.ForEachWith(t, func(o *emulator.Options) { o.HierarchicalNamespace = true }, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		fs := tg.DataLake(t).NewFileSystemClient(harness.UniqueName("lake"))
+		_, err := fs.Create(ctx, nil)
+		must(t, err)
+		fc := fs.NewFileClient("dir/f")
+		_, err = fc.Create(ctx, nil)
+		must(t, err)
+		abs := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		_, err = fc.SetExpiry(ctx, dlfile.SetExpiryValues{ExpiryType: dlfile.SetExpiryTypeAbsolute, ExpiresOn: abs.Format(http.TimeFormat)}, nil)
+		must(t, err)
+		p, err := fc.GetProperties(ctx, nil)
+		must(t, err)
+		if p.ExpiresOn == nil || !p.ExpiresOn.Equal(abs) {
+			t.Fatalf("expiry: %v, want %v", p.ExpiresOn, abs)
 		}
 	})
 }
