@@ -222,7 +222,8 @@ step_file() {
 }
 
 step_blob_az() {
-  command -v az >/dev/null 2>&1 || { echo "az (Debian's azure-cli) is needed for this step" >&2; return 1; }
+  command -v az >/dev/null 2>&1 && /usr/bin/python3 -c 'import azure.storage.blob' 2>/dev/null ||
+    { echo "az (Debian's azure-cli) and Debian's python3-azure are needed for this step" >&2; return 1; }
   local vkey
   d=$(mktemp -d) # not local: the EXIT trap reads it after the function returns
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$d"' EXIT
