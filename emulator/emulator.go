@@ -82,6 +82,9 @@ type Options struct {
 	// ContainerDeleteRetentionDays keeps deleted containers that many
 	// days for Restore Container (0: off).
 	ContainerDeleteRetentionDays int
+	// ContainerDeleteRetentionAccounts gives the accounts it names their
+	// own container delete retention days (0: off for that account).
+	ContainerDeleteRetentionAccounts map[string]int
 	// HierarchicalNamespace gives every account a hierarchical namespace:
 	// the Data Lake Storage Gen2 (dfs) API on the Blob endpoint.
 	HierarchicalNamespace bool
@@ -120,7 +123,7 @@ func Start(o Options) (*Emulator, error) {
 	cfg := server.Config{InMemory: o.InMemory, Location: o.Dir, Sync: o.Sync, EngineKind: o.EngineKind, Engine: o.Engine,
 		Log: o.Log, Silent: o.Log == nil, Now: o.Now, CertFile: o.CertFile, KeyFile: o.KeyFile, OAuth: o.OAuth,
 		EncryptionScopes: o.EncryptionScopes, BlobVersioning: o.BlobVersioning, BlobVersioningAccounts: o.BlobVersioningAccounts,
-		ContainerDeleteRetentionDays: o.ContainerDeleteRetentionDays, HierarchicalNamespace: o.HierarchicalNamespace, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
+		ContainerDeleteRetentionDays: o.ContainerDeleteRetentionDays, ContainerDeleteRetentionAccounts: o.ContainerDeleteRetentionAccounts, HierarchicalNamespace: o.HierarchicalNamespace, PostgresURL: o.PostgresURL, Advertise: o.Advertise}
 	if !o.NoListen {
 		addr := host + ":0"
 		cfg.BlobAddr, cfg.QueueAddr, cfg.TableAddr, cfg.FileAddr = addr, addr, addr, addr

@@ -171,9 +171,12 @@ step_js() {
   d=$(mktemp -d) # not local: the EXIT trap reads it after the function returns
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$d"' EXIT
   # An extra account whose key is not strict base64, as scripts written
-  # for the reference emulator carry.
-  AZURITE_ACCOUNTS="jslenient:password123" start_lazuli "$d/log" --inMemoryPersistence --silent --blobPort 0 --queuePort 0 \
-    --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 --webPort 0
+  # for the reference emulator carry, and one that keeps blob versions
+  # (version-level immutability needs them).
+  local wkey
+  wkey=$(printf 'lazuli worm test account key, not a secret, 64 bytes long!!!!!!!' | base64 -w0)
+  AZURITE_ACCOUNTS="jslenient:password123;jsworm:$wkey" start_lazuli "$d/log" --inMemoryPersistence --silent \
+    --blobVersioningAccounts jsworm --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0 --webPort 0
   local blob="http://$(addr_of blob)/devstoreaccount1"
   npm_in conformance/table/js
   (cd conformance/table/js && LAZULI_TABLE_URL="http://$(addr_of table)/devstoreaccount1" node roundtrip.mjs)
@@ -181,6 +184,7 @@ step_js() {
   npm_in conformance/blob/js
   (cd conformance/blob/js && LAZULI_BLOB_URL=$blob LAZULI_LENIENT_ACCOUNT="jslenient:password123" node blob.mjs &&
     LAZULI_BLOB_URL=$blob node softdelete.mjs &&
+    LAZULI_BLOB_URL="http://$(addr_of blob)/jsworm" LAZULI_ACCOUNT=jsworm LAZULI_KEY="$wkey" node immutability.mjs &&
     LAZULI_BLOB_URL=$blob LAZULI_WEB_URL="http://$(addr_of web)/devstoreaccount1" node website.mjs)
   npm_in conformance/queue/js
   (cd conformance/queue/js && LAZULI_QUEUE_URL="http://$(addr_of queue)/devstoreaccount1" node queue.mjs)
@@ -218,7 +222,8 @@ step_file() {
 }
 
 step_blob_az() {
-  command -v az >/dev/null 2>&1 || { echo "az (Debian's azure-cli) is needed for this step" >&2; return 1; }
+  command -v az >/dev/null 2>&1 && /usr/bin/python3 -c 'import azure.storage.blob' 2>/dev/null ||
+    { echo "az (Debian's azure-cli) and Debian's python3-azure are needed for this step" >&2; return 1; }
   local vkey
   d=$(mktemp -d) # not local: the EXIT trap reads it after the function returns
   trap 'kill "${lz_pid:-}" 2>/dev/null || true; rm -rf "$d"' EXIT
@@ -276,7 +281,7 @@ pool() {
 }
 pool \
   step_file "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips" \
-  step_blob_az "Blob soft delete and versions: az CLI" \
+  step_blob_az "Blob soft delete, versions, immutability and legal holds: az CLI" \
   step_recipes "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone" \
   step_dfs "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs" \
   step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)" \

@@ -98,7 +98,7 @@ var flagGroups = []struct {
 		"blobKeepAliveTimeout", "queueKeepAliveTimeout", "tableKeepAliveTimeout", "disableProductStyleUrl", "progressTimeout"}},
 	{"Storage", []string{"location", "engine", "inMemoryPersistence", "sync", "salvage", "extentMemoryLimit", "postgres", "postgresMaxConns", "instanceExpiry", "advertiseHost"}},
 	{"Security", []string{"cert", "key", "pwd", "oauth", "encryptionScopes"}},
-	{"Data protection", []string{"blobVersioning", "blobVersioningAccounts", "containerDeleteRetentionDays"}},
+	{"Data protection", []string{"blobVersioning", "blobVersioningAccounts", "containerDeleteRetentionDays", "containerDeleteRetentionAccounts"}},
 	{"Data Lake", []string{"hierarchicalNamespace", "hierarchicalNamespaceAccounts"}},
 	{"Compatibility", []string{"loose", "skipApiVersionCheck", "strictApiVersion", "disableTelemetry"}},
 	{"Logging", []string{"silent", "logFormat", "logLevel", "debug"}},

@@ -116,6 +116,7 @@ type options struct {
 	versions  *bool
 	versionAc *string
 	contDays  *int
+	contAccts *string
 	hns       *bool
 	hnsAccts  *string
 	cpuProf   *string
@@ -174,6 +175,7 @@ func newFlags() (*flag.FlagSet, *options) {
 	o.versions = fs.Bool("blobVersioning", false, "keep blob versions in every account (x-ms-version-id; Azure's account setting IsVersioningEnabled)")
 	o.versionAc = fs.String("blobVersioningAccounts", "", "comma-separated `accounts` that keep blob versions (--blobVersioning: all of them)")
 	o.contDays = fs.Int("containerDeleteRetentionDays", 0, "keep deleted containers this many `days` (1-365) for Restore Container (Azure's account setting ContainerDeleteRetentionPolicy); 0: off")
+	o.contAccts = fs.String("containerDeleteRetentionAccounts", "", "comma-separated `account=days` pairs: each account's own container delete retention, over --containerDeleteRetentionDays (0: off for that account)")
 	o.cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the server to this `file` until it stops")
 	o.noProduct = fs.Bool("disableProductStyleUrl", false, "always take the account from the first path segment, never from the host name")
 	o.blobKA = fs.Int("blobKeepAliveTimeout", 120, "`seconds` an idle kept-alive Blob connection stays open")
@@ -266,6 +268,11 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 	}
+	contAccts, err := parseRetentionAccounts(*o.contAccts)
+	if err != nil {
+		log.Error(err.Error())
+		return 2
+	}
 	accounts, warnings, err := auth.ParseAccounts(os.Getenv("AZURITE_ACCOUNTS"))
 	if (*o.engine == server.EnginePostgres) != (*o.pgURL != "") {
 		log.Error("--engine postgres and --postgres <url> go together")
@@ -294,8 +301,8 @@ func run(args []string, stderr io.Writer) int {
 		CertFile: *o.cert, KeyFile: *o.key, CertPassword: *o.pwd, OAuth: *o.oauth == "basic",
 		PathStyleOnly: *o.noProduct, EncryptionScopes: splitList(*o.scopes),
 		BlobVersioning: *o.versions, BlobVersioningAccounts: splitList(*o.versionAc),
-		ContainerDeleteRetentionDays: *o.contDays,
-		HierarchicalNamespace:        *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
+		ContainerDeleteRetentionDays: *o.contDays, ContainerDeleteRetentionAccounts: contAccts,
+		HierarchicalNamespace: *o.hns, HierarchicalNamespaceAccounts: splitList(*o.hnsAccts),
 		KeepAlive: map[auth.Service]time.Duration{
 			auth.Blob: time.Duration(*o.blobKA) * time.Second, auth.Queue: time.Duration(*o.queueKA) * time.Second,
 			auth.Table: time.Duration(*o.tableKA) * time.Second},

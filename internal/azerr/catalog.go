@@ -66,6 +66,9 @@ const (
 	AppendPositionConditionNotMet
 	BlobAlreadyExists
 	BlobArchived
+	BlobImmutableDueToLegalHold
+	BlobImmutableDueToPolicy
+	ContainerImmutableStorageWithVersioningEnabled
 	BlobBeingRehydrated
 	IncrementalCopyOfEarlierSnapshotNotAllowed
 	BlobDoesNotUseCustomerSpecifiedEncryption
@@ -333,6 +336,11 @@ var catalog = [...]def{
 	InvalidBlobTagsFilter:                 {"InvalidBlobTagsFilter", 400, "The specified blob tags filter is invalid."},
 	UnsatisfiableCondition:                {"UnsatisfiableCondition", 400, "The request includes an unsatisfiable condition for this operation."},
 	InvalidTag:                            {"InvalidTag", 400, "The tags specified are invalid. It contains characters that are not permitted."},
+
+	// Blob: version-level immutability.
+	BlobImmutableDueToLegalHold:                    {"BlobImmutableDueToLegalHold", 409, "This operation is not permitted as the blob is immutable due to one or more legal holds."},
+	BlobImmutableDueToPolicy:                       {"BlobImmutableDueToPolicy", 409, "This operation is not permitted as the blob is immutable due to a policy."},
+	ContainerImmutableStorageWithVersioningEnabled: {"ContainerImmutableStorageWithVersioningEnabled", 409, "The requested operation is not allowed as the container has immutable storage with versioning enabled."},
 
 	// Queue.
 	MessageNotFound:    {"MessageNotFound", 404, "The specified message does not exist."},

@@ -28,6 +28,9 @@ type checkOpts struct {
 	// staged, when set, asks for the blob's staging record too (see
 	// getBlobIn); *staged reports whether it is there.
 	staged *bool
+	// guard refuses the write while an immutability policy or legal hold
+	// protects the version (immutableErr).
+	guard bool
 }
 
 // tierSetAt is the access tier change time of a blob written with tier: a
@@ -75,6 +78,17 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	}
 	if err != nil {
 		return nil, lease.State{}, err
+	}
+	if b != nil && b.expired(now) {
+		// Set Blob Expiry's time has come: the blob is gone. A write
+		// removes it before going on (reads may run in a snapshot
+		// transaction; the purge removes it then).
+		if !o.read {
+			if err := removeExpired(tx, ref, b); err != nil {
+				return nil, lease.State{}, err
+			}
+		}
+		b = nil
 	}
 	if b == nil && o.mustExist {
 		return nil, lease.State{}, azerr.New(azerr.BlobNotFound)
@@ -133,6 +147,11 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 			return nil, lease.State{}, azerr.New(code)
 		}
 		ls = n
+	}
+	if o.guard {
+		if err := immutableErr(b, now); err != nil {
+			return nil, lease.State{}, err
+		}
 	}
 	return b, ls, nil
 }
@@ -193,7 +212,7 @@ func (s *Service) readChecked(tx storage.Tx, ref Ref, cond Cond, version string,
 	if err != nil {
 		return nil, err
 	}
-	if b == nil {
+	if b == nil || b.expired(now) {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b.settleRehydration(now)
@@ -277,6 +296,7 @@ type PutBlobRequest struct {
 	PageSize int64 // page blobs: x-ms-blob-content-length
 	Seq      int64 // page blobs: x-ms-blob-sequence-number
 	Tier     string
+	Protect  *Protection // immutability policy and legal hold of the new version
 }
 
 // PutBlob is Put Blob: it replaces any blob of any type, drops its staged
@@ -327,6 +347,10 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 				return err
 			}
 		}
+		if err := s.checkOverwrite(tx, req.Ref, old, req.Protect, now); err != nil {
+			return err
+		}
+		req.Protect.apply(b)
 		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
@@ -406,7 +430,7 @@ type SetPropsRequest struct {
 // SetBlobProperties is Set Blob Properties: every content property is
 // replaced (an omitted one is cleared).
 func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, ref, req.Cond, checkOpts{guard: req.NewSize != nil}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -448,7 +472,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
-	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, ref, cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if err := s.newMetadataVersion(tx, ref, b, now); err != nil {
 			return false, err
 		}
@@ -472,7 +496,7 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		if ref.Snapshot != "" && deleteSnapshots != "" {
 			return azerr.InvalidValue(InputDeleteSnapshots, deleteSnapshots)
 		}
-		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, guard: deleteSnapshots != "only"}, now)
 		if err != nil {
 			return err
 		}

@@ -156,6 +156,8 @@ type PutBlockListRequest struct {
 	Tags   []KV
 	Cond   Cond
 	Tier   string
+	// Protect is the immutability policy and legal hold of the new version.
+	Protect *Protection
 }
 
 // PutBlockList is Put Block List: the blob's content becomes the listed
@@ -260,6 +262,10 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err := dropStaging(tx, req.Ref); err != nil {
 			return err
 		}
+		if err := s.checkOverwrite(tx, req.Ref, old, req.Protect, now); err != nil {
+			return err
+		}
+		req.Protect.apply(b)
 		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
@@ -366,7 +372,7 @@ type AppendRequest struct {
 // appends never overlap.
 func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (*Blob, int64, error) {
 	var off int64
-	b, err := s.modify(ctx, ref, req.Cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	b, err := s.modify(ctx, ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}

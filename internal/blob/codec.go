@@ -97,6 +97,10 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	if b.VersionID != "" {
 		flags |= flagVersion
 	}
+	ext := b.extFlags()
+	if ext != 0 {
+		flags |= flagExt
+	}
 	dst = append(dst, flags)
 	if b.KeySHA256 != "" {
 		dst = content.AppendStr(dst, b.KeySHA256)
@@ -112,6 +116,9 @@ func encodeBlobBinary(dst []byte, b *Blob) []byte {
 	}
 	if b.VersionID != "" {
 		dst = content.AppendStr(dst, b.VersionID)
+	}
+	if ext != 0 {
+		dst = b.appendExt(dst, ext)
 	}
 	return dst
 }
@@ -131,6 +138,9 @@ const (
 	// flagVersion: the blob's version id follows (records written while
 	// versioning was off, or before it existed, have none).
 	flagVersion
+	// flagExt: a second flags byte follows, announcing the fields of
+	// data protection (extFlags); it has room for more.
+	flagExt
 )
 
 // decodeBlobBinaryAt decodes a record written by encodeBlobBinary (tag
@@ -194,7 +204,7 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	b.AppendCount = int(r.Varint())
 	b.TierChanged = r.Time()
 	flags := r.Byte()
-	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental|flagVersion) != 0 {
+	if flags&^(flagExtBlocks|flagSealed|flagCPK|flagScope|flagRehydrate|flagIncremental|flagVersion|flagExt) != 0 {
 		r.Fail()
 	}
 	b.ExtBlocks = flags&flagExtBlocks != 0
@@ -213,6 +223,9 @@ func decodeBlobBinaryAt(v []byte, name, snap string) (*Blob, error) {
 	}
 	if flags&flagVersion != 0 {
 		b.VersionID = r.Str()
+	}
+	if flags&flagExt != 0 {
+		b.readExt(r)
 	}
 	if r.End() != nil {
 		return nil, errCorruptBlob

@@ -39,6 +39,8 @@ type CopyRequest struct {
 	// newer than the one the destination last copied, and the copy
 	// leaves a snapshot of the destination.
 	Incremental bool
+	// Protect is the immutability policy and legal hold of the new version.
+	Protect *Protection
 }
 
 // sourceCheck loads and checks a copy source inside tx. An archived
@@ -51,7 +53,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	if b == nil {
+	if b == nil || b.expired(now) {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	b.settleRehydration(now)
@@ -183,6 +185,10 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		if err := dropStaging(tx, req.Dst); err != nil {
 			return err
 		}
+		if err := s.checkOverwrite(tx, req.Dst, old, req.Protect, now); err != nil {
+			return err
+		}
+		req.Protect.apply(b)
 		if err := s.beforeReplace(tx, req.Dst, old, b, now); err != nil {
 			return err
 		}

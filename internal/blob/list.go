@@ -23,6 +23,10 @@ type ListBlobsRequest struct {
 	Deleted bool
 	// Versions (include=versions) lists previous versions too.
 	Versions bool
+	// DeletedWithVersions (include=deletedwithversions) lists a blob
+	// whose current version was deleted but which has previous versions,
+	// as its newest version marked HasVersionsOnly.
+	DeletedWithVersions bool
 }
 
 // lists reports whether a listing shows the record in snapshot slot snap.
@@ -44,6 +48,9 @@ type ListItem struct {
 	Prefix      string
 	// Deleted is set for a soft-deleted blob or snapshot.
 	Deleted *Deletion
+	// HasVersionsOnly marks a blob that has previous versions and no
+	// current one (Blob is its newest version, without version id).
+	HasVersionsOnly bool
 }
 
 // baseSortKey places the base blob after its snapshots in a listing.
@@ -209,7 +216,11 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			}
 			var base *Blob
 			var snaps []*Blob
+			var newest []byte // the newest previous version's record
 			for bi.ok && bi.name == name {
+				if _, ok := VersionOf(bi.snap); ok && req.DeletedWithVersions {
+					newest = append(newest[:0], bi.value...)
+				}
 				if req.lists(bi.snap) {
 					b, err := decodeBlob(bi.value)
 					if err != nil {
@@ -218,7 +229,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					b.AsOf = now
 					b.settleRehydration(now)
 					if bi.snap == "" {
-						base = b
+						if !b.expired(now) {
+							base = b
+						}
 					} else {
 						snaps = append(snaps, b)
 					}
@@ -274,6 +287,14 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				key = deletedBaseSortKey
 			case staged:
 				emit(ListItem{Blob: &Blob{Name: name, Type: BlockBlob}, Uncommitted: true}, name, key)
+				key = deletedBaseSortKey
+			case newest != nil:
+				b, err := decodeBlob(newest)
+				if err != nil {
+					return err
+				}
+				b.Snapshot, b.VersionID, b.AsOf = "", "", now
+				emit(ListItem{Blob: b, HasVersionsOnly: true}, name, key)
 				key = deletedBaseSortKey
 			}
 			if delBase != nil && !full {

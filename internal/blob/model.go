@@ -83,6 +83,9 @@ type Container struct {
 	// DenyScopeOverride refuses writes naming another scope.
 	DefaultScope      string `json:"ds,omitempty"`
 	DenyScopeOverride bool   `json:"dso,omitempty"`
+	// ImmutableVersioning is version-level immutability support
+	// (x-ms-immutable-storage-with-versioning-enabled), fixed at creation.
+	ImmutableVersioning bool `json:"ivw,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.
@@ -165,6 +168,15 @@ type Blob struct {
 	// is on for its account; previous versions are kept like snapshots,
 	// under VersionKey(id).
 	VersionID string `json:"vid,omitempty"`
+	// ImmutableUntil and ImmutableMode are the version's immutability
+	// policy (Set Blob Immutability Policy; mode Unlocked or Locked, ""
+	// when there is none), LegalHold its legal hold (immutability.go).
+	ImmutableUntil time.Time `json:"iu,omitempty"`
+	ImmutableMode  string    `json:"im,omitempty"`
+	LegalHold      bool      `json:"lh,omitempty"`
+	// ExpiresOn is when Set Blob Expiry makes the blob go (zero: never;
+	// expiry.go).
+	ExpiresOn time.Time `json:"ex,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

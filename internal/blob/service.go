@@ -34,6 +34,9 @@ type Service struct {
 	// containerDays is the container delete retention of an account
 	// (UseContainerRetention).
 	containerDays func(acct string) int
+	// namespace says which accounts have a hierarchical namespace
+	// (UseHierarchicalNamespace).
+	namespace func(acct string) bool
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its
@@ -419,6 +422,26 @@ func (s *Service) CreateContainer(ctx context.Context, acct, name string, meta [
 // CreateContainerScoped is Create Container with a default encryption
 // scope and its deny-override rule.
 func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, meta []KV, public, scope string, deny bool) (*Container, error) {
+	return s.CreateContainerWith(ctx, acct, name, ContainerOptions{Meta: meta, Public: public, Scope: scope, Deny: deny})
+}
+
+// ContainerOptions are what Create Container sets on a new container.
+type ContainerOptions struct {
+	Meta   []KV
+	Public string
+	// Scope and Deny are the default encryption scope and its
+	// deny-override rule.
+	Scope string
+	Deny  bool
+	// ImmutableVersioning turns version-level immutability support on
+	// (x-ms-immutable-storage-with-versioning-enabled); the caller has
+	// checked that versioning is on for the account, as Azure requires.
+	ImmutableVersioning bool
+}
+
+// CreateContainerWith is Create Container with every option.
+func (s *Service) CreateContainerWith(ctx context.Context, acct, name string, o ContainerOptions) (*Container, error) {
+	meta := o.Meta
 	if err := ValidateContainerName(name); err != nil {
 		return nil, err
 	}
@@ -433,8 +456,8 @@ func (s *Service) CreateContainerScoped(ctx context.Context, acct, name string, 
 			return err
 		}
 		now := s.now()
-		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: public,
-			DefaultScope: scope, DenyScopeOverride: deny}
+		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: o.Public,
+			DefaultScope: o.Scope, DenyScopeOverride: o.Deny, ImmutableVersioning: o.ImmutableVersioning}
 		out = c
 		return putContainer(tx, acct, c)
 	})
@@ -466,6 +489,9 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		}
 		now := s.now()
 		if _, err := containerCheck(c, cond, true, now); err != nil {
+			return err
+		}
+		if err := checkImmutableContainer(tx, acct, c); err != nil {
 			return err
 		}
 		if days := s.containerRetention(acct); days > 0 {

@@ -477,6 +477,9 @@ func (s *Service) PurgeExpired(ctx context.Context) error {
 	if err := s.purgeContainers(ctx); err != nil {
 		return err
 	}
+	if err := s.purgeExpiredBlobs(ctx); err != nil {
+		return err
+	}
 	for {
 		n := 0
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {

@@ -189,6 +189,9 @@ func (h *handler) putBlob(rq *req) error {
 		return err
 	}
 	pr := blob.PutBlobRequest{Ref: rq.ref(), Type: bt, Props: nv.props, Meta: nv.meta, Tags: nv.tags, Cond: nv.cond, Tier: nv.tier}
+	if pr.Protect, err = h.protection(rq); err != nil {
+		return err
+	}
 	switch bt {
 	case blob.PageBlob, blob.AppendBlob:
 		if n != 0 {

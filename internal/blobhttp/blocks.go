@@ -155,8 +155,12 @@ func (h *handler) putBlockList(rq *req) error {
 	if err != nil {
 		return err
 	}
+	protect, err := h.protection(rq)
+	if err != nil {
+		return err
+	}
 	b, err := h.svc.PutBlockList(rq.ctx(), blob.PutBlockListRequest{Ref: rq.ref(), Blocks: items, Props: nv.props,
-		Meta: nv.meta, Tags: nv.tags, Cond: nv.cond, Tier: nv.tier})
+		Meta: nv.meta, Tags: nv.tags, Cond: nv.cond, Tier: nv.tier, Protect: protect})
 	if err != nil {
 		return err
 	}

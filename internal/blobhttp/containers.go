@@ -38,7 +38,12 @@ func (h *handler) createContainer(rq *req) error {
 	if err != nil {
 		return err
 	}
-	c, err := h.svc.CreateContainerScoped(rq.ctx(), rq.info.Account, rq.container, meta, pa, scope, deny)
+	immutable, err := h.immutableVersioningHeader(rq)
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateContainerWith(rq.ctx(), rq.info.Account, rq.container,
+		blob.ContainerOptions{Meta: meta, Public: pa, Scope: scope, Deny: deny, ImmutableVersioning: immutable})
 	if err != nil {
 		return err
 	}
@@ -97,6 +102,9 @@ func (h *handler) containerHeaders(rq *req, c *blob.Container, withMeta bool) {
 	}
 	hd.Set("X-Ms-Has-Immutability-Policy", "false")
 	hd.Set("X-Ms-Has-Legal-Hold", "false")
+	if c.ImmutableVersioning {
+		hd.Set("X-Ms-Immutable-Storage-With-Versioning-Enabled", "true")
+	}
 	hd.Set("X-Ms-Default-Encryption-Scope", defaultScope(c))
 	hd.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(c.DenyScopeOverride))
 }
@@ -361,6 +369,9 @@ func (h *handler) listContainers(rq *req) error {
 		b.WriteString("<DefaultEncryptionScope>" + azerr.EscapeXML(defaultScope(c)) + "</DefaultEncryptionScope><DenyEncryptionScopeOverride>" +
 			strconv.FormatBool(c.DenyScopeOverride) + "</DenyEncryptionScopeOverride>")
 		b.WriteString("<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>")
+		if c.ImmutableVersioning {
+			b.WriteString("<ImmutableStorageWithVersioningEnabled>true</ImmutableStorageWithVersioningEnabled>")
+		}
 		if d := e.deleted; d != nil {
 			b.WriteString("<DeletedTime>" + httpx.FormatHTTPTime(d.Deleted) + "</DeletedTime><RemainingRetentionDays>" +
 				strconv.Itoa(d.Deletion().RemainingDays(c.AsOf)) + "</RemainingRetentionDays>")
@@ -390,7 +401,8 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	}
 	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"]}
+		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
+		DeletedWithVersions: inc["deletedwithversions"]}
 	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
 	if err != nil {
 		return err
@@ -422,6 +434,9 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		if it.Deleted != nil {
 			b.WriteString("<Deleted>true</Deleted>")
+		}
+		if it.HasVersionsOnly {
+			b.WriteString("<HasVersionsOnly>true</HasVersionsOnly>")
 		}
 		b.WriteString("<Properties>")
 		if it.Uncommitted {
@@ -485,6 +500,7 @@ func (h *handler) listBlobs(rq *req) error {
 		if len(bl.Tags) > 0 {
 			b.WriteString("<TagCount>" + strconv.Itoa(len(bl.Tags)) + "</TagCount>")
 		}
+		protectionXML(&b, bl, inc)
 		b.WriteString("</Properties>")
 		if inc["metadata"] {
 			metaXML(&b, bl.Meta)

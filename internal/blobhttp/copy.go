@@ -102,6 +102,9 @@ func (h *handler) doCopy(rq *req, fromURL bool) error {
 	syncCopy := strings.EqualFold(hd.Get("X-Ms-Requires-Sync"), "true")
 	cr := blob.CopyRequest{Dst: rq.ref(), Src: src, SourceURL: srcURL, Tags: tags, Cond: cond, SrcCond: scond, FromURL: fromURL, Tier: tier,
 		Rehydrate: !fromURL && !syncCopy}
+	if cr.Protect, err = h.protection(rq); err != nil {
+		return err
+	}
 	switch opt := hd.Get("X-Ms-Copy-Source-Tag-Option"); {
 	case opt == "" || strings.EqualFold(opt, "REPLACE"):
 	case strings.EqualFold(opt, "COPY"):

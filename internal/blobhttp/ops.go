@@ -54,7 +54,10 @@ var (
 	blobRead       = auth.Access{Resource: auth.ResObject, Perms: "r"}
 	blobWrite      = auth.Access{Resource: auth.ResObject, Perms: "w"}
 	blobAddWrite   = auth.Access{Resource: auth.ResObject, Perms: "cw"}
-	accountInfo    = op{"GetAccountInfo", auth.Access{Resource: auth.ResService, Perms: "racwdl", AccountPerms: "racwdlup"}, checkAccess, (*handler).accountInfo}
+	// blobImmutable is the set-immutability permission (i) of the
+	// immutability policy and legal hold operations.
+	blobImmutable = auth.Access{Resource: auth.ResObject, Perms: "i"}
+	accountInfo   = op{"GetAccountInfo", auth.Access{Resource: auth.ResService, Perms: "racwdl", AccountPerms: "racwdlup"}, checkAccess, (*handler).accountInfo}
 )
 
 // on is one row of the operation table.
@@ -116,6 +119,10 @@ var routes = httpx.NewRouter([]httpx.Route[op]{
 	on(blobLevel, "*", "tags", "PUT", nil, op{"SetBlobTags", auth.Access{Resource: auth.ResObject, Perms: "t"}, checkAccess, (*handler).setTags}),
 	on(blobLevel, "*", "undelete", "PUT", nil, op{"UndeleteBlob", blobWrite, checkAccess, (*handler).undeleteBlob}),
 	on(blobLevel, "*", "tier", "PUT", nil, op{"SetBlobTier", blobWrite, checkAccess, (*handler).setTier}),
+	on(blobLevel, "*", "immutabilityPolicies", "PUT", nil, op{"SetBlobImmutabilityPolicy", blobImmutable, checkAccess, (*handler).setImmutabilityPolicy}),
+	on(blobLevel, "*", "immutabilityPolicies", "DELETE", nil, op{"DeleteBlobImmutabilityPolicy", blobImmutable, checkAccess, (*handler).deleteImmutabilityPolicy}),
+	on(blobLevel, "*", "legalhold", "PUT", nil, op{"SetBlobLegalHold", blobImmutable, checkAccess, (*handler).setLegalHold}),
+	on(blobLevel, "*", "expiry", "PUT", nil, op{"SetBlobExpiry", blobWrite, checkAccess, (*handler).setExpiry}),
 })
 
 func copySource(r *http.Request) bool { return r.Header.Get("X-Ms-Copy-Source") != "" }

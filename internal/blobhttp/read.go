@@ -106,6 +106,7 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	if len(b.Tags) > 0 {
 		hs.set(hd, "X-Ms-Tag-Count", strconv.Itoa(len(b.Tags)))
 	}
+	protectionHeaders(hd, b)
 	hs.set(hd, "Accept-Ranges", "bytes")
 	hs.set(hd, "X-Ms-Server-Encrypted", "true")
 	return hs

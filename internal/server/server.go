@@ -109,6 +109,10 @@ type Config struct {
 	// days for Restore Container (0: off; Azure's account setting
 	// ContainerDeleteRetentionPolicy).
 	ContainerDeleteRetentionDays int
+	// ContainerDeleteRetentionAccounts gives the accounts it names their
+	// own container delete retention days, over
+	// ContainerDeleteRetentionDays (0: off for that account).
+	ContainerDeleteRetentionAccounts map[string]int
 	// HierarchicalNamespace gives every account a hierarchical namespace
 	// (the dfs API on the Blob port); HierarchicalNamespaceAccounts names
 	// accounts that have one when it is off.
@@ -778,9 +782,15 @@ func (cfg Config) blobVersioning() func(string) bool {
 // containerRetention is the container delete retention of each account
 // (nil: off).
 func (cfg Config) containerRetention() func(string) int {
-	if cfg.ContainerDeleteRetentionDays <= 0 {
+	days := max(min(cfg.ContainerDeleteRetentionDays, 365), 0)
+	if days == 0 && len(cfg.ContainerDeleteRetentionAccounts) == 0 {
 		return nil
 	}
-	days := min(cfg.ContainerDeleteRetentionDays, 365)
-	return func(string) int { return days }
+	per := cfg.ContainerDeleteRetentionAccounts
+	return func(acct string) int {
+		if d, ok := per[acct]; ok {
+			return max(min(d, 365), 0)
+		}
+		return days
+	}
 }

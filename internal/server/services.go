@@ -37,6 +37,7 @@ func (s *Server) buildServices(now func() time.Time) {
 	s.services.Blob.UseMD5Lanes(s.md5)
 	s.services.Blob.UseVersioning(s.cfg.blobVersioning())
 	s.services.Blob.UseContainerRetention(s.cfg.containerRetention())
+	s.services.Blob.UseHierarchicalNamespace(s.hns)
 	s.services.File.UseMD5Lanes(s.md5)
 	if floor != nil {
 		s.services.Blob.UseFloor(floor)

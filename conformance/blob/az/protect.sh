@@ -2,7 +2,8 @@
 # Drives blob data protection with the az CLI (Debian's azure-cli): the
 # delete retention policy, a listing with --include d and az storage blob
 # undelete in the development account, and versions (--include v,
-# --version-id) in an account that keeps them. lazuli runs with
+# --version-id), immutability policies and legal holds in an account that
+# keeps versions. lazuli runs with
 #   AZURITE_ACCOUNTS="azversions:<key>" --blobVersioningAccounts azversions
 #
 #   conformance/blob/az/protect.sh http://127.0.0.1:10000 azversions:<key>
@@ -50,4 +51,34 @@ versions=$(az storage blob list --container-name "$c" --include v --query "[].[v
 first=$(echo "$versions" | head -1 | cut -f1)
 az storage blob download --container-name "$c" --name b --version-id "$first" --file "$work/v1.txt" --output none
 cmp "$work/one.txt" "$work/v1.txt" || fail "version 1 differs"
+
+# Version-level immutability: az cannot create such a container on the
+# data plane, so Debian's Python SDK does (with the header); then az sets
+# and deletes an immutability policy and a legal hold, and a delete under
+# either is refused.
+w="${c}w"
+/usr/bin/python3 - "$w" <<'PY'
+import os, sys
+from azure.storage.blob import ContainerClient
+ContainerClient.from_connection_string(os.environ["AZURE_STORAGE_CONNECTION_STRING"], sys.argv[1]).create_container(
+    headers={"x-ms-immutable-storage-with-versioning-enabled": "true"})
+PY
+az storage blob upload --container-name "$w" --name held --file "$work/one.txt" --output none
+until=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)
+az storage blob immutability-policy set --container-name "$w" --name held --expiry-time "$until" --policy-mode Unlocked --output none
+mode=$(az storage blob show --container-name "$w" --name held --query "immutabilityPolicy.policyMode" --output tsv | tr 'A-Z' 'a-z')
+[ "$mode" = "unlocked" ] || fail "policy mode: $mode"
+if command az storage blob delete --container-name "$w" --name held --only-show-errors >/dev/null 2>"$work/del"; then
+  fail "a blob under an immutability policy was deleted"
+fi
+grep -q BlobImmutableDueToPolicy "$work/del" || fail "delete under policy: $(cat "$work/del")"
+az storage blob immutability-policy delete --container-name "$w" --name held --output none
+az storage blob set-legal-hold --container-name "$w" --name held --legal-hold true --output none
+[ "$(az storage blob show --container-name "$w" --name held --query "hasLegalHold" --output tsv | tr 'A-Z' 'a-z')" = "true" ] || fail "legal hold not shown"
+if command az storage blob delete --container-name "$w" --name held --only-show-errors >/dev/null 2>"$work/del"; then
+  fail "a blob under a legal hold was deleted"
+fi
+grep -q BlobImmutableDueToLegalHold "$work/del" || fail "delete under hold: $(cat "$work/del")"
+az storage blob set-legal-hold --container-name "$w" --name held --legal-hold false --output none
+az storage blob delete --container-name "$w" --name held --output none
 echo "az blob protection: ok"
