@@ -90,6 +90,10 @@ func durableRequest(req *wire.CreateRequest) (q *durable, reconnect *wire.FileID
 	if v1 && v2s {
 		return nil, nil, guid, false, true
 	}
+	if v2 && q != nil {
+		// A v2 reconnect beside a v2 request (MS-SMB2 3.3.5.9.12).
+		return nil, nil, guid, false, true
+	}
 	return q, reconnect, guid, v2, false
 }
 
@@ -138,10 +142,11 @@ func (s *Server) park(o *open) {
 
 // unpark takes back the durable open id for a reconnect of account from
 // client (MS-SMB2 3.3.5.9.7 and 3.3.5.9.12): not found unless the same
-// user (and for a v2 open with the same create GUID) asks, and,
-// for a leased open, with its lease key; a lease reconnect naming
-// another file is STATUS_INVALID_PARAMETER.
-func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
+// user asks, a v2 reconnect (v2 set) only for a v2 open with the same
+// create GUID (a v1 reconnect takes either), and, for a leased open, the
+// same client with its lease key; a lease reconnect naming another file
+// is STATUS_INVALID_PARAMETER.
+func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
 	s.parked.mu.Lock()
 	defer s.parked.mu.Unlock()
 	p := s.parked.opens[id.Persistent]
@@ -149,11 +154,11 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || d.v2 && d.createGUID != guid {
+	if d.account != account || v2 && (!d.v2 || d.createGUID != guid) {
 		return nil, statusObjectNameNotFound
 	}
 	if p.o.lease != nil {
-		if cr == nil || cr.Oplock || cr.Key != *p.o.lease {
+		if cr == nil || cr.Oplock || cr.Key != *p.o.lease || d.clientGUID != client {
 			return nil, statusObjectNameNotFound
 		}
 		if !strings.EqualFold(path, p.o.path) {
@@ -171,7 +176,7 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 // back on this session and tree, still open in the Backend (Force Close
 // Handles may have ended it meanwhile: then it is not found). The other
 // fields of the request are ignored, as Windows does.
-func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, guid [16]byte) *response {
+func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2 bool, guid [16]byte) *response {
 	path, _ := sharePath(req.Name)
 	// Only the lease key of the request counts, whatever the oplock
 	// level says.
@@ -179,7 +184,7 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, gu
 	req.OplockLevel = OplockLease
 	cr := c.cacheRequest(req)
 	req.OplockLevel = level
-	o, status := c.s.unpark(id, r.sess.account, guid, c.clientGUID, cr, path)
+	o, status := c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID, cr, path)
 	if o == nil {
 		return c.errorResponse(r, status)
 	}
@@ -247,9 +252,11 @@ func (s *Server) dropParked(o *open) {
 	o.close()
 }
 
-// closeLost ends a lost connection's session: durable opens are parked,
-// the others closed.
-func (c *conn) closeLost(s *session) {
+// closeSession ends a session, lost with its connection, logged off or
+// replaced by a reconnect naming it as previous: durable opens are parked
+// for their client to take back (as Windows and Samba keep them across a
+// logoff), the others closed.
+func (c *conn) closeSession(s *session) {
 	s.mu.Lock()
 	opens := s.opens
 	s.opens = map[uint64]*open{}
