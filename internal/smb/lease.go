@@ -252,15 +252,16 @@ func (c *conn) oplockBreak(r *request) *response {
 		if o == nil {
 			return c.errorResponse(r, statusObjectNameNotFound)
 		}
-		g, err := o.h.(Cacher).AckBreak(ctx, state)
-		if err != nil {
+		if _, err := o.h.(Cacher).AckBreak(ctx, state); err != nil {
 			return c.errorResponse(r, ackStatus(err))
 		}
+		// The acknowledged state is answered, also when read caching
+		// alone is then broken further at once (MS-SMB2 3.3.5.22.2).
 		out := le.AppendUint16(nil, 36)
 		out = le.AppendUint16(out, 0)
 		out = le.AppendUint32(out, 0)
 		out = append(out, key[:]...)
-		out = le.AppendUint32(out, g.State)
+		out = le.AppendUint32(out, state)
 		out = le.AppendUint64(out, 0)
 		return c.ok(r, out)
 	}
