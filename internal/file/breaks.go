@@ -301,8 +301,9 @@ func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
 		case <-time.After(min(left, breakPoll)):
 		}
 	}
-	// No acknowledgement in time: the break completes without it, as on
-	// Windows.
+	// No acknowledgement in time: the client loses its cache altogether,
+	// as on Windows (smbtorture smb2.lease.timeout); a late
+	// acknowledgement finds no break under way.
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
 		for id := range wait {
 			v, err := tx.Get(handleKey(e.share, e.file, id))
@@ -319,7 +320,7 @@ func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
 			if h.Cache == nil || !h.Cache.Breaking {
 				continue
 			}
-			h.Cache.State, h.Cache.Breaking = h.Cache.BreakTo, false
+			h.Cache.State, h.Cache.Breaking = 0, false
 			if err := tx.Set(handleKey(e.share, e.file, id), encode(h)); err != nil {
 				return err
 			}

@@ -47,8 +47,11 @@ type CacheRequest struct {
 
 // Cache is an oplock or lease as granted or broken.
 type Cache struct {
-	Oplock   bool
-	Key      [16]byte
+	Oplock bool
+	Key    [16]byte
+	// Version is the lease's (1 or 2), set by the open that created it:
+	// every later open of the lease is answered in its form.
+	Version  uint8
 	State    uint32
 	Epoch    uint16
 	Breaking bool
@@ -156,8 +159,12 @@ func grantContext(cr *CacheRequest, g Cache) (uint8, *wire.CreateContext) {
 	}
 	d := make([]byte, 0, 52)
 	d = append(d, cr.Key[:]...)
-	if cr.V2 {
-		if cr.ParentKey != ([16]byte{}) {
+	v2 := cr.V2
+	if g.Version != 0 {
+		v2 = g.Version == 2
+	}
+	if v2 {
+		if cr.V2 && cr.ParentKey != ([16]byte{}) {
 			flags |= leaseFlagParentKeySet
 		}
 		d = le.AppendUint32(d, g.State)
