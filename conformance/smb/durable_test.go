@@ -64,11 +64,11 @@ func TestDurableOpenSurvivesLogoff(t *testing.T) {
 	})
 }
 
-// TestDurableReconnectVersions: a v2 reconnect (DH2C) takes back only a
-// v2 open, with its create GUID; a v1 reconnect (DHnC) takes back a v2
-// open too; a v2 reconnect beside a v2 request is invalid (MS-SMB2
-// 3.3.5.9.12; smbtorture smb2.durable-v2-open.reopen2b, reopen2c and
-// create-blob).
+// TestDurableReconnectVersions: a v2 reconnect (DH2C) takes back an open
+// with the create GUID it names (none for a v1 open); a v1 reconnect
+// (DHnC) takes back a v2 open too; a v2 reconnect beside a v2 request is
+// invalid (MS-SMB2 3.3.5.9.12; smbtorture smb2.durable-v2-open.reopen2b,
+// reopen2c and create-blob, smb2.durable-open.reopen2-lease).
 func TestDurableReconnectVersions(t *testing.T) {
 	engines(t, func(t *testing.T, e *env) {
 		e.createFile(t, "v2.txt", []byte("data"))
@@ -88,14 +88,14 @@ func TestDurableReconnectVersions(t *testing.T) {
 		if r := reconnect("v2.txt", durableReconnect(g2.fid, true, 0)); r.status != smbtest.StatusNotFound {
 			t.Fatalf("DH2C with another create GUID: %#x, want STATUS_OBJECT_NAME_NOT_FOUND", r.status)
 		}
-		if r := reconnect("v1.txt", durableReconnect(g1.fid, true, 0)); r.status != smbtest.StatusNotFound {
-			t.Fatalf("DH2C of a v1 open: %#x, want STATUS_OBJECT_NAME_NOT_FOUND", r.status)
+		if r := reconnect("v1.txt", durableReconnect(g1.fid, true, 9)); r.status != smbtest.StatusNotFound {
+			t.Fatalf("DH2C of a v1 open with a create GUID: %#x, want STATUS_OBJECT_NAME_NOT_FOUND", r.status)
 		}
 		if r := reconnect("v2.txt", durableReconnect(g2.fid, false, 0)); r.status != 0 || r.fid != g2.fid || r.oplock != oplockBatch {
 			t.Fatalf("DHnC of a v2 open: status %#x id %v (was %v) oplock %#x", r.status, r.fid, g2.fid, r.oplock)
 		}
-		if r := reconnect("v1.txt", durableReconnect(g1.fid, false, 0)); r.status != 0 || r.fid != g1.fid {
-			t.Fatalf("DHnC of a v1 open: status %#x", r.status)
+		if r := reconnect("v1.txt", durableReconnect(g1.fid, true, 0)); r.status != 0 || r.fid != g1.fid {
+			t.Fatalf("DH2C without a create GUID of a v1 open: status %#x", r.status)
 		}
 	})
 }

@@ -142,8 +142,9 @@ func (s *Server) park(o *open) {
 
 // unpark takes back the durable open id for a reconnect of account from
 // client (MS-SMB2 3.3.5.9.7 and 3.3.5.9.12): not found unless the same
-// user asks, a v2 reconnect (v2 set) only for a v2 open with the same
-// create GUID (a v1 reconnect takes either), and, for a leased open, the
+// user asks, a v2 reconnect (v2 set) only with the open's create GUID
+// (none for a v1 open; a v1 reconnect takes either), and, for a leased
+// open, the
 // same client with its lease key; a lease reconnect naming another file
 // is STATUS_INVALID_PARAMETER.
 func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
@@ -154,7 +155,7 @@ func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [1
 		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || v2 && (!d.v2 || d.createGUID != guid) {
+	if d.account != account || v2 && d.createGUID != guid {
 		return nil, statusObjectNameNotFound
 	}
 	if p.o.lease != nil {
@@ -230,6 +231,11 @@ func (o *open) sendCacheBreak(b Break) {
 	c := o.conn
 	o.mu.Unlock()
 	if c != nil {
+		if !b.Oplock {
+			// A lease break goes to the client's first connection, as
+			// on Windows (smbtorture smb2.lease.v2_complex1).
+			c = c.clientConns()[0]
+		}
 		c.sendBreak(o, b)
 		return
 	}
