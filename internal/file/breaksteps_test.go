@@ -162,3 +162,17 @@ func TestWritesBreakReadCaching(t *testing.T) {
 	mustNil(t, err)
 	wantBreak(t, waitBreaks(t, log, 1)[0], CacheRead, 0, false)
 }
+
+// An open with delete-on-close breaks other clients' handle caching,
+// without waiting, as setting the disposition does (smbtorture
+// smb2.lease.unlink).
+func TestDeleteOnCloseOpenBreaksHandleCaching(t *testing.T) {
+	svc, ctx := newSvc(t)
+	ref := setup(t, svc, ctx)
+	log := serveBreaks(t, svc, false)
+	smbOpen(t, svc, ctx, ref, FileReadData, allShare, leaseReq(1, 1, CacheRead|CacheHandle))
+	_, err := svc.Open(ctx, OpenRequest{Share: ShareRef{Account: ref.Account, Name: ref.Share}, Path: ref.Path,
+		Disposition: OpenExist, DesiredAccess: Delete, ShareAccess: allShare, DeleteOnClose: true})
+	mustNil(t, err)
+	wantBreak(t, waitBreaks(t, log, 1)[0], CacheRead|CacheHandle, CacheRead, true)
+}

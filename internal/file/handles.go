@@ -313,6 +313,13 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				return err
 			}
 			n.Handles++
+			if req.DeleteOnClose && res.Action != Created {
+				// Other clients' handle caching breaks as for a delete
+				// disposition set later (smbtorture smb2.lease.unlink).
+				if err := s.breakHandleCaching(tx, sh.ID, n, h, &brks); err != nil {
+					return err
+				}
+			}
 			if err := putNode(tx, sh.ID, n); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package smb
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
@@ -287,9 +288,44 @@ func ackStatus(err error) uint32 {
 	return statusOf(err)
 }
 
-// leaseOpen finds an open of this connection's client holding the lease
-// key.
+// clientConns returns the server's connections of c's client (its
+// client GUID), oldest first: a lease belongs to the client, not to one
+// of its connections.
+func (c *conn) clientConns() []*conn {
+	type seen struct {
+		c   *conn
+		seq uint64
+	}
+	var out []seen
+	c.s.mu.Lock()
+	for o, seq := range c.s.conns {
+		if o == c || c.clientGUID != ([16]byte{}) && o.dialect >= 0x0210 && o.clientGUID == c.clientGUID {
+			out = append(out, seen{o, seq})
+		}
+	}
+	c.s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	conns := make([]*conn, len(out))
+	for i, o := range out {
+		conns[i] = o.c
+	}
+	return conns
+}
+
+// leaseOpen finds an open holding the lease key of this connection's
+// client, on any of its connections (a break may be acknowledged on
+// another channel than the one it came on).
 func (c *conn) leaseOpen(key [16]byte) *open {
+	for _, cc := range c.clientConns() {
+		if o := cc.leaseOpenHere(key); o != nil {
+			return o
+		}
+	}
+	return nil
+}
+
+// leaseOpenHere finds an open of this connection holding the lease key.
+func (c *conn) leaseOpenHere(key [16]byte) *open {
 	c.mu.Lock()
 	sessions := make([]*session, 0, len(c.sessions))
 	for _, s := range c.sessions {
