@@ -99,3 +99,36 @@ func TestDurableReconnectVersions(t *testing.T) {
 		}
 	})
 }
+
+const statusFileClosed uint32 = 0xC0000128
+
+// appInstance is an SMB2_CREATE_APP_INSTANCE_ID context naming instance
+// id.
+func appInstance(id byte) createContext {
+	d := make([]byte, 20)
+	le.PutUint16(d, 20)
+	d[4] = id
+	return createContext{"\x45\xbc\xa6\x6a\xef\xa7\xf7\x4a\x90\x08\xfa\x46\x2e\x14\x4d\x74", d}
+}
+
+// TestAppInstanceTakesOver: a durable open naming the application
+// instance of another client's durable open of the file closes that one
+// first, without a break, and gets the file to itself (MS-SMB2
+// 3.3.5.9.13; smbtorture smb2.durable-v2-open.app-instance).
+func TestAppInstanceTakesOver(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "a.txt", []byte("data"))
+		a, b := e.smb(t), e.smb(t)
+		first := create(t, a, withContexts(createBody("a.txt", readData|writeData, 0, oplockBatch), durableV2Request(1), appInstance(5)))
+		if first.status != 0 || first.oplock != oplockBatch {
+			t.Fatalf("first open: status %#x oplock %#x", first.status, first.oplock)
+		}
+		second := create(t, b, withContexts(createBody("a.txt", readData|writeData, 0, oplockBatch), durableV2Request(2), appInstance(5)))
+		if second.status != 0 || second.oplock != oplockBatch {
+			t.Fatalf("open of the same instance: status %#x oplock %#x", second.status, second.oplock)
+		}
+		if st := a.CloseFile(first.fid); st != statusFileClosed {
+			t.Fatalf("close of the replaced open: %#x, want STATUS_FILE_CLOSED", st)
+		}
+	})
+}

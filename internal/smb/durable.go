@@ -29,6 +29,75 @@ type durable struct {
 	clientGUID [16]byte
 	account    string
 	timeout    time.Duration
+	// appInstance is the SMB2_CREATE_APP_INSTANCE_ID of the open (zero
+	// for none).
+	appInstance [16]byte
+}
+
+// appInstanceContext is the name of SMB2_CREATE_APP_INSTANCE_ID (MS-SMB2
+// 2.2.13.2.13), a GUID in its wire form.
+const appInstanceContext = "\x45\xbc\xa6\x6a\xef\xa7\xf7\x4a\x90\x08\xfa\x46\x2e\x14\x4d\x74"
+
+// appInstanceID reads the application instance a CREATE names.
+func appInstanceID(req *wire.CreateRequest) ([16]byte, bool) {
+	var id [16]byte
+	for _, cc := range req.Contexts {
+		if cc.Name == appInstanceContext && len(cc.Data) >= 20 {
+			copy(id[:], cc.Data[4:20])
+			return id, id != [16]byte{}
+		}
+	}
+	return id, false
+}
+
+// closeAppInstance closes the durable opens of the file path of share
+// that account's application instance id holds, connected or waiting
+// for their client, before a new open of that instance (MS-SMB2
+// 3.3.5.9.13): the application moved to another client, which takes
+// over the file without a break.
+func (c *conn) closeAppInstance(id [16]byte, account, share, path string) {
+	same := func(o *open) bool {
+		d := o.durable
+		return d != nil && d.appInstance == id && o.tree != nil && o.tree.share == share && strings.EqualFold(o.path, path)
+	}
+	c.s.mu.Lock()
+	conns := make([]*conn, 0, len(c.s.conns))
+	for o := range c.s.conns {
+		conns = append(conns, o)
+	}
+	c.s.mu.Unlock()
+	var gone []*open
+	for _, cc := range conns {
+		cc.mu.Lock()
+		sessions := make([]*session, 0, len(cc.sessions))
+		for _, s := range cc.sessions {
+			if s.valid && s.account == account {
+				sessions = append(sessions, s)
+			}
+		}
+		cc.mu.Unlock()
+		for _, s := range sessions {
+			s.mu.Lock()
+			for k, o := range s.opens {
+				if same(o) {
+					delete(s.opens, k)
+					gone = append(gone, o)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+	c.s.parked.mu.Lock()
+	for k, p := range c.s.parked.opens {
+		if same(p.o) && p.o.durable.account == account && p.timer.Stop() {
+			delete(c.s.parked.opens, k)
+			gone = append(gone, p.o)
+		}
+	}
+	c.s.parked.mu.Unlock()
+	for _, o := range gone {
+		o.close()
+	}
 }
 
 // parked holds the durable opens of lost connections.

@@ -229,6 +229,12 @@ func (c *conn) create(r *request, waiting func()) *response {
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
 	}
+	if id, ok := appInstanceID(req); ok && dq != nil && dq.v2 && !r.tree.ipc {
+		if path, ok := sharePath(req.Name); ok {
+			dq.appInstance = id
+			c.closeAppInstance(id, s.account, r.tree.share, path)
+		}
+	}
 	o := &open{tree: r.tree, access: access, conn: c, server: c.s}
 	var st Stat
 	var cr *CacheRequest
