@@ -34,10 +34,13 @@ func withContexts(b []byte, cs ...createContext) []byte {
 	start := len(b)
 	for i, c := range cs {
 		at := len(b)
-		e := make([]byte, 24, 24+len(c.data)+8)
+		// The data follows the name at the next 8-byte boundary (a
+		// GUID-named context has a 16-byte name).
+		doff := (16 + len(c.name) + 7) &^ 7
+		e := make([]byte, doff, doff+len(c.data)+8)
 		le.PutUint16(e[4:], 16)
 		le.PutUint16(e[6:], uint16(len(c.name)))
-		le.PutUint16(e[10:], 24)
+		le.PutUint16(e[10:], uint16(doff))
 		le.PutUint32(e[12:], uint32(len(c.data)))
 		copy(e[16:], c.name)
 		e = append(e, c.data...)

@@ -159,8 +159,12 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 	granted := false
 	// Caches of other clients in the way are broken first (update runs
 	// the transaction again once they are).
+	// Breaks the open starts without waiting, and its attempt (the
+	// first waits for fewer breaks).
+	var brks []Break
+	attempt := 0
 	try := func(tx storage.Tx) error {
-		granted = false
+		granted, brks = false, brks[:0]
 		var hs []*Handle
 		if req.Owner != 0 {
 			// The fence: once another instance has declared this one
@@ -252,8 +256,16 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				}
 			}
 			conflict := s.checkShareModes(tx, sh.ID, n, check, req.ShareAccess)
-			if err := openBreaks(hs, sh.ID, n, &req, check, truncate, conflict != nil); err != nil {
-				return err
+			e, async := openBreaks(hs, sh.ID, n, &req, check, truncate, conflict != nil, attempt == 1)
+			if e != nil {
+				return e
+			}
+			for _, g := range leaseGroups(hs) {
+				if to, ok := async[g[0].ID]; ok {
+					if _, err := s.startBreak(tx, sh.ID, g, to, &brks); err != nil {
+						return err
+					}
+				}
 			}
 			if conflict != nil {
 				return conflict
@@ -301,6 +313,13 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				return err
 			}
 			n.Handles++
+			if req.DeleteOnClose && res.Action != Created {
+				// Other clients' handle caching breaks as for a delete
+				// disposition set later (smbtorture smb2.lease.unlink).
+				if err := s.breakHandleCaching(tx, sh.ID, n, h, &brks); err != nil {
+					return err
+				}
+			}
 			if err := putNode(tx, sh.ID, n); err != nil {
 				return err
 			}
@@ -319,7 +338,13 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 		out = res
 		return nil
 	}
-	err = s.withBreaks(ctx, req.Waiting, func() error { return s.eng.Update(ctx, try) })
+	err = s.withBreaks(ctx, req.Waiting, func() error {
+		attempt++
+		return s.eng.Update(ctx, try)
+	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	if granted {
 		b := s.brk()
 		b.mu.Lock()
@@ -522,11 +547,13 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 		if relevant(h.Access)&accessWrite == 0 {
 			return ErrAccessDenied
 		}
-		if size == n.Size {
-			return nil
-		}
+		// Even a size that does not change breaks read caching
+		// (MS-FSA 2.1.5.15.4).
 		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
 			return err
+		}
+		if size == n.Size {
+			return nil
 		}
 		if size < n.Size {
 			if err := checkLocks(tx, ref.Share, n, uint64(size), uint64(n.Size-size), h.ID, true); err != nil {

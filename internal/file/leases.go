@@ -176,49 +176,77 @@ func (s *Service) notice(tx storage.Tx, sid uint64, h *Handle, from, to uint8) e
 	return tx.Set(k, encode(br))
 }
 
-// openBreaks returns the errBreak an SMB open must resolve first
-// (MS-FSA 2.1.5.1.2 and 2.1.4.12). An open with no data access that does
-// not truncate breaks nothing. One that meets a sharing violation breaks
-// only the handle caching of the opens in its way (a batch oplock to
-// level II), so that their clients may close them, and fails if they do
-// not. Otherwise data access breaks other clients' write caching (an
-// exclusive or batch oplock to level II), and a truncation their read
-// caching too.
-func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint32, truncate, conflict bool) error {
-	if relevant(check) == 0 && !truncate {
-		return nil
+// Access bits of an open that reads or writes no data: a stat open
+// breaks no oplock when it asks for nothing but fileStatAccess, and no
+// lease when nothing but leaseStatAccess (as Windows; smbtorture
+// smb2.oplock.statopen1 and smb2.lease.statopen4).
+const (
+	fileReadAttributes  uint32 = 0x00000080
+	fileWriteAttributes uint32 = 0x00000100
+	readControl         uint32 = 0x00020000
+	synchronize         uint32 = 0x00100000
+	fileStatAccess             = fileReadAttributes | fileWriteAttributes | synchronize
+	leaseStatAccess            = fileStatAccess | readControl
+)
+
+// statOpen reports whether access holds some of stat and nothing else.
+func statOpen(access, stat uint32) bool { return access&stat != 0 && access&^stat == 0 }
+
+// openBreaks decides the cache breaks an SMB open makes (MS-FSA 2.1.5.1.2
+// and 2.1.4.12, as Windows does them): other clients' write caching
+// breaks (an exclusive or batch oplock to level II), or, when the open
+// meets a sharing violation, their handle caching, so that they may
+// close the handles in its way; a truncating open breaks every other
+// cache to none. The open waits only for caches that held what it
+// needs broken (write caching, or handle caching on a sharing
+// violation), and, after its first attempt, for any break under way;
+// the other breaks go out without it waiting. It answers an errBreak to
+// wait for, or else the breaks to start at once (to, per handle id).
+func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint32, truncate, conflict, first bool) (*errBreak, map[uint64]uint8) {
+	if statOpen(check, fileStatAccess) {
+		return nil, nil
 	}
-	var e *errBreak
-	for _, h := range hs {
-		c := h.Cache
-		if c == nil || sameLease(c, req.Cache) {
+	delay := CacheWrite
+	if conflict {
+		delay = CacheHandle
+	}
+	wait := false
+	var to map[uint64]uint8
+	for _, g := range leaseGroups(hs) {
+		c := g[0].Cache
+		if sameLease(c, req.Cache) || !c.Oplock && statOpen(check, leaseStatAccess) {
 			continue
 		}
-		keep := c.State
-		switch {
-		case conflict:
-			keep &^= CacheHandle
-		case truncate:
+		keep := c.State &^ delay
+		if truncate {
 			keep = 0
-		default:
-			keep &^= CacheWrite
 		}
-		if c.Oplock && keep != c.State {
+		if c.Oplock {
 			// An oplock breaks to level II or to none.
 			keep &= CacheRead
 		}
-		if keep == c.State && !c.Breaking {
-			continue
+		if c.State&^keep == 0 {
+			if !c.Breaking {
+				continue
+			}
+			// Nothing more to break, but a break under way is waited
+			// for.
+			wait = true
 		}
-		if e == nil {
-			e = &errBreak{share: sid, file: n.ID, to: map[uint64]uint8{}}
+		if c.State&delay != 0 || c.Breaking && !first {
+			wait = true
 		}
-		e.to[h.ID] = keep
+		if to == nil {
+			to = map[uint64]uint8{}
+		}
+		for _, h := range g {
+			to[h.ID] = keep
+		}
 	}
-	if e == nil {
-		return nil
+	if !wait {
+		return nil, to
 	}
-	return e
+	return &errBreak{share: sid, file: n.ID, to: to}, nil
 }
 
 // grantCache decides the cache an open gets once nothing is left to
@@ -242,6 +270,15 @@ func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req
 		}
 		if sameLease(o.Cache, req) {
 			mine = append(mine, o)
+			continue
+		}
+		stat := leaseStatAccess
+		if req.Oplock {
+			stat = fileStatAccess
+		}
+		if o.Cache == nil && statOpen(o.Access, stat) {
+			// An open of attributes alone caches nothing to share
+			// (smbtorture smb2.lease.statopen3).
 			continue
 		}
 		// Any other open rules out write caching (an oplock gets level
@@ -330,18 +367,23 @@ func (s *Service) AckBreak(ctx context.Context, ref HandleRef, state uint8) (*Ca
 				g = append(g, o)
 			}
 		}
-		// A further break decided meanwhile is sent now.
-		further := state&^g[0].Cache.BreakTo != 0
-		ack := needsAck(state, g[0].Cache.BreakTo)
-		from := state
+		// A further break decided meanwhile is sent now, in steps as
+		// Windows does: while write or handle caching is left, read
+		// caching is kept and the client acknowledges; read caching
+		// alone then drops without an acknowledgement.
+		next := g[0].Cache.BreakTo
+		if state&(CacheWrite|CacheHandle) != 0 {
+			next |= state & CacheRead
+		}
+		further := state&^next != 0
+		ack := needsAck(state, next)
 		for _, o := range g {
 			o.Cache.State = state
 			switch {
 			case further && ack:
-				o.Cache.Sent = o.Cache.BreakTo
+				o.Cache.Sent = next
 			case further:
-				// Read caching alone drops without an acknowledgement.
-				o.Cache.State, o.Cache.Breaking = o.Cache.BreakTo, false
+				o.Cache.State, o.Cache.Breaking = next, false
 			default:
 				o.Cache.Breaking = false
 			}
@@ -351,7 +393,7 @@ func (s *Service) AckBreak(ctx context.Context, ref HandleRef, state uint8) (*Ca
 		}
 		out = ptr(*g[0].Cache)
 		if further {
-			return s.record(tx, ref.Share, g[0], from, g[0].Cache.BreakTo, ack, &more)
+			return s.record(tx, ref.Share, g[0], state, next, ack, &more)
 		}
 		return nil
 	})
@@ -384,10 +426,11 @@ func (s *Service) Cache(ctx context.Context, ref HandleRef) (*Caching, error) {
 	return out, err
 }
 
-// breakReaders drops, at once, the read caches of the handles of hs that
-// a write through own (0 for none) makes stale; no acknowledgement is
-// needed (MS-FSA 2.1.4.12: a write breaks level II oplocks and read
-// leases to none).
+// breakReaders breaks to none, without waiting, the read caches of the
+// handles of hs that a write through own (0 for none) makes stale
+// (MS-FSA 2.1.4.12: a write breaks level II oplocks and read leases, RH
+// ones included, to none): read caching alone drops at once, handle
+// caching is acknowledged by its client in its own time.
 func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Handle, out *[]Break) error {
 	for _, g := range leaseGroups(hs) {
 		c := g[0].Cache
@@ -396,25 +439,17 @@ func (s *Service) breakReaders(tx storage.Tx, sid uint64, hs []*Handle, own *Han
 			// even on its own handle's writes.
 			continue
 		}
-		if c.State == 0 || c.State&(CacheWrite|CacheHandle) != 0 || c.Breaking {
+		if c.State&CacheRead == 0 || c.State&CacheWrite != 0 || c.Breaking && c.BreakTo == 0 {
 			continue
 		}
-		from := c.State
+		if _, err := s.startBreak(tx, sid, g, 0, out); err != nil {
+			return err
+		}
 		for _, h := range g {
-			h.Cache.State = 0
-			if !h.Cache.Oplock && h.Cache.V2 {
-				h.Cache.Epoch++
-			}
 			if own != nil && h.ID == own.ID {
 				// The caller stores own after this.
 				own.Cache = ptr(*h.Cache)
 			}
-			if err := tx.Set(handleKey(sid, h.FileID, h.ID), encode(h)); err != nil {
-				return err
-			}
-		}
-		if err := s.record(tx, sid, g[0], from, 0, false, out); err != nil {
-			return err
 		}
 	}
 	return nil

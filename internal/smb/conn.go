@@ -281,18 +281,7 @@ func (c *conn) cleanup() {
 	c.mu.Unlock()
 	c.work.Wait()
 	for _, s := range sessions {
-		c.closeLost(s)
-	}
-}
-
-func (c *conn) closeSession(s *session) {
-	s.mu.Lock()
-	opens := s.opens
-	s.opens = map[uint64]*open{}
-	s.trees = map[uint32]*tree{}
-	s.mu.Unlock()
-	for _, o := range opens {
-		o.close()
+		c.closeSession(s)
 	}
 }
 

@@ -29,6 +29,75 @@ type durable struct {
 	clientGUID [16]byte
 	account    string
 	timeout    time.Duration
+	// appInstance is the SMB2_CREATE_APP_INSTANCE_ID of the open (zero
+	// for none).
+	appInstance [16]byte
+}
+
+// appInstanceContext is the name of SMB2_CREATE_APP_INSTANCE_ID (MS-SMB2
+// 2.2.13.2.13), a GUID in its wire form.
+const appInstanceContext = "\x45\xbc\xa6\x6a\xef\xa7\xf7\x4a\x90\x08\xfa\x46\x2e\x14\x4d\x74"
+
+// appInstanceID reads the application instance a CREATE names.
+func appInstanceID(req *wire.CreateRequest) ([16]byte, bool) {
+	var id [16]byte
+	for _, cc := range req.Contexts {
+		if cc.Name == appInstanceContext && len(cc.Data) >= 20 {
+			copy(id[:], cc.Data[4:20])
+			return id, id != [16]byte{}
+		}
+	}
+	return id, false
+}
+
+// closeAppInstance closes the durable opens of the file path of share
+// that account's application instance id holds, connected or waiting
+// for their client, before a new open of that instance (MS-SMB2
+// 3.3.5.9.13): the application moved to another client, which takes
+// over the file without a break.
+func (c *conn) closeAppInstance(id [16]byte, account, share, path string) {
+	same := func(o *open) bool {
+		d := o.durable
+		return d != nil && d.appInstance == id && o.tree != nil && o.tree.share == share && strings.EqualFold(o.path, path)
+	}
+	c.s.mu.Lock()
+	conns := make([]*conn, 0, len(c.s.conns))
+	for o := range c.s.conns {
+		conns = append(conns, o)
+	}
+	c.s.mu.Unlock()
+	var gone []*open
+	for _, cc := range conns {
+		cc.mu.Lock()
+		sessions := make([]*session, 0, len(cc.sessions))
+		for _, s := range cc.sessions {
+			if s.valid && s.account == account {
+				sessions = append(sessions, s)
+			}
+		}
+		cc.mu.Unlock()
+		for _, s := range sessions {
+			s.mu.Lock()
+			for k, o := range s.opens {
+				if same(o) {
+					delete(s.opens, k)
+					gone = append(gone, o)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+	c.s.parked.mu.Lock()
+	for k, p := range c.s.parked.opens {
+		if same(p.o) && p.o.durable.account == account && p.timer.Stop() {
+			delete(c.s.parked.opens, k)
+			gone = append(gone, p.o)
+		}
+	}
+	c.s.parked.mu.Unlock()
+	for _, o := range gone {
+		o.close()
+	}
 }
 
 // parked holds the durable opens of lost connections.
@@ -90,6 +159,10 @@ func durableRequest(req *wire.CreateRequest) (q *durable, reconnect *wire.FileID
 	if v1 && v2s {
 		return nil, nil, guid, false, true
 	}
+	if v2 && q != nil {
+		// A v2 reconnect beside a v2 request (MS-SMB2 3.3.5.9.12).
+		return nil, nil, guid, false, true
+	}
 	return q, reconnect, guid, v2, false
 }
 
@@ -138,10 +211,12 @@ func (s *Server) park(o *open) {
 
 // unpark takes back the durable open id for a reconnect of account from
 // client (MS-SMB2 3.3.5.9.7 and 3.3.5.9.12): not found unless the same
-// user (and for a v2 open with the same create GUID) asks, and,
-// for a leased open, with its lease key; a lease reconnect naming
-// another file is STATUS_INVALID_PARAMETER.
-func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
+// user asks, a v2 reconnect (v2 set) only with the open's create GUID
+// (none for a v1 open; a v1 reconnect takes either), and, for a leased
+// open, the
+// same client with its lease key; a lease reconnect naming another file
+// is STATUS_INVALID_PARAMETER.
+func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [16]byte, cr *CacheRequest, path string) (*open, uint32) {
 	s.parked.mu.Lock()
 	defer s.parked.mu.Unlock()
 	p := s.parked.opens[id.Persistent]
@@ -149,11 +224,11 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || d.v2 && d.createGUID != guid {
+	if d.account != account || v2 && d.createGUID != guid {
 		return nil, statusObjectNameNotFound
 	}
 	if p.o.lease != nil {
-		if cr == nil || cr.Oplock || cr.Key != *p.o.lease {
+		if cr == nil || cr.Oplock || cr.Key != *p.o.lease || d.clientGUID != client {
 			return nil, statusObjectNameNotFound
 		}
 		if !strings.EqualFold(path, p.o.path) {
@@ -171,7 +246,7 @@ func (s *Server) unpark(id wire.FileID, account string, guid, client [16]byte, c
 // back on this session and tree, still open in the Backend (Force Close
 // Handles may have ended it meanwhile: then it is not found). The other
 // fields of the request are ignored, as Windows does.
-func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, guid [16]byte) *response {
+func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2 bool, guid [16]byte) *response {
 	path, _ := sharePath(req.Name)
 	// Only the lease key of the request counts, whatever the oplock
 	// level says.
@@ -179,7 +254,7 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, gu
 	req.OplockLevel = OplockLease
 	cr := c.cacheRequest(req)
 	req.OplockLevel = level
-	o, status := c.s.unpark(id, r.sess.account, guid, c.clientGUID, cr, path)
+	o, status := c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID, cr, path)
 	if o == nil {
 		return c.errorResponse(r, status)
 	}
@@ -225,6 +300,11 @@ func (o *open) sendCacheBreak(b Break) {
 	c := o.conn
 	o.mu.Unlock()
 	if c != nil {
+		if !b.Oplock {
+			// A lease break goes to the client's first connection, as
+			// on Windows (smbtorture smb2.lease.v2_complex1).
+			c = c.clientConns()[0]
+		}
 		c.sendBreak(o, b)
 		return
 	}
@@ -247,9 +327,11 @@ func (s *Server) dropParked(o *open) {
 	o.close()
 }
 
-// closeLost ends a lost connection's session: durable opens are parked,
-// the others closed.
-func (c *conn) closeLost(s *session) {
+// closeSession ends a session, lost with its connection, logged off or
+// replaced by a reconnect naming it as previous: durable opens are parked
+// for their client to take back (as Windows and Samba keep them across a
+// logoff), the others closed.
+func (c *conn) closeSession(s *session) {
 	s.mu.Lock()
 	opens := s.opens
 	s.opens = map[uint64]*open{}

@@ -194,12 +194,12 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	dq, rec, guid, _, bad := durableRequest(req)
+	dq, rec, guid, recV2, bad := durableRequest(req)
 	if bad {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
 	if rec != nil && !r.tree.ipc {
-		return c.reconnect(r, req, *rec, guid)
+		return c.reconnect(r, req, *rec, recV2, guid)
 	}
 	if req.CreateDisposition > FileOverwriteIf ||
 		req.CreateOptions&(FileDirectoryFile|FileNonDirectoryFile) == FileDirectoryFile|FileNonDirectoryFile {
@@ -227,6 +227,12 @@ func (c *conn) create(r *request, waiting func()) *response {
 			return c.errorResponse(r, statusNotSupported)
 		case "ExtA":
 			return c.errorResponse(r, statusEAsNotSupported)
+		}
+	}
+	if id, ok := appInstanceID(req); ok && dq != nil && dq.v2 && !r.tree.ipc {
+		if path, ok := sharePath(req.Name); ok {
+			dq.appInstance = id
+			c.closeAppInstance(id, s.account, r.tree.share, path)
 		}
 	}
 	o := &open{tree: r.tree, access: access, conn: c, server: c.s}

@@ -621,9 +621,11 @@ func (c *conn) setInfo(r *request) *response {
 				break
 			}
 			st, err := o.h.Stat(ctx)
-			if err == nil && int64(v) < st.Size {
-				// Allocating less than the file holds truncates it.
-				err = o.h.Truncate(ctx, int64(v))
+			if err == nil {
+				// Allocating less than the file holds truncates it; any
+				// allocation breaks other opens' read caching
+				// (MS-FSA 2.1.5.15.1), as a same-size truncation does.
+				err = o.h.Truncate(ctx, min(int64(v), st.Size))
 			}
 			if status = statusOf(err); status == statusSuccess {
 				// More is what the open reports from now on.

@@ -3,6 +3,7 @@ package smb
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
@@ -47,8 +48,11 @@ type CacheRequest struct {
 
 // Cache is an oplock or lease as granted or broken.
 type Cache struct {
-	Oplock   bool
-	Key      [16]byte
+	Oplock bool
+	Key    [16]byte
+	// Version is the lease's (1 or 2), set by the open that created it:
+	// every later open of the lease is answered in its form.
+	Version  uint8
 	State    uint32
 	Epoch    uint16
 	Breaking bool
@@ -156,8 +160,12 @@ func grantContext(cr *CacheRequest, g Cache) (uint8, *wire.CreateContext) {
 	}
 	d := make([]byte, 0, 52)
 	d = append(d, cr.Key[:]...)
-	if cr.V2 {
-		if cr.ParentKey != ([16]byte{}) {
+	v2 := cr.V2
+	if g.Version != 0 {
+		v2 = g.Version == 2
+	}
+	if v2 {
+		if cr.V2 && cr.ParentKey != ([16]byte{}) {
 			flags |= leaseFlagParentKeySet
 		}
 		d = le.AppendUint32(d, g.State)
@@ -252,15 +260,16 @@ func (c *conn) oplockBreak(r *request) *response {
 		if o == nil {
 			return c.errorResponse(r, statusObjectNameNotFound)
 		}
-		g, err := o.h.(Cacher).AckBreak(ctx, state)
-		if err != nil {
+		if _, err := o.h.(Cacher).AckBreak(ctx, state); err != nil {
 			return c.errorResponse(r, ackStatus(err))
 		}
+		// The acknowledged state is answered, also when read caching
+		// alone is then broken further at once (MS-SMB2 3.3.5.22.2).
 		out := le.AppendUint16(nil, 36)
 		out = le.AppendUint16(out, 0)
 		out = le.AppendUint32(out, 0)
 		out = append(out, key[:]...)
-		out = le.AppendUint32(out, g.State)
+		out = le.AppendUint32(out, state)
 		out = le.AppendUint64(out, 0)
 		return c.ok(r, out)
 	}
@@ -279,9 +288,44 @@ func ackStatus(err error) uint32 {
 	return statusOf(err)
 }
 
-// leaseOpen finds an open of this connection's client holding the lease
-// key.
+// clientConns returns the server's connections of c's client (its
+// client GUID), oldest first: a lease belongs to the client, not to one
+// of its connections.
+func (c *conn) clientConns() []*conn {
+	type seen struct {
+		c   *conn
+		seq uint64
+	}
+	var out []seen
+	c.s.mu.Lock()
+	for o, seq := range c.s.conns {
+		if o == c || c.clientGUID != ([16]byte{}) && o.dialect >= 0x0210 && o.clientGUID == c.clientGUID {
+			out = append(out, seen{o, seq})
+		}
+	}
+	c.s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	conns := make([]*conn, len(out))
+	for i, o := range out {
+		conns[i] = o.c
+	}
+	return conns
+}
+
+// leaseOpen finds an open holding the lease key of this connection's
+// client, on any of its connections (a break may be acknowledged on
+// another channel than the one it came on).
 func (c *conn) leaseOpen(key [16]byte) *open {
+	for _, cc := range c.clientConns() {
+		if o := cc.leaseOpenHere(key); o != nil {
+			return o
+		}
+	}
+	return nil
+}
+
+// leaseOpenHere finds an open of this connection holding the lease key.
+func (c *conn) leaseOpenHere(key [16]byte) *open {
 	c.mu.Lock()
 	sessions := make([]*session, 0, len(c.sessions))
 	for _, s := range c.sessions {

@@ -56,11 +56,12 @@ type Server struct {
 	// parked holds durable opens of lost connections.
 	parked parked
 
-	mu     sync.Mutex
-	lns    map[net.Listener]struct{}
-	conns  map[*conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	lns      map[net.Listener]struct{}
+	conns    map[*conn]uint64 // by order of arrival (accepted counts them)
+	accepted uint64
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // New returns a server.
@@ -89,7 +90,7 @@ func New(cfg Config) *Server {
 	if cfg.MaxUnauthenticated <= 0 {
 		cfg.MaxUnauthenticated = 512
 	}
-	s := &Server{cfg: cfg, started: cfg.Now(), lns: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, started: cfg.Now(), lns: map[net.Listener]struct{}{}, conns: map[*conn]uint64{}}
 	rand.Read(s.guid[:])
 	s.auth = ntlm.Server{Lookup: cfg.Passwords, Target: "LAZULI", Now: cfg.Now}
 	return s
@@ -135,7 +136,8 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			return ErrServerClosed
 		}
-		s.conns[c] = struct{}{}
+		s.accepted++
+		s.conns[c] = s.accepted
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {

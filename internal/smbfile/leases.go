@@ -93,7 +93,14 @@ func cacheOf(c *file.Caching) smb.Cache {
 	if c == nil {
 		return smb.Cache{}
 	}
-	return smb.Cache{Oplock: c.Oplock, Key: c.Key, State: uint32(c.State), Epoch: c.Epoch, Breaking: c.Breaking}
+	g := smb.Cache{Oplock: c.Oplock, Key: c.Key, State: uint32(c.State), Epoch: c.Epoch, Breaking: c.Breaking}
+	if !c.Oplock {
+		g.Version = 1
+		if c.V2 {
+			g.Version = 2
+		}
+	}
+	return g
 }
 
 func cacheRequest(r *smb.CacheRequest) *file.CacheRequest {
