@@ -316,6 +316,20 @@ type request struct {
 	// alone is set for a request that came in a frame of its own and is
 	// answered in one (a parallel READ or WRITE).
 	alone bool
+	// more is set for a request of a compound that others follow.
+	more bool
+}
+
+// midCompound answers a request that would go async (a CHANGE_NOTIFY, a
+// blocking LOCK) while others follow it in a compound: Windows fails it
+// with STATUS_INTERNAL_ERROR rather than hold the rest of the chain
+// (MS-SMB2 3.3.4.2 <165>; smbtorture smb2.compound.interim2). It is nil
+// for a request that may go async.
+func (c *conn) midCompound(r *request) *response {
+	if !r.more {
+		return nil
+	}
+	return c.errorResponse(r, statusInternalError)
 }
 
 // response is the answer to one request.
@@ -355,7 +369,8 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 	var out []*response
 	var prev *request
 	// prevStatus is the status of the request before; createErr that of
-	// a failed CREATE the requests related to it inherit.
+	// a failed CREATE (or of a chain's related first request) the
+	// requests related to it inherit.
 	prevStatus, createErr := statusSuccess, statusSuccess
 	for len(frame) > 0 {
 		hdr, err := wire.DecodeHeader(frame)
@@ -375,7 +390,7 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		if hdr.Flags&wire.FlagServerToRedir != 0 {
 			return wire.ErrMalformed
 		}
-		r := &request{hdr: hdr, msg: msg, encrypted: encSess != nil}
+		r := &request{hdr: hdr, msg: msg, encrypted: encSess != nil, more: frame != nil}
 		related := hdr.Flags&wire.FlagRelated != 0 && prev != nil
 		if related {
 			r.hdr.SessionID, r.hdr.TreeID, r.fileID = prev.hdr.SessionID, prev.hdr.TreeID, prev.fileID
@@ -419,6 +434,12 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		}
 		if hdr.Command == wire.Create && resp.hdr.Status != statusPending {
 			createErr = resp.hdr.Status
+		}
+		if hdr.Flags&wire.FlagRelated != 0 && prev == nil {
+			// A chain that starts related has nothing to relate to:
+			// the requests related to it fail as it did (Windows;
+			// smbtorture smb2.compound.related9).
+			createErr = statusInvalidParameter
 		}
 		if resp.hdr.Status == statusPending {
 			prevStatus = statusSuccess

@@ -608,6 +608,9 @@ func (c *conn) lock(r *request) *response {
 		}
 		return c.errorResponse(r, statusOf(err))
 	}
+	if resp := c.midCompound(r); resp != nil {
+		return resp
+	}
 	op, actx, interim := c.goAsync(r)
 	if op == nil {
 		return interim
