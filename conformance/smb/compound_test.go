@@ -7,7 +7,10 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/smb/wire"
 )
 
-const statusInternalError = 0xC00000E5
+const (
+	statusInternalError      = 0xC00000E5
+	statusObjectNameNotFound = 0xC0000034
+)
 
 // queryBasicBody is a QUERY_INFO request of FileBasicInformation.
 func queryBasicBody(fid wire.FileID) []byte {

@@ -114,6 +114,10 @@ type OpenRequest struct {
 	CreateOptions uint32
 	// Attributes of a file or directory the open creates.
 	Attributes uint32
+	// Snapshot, when set, names the share snapshot taken at that time
+	// ("previous versions"): the open is read-only, and ErrNotFound when
+	// there is no such snapshot.
+	Snapshot time.Time
 	// SessionID and ClientIP are shown by List Handles.
 	SessionID uint64
 	ClientIP  string

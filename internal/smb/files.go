@@ -219,12 +219,18 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if n >= c.s.cfg.MaxOpensPerSession {
 		return c.errorResponse(r, statusInsufficientResources)
 	}
+	var snapshot time.Time
 	for _, cc := range req.Contexts {
 		switch cc.Name {
 		case "TWrp":
-			// Opening a share snapshot ("previous versions") is not
-			// served over SMB; answering with the live file would lie.
-			return c.errorResponse(r, statusNotSupported)
+			// A previous version: the share snapshot taken at that
+			// time (MS-SMB2 2.2.13.2.7), whose ids are those times.
+			if len(cc.Data) < 8 {
+				return c.errorResponse(r, statusInvalidParameter)
+			}
+			if snapshot = fromFileTime(le.Uint64(cc.Data)); snapshot.IsZero() {
+				return c.errorResponse(r, statusObjectNameNotFound)
+			}
 		case "ExtA":
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
@@ -259,7 +265,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 		cr = c.cacheRequest(req)
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
-			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip,
+			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, Snapshot: snapshot, SessionID: s.id, ClientIP: c.ip,
 			Cache: cr, OnBreak: o.sendCacheBreak, Waiting: waiting})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
