@@ -138,6 +138,9 @@ type open struct {
 	notify *notifyState
 	// lease is the lease key the open holds a lease under, if any.
 	lease *[16]byte
+	// lockSeq holds, per lock sequence bucket, 1 + the sequence number
+	// of the last LOCK that succeeded in it (0: none); guarded by mu.
+	lockSeq [64]uint8
 	// durable is set for a durable open (durable.go); conn is the
 	// connection it is on now (guarded by mu), nil while parked.
 	durable *durable

@@ -534,6 +534,29 @@ const statusInvalidLockRange uint32 = 0xC00001A1
 // lock handles LOCK: unlocks, or locks taken all-or-nothing; a lock that
 // may wait and conflicts goes asynchronous and retries until granted,
 // cancelled or the handle closes.
+// lockSequence checks a LOCK's LockSequence against the open's buckets
+// (MS-SMB2 3.3.5.14), for durable opens on SMB 3: a bucket (1 to 64)
+// whose last successful LOCK carried the same number makes the request a
+// replay, answered with success and not run again. done records a
+// success in the bucket; a failed LOCK leaves it empty.
+func (c *conn) lockSequence(o *open, seq uint32) (done func(), replay bool) {
+	idx, num := seq>>4, uint8(seq&0xF)
+	if c.dialect < wire.Dialect300 || o.durable == nil || idx < 1 || idx > 64 {
+		return func() {}, false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lockSeq[idx-1] == num+1 {
+		return nil, true
+	}
+	o.lockSeq[idx-1] = 0
+	return func() {
+		o.mu.Lock()
+		o.lockSeq[idx-1] = num + 1
+		o.mu.Unlock()
+	}, false
+}
+
 func (c *conn) lock(r *request) *response {
 	req, err := wire.DecodeLockRequest(r.msg)
 	if err != nil || len(req.Locks) > 64 {
@@ -577,6 +600,10 @@ func (c *conn) lock(r *request) *response {
 			return c.errorResponse(r, statusInvalidLockRange)
 		}
 	}
+	done, replay := c.lockSequence(o, req.LockSequence)
+	if replay {
+		return c.ok(r, wire.SmallResponse(nil))
+	}
 	ctx, cancel := c.reqCtx()
 	defer cancel()
 	if unlock {
@@ -589,6 +616,7 @@ func (c *conn) lock(r *request) *response {
 			}
 			o.locks.Add(-1)
 		}
+		done()
 		return c.ok(r, wire.SmallResponse(nil))
 	}
 	try := func(ctx context.Context) error {
@@ -605,6 +633,7 @@ func (c *conn) lock(r *request) *response {
 	}
 	err = try(ctx)
 	if err == nil {
+		done()
 		return c.ok(r, wire.SmallResponse(nil))
 	}
 	wait := len(req.Locks) == 1 && req.Locks[0].Flags&wire.LockFailImmediately == 0
@@ -638,6 +667,7 @@ func (c *conn) lock(r *request) *response {
 			cancel()
 			switch {
 			case err == nil:
+				done()
 				c.finishAsync(op, statusSuccess, wire.SmallResponse(nil))
 				return
 			case errors.Is(err, ErrLockConflict):
