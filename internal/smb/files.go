@@ -78,8 +78,15 @@ func sharePath(name string) (string, bool) {
 		return "", false
 	}
 	name = strings.TrimSuffix(name, `\`)
-	parts := strings.Split(name, `\`)
-	for _, p := range parts {
+	var parts []string
+	for _, p := range strings.Split(name, `\`) {
+		if p == ".." && len(parts) > 0 {
+			// A ".." after a component names that component's parent,
+			// as Windows resolves it (smbtorture smb2.notify.tree); one
+			// that would leave the share is refused.
+			parts = parts[:len(parts)-1]
+			continue
+		}
 		if p == "" || p == "." || p == ".." || len(p) > 255 || strings.ContainsAny(p, "\"/:|<>*?") {
 			return "", false
 		}
@@ -88,6 +95,7 @@ func sharePath(name string) (string, bool) {
 				return "", false
 			}
 		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, "/"), true
 }
