@@ -332,6 +332,13 @@ func (c *conn) queryInfo(r *request) *response {
 			return c.errorResponse(r, statusInvalidInfoClass)
 		}
 	case wire.InfoSecurity:
+		// The owner, group and DACL need READ_CONTROL (MS-SMB2
+		// 3.3.5.20.3); asking for none of them needs nothing and gets
+		// a descriptor without them (smbtorture smb2.sdread).
+		const ownerGroupDACL = 0x1 | 0x2 | 0x4
+		if req.AddlInfo&ownerGroupDACL != 0 && o.access&ReadControl == 0 && o.pipe == nil {
+			return c.errorResponse(r, statusAccessDenied)
+		}
 		sddl := ""
 		if o.h != nil {
 			ctx, cancel := c.reqCtx()
