@@ -48,8 +48,23 @@ func TestPreviousVersions(t *testing.T) {
 				t.Errorf("a time without a snapshot (access %#x): %#x, want OBJECT_NAME_NOT_FOUND", access, st)
 			}
 		}
-		if _, st := open(readData|writeData, at); st != smbtest.StatusAccessDenied {
-			t.Errorf("the previous version opened for writing: %#x, want ACCESS_DENIED", st)
+		for _, access := range []uint32{readData | writeData, readData | writeAttrs, readData | 0x00040000 /* WRITE_DAC */} {
+			if _, st := open(access, at); st != smbtest.StatusAccessDenied {
+				t.Errorf("the previous version opened with access %#x: %#x, want ACCESS_DENIED", access, st)
+			}
+		}
+		// MAXIMUM_ALLOWED opens it for reading only: its attributes stay.
+		mx, st := open(0x02000000, at)
+		if st != 0 {
+			t.Fatalf("the previous version opened with MAXIMUM_ALLOWED: %#x", st)
+		}
+		basic := make([]byte, 40)
+		le.PutUint32(basic[32:], attrHidden)
+		if st := c.SetInfo(mx, wire.InfoFile, 4, 0, basic); st != smbtest.StatusAccessDenied {
+			t.Errorf("attributes set through a MAXIMUM_ALLOWED open of a previous version: %#x, want ACCESS_DENIED", st)
+		}
+		if st, _ := ioctl(t, c, mx, fsctlSetSparse, nil, 0); st != smbtest.StatusAccessDenied {
+			t.Errorf("FSCTL_SET_SPARSE on a previous version: %#x, want ACCESS_DENIED", st)
 		}
 		live, _ := c.Create("doc.txt", readData, shareR|shareW|shareD, openOnly, nonDir)
 		if got, _ := c.Read(live, 0, 5); !bytes.Equal(got, []byte("FINAL")) {

@@ -243,6 +243,12 @@ func (c *conn) create(r *request, waiting func()) *response {
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
 	}
+	if !snapshot.IsZero() && req.DesiredAccess&MaximumAllowed != 0 {
+		// A previous version is read-only: MAXIMUM_ALLOWED gets no
+		// right to change it (the Backend refuses an open asking for
+		// one).
+		access = mapAccess(req.DesiredAccess&^MaximumAllowed) | FileAllAccess&^SnapshotChangeRights
+	}
 	o := &open{tree: r.tree, access: access, conn: c, server: c.s}
 	var st Stat
 	var cr *CacheRequest

@@ -81,6 +81,9 @@ func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, s
 		if _, err := b.svc.GetShare(ctx, ref, ""); code(err) == azerr.ShareNotFound {
 			return nil, smb.Stat{}, smb.ErrNotFound
 		}
+		if req.DesiredAccess&smb.SnapshotChangeRights != 0 {
+			return nil, smb.Stat{}, smb.ErrAccessDenied // a previous version is read-only
+		}
 	}
 	owner, err := b.mem.Owner()
 	if err != nil {
