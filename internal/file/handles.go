@@ -602,7 +602,8 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 			}
 		}
 		if bi.Attrs != nil {
-			a := *bi.Attrs &^ (AttrDirectory | AttrNormal)
+			// Sparse is set by FSCTL_SET_SPARSE only (MS-FSA 2.1.5.14.2).
+			a := *bi.Attrs&^(AttrDirectory|AttrNormal|AttrSparseFile) | n.Attrs&AttrSparseFile
 			if n.Dir {
 				a |= AttrDirectory
 			}

@@ -225,7 +225,8 @@ func (t TimeSet) apply(cur *time.Time, now time.Time, create bool) {
 // applySMB sets the SMB properties of n for a create (create) or a set.
 func applySMB(tx storage.Tx, sid uint64, n *Node, p SMBProps, now time.Time, create bool, defPerm string) error {
 	if p.Attrs != nil {
-		n.Attrs = *p.Attrs
+		// REST cannot set or clear the sparse attribute.
+		n.Attrs = *p.Attrs&^AttrSparseFile | n.Attrs&AttrSparseFile
 	} else if create && !p.Restore {
 		n.Attrs = AttrArchive
 	}

@@ -105,6 +105,18 @@ func (s *Service) Watch(ref HandleRef, tree bool, filter uint32, capacity int) *
 	}
 	h.count.Add(1)
 	h.mu.Unlock()
+	// A directory already pending deletion (or gone) sends no more
+	// events: the Watcher starts out deleting. Registered first, it
+	// misses nothing that happens after this read either.
+	var gone bool
+	err := s.eng.View(context.Background(), func(tx storage.Tx) error {
+		_, n, err := loadOpen(tx, ref)
+		gone = errors.Is(err, ErrHandleClosed) || err == nil && n.DeletePending
+		return nil
+	})
+	if err == nil && gone {
+		w.add([]Change{{Action: actionDeleting}})
+	}
 	return w
 }
 

@@ -46,3 +46,39 @@ func TestWatchTxEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchDirectoryAlreadyDeletePending: a Watcher started on a directory
+// another open already set pending deletion reports deleting at once (a
+// CHANGE_NOTIFY that reached the server after the delete then answers
+// DELETE_PENDING instead of waiting for events that never come).
+func TestWatchDirectoryAlreadyDeletePending(t *testing.T) {
+	svc, ctx := newSvc(t)
+	setup(t, svc, ctx)
+	sr := ShareRef{Account: "a", Name: "s"}
+	_, err := svc.Create(ctx, CreateRequest{Ref: Ref{Account: "a", Share: "s", Path: "e"}, Dir: true})
+	mustNil(t, err)
+	all := FileReadData | Delete
+	a, err := svc.Open(ctx, OpenRequest{Share: sr, Path: "e", Disposition: OpenExist, Directory: true, DesiredAccess: all, ShareAccess: 7})
+	mustNil(t, err)
+	live := svc.Watch(a.Handle, false, 1, 1000)
+	defer live.Close()
+	if _, _, deleting := live.Take(); deleting {
+		t.Fatal("a Watcher on a live directory starts deleting")
+	}
+	b, err := svc.Open(ctx, OpenRequest{Share: sr, Path: "e", Disposition: OpenExist, Directory: true, DesiredAccess: all, ShareAccess: 7})
+	mustNil(t, err)
+	_, err = svc.SetDeletePending(ctx, b.Handle, true)
+	mustNil(t, err)
+	_, err = svc.Close(ctx, b.Handle)
+	mustNil(t, err)
+	w := svc.Watch(a.Handle, false, 1, 1000)
+	defer w.Close()
+	select {
+	case <-w.Ready():
+	default:
+		t.Fatal("a Watcher on a directory pending deletion is not ready")
+	}
+	if _, _, deleting := w.Take(); !deleting {
+		t.Fatal("a Watcher on a directory pending deletion does not report it")
+	}
+}

@@ -29,6 +29,10 @@ type Backend interface {
 	Open(ctx context.Context, req *OpenRequest) (Handle, Stat, error)
 }
 
+// SnapshotChangeRights are the rights no open of a share snapshot gets.
+const SnapshotChangeRights = FileWriteData | FileAppendData | FileWriteEA | FileWriteAttributes | FileDeleteChild |
+	Delete | WriteDAC | WriteOwner
+
 // Create dispositions (MS-SMB2 §2.2.13).
 const (
 	FileSupersede   uint32 = 0
@@ -114,6 +118,11 @@ type OpenRequest struct {
 	CreateOptions uint32
 	// Attributes of a file or directory the open creates.
 	Attributes uint32
+	// Snapshot, when set, names the share snapshot taken at that time
+	// ("previous versions"): ErrNotFound when there is no such snapshot,
+	// else ErrAccessDenied for an open asking for any of
+	// SnapshotChangeRights.
+	Snapshot time.Time
 	// SessionID and ClientIP are shown by List Handles.
 	SessionID uint64
 	ClientIP  string

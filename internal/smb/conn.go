@@ -138,6 +138,9 @@ type open struct {
 	notify *notifyState
 	// lease is the lease key the open holds a lease under, if any.
 	lease *[16]byte
+	// lockSeq holds, per lock sequence bucket, 1 + the sequence number
+	// of the last LOCK that succeeded in it (0: none); guarded by mu.
+	lockSeq [64]uint8
 	// durable is set for a durable open (durable.go); conn is the
 	// connection it is on now (guarded by mu), nil while parked.
 	durable *durable
@@ -305,6 +308,20 @@ type request struct {
 	// alone is set for a request that came in a frame of its own and is
 	// answered in one (a parallel READ or WRITE).
 	alone bool
+	// more is set for a request of a compound that others follow.
+	more bool
+}
+
+// midCompound answers a request that would go async (a CHANGE_NOTIFY, a
+// blocking LOCK) while others follow it in a compound: Windows fails it
+// with STATUS_INTERNAL_ERROR rather than hold the rest of the chain
+// (MS-SMB2 3.3.4.2 <165>; smbtorture smb2.compound.interim2). It is nil
+// for a request that may go async.
+func (c *conn) midCompound(r *request) *response {
+	if !r.more {
+		return nil
+	}
+	return c.errorResponse(r, statusInternalError)
 }
 
 // response is the answer to one request.
@@ -344,7 +361,8 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 	var out []*response
 	var prev *request
 	// prevStatus is the status of the request before; createErr that of
-	// a failed CREATE the requests related to it inherit.
+	// a failed CREATE (or of a chain's related first request) the
+	// requests related to it inherit.
 	prevStatus, createErr := statusSuccess, statusSuccess
 	for len(frame) > 0 {
 		hdr, err := wire.DecodeHeader(frame)
@@ -364,7 +382,7 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		if hdr.Flags&wire.FlagServerToRedir != 0 {
 			return wire.ErrMalformed
 		}
-		r := &request{hdr: hdr, msg: msg, encrypted: encSess != nil}
+		r := &request{hdr: hdr, msg: msg, encrypted: encSess != nil, more: frame != nil}
 		related := hdr.Flags&wire.FlagRelated != 0 && prev != nil
 		if related {
 			r.hdr.SessionID, r.hdr.TreeID, r.fileID = prev.hdr.SessionID, prev.hdr.TreeID, prev.fileID
@@ -408,6 +426,12 @@ func (c *conn) handleFrame(frame []byte, bp *[]byte) error {
 		}
 		if hdr.Command == wire.Create && resp.hdr.Status != statusPending {
 			createErr = resp.hdr.Status
+		}
+		if hdr.Flags&wire.FlagRelated != 0 && prev == nil {
+			// A chain that starts related has nothing to relate to:
+			// the requests related to it fail as it did (Windows;
+			// smbtorture smb2.compound.related9).
+			createErr = statusInvalidParameter
 		}
 		if resp.hdr.Status == statusPending {
 			prevStatus = statusSuccess

@@ -78,8 +78,15 @@ func sharePath(name string) (string, bool) {
 		return "", false
 	}
 	name = strings.TrimSuffix(name, `\`)
-	parts := strings.Split(name, `\`)
-	for _, p := range parts {
+	var parts []string
+	for _, p := range strings.Split(name, `\`) {
+		if p == ".." && len(parts) > 0 {
+			// A ".." after a component names that component's parent,
+			// as Windows resolves it (smbtorture smb2.notify.tree); one
+			// that would leave the share is refused.
+			parts = parts[:len(parts)-1]
+			continue
+		}
 		if p == "" || p == "." || p == ".." || len(p) > 255 || strings.ContainsAny(p, "\"/:|<>*?") {
 			return "", false
 		}
@@ -88,6 +95,7 @@ func sharePath(name string) (string, bool) {
 				return "", false
 			}
 		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, "/"), true
 }
@@ -219,12 +227,18 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if n >= c.s.cfg.MaxOpensPerSession {
 		return c.errorResponse(r, statusInsufficientResources)
 	}
+	var snapshot time.Time
 	for _, cc := range req.Contexts {
 		switch cc.Name {
 		case "TWrp":
-			// Opening a share snapshot ("previous versions") is not
-			// served over SMB; answering with the live file would lie.
-			return c.errorResponse(r, statusNotSupported)
+			// A previous version: the share snapshot taken at that
+			// time (MS-SMB2 2.2.13.2.7), whose ids are those times.
+			if len(cc.Data) < 8 {
+				return c.errorResponse(r, statusInvalidParameter)
+			}
+			if snapshot = fromFileTime(le.Uint64(cc.Data)); snapshot.IsZero() {
+				return c.errorResponse(r, statusObjectNameNotFound)
+			}
 		case "ExtA":
 			return c.errorResponse(r, statusEAsNotSupported)
 		}
@@ -234,6 +248,12 @@ func (c *conn) create(r *request, waiting func()) *response {
 			dq.appInstance = id
 			c.closeAppInstance(id, s.account, r.tree.share, path)
 		}
+	}
+	if !snapshot.IsZero() && req.DesiredAccess&MaximumAllowed != 0 {
+		// A previous version is read-only: MAXIMUM_ALLOWED gets no
+		// right to change it (the Backend refuses an open asking for
+		// one).
+		access = mapAccess(req.DesiredAccess&^MaximumAllowed) | FileAllAccess&^SnapshotChangeRights
 	}
 	o := &open{tree: r.tree, access: access, conn: c, server: c.s}
 	var st Stat
@@ -265,7 +285,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 		cr = c.cacheRequest(req)
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
 			DesiredAccess: access, ShareAccess: req.ShareAccess & 7, Disposition: req.CreateDisposition,
-			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, SessionID: s.id, ClientIP: c.ip,
+			CreateOptions: req.CreateOptions, Attributes: req.FileAttributes, Snapshot: snapshot, SessionID: s.id, ClientIP: c.ip,
 			Cache: cr, OnBreak: o.sendCacheBreak, Waiting: waiting})
 		if err != nil {
 			return c.errorResponse(r, statusOf(err))
@@ -534,6 +554,29 @@ const statusInvalidLockRange uint32 = 0xC00001A1
 // lock handles LOCK: unlocks, or locks taken all-or-nothing; a lock that
 // may wait and conflicts goes asynchronous and retries until granted,
 // cancelled or the handle closes.
+// lockSequence checks a LOCK's LockSequence against the open's buckets
+// (MS-SMB2 3.3.5.14), for durable opens on SMB 3: a bucket (1 to 64)
+// whose last successful LOCK carried the same number makes the request a
+// replay, answered with success and not run again. done records a
+// success in the bucket; a failed LOCK leaves it empty.
+func (c *conn) lockSequence(o *open, seq uint32) (done func(), replay bool) {
+	idx, num := seq>>4, uint8(seq&0xF)
+	if c.dialect < wire.Dialect300 || o.durable == nil || idx < 1 || idx > 64 {
+		return func() {}, false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lockSeq[idx-1] == num+1 {
+		return nil, true
+	}
+	o.lockSeq[idx-1] = 0
+	return func() {
+		o.mu.Lock()
+		o.lockSeq[idx-1] = num + 1
+		o.mu.Unlock()
+	}, false
+}
+
 func (c *conn) lock(r *request) *response {
 	req, err := wire.DecodeLockRequest(r.msg)
 	if err != nil || len(req.Locks) > 64 {
@@ -577,6 +620,10 @@ func (c *conn) lock(r *request) *response {
 			return c.errorResponse(r, statusInvalidLockRange)
 		}
 	}
+	done, replay := c.lockSequence(o, req.LockSequence)
+	if replay {
+		return c.ok(r, wire.SmallResponse(nil))
+	}
 	ctx, cancel := c.reqCtx()
 	defer cancel()
 	if unlock {
@@ -589,6 +636,7 @@ func (c *conn) lock(r *request) *response {
 			}
 			o.locks.Add(-1)
 		}
+		done()
 		return c.ok(r, wire.SmallResponse(nil))
 	}
 	try := func(ctx context.Context) error {
@@ -605,6 +653,7 @@ func (c *conn) lock(r *request) *response {
 	}
 	err = try(ctx)
 	if err == nil {
+		done()
 		return c.ok(r, wire.SmallResponse(nil))
 	}
 	wait := len(req.Locks) == 1 && req.Locks[0].Flags&wire.LockFailImmediately == 0
@@ -613,6 +662,9 @@ func (c *conn) lock(r *request) *response {
 			return c.errorResponse(r, statusLockNotGranted)
 		}
 		return c.errorResponse(r, statusOf(err))
+	}
+	if resp := c.midCompound(r); resp != nil {
+		return resp
 	}
 	op, actx, interim := c.goAsync(r)
 	if op == nil {
@@ -635,6 +687,7 @@ func (c *conn) lock(r *request) *response {
 			cancel()
 			switch {
 			case err == nil:
+				done()
 				c.finishAsync(op, statusSuccess, wire.SmallResponse(nil))
 				return
 			case errors.Is(err, ErrLockConflict):

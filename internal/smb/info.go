@@ -326,11 +326,19 @@ func (c *conn) queryInfo(r *request) *response {
 				return c.errorResponse(r, statusOf(err))
 			}
 		}
-		out, variable = c.fsInfo(req.InfoClass, quota, used)
+		_, sparse := o.h.(Sparse)
+		out, variable = c.fsInfo(req.InfoClass, quota, used, sparse)
 		if out == nil {
 			return c.errorResponse(r, statusInvalidInfoClass)
 		}
 	case wire.InfoSecurity:
+		// The owner, group and DACL need READ_CONTROL (MS-SMB2
+		// 3.3.5.20.3); asking for none of them needs nothing and gets
+		// a descriptor without them (smbtorture smb2.sdread).
+		const ownerGroupDACL = 0x1 | 0x2 | 0x4
+		if req.AddlInfo&ownerGroupDACL != 0 && o.access&ReadControl == 0 && o.pipe == nil {
+			return c.errorResponse(r, statusAccessDenied)
+		}
 		sddl := ""
 		if o.h != nil {
 			ctx, cancel := c.reqCtx()
@@ -480,7 +488,8 @@ func (c *conn) fileInfo(o *open, st *Stat, class uint8) ([]byte, bool) {
 // report the share's quota as the volume and what its files do not use
 // of it as free, in 4 KiB units (8 sectors of 512 bytes), as Azure Files
 // does.
-func (c *conn) fsInfo(class uint8, quota, used int64) ([]byte, bool) {
+// Sparse files are supported where the Backend's handles are Sparse.
+func (c *conn) fsInfo(class uint8, quota, used int64, sparse bool) ([]byte, bool) {
 	const unit = 4096
 	totalUnits, freeUnits := uint64(quota/unit), uint64(max(quota-used, 0)/unit)
 	switch class {
@@ -506,7 +515,11 @@ func (c *conn) fsInfo(class uint8, quota, used int64) ([]byte, bool) {
 		return le.AppendUint32(le.AppendUint32(nil, 7), 0), false // FILE_DEVICE_DISK
 	case fileFsAttributeInformation:
 		// Case-preserving, Unicode names, persistent ACLs.
-		b := le.AppendUint32(nil, 0x00000002|0x00000004|0x00000008)
+		fsAttrs := uint32(0x00000002 | 0x00000004 | 0x00000008)
+		if sparse {
+			fsAttrs |= fsSupportsSparseFiles
+		}
+		b := le.AppendUint32(nil, fsAttrs)
 		b = le.AppendUint32(b, 255)
 		b = le.AppendUint32(b, uint32(wire.UTF16Len("NTFS")))
 		return wire.AppendUTF16(b, "NTFS"), true

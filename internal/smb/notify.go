@@ -104,6 +104,9 @@ func (c *conn) changeNotify(r *request) *response {
 	case o.access&FileReadData == 0: // FILE_LIST_DIRECTORY
 		return c.errorResponse(r, statusAccessDenied)
 	}
+	if resp := c.midCompound(r); resp != nil {
+		return resp
+	}
 	n := o.watch(wa, &req)
 	op, actx, interim := c.goAsync(r)
 	if op == nil {

@@ -329,8 +329,9 @@ func (c *conn) treeDisconnect(r *request) *response {
 	return c.ok(r, wire.SmallResponse(nil))
 }
 
-// ioctl handles IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO and, on IPC$ pipes,
-// FSCTL_PIPE_TRANSCEIVE; everything else is not supported.
+// ioctl handles IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO, server-side copy,
+// sparse files and, on IPC$ pipes, FSCTL_PIPE_TRANSCEIVE; everything else
+// is not supported.
 func (c *conn) ioctl(r *request) *response {
 	req, err := wire.DecodeIoctlRequest(r.msg)
 	if err != nil {
@@ -371,6 +372,14 @@ func (c *conn) ioctl(r *request) *response {
 		return c.requestResumeKey(r, req)
 	case wire.FsctlSrvCopyChunk, wire.FsctlSrvCopyChunkWrite:
 		return c.copyChunk(r, req)
+	case fsctlSetSparse:
+		return c.setSparse(r, req)
+	case fsctlSetZeroData:
+		return c.setZeroData(r, req)
+	case fsctlQueryAllocatedRanges:
+		return c.queryAllocatedRanges(r, req)
+	case fsctlFileLevelTrim:
+		return c.fileLevelTrim(r, req)
 	case wire.FsctlPipeTransceive:
 		o := c.lookupOpen(r, req.FileID)
 		if o == nil {

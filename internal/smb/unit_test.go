@@ -28,12 +28,14 @@ func TestMatchPattern(t *testing.T) {
 }
 
 func TestSharePath(t *testing.T) {
-	for in, want := range map[string]string{"": "", `a\b\c.txt`: "a/b/c.txt", `dir\`: "dir", "f::$DATA": "f"} {
+	for in, want := range map[string]string{"": "", `a\b\c.txt`: "a/b/c.txt", `dir\`: "dir", "f::$DATA": "f",
+		// ".." names the parent of the component before it.
+		`a\..\b`: "b", `a\b\..`: "a", `a\..`: ""} {
 		if got, ok := sharePath(in); !ok || got != want {
 			t.Errorf("sharePath(%q) = %q, %v", in, got, ok)
 		}
 	}
-	for _, bad := range []string{`\lead`, `a\\b`, `a\..\b`, `a:stream`, "a\x01", `a*`, `.`} {
+	for _, bad := range []string{`\lead`, `a\\b`, `a\..\..\b`, `..`, `a*\..`, `a:stream`, "a\x01", `a*`, `.`} {
 		if _, ok := sharePath(bad); ok {
 			t.Errorf("sharePath(%q) accepted", bad)
 		}

@@ -73,6 +73,18 @@ func (b *Backend) ShareSize(ctx context.Context, account, share string) (int64, 
 // Open runs an SMB CREATE as file.Open.
 func (b *Backend) Open(ctx context.Context, req *smb.OpenRequest) (smb.Handle, smb.Stat, error) {
 	ref := file.ShareRef{Account: req.Account, Name: req.Share}
+	if !req.Snapshot.IsZero() {
+		// Snapshot ids are their times, to the 100 ns a FILETIME holds.
+		// A time no snapshot was taken at has no previous version,
+		// whatever the open asks (Windows answers that first).
+		ref.Snapshot = file.FormatTime(req.Snapshot)
+		if _, err := b.svc.GetShare(ctx, ref, ""); code(err) == azerr.ShareNotFound {
+			return nil, smb.Stat{}, smb.ErrNotFound
+		}
+		if req.DesiredAccess&smb.SnapshotChangeRights != 0 {
+			return nil, smb.Stat{}, smb.ErrAccessDenied // a previous version is read-only
+		}
+	}
 	owner, err := b.mem.Owner()
 	if err != nil {
 		return nil, smb.Stat{}, mapErr(err)

@@ -115,6 +115,10 @@ func TestLogonRefusals(t *testing.T) {
 	good := append(append([]byte(nil), specNTProof...), specBlob()...)
 	bad := append([]byte(nil), good...)
 	bad[0] ^= 1
+	// AV pairs running past the blob (net diag's client challenge), and
+	// a list without MsvAvEOL.
+	overrun := append(append([]byte(nil), good[:16+28]...), 0x11, 0xa2, 0x08, 0x81, 1, 2, 3)
+	noEOL := append(append([]byte(nil), good[:16+28]...), 2, 0, 2, 0, 'D', 0)
 	for _, c := range []struct {
 		name string
 		msg  []byte
@@ -125,6 +129,8 @@ func TestLogonRefusals(t *testing.T) {
 		{"other domain", authenticateMessage(clientFlags, good, "Elsewhere", "User", specEncryptedKey), ErrLogonFailure},
 		{"anonymous", authenticateMessage(clientFlags, nil, "", "", nil), ErrAnonymous},
 		{"no user", authenticateMessage(clientFlags, good, "Domain", "", specEncryptedKey), ErrAnonymous},
+		{"AV pairs past the end", authenticateMessage(clientFlags, overrun, "Domain", "User", specEncryptedKey), ErrMalformed},
+		{"AV pairs without an end", authenticateMessage(clientFlags, noEOL, "Domain", "User", specEncryptedKey), ErrMalformed},
 		{"NTLMv1", authenticateMessage(clientFlags, make([]byte, 24), "Domain", "User", specEncryptedKey), ErrLogonFailure},
 		{"key exchange without a key", authenticateMessage(clientFlags, good, "Domain", "User", nil), ErrMalformed},
 		{"truncated", authenticateMessage(clientFlags, good, "Domain", "User", specEncryptedKey)[:40], ErrMalformed},

@@ -248,11 +248,17 @@ func (a *Auth) stepAuth(in []byte) ([]byte, bool, error) {
 	if len(nt) < 16+28 {
 		return nil, false, ErrLogonFailure // NTLMv1 or garbage
 	}
+	proof, blob := nt[:16], nt[16:]
+	if !validAvPairs(blob[28:]) {
+		// The client challenge's AV pairs do not parse: Windows and
+		// Samba refuse the token itself (smbtorture
+		// smb2.session.ntlmssp_bug14932).
+		return nil, false, ErrMalformed
+	}
 	passwords, ok := a.srv.Lookup(a.User)
 	if !ok {
 		return nil, false, ErrLogonFailure
 	}
-	proof, blob := nt[:16], nt[16:]
 	var baseKey []byte
 	for _, pw := range passwords {
 		h := crypt.MD4(u16(pw))
@@ -319,6 +325,22 @@ func (a *Auth) stepInitNTLM(tok []byte) ([]byte, bool, error) {
 		out = negTokenResp(1, false, out, nil)
 	}
 	return out, done, nil
+}
+
+// validAvPairs reports whether pairs is a list of AV pairs, each within
+// the list, ended by MsvAvEOL (what may follow it is padding).
+func validAvPairs(pairs []byte) bool {
+	for len(pairs) >= 4 {
+		id, n := le.Uint16(pairs), int(le.Uint16(pairs[2:]))
+		if len(pairs) < 4+n {
+			return false
+		}
+		if id == 0 {
+			return true
+		}
+		pairs = pairs[4+n:]
+	}
+	return false
 }
 
 func avFlags(pairs []byte) uint32 {

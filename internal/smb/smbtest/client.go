@@ -46,6 +46,12 @@ type Client struct {
 
 // Dial connects, negotiates SMB 2.1 and logs on.
 func Dial(addr, user, password string) (*Client, error) {
+	return DialDialect(addr, user, password, wire.Dialect210)
+}
+
+// DialDialect connects, negotiates dialect (2.0.2 to 3.0.2: no negotiate
+// contexts) and logs on, signing nothing.
+func DialDialect(addr, user, password string, dialect uint16) (*Client, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -55,7 +61,7 @@ func Dial(addr, user, password string) (*Client, error) {
 	le.PutUint16(body, 36)
 	le.PutUint16(body[2:], 1)
 	le.PutUint16(body[4:], 1)
-	body = le.AppendUint16(body, wire.Dialect210)
+	body = le.AppendUint16(body, dialect)
 	if h, _, err := c.Do(wire.Negotiate, body); err != nil || h.Status != 0 {
 		nc.Close()
 		return nil, fmt.Errorf("negotiate: %v %#x", err, h.Status)

@@ -473,8 +473,11 @@ const (
 
 // LockRequest is the LOCK request (MS-SMB2 §2.2.26).
 type LockRequest struct {
-	FileID FileID
-	Locks  []LockElement
+	// LockSequence holds LockSequenceNumber (low 4 bits) and
+	// LockSequenceIndex (the rest).
+	LockSequence uint32
+	FileID       FileID
+	Locks        []LockElement
 }
 
 // DecodeLockRequest decodes a LOCK request message.
@@ -487,7 +490,7 @@ func DecodeLockRequest(msg []byte) (*LockRequest, error) {
 	if n == 0 || len(b) < 24+24*n {
 		return nil, ErrMalformed
 	}
-	r := &LockRequest{FileID: getFileID(b[8:])}
+	r := &LockRequest{LockSequence: le.Uint32(b[4:]), FileID: getFileID(b[8:])}
 	for i := 0; i < n; i++ {
 		e := b[24+24*i:]
 		r.Locks = append(r.Locks, LockElement{Offset: le.Uint64(e), Length: le.Uint64(e[8:]), Flags: le.Uint32(e[16:])})

@@ -1,0 +1,68 @@
+package smb_test
+
+import (
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/emulator"
+	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
+	"github.com/lazuli-storage/lazuli/internal/smb/wire"
+)
+
+// TestLockSequenceReplay: on a durable open (SMB 3), a LOCK whose
+// LockSequence names a bucket (1 to 64) and the number of the last LOCK
+// that succeeded in it is a replay of that one, answered with success and
+// not run again (MS-SMB2 3.3.5.14; smbtorture
+// smb2.lock.replay_smb3_specification_durable); a failed LOCK leaves the
+// bucket empty; bucket 0 is no bucket. A plain open checks no sequence.
+func TestLockSequenceReplay(t *testing.T) {
+	engines(t, func(t *testing.T, e *env) {
+		e.createFile(t, "seq.txt", nil)
+		// SMB 3.0.2: lock sequences are an SMB 3 matter for durable opens.
+		c, err := smbtest.DialDialect(e.em.SMBAddr(), emulator.Account, emulator.Key, wire.Dialect302)
+		must(t, err)
+		t.Cleanup(func() { c.Close() })
+		must(t, c.TreeConnect(e.name))
+		g := create(t, c, withContexts(createBody("seq.txt", readData|writeData, 0, oplockBatch),
+			createContext{"DHnQ", make([]byte, 16)}))
+		if g.status != 0 || g.contexts["DHnQ"] == nil {
+			t.Fatalf("durable open: %#x %v", g.status, g.contexts)
+		}
+		lock := func(fid wire.FileID, seq uint32, flags uint64) uint32 {
+			b := lockBody(fid, [3]uint64{100, 100, flags})
+			le.PutUint32(b[4:], seq)
+			h, _, err := c.Do(wire.Lock, b)
+			must(t, err)
+			return h.Status
+		}
+		ex, un := uint64(wire.LockExclusive|wire.LockFailImmediately), uint64(wire.LockUnlock)
+		steps := []struct {
+			name  string
+			seq   uint32
+			flags uint64
+			want  uint32
+		}{
+			{"bucket 0 lock", 0x01, ex, 0},
+			{"bucket 0 lock again", 0x01, ex, smbtest.StatusLockNotGranted},
+			{"bucket 0 unlock", 0x01, un, 0},
+			{"bucket 1 lock", 0x11, ex, 0},
+			{"its replay", 0x11, ex, 0},
+			{"an unlock with its number (a replay)", 0x11, un, 0},
+			{"a lock with another number", 0x12, ex, smbtest.StatusLockNotGranted},
+			{"again: the failure was not recorded", 0x12, ex, smbtest.StatusLockNotGranted},
+			{"an unlock with a new number", 0x13, un, 0},
+			{"the range is unlocked", 0x14, un, statusRangeNotLocked},
+		}
+		for _, s := range steps {
+			if st := lock(g.fid, s.seq, s.flags); st != s.want {
+				t.Fatalf("%s (sequence %#x): %#x, want %#x", s.name, s.seq, st, s.want)
+			}
+		}
+		plain, _ := c.Create("plain.txt", readData|writeData, shareR|shareW|shareD, openIf, nonDir)
+		if st := lock(plain, 0x11, ex); st != 0 {
+			t.Fatalf("lock: %#x", st)
+		}
+		if st := lock(plain, 0x11, ex); st != smbtest.StatusLockNotGranted {
+			t.Fatalf("the same LOCK again on a plain open: %#x, want LOCK_NOT_GRANTED", st)
+		}
+	})
+}
