@@ -82,6 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	if c := caller(info.Identity); c != nil {
+		// The namespace checks this caller's ACL permissions.
+		r = r.WithContext(blob.WithCaller(r.Context(), c))
+	}
 	if !IsDFS(r) {
 		h.blobRequest(w, r, info)
 		return
@@ -125,6 +129,10 @@ func (h *handler) route(x *rq) error {
 		case http.MethodGet:
 			return h.listPaths(x)
 		}
+	case x.path == "" && m == http.MethodHead:
+		return h.getRootProperties(x)
+	case x.path == "" && m == http.MethodPatch && action == "setAccessControl":
+		return h.setRootAccessControl(x)
 	case x.path == "":
 		return azerr.New(azerr.InvalidUri)
 	case m == http.MethodPut:
@@ -304,6 +312,10 @@ func (h *handler) blobRequest(w http.ResponseWriter, r *http.Request, info *http
 		return
 	}
 	fs, name, _ := strings.Cut(info.Path, "/")
+	if err := h.checkBlobRequest(r, info, fs, name); err != nil {
+		httpx.WriteError(w, r, err)
+		return
+	}
 	if r.Method != http.MethodPut || (comp != "" && comp != "blocklist") || q.Has("restype") || !strings.Contains(name, "/") {
 		h.next.ServeHTTP(w, r)
 		return
