@@ -315,3 +315,31 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// upn=true asks Azure to name owners and ACL entries by user principal
+// name; lazuli knows no directory, so it answers the object ids as
+// stored (Azure too answers an id it cannot translate unchanged).
+func TestDataLakeUPNReturnsObjectIDs(t *testing.T) {
+	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
+	ctx := context.Background()
+	l := newLake(t, s, "upn")
+	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,group::r-x,other::rwx")
+	alice := l.as(t, principal(aliceOID, nil, nil))
+	_, err := alice.NewFileClient("mine.txt").Create(ctx, nil)
+	must(t, err)
+	page, err := alice.NewListPathsPager(false, &filesystem.ListPathsOptions{UPN: to.Ptr(true)}).NextPage(ctx)
+	must(t, err)
+	if len(page.Paths) != 1 || deref(page.Paths[0].Owner) != aliceOID {
+		t.Fatalf("paths %+v", page.Paths)
+	}
+	req, err := http.NewRequest(http.MethodHead, s.url("blob")+"upn/mine.txt?action=getAccessControl&upn=true", nil)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+principal(aliceOID, nil, nil).jwt())
+	req.Header.Set("X-Ms-Version", "2023-11-03")
+	resp, err := s.transport.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Ms-Owner") != aliceOID {
+		t.Fatalf("%d owner %q", resp.StatusCode, resp.Header.Get("X-Ms-Owner"))
+	}
+}
