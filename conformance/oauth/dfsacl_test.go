@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
@@ -342,4 +343,36 @@ func TestDataLakeUPNReturnsObjectIDs(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Ms-Owner") != aliceOID {
 		t.Fatalf("%d owner %q", resp.StatusCode, resp.Header.Get("X-Ms-Owner"))
 	}
+}
+
+// The Blob API is held to the same ACLs on an HNS account: an upload
+// needs write and execute on the parent, a blob an OAuth caller writes is
+// its own and the directories made on the way too, and a read needs read.
+func TestDataLakeACLsBindBlobAPI(t *testing.T) {
+	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
+	ctx := context.Background()
+	l := newLake(t, s, "blobapi")
+	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,user:"+aliceOID+":rwx,group::r-x,mask::rwx,other::---")
+	_, err := l.admin.NewDirectoryClient("locked").Create(ctx, nil)
+	must(t, err)
+	svc, err := service.NewClient(s.url("blob"), principal(aliceOID, nil, nil), &service.ClientOptions{ClientOptions: s.opts()})
+	must(t, err)
+	cc := svc.NewContainerClient("blobapi")
+	_, err = cc.NewBlockBlobClient("mine/deep/a.txt").UploadBuffer(ctx, []byte("hers"), nil)
+	must(t, err)
+	for _, p := range []string{"mine", "mine/deep", "mine/deep/a.txt"} {
+		got, err := l.admin.NewFileClient(p).GetAccessControl(ctx, nil)
+		must(t, err)
+		if deref(got.Owner) != aliceOID {
+			t.Fatalf("%s owner %s", p, deref(got.Owner))
+		}
+	}
+	_, err = cc.NewBlockBlobClient("locked/a.txt").UploadBuffer(ctx, []byte("x"), nil)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = l.admin.NewFileClient("locked/secret.txt").Create(ctx, nil)
+	must(t, err)
+	_, err = cc.NewBlobClient("locked/secret.txt").DownloadStream(ctx, nil)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = cc.NewBlobClient("locked/secret.txt").Delete(ctx, nil)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
 }

@@ -351,7 +351,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		req.Protect.apply(b)
-		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
+		if err := s.beforeReplace(ctx, tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
 		b.replacing(old)
