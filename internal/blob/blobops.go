@@ -500,6 +500,9 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		if err != nil {
 			return err
 		}
+		if err := s.namespaceDelete(ctx, tx, ref, b); err != nil {
+			return err
+		}
 		pol, err := deletePolicy(tx, ref.Account)
 		if err != nil {
 			return err
