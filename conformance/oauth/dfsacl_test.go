@@ -376,3 +376,29 @@ func TestDataLakeACLsBindBlobAPI(t *testing.T) {
 	_, err = cc.NewBlobClient("locked/secret.txt").Delete(ctx, nil)
 	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
 }
+
+// A recursive listing lists the contents of every directory under the
+// one asked for, so it needs read and execute on each of them.
+func TestDataLakeRecursiveListingNeedsEachDirectory(t *testing.T) {
+	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
+	ctx := context.Background()
+	l := newLake(t, s, "listing")
+	readable := "user::rwx,user:" + aliceOID + ":r-x,group::r-x,mask::r-x,other::---"
+	setACL(t, l.admin.NewDirectoryClient(""), readable)
+	for _, f := range []string{"pub/a.txt", "priv/b.txt"} {
+		_, err := l.admin.NewFileClient(f).Create(ctx, nil)
+		must(t, err)
+	}
+	setACL(t, l.admin.NewDirectoryClient("pub"), readable)
+	alice := l.as(t, principal(aliceOID, nil, nil))
+	_, err := alice.NewListPathsPager(false, nil).NextPage(ctx)
+	must(t, err)
+	_, err = alice.NewListPathsPager(true, nil).NextPage(ctx)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	setACL(t, l.admin.NewDirectoryClient("priv"), readable)
+	page, err := alice.NewListPathsPager(true, nil).NextPage(ctx)
+	must(t, err)
+	if len(page.Paths) != 4 {
+		t.Fatalf("%d paths", len(page.Paths))
+	}
+}

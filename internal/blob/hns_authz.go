@@ -569,3 +569,51 @@ func failedEntry(p *Path, err error) FailedEntry {
 	}
 	return FailedEntry{Name: p.Name, Dir: p.Dir, Message: msg}
 }
+
+// checkListed checks a recursive listing of ctx's caller: listing the
+// contents of each directory under the one asked for needs read and
+// execute on it too. The page holds the access control of the directories
+// it lists; one listed on an earlier page is read again.
+func (s *Service) checkListed(ctx context.Context, acct, fs string, req ListPathsRequest, out []*Path) error {
+	c := checked(ctx)
+	if c == nil || !req.Recursive || c.Role != NoRole {
+		return nil
+	}
+	acls := map[string]PathACL{}
+	for _, p := range out {
+		if p.Dir {
+			acls[p.Name] = p.ACL
+		}
+	}
+	var earlier []string
+	for _, p := range out {
+		parent := parentOf(p.Name)
+		if parent == req.Dir || parent == "" {
+			continue
+		}
+		a, ok := acls[parent]
+		if !ok {
+			earlier = append(earlier, parent)
+			continue
+		}
+		if !c.may(a, permR|permX) {
+			return denied()
+		}
+	}
+	if len(earlier) == 0 {
+		return nil
+	}
+	return s.eng.View(ctx, func(tx storage.Tx) error {
+		z := &authz{c: c, tx: tx, acct: acct, fs: fs}
+		for _, d := range earlier {
+			p, err := z.load(d)
+			if err != nil {
+				return err
+			}
+			if p != nil && !c.may(p.ACL, permR|permX) {
+				return denied()
+			}
+		}
+		return nil
+	})
+}

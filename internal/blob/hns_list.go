@@ -154,6 +154,9 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 			lo = skipTo
 		}
 	})
+	if err == nil {
+		err = s.checkListed(ctx, acct, c, req, out)
+	}
 	return out, next, err
 }
 
