@@ -617,3 +617,20 @@ func (s *Service) checkListed(ctx context.Context, acct, fs string, req ListPath
 		return nil
 	})
 }
+
+// recursiveTarget loads a path Set Access Control Recursive changes: the
+// root directory ("") with its own access control, any other path as
+// getPath does.
+func recursiveTarget(tx storage.Tx, acct, fs, name string) (*Path, error) {
+	if name != "" {
+		return getPath(tx, acct, fs, name)
+	}
+	if err := containerExists(tx, acct, fs); err != nil {
+		return nil, azerr.New(azerr.FilesystemNotFound)
+	}
+	a, err := rootACL(tx, acct, fs)
+	if err != nil {
+		return nil, err
+	}
+	return &Path{Dir: true, ACL: a}, nil
+}

@@ -576,7 +576,7 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		out = RecursiveACLResult{}
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := recursiveTarget(tx, ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -623,15 +623,17 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 			out.Next, names = names[max], names[:max]
 		}
 		for _, n := range names {
-			q, err := getPath(tx, ref.Account, ref.Container, n)
+			q, err := recursiveTarget(tx, ref.Account, ref.Container, n)
 			if err != nil {
 				return err
 			}
 			if q == nil {
 				continue
 			}
-			if err := s.materialize(tx, ref.Account, ref.Container, q, now); err != nil {
-				return err
+			if n != "" {
+				if err := s.materialize(tx, ref.Account, ref.Container, q, now); err != nil {
+					return err
+				}
 			}
 			var fail error
 			if z != nil && !z.owns(q) {
@@ -648,7 +650,9 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 				}
 				continue
 			}
-			q.ACL.Created = q.Blob.Created
+			if q.Blob != nil {
+				q.ACL.Created = q.Blob.Created
+			}
 			if err := putACL(tx, ref.Account, ref.Container, n, q.ACL); err != nil {
 				return err
 			}

@@ -133,6 +133,8 @@ func (h *handler) route(x *rq) error {
 		return h.getRootProperties(x)
 	case x.path == "" && m == http.MethodPatch && action == "setAccessControl":
 		return h.setRootAccessControl(x)
+	case x.path == "" && m == http.MethodPatch && action == "setAccessControlRecursive":
+		return h.setAccessControlRecursive(x)
 	case x.path == "":
 		return azerr.New(azerr.InvalidUri)
 	case m == http.MethodPut:
