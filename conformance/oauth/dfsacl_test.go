@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
@@ -278,35 +280,46 @@ func TestDataLakeACLChangeRacesCreates(t *testing.T) {
 	alice := l.as(t, principal(aliceOID, nil, nil))
 	var revoked atomic.Bool
 	var wg sync.WaitGroup
-	var late atomic.Int64
-	var made, refusedN atomic.Int64
+	var late, made, refusedN atomic.Int64
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			for i := 0; i < 40; i++ {
-				after := revoked.Load()
+			// Create until five creates have started after the change.
+			for i, after := 0, 0; after < 5; i++ {
+				started := revoked.Load()
+				if started {
+					after++
+				}
 				_, err := alice.NewFileClient(fmt.Sprintf("f-%d-%d", g, i)).Create(ctx, nil)
 				switch {
-				case err == nil && after:
+				case err == nil && started:
 					late.Add(1)
 				case err == nil:
 					made.Add(1)
 				default:
 					refusedN.Add(1)
+					var re *azcore.ResponseError
+					if !errors.As(err, &re) || re.ErrorCode != "AuthorizationPermissionMismatch" {
+						t.Errorf("create: %v", err)
+						return
+					}
 				}
 			}
 		}(g)
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Revoke once the creates are under way.
+	for deadline := time.Now().Add(30 * time.Second); made.Load() < 16 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,group::r-x,other::---")
 	revoked.Store(true)
 	wg.Wait()
 	if late.Load() != 0 {
 		t.Fatalf("%d creates passed after the ACL change was acknowledged", late.Load())
 	}
-	if refusedN.Load() == 0 {
-		t.Fatalf("no create was refused (%d made)", made.Load())
+	if made.Load() < 16 || refusedN.Load() < 40 {
+		t.Fatalf("%d creates made before the change, %d refused", made.Load(), refusedN.Load())
 	}
 }
 

@@ -82,11 +82,15 @@ func TestACLChangeRacesCreates(t *testing.T) {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
-				for i := 0; i < 30; i++ {
-					after := revoked.Load()
+				// Create until five creates have started after the change.
+				for i, after := 0, 0; after < 5; i++ {
+					started := revoked.Load()
+					if started {
+						after++
+					}
 					_, err := s.CreatePath(alice, CreatePathRequest{Ref: ref(fmt.Sprintf("shared/f-%d-%d", g, i)), Owner: "alice"})
 					switch {
-					case err == nil && after:
+					case err == nil && started:
 						late.Add(1)
 					case err == nil:
 						made.Add(1)
@@ -94,17 +98,20 @@ func TestACLChangeRacesCreates(t *testing.T) {
 						refused.Add(1)
 					default:
 						t.Errorf("create: %v", err)
+						return
 					}
 				}
 			}(g)
 		}
-		time.Sleep(5 * time.Millisecond)
+		for deadline := time.Now().Add(30 * time.Second); made.Load() < 16 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		if _, err := s.SetAccessControl(bg, ref("shared"), "", "", "", "user::rwx,group::r-x,other::--x", Cond{}); err != nil {
 			t.Fatal(err)
 		}
 		revoked.Store(true)
 		wg.Wait()
-		if late.Load() != 0 || refused.Load() == 0 {
+		if late.Load() != 0 || made.Load() < 16 || refused.Load() < 40 {
 			t.Fatalf("%d creates passed after the revocation, %d before, %d refused", late.Load(), made.Load(), refused.Load())
 		}
 	})
