@@ -13,6 +13,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
@@ -387,6 +388,11 @@ func TestDataLakeACLsBindBlobAPI(t *testing.T) {
 	_, err = cc.NewBlobClient("locked/secret.txt").DownloadStream(ctx, nil)
 	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
 	_, err = cc.NewBlobClient("locked/secret.txt").Delete(ctx, nil)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// List Blobs lists the directory its prefix names.
+	_, err = cc.NewListBlobsFlatPager(nil).NextPage(ctx)
+	must(t, err)
+	_, err = cc.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{Prefix: to.Ptr("locked/")}).NextPage(ctx)
 	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
 }
 

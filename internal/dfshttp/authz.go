@@ -15,11 +15,26 @@ import (
 // path of an HNS account, as Azure does on both endpoints: reads need
 // read on the file, writes write, creating and deleting write and execute
 // on the parent (and the sticky bit rule), each with execute on every
-// ancestor. It is checked in a snapshot just before the operation, not in
-// its transaction. Service and container requests are left to the Blob
-// handler.
+// ancestor; List Blobs needs read and execute on the directory its prefix
+// names. It is checked in a snapshot just before the operation, not in
+// its transaction. Other service and container requests are left to the
+// Blob handler.
 func (h *handler) checkBlobRequest(r *http.Request, info *httpx.Info, fs, name string) error {
 	q := r.URL.Query()
+	if name == "" && r.Method == http.MethodGet && q.Get("restype") == "container" && q.Get("comp") == "list" {
+		// List Blobs lists the directory its prefix names.
+		c, err := url.PathUnescape(fs)
+		if err != nil {
+			return nil
+		}
+		dir := q.Get("prefix")
+		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+			dir = dir[:i]
+		} else {
+			dir = ""
+		}
+		return h.svc.CheckPathAccess(r.Context(), blob.Ref{Account: info.Account, Container: c, Name: dir}, blob.OpRead)
+	}
 	if name == "" || q.Has("restype") {
 		return nil
 	}
