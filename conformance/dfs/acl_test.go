@@ -101,3 +101,36 @@ func TestSDKRootAccessControl(t *testing.T) {
 		}
 	})
 }
+
+// The root's default ACL is inherited like any directory's: by a file
+// made at the top and by the directories made on the way to a path.
+func TestSDKRootDefaultACLInherited(t *testing.T) {
+	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		fs := newFS(t, tg)
+		defaults := "default:user::rwx,default:user:oid-3:r-x,default:group::r-x,default:mask::r-x,default:other::---"
+		if _, err := fs.NewDirectoryClient("").SetAccessControl(ctx, &directory.SetAccessControlOptions{ACL: to.Ptr("user::rwx,group::r-x,other::---," + defaults)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fs.NewFileClient("top.txt").Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		fa, err := fs.NewFileClient("top.txt").GetAccessControl(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deref(fa.ACL) != "user::rw-,user:oid-3:r-x,group::r-x,mask::r--,other::---" {
+			t.Fatalf("file ACL %s", deref(fa.ACL))
+		}
+		if _, err := fs.NewFileClient("made/on/the/way.txt").Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		da, err := fs.NewDirectoryClient("made").GetAccessControl(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "user::rwx,user:oid-3:r-x,group::r-x,mask::r-x,other::---," + defaults; deref(da.ACL) != want {
+			t.Fatalf("directory ACL %s, want %s", deref(da.ACL), want)
+		}
+	})
+}

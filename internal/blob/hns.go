@@ -240,14 +240,16 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 	}
 	// Each directory made here inherits the default ACL of the one above
 	// it, from the nearest existing ancestor down.
-	var above PathACL
-	inherits := false
+	// The root keeps access control of its own.
+	above, err := rootACL(tx, acct, c)
+	if err != nil {
+		return err
+	}
+	inherits := true
 	if top != nil {
-		a, err := loadACL(tx, acct, c, top)
-		if err != nil {
+		if above, err = loadACL(tx, acct, c, top); err != nil {
 			return err
 		}
-		above, inherits = a, true
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		b := s.newDirRecord(missing[i], nil, now)
