@@ -162,7 +162,7 @@ func rootACL(tx storage.Tx, acct, c string) (PathACL, error) {
 	if err != nil {
 		return PathACL{}, err
 	}
-	a, err := decode[PathACL](v)
+	a, err := decodeACL(v)
 	if err != nil {
 		return PathACL{}, err
 	}
