@@ -79,7 +79,7 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 // no directory recursively (409 DirectoryNotEmpty; the dfs API's Path -
 // Delete with recursive=true does).
 func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b *Blob) error {
-	if !s.Namespace(ref.Account) || ref.Snapshot != "" {
+	if !s.HierarchicalNamespace(ref.Account) || ref.Snapshot != "" {
 		return nil
 	}
 	if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
