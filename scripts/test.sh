@@ -192,8 +192,8 @@ step_js() {
 
 step_dfs() {
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1 || ! command -v az >/dev/null 2>&1 ||
-    ! /usr/bin/python3 -c 'import azure.storage.filedatalake' 2>/dev/null; then
-    echo "node, npm, az (Debian's azure-cli) and Debian's python3-azure are needed for this step" >&2
+    ! command -v openssl >/dev/null 2>&1 || ! /usr/bin/python3 -c 'import azure.storage.filedatalake' 2>/dev/null; then
+    echo "node, npm, az (Debian's azure-cli), openssl and Debian's python3-azure are needed for this step" >&2
     return 1
   fi
   d=$(mktemp -d) # not local: the EXIT trap reads it after the function returns
@@ -205,6 +205,13 @@ step_dfs() {
   (cd conformance/dfs/js && LAZULI_BLOB_URL=$url node dfs.mjs)
   LAZULI_BLOB_URL=$url /usr/bin/python3 conformance/dfs/python/dfs.py
   conformance/dfs/az/roundtrip.sh "$url"
+  kill "$lz_pid"
+  # ACL enforcement needs OAuth, which lazuli serves over HTTPS only.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  start_lazuli "$d/log2" --inMemoryPersistence --silent --hierarchicalNamespace --oauth basic --cert "$d/cert.pem" \
+    --key "$d/key.pem" --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0
+  (cd conformance/dfs/js && NODE_EXTRA_CA_CERTS="$d/cert.pem" LAZULI_BLOB_URL="https://$(addr_of blob)/devstoreaccount1" node acl.mjs)
 }
 
 step_file() {

@@ -48,6 +48,8 @@ import (
 type testToken struct {
 	iss, aud, oid, tid string
 	nbf, exp           time.Time
+	// groups and roles, when set, are the groups and roles claims.
+	groups, roles []string
 	// scopes records what the SDK asked for.
 	scopes []string
 }
@@ -63,10 +65,17 @@ func (c *testToken) jwt() string {
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
 	now := time.Now()
-	return enc(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + enc(map[string]any{
+	claims := map[string]any{
 		"iss": c.iss, "aud": c.aud, "oid": c.oid, "tid": c.tid,
 		"nbf": c.nbf.Unix(), "exp": c.exp.Unix(), "iat": now.Add(-time.Minute).Unix(),
-	}) + "." + base64.RawURLEncoding.EncodeToString([]byte("not checked"))
+	}
+	if c.groups != nil {
+		claims["groups"] = c.groups
+	}
+	if c.roles != nil {
+		claims["roles"] = c.roles
+	}
+	return enc(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString([]byte("not checked"))
 }
 
 const tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"

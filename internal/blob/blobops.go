@@ -351,7 +351,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 			return err
 		}
 		req.Protect.apply(b)
-		if err := s.beforeReplace(tx, req.Ref, old, b, now); err != nil {
+		if err := s.beforeReplace(ctx, tx, req.Ref, old, b, now); err != nil {
 			return err
 		}
 		b.replacing(old)
@@ -498,6 +498,9 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, guard: deleteSnapshots != "only"}, now)
 		if err != nil {
+			return err
+		}
+		if err := s.namespaceDelete(ctx, tx, ref, b); err != nil {
 			return err
 		}
 		pol, err := deletePolicy(tx, ref.Account)

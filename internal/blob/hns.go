@@ -13,7 +13,6 @@ package blob
 // belongs to.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -241,14 +240,16 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 	}
 	// Each directory made here inherits the default ACL of the one above
 	// it, from the nearest existing ancestor down.
-	var above PathACL
-	inherits := false
+	// The root keeps access control of its own.
+	above, err := rootACL(tx, acct, c)
+	if err != nil {
+		return err
+	}
+	inherits := true
 	if top != nil {
-		a, err := loadACL(tx, acct, c, top)
-		if err != nil {
+		if above, err = loadACL(tx, acct, c, top); err != nil {
 			return err
 		}
-		above, inherits = a, true
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		b := s.newDirRecord(missing[i], nil, now)
@@ -286,28 +287,6 @@ func (s *Service) materialize(tx storage.Tx, acct, c string, p *Path, now time.T
 	p.Blob = b
 	p.ACL.Created = b.Created
 	return nil
-}
-
-// EnsureParents gives every missing ancestor directory of a blob written
-// through the Blob API a record, as an account with a hierarchical
-// namespace does (Blob listings then show them with hdi_isfolder). It
-// does nothing when the blob or its container is gone by then, or when an
-// ancestor is a file.
-func (s *Service) EnsureParents(ctx context.Context, acct, c, name string) error {
-	if parentOf(name) == "" {
-		return nil
-	}
-	return s.eng.Update(ctx, func(tx storage.Tx) error {
-		b, err := getBlob(tx, acct, c, name, "")
-		if err != nil || b == nil {
-			return err
-		}
-		err = s.ensureParents(tx, acct, c, name, s.now())
-		if e, ok := azerr.As(err); ok && e.Code == azerr.PathConflict {
-			return nil
-		}
-		return err
-	})
 }
 
 // containerACLsPrefix covers the access control records of a container's

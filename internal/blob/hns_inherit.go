@@ -98,11 +98,13 @@ func andPerms(p, q string) string {
 }
 
 // parentACL is the access control of the directory a new path is made
-// in; ok is false at the root, which keeps no access control record.
+// in (the root's own for a path at the top); ok is false when the parent
+// has no record.
 func parentACL(tx storage.Tx, acct, c, name string) (PathACL, bool, error) {
 	parent := parentOf(name)
 	if parent == "" {
-		return PathACL{}, false, nil
+		a, err := rootACL(tx, acct, c)
+		return a, err == nil, err
 	}
 	b, err := getBlob(tx, acct, c, parent, "")
 	if err != nil || b == nil {

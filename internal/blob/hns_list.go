@@ -44,6 +44,11 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 				return azerr.New(azerr.PathConflict)
 			}
 		}
+		if z := authzFor(ctx, tx, acct, c); z != nil {
+			if err := z.access(req.Dir, permR|permX); err != nil {
+				return err
+			}
+		}
 		base := blobsPrefix(acct, c)
 		lo := childrenPrefix(acct, c, req.Dir)
 		hi := keyenc.PrefixEnd(lo)
@@ -149,6 +154,9 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 			lo = skipTo
 		}
 	})
+	if err == nil {
+		err = s.checkListed(ctx, acct, c, req, out)
+	}
 	return out, next, err
 }
 

@@ -57,7 +57,14 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 				return azerr.New(azerr.PathConflict)
 			}
 		}
+		made, err := checkCreate(ctx, tx, req, old)
+		if err != nil {
+			return err
+		}
 		if err := s.ensureParents(tx, req.Account, req.Container, req.Name, now); err != nil {
+			return err
+		}
+		if err := made(); err != nil {
 			return err
 		}
 		var b *Blob
@@ -162,6 +169,11 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 		if p == nil {
 			return azerr.New(azerr.PathNotFound)
 		}
+		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
+			if err := z.access(ref.Name, 0); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		st := conditional.State{Exists: true}
 		if p.Blob != nil {
@@ -224,6 +236,11 @@ func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx
 // and either permissions or an ACL (both is 400, checked by the caller).
 func (s *Service) SetAccessControl(ctx context.Context, ref Ref, owner, group, perms, acl string, cond Cond) (*Path, error) {
 	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
+			if err := z.setAccess(p, owner, group); err != nil {
+				return err
+			}
+		}
 		if perms != "" {
 			p.ACL.SetPermissions(perms)
 		}
@@ -238,6 +255,11 @@ func (s *Service) SetPathProperties(ctx context.Context, ref Ref, meta []KV, set
 		return nil, err
 	}
 	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
+			if err := z.access(ref.Name, permW); err != nil {
+				return err
+			}
+		}
 		if setMeta {
 			if p.Dir {
 				meta = append([]KV{{FolderMeta, "true"}}, withoutFolder(meta)...)
@@ -270,6 +292,12 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 		}
 		if p == nil {
 			return azerr.New(azerr.PathNotFound)
+		}
+		z := authzFor(ctx, tx, ref.Account, ref.Container)
+		if z != nil {
+			if err := z.remove(p); err != nil {
+				return err
+			}
 		}
 		if p.Blob != nil {
 			if _, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now); err != nil {
@@ -307,6 +335,11 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 			}
 			if len(names) > DeleteBatch {
 				next, names = names[DeleteBatch], names[:DeleteBatch]
+			}
+			if z != nil && len(names) > 0 {
+				if err := z.removeTree(ref.Name, names); err != nil {
+					return err
+				}
 			}
 			for _, n := range names {
 				if err := deletePathRecords(tx, ref.Account, ref.Container, n); err != nil {
@@ -357,6 +390,11 @@ func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data 
 		return azerr.InvalidQuery("position", fmt.Sprint(position), "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
+			if err := z.access(ref.Name, permW); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true}, now)
 		if err != nil {
@@ -410,6 +448,11 @@ type FlushRequest struct {
 func (s *Service) FlushData(ctx context.Context, req FlushRequest) (*Blob, error) {
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if z := authzFor(ctx, tx, req.Account, req.Container); z != nil {
+			if err := z.access(req.Name, permW); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		b, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{mustExist: true}, now)
 		if err != nil {
@@ -508,6 +551,8 @@ func (s *Service) settleAppends(tx storage.Tx, ref Ref, st *Staging, used [][]by
 // RecursiveACLResult is what one Set Access Control Recursive call did.
 type RecursiveACLResult struct {
 	Directories, Files, Failures int
+	// Failed are the paths the change failed on.
+	Failed []FailedEntry
 	// Next is the continuation for the next call ("" when done).
 	Next string
 }
@@ -515,8 +560,10 @@ type RecursiveACLResult struct {
 // SetAccessControlRecursive is Path - Update (setAccessControlRecursive):
 // mode set, modify or remove applied to the path and every path under
 // it, up to max paths per call (one transaction each), resuming at the
-// path continuation names.
-func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, acl, continuation string, max int) (RecursiveACLResult, error) {
+// path continuation names. A path the change fails on (one the caller
+// does not own) is counted and named; the call stops there unless force
+// (forceFlag) says to go on, and then no continuation is returned.
+func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, acl, continuation string, max int, force bool) (RecursiveACLResult, error) {
 	if max <= 0 {
 		max = 2000
 	}
@@ -529,12 +576,18 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		out = RecursiveACLResult{}
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := recursiveTarget(tx, ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
 		if p == nil {
 			return azerr.New(azerr.PathNotFound)
+		}
+		z := authzFor(ctx, tx, ref.Account, ref.Container)
+		if z != nil {
+			if _, err := z.reach(ref.Name); err != nil {
+				return err
+			}
 		}
 		var names []string
 		if continuation == "" {
@@ -570,21 +623,36 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 			out.Next, names = names[max], names[:max]
 		}
 		for _, n := range names {
-			q, err := getPath(tx, ref.Account, ref.Container, n)
+			q, err := recursiveTarget(tx, ref.Account, ref.Container, n)
 			if err != nil {
 				return err
 			}
 			if q == nil {
 				continue
 			}
-			if err := s.materialize(tx, ref.Account, ref.Container, q, now); err != nil {
-				return err
+			if n != "" {
+				if err := s.materialize(tx, ref.Account, ref.Container, q, now); err != nil {
+					return err
+				}
 			}
-			if err := q.ACL.EditACL(mode, acl, q.Dir); err != nil {
+			var fail error
+			if z != nil && !z.owns(q) {
+				fail = denied()
+			} else {
+				fail = q.ACL.EditACL(mode, acl, q.Dir)
+			}
+			if fail != nil {
 				out.Failures++
+				out.Failed = append(out.Failed, failedEntry(q, fail))
+				if !force {
+					out.Next = ""
+					return nil
+				}
 				continue
 			}
-			q.ACL.Created = q.Blob.Created
+			if q.Blob != nil {
+				q.ACL.Created = q.Blob.Created
+			}
 			if err := putACL(tx, ref.Account, ref.Container, n, q.ACL); err != nil {
 				return err
 			}

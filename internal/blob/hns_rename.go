@@ -52,6 +52,12 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 		if err := srcCheck(sp, req.SrcCond, now); err != nil {
 			return err
 		}
+		z := authzFor(ctx, tx, src.Account, src.Container)
+		if z != nil {
+			if err := z.remove(sp); err != nil {
+				return err
+			}
+		}
 		if err := containerExists(tx, dst.Account, dst.Container); err != nil {
 			return azerr.New(azerr.FilesystemNotFound)
 		}
@@ -81,6 +87,11 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 				return err
 			} else if o != conditional.Pass {
 				return o.Err(azerr.ConditionNotMet, azerr.PathAlreadyExists)
+			}
+		}
+		if z != nil {
+			if err := z.renameTo(dst, dp); err != nil {
+				return err
 			}
 		}
 		if dp != nil {

@@ -508,7 +508,7 @@ func TestHNSSetAccessControlRecursive(t *testing.T) {
 		var dirs, files int
 		cont := ""
 		for calls := 0; ; calls++ {
-			res, err := s.SetAccessControlRecursive(ctx, ref("top"), "set", acl, cont, 3)
+			res, err := s.SetAccessControlRecursive(ctx, ref("top"), "set", acl, cont, 3, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -533,21 +533,21 @@ func TestHNSSetAccessControlRecursive(t *testing.T) {
 			t.Fatalf("directory ACL %q", p.ACL.ACL)
 		}
 		// modify replaces and adds entries; remove drops named ones.
-		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "modify", "user:oid-7:rwx,group:g-1:r--", "", 0); err != nil {
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "modify", "user:oid-7:rwx,group:g-1:r--", "", 0, false); err != nil {
 			t.Fatal(err)
 		}
 		p, _ = s.GetPath(ctx, ref("top/d3/f"), Cond{})
 		if p.ACL.ACL != "user::rwx,user:oid-7:rwx,group::r-x,mask::r-x,other::---,group:g-1:r--" {
 			t.Fatalf("after modify %q", p.ACL.ACL)
 		}
-		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "remove", "user:oid-7,group:g-1", "", 0); err != nil {
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top/d3"), "remove", "user:oid-7,group:g-1", "", 0, false); err != nil {
 			t.Fatal(err)
 		}
 		p, _ = s.GetPath(ctx, ref("top/d3/f"), Cond{})
 		if p.ACL.ACL != "user::rwx,group::r-x,mask::r-x,other::---" {
 			t.Fatalf("after remove %q", p.ACL.ACL)
 		}
-		if _, err := s.SetAccessControlRecursive(ctx, ref("top"), "remove", "user::", "", 0); code(err) != "InvalidAccessControlList" {
+		if _, err := s.SetAccessControlRecursive(ctx, ref("top"), "remove", "user::", "", 0, false); code(err) != "InvalidAccessControlList" {
 			t.Fatalf("removing the owner entry: %v", err)
 		}
 	})

@@ -459,6 +459,9 @@ func (s *Service) CreateContainerWith(ctx context.Context, acct, name string, o 
 		c := &Container{Name: name, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: meta, Public: o.Public,
 			DefaultScope: o.Scope, DenyScopeOverride: o.Deny, ImmutableVersioning: o.ImmutableVersioning}
 		out = c
+		if err := setRootOwner(ctx, tx, acct, c); err != nil {
+			return err
+		}
 		return putContainer(tx, acct, c)
 	})
 	return out, err

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -97,9 +98,14 @@ func saveVersion(tx storage.Tx, ref Ref, cur *Blob) error {
 
 // beforeReplace is called by the writes that replace a whole blob (Put
 // Blob, Put Block List, Copy Blob) before they store b over old (nil when
-// there is none): with versioning on, old becomes a previous version and b
-// gets a new version id; otherwise soft delete may keep old.
-func (s *Service) beforeReplace(tx storage.Tx, ref Ref, old, b *Blob, now time.Time) error {
+// there is none): on an account with a hierarchical namespace it makes
+// the parent directories (namespaceWrite); with versioning on, old becomes
+// a previous version and b gets a new version id; otherwise soft delete
+// may keep old.
+func (s *Service) beforeReplace(ctx context.Context, tx storage.Tx, ref Ref, old, b *Blob, now time.Time) error {
+	if err := s.namespaceWrite(ctx, tx, ref, old, b, now); err != nil {
+		return err
+	}
 	if !s.Versioning(ref.Account) {
 		return keepOverwritten(tx, ref, old, now)
 	}

@@ -82,6 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	if c := caller(info.Identity); c != nil {
+		// The namespace checks this caller's ACL permissions.
+		r = r.WithContext(blob.WithCaller(r.Context(), c))
+	}
 	if !IsDFS(r) {
 		h.blobRequest(w, r, info)
 		return
@@ -125,6 +129,12 @@ func (h *handler) route(x *rq) error {
 		case http.MethodGet:
 			return h.listPaths(x)
 		}
+	case x.path == "" && m == http.MethodHead:
+		return h.getRootProperties(x)
+	case x.path == "" && m == http.MethodPatch && action == "setAccessControl":
+		return h.setRootAccessControl(x)
+	case x.path == "" && m == http.MethodPatch && action == "setAccessControlRecursive":
+		return h.setAccessControlRecursive(x)
 	case x.path == "":
 		return azerr.New(azerr.InvalidUri)
 	case m == http.MethodPut:
@@ -290,70 +300,23 @@ func signedAccount(h string) string {
 	return acct
 }
 
-// blobRequest serves a Blob request of an HNS account. A blob written at
-// a/b/c.txt (Put Blob, Put Block List, Copy Blob, the From-URL puts and
-// the creation of page and append blobs) makes the directories a and a/b,
-// as on Azure; they get their records once the write has succeeded, before
-// the answer leaves.
+// blobRequest serves a Blob request of an HNS account: the Blob handler
+// runs it, after the ACL check of an OAuth caller. A blob written at
+// a/b/c.txt makes the directories a and a/b in the write's own
+// transaction (the Blob service knows the namespace accounts).
 func (h *handler) blobRequest(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
 	q := r.URL.Query()
-	comp := q.Get("comp")
-	if q.Get("restype") == "account" && comp == "properties" {
+	if q.Get("restype") == "account" && q.Get("comp") == "properties" {
 		// Get Account Information reports the namespace.
 		h.next.ServeHTTP(&hnsInfoWriter{ResponseWriter: w}, r)
 		return
 	}
 	fs, name, _ := strings.Cut(info.Path, "/")
-	if r.Method != http.MethodPut || (comp != "" && comp != "blocklist") || q.Has("restype") || !strings.Contains(name, "/") {
-		h.next.ServeHTTP(w, r)
+	if err := h.checkBlobRequest(r, info, fs, name); err != nil {
+		httpx.WriteError(w, r, err)
 		return
 	}
-	rec := &statusWriter{ResponseWriter: w}
-	h.next.ServeHTTP(rec, r)
-	defer rec.send()
-	if rec.status != http.StatusCreated && rec.status != http.StatusAccepted {
-		return
-	}
-	c, err1 := url.PathUnescape(fs)
-	n, err2 := url.PathUnescape(name)
-	if err1 != nil || err2 != nil {
-		return
-	}
-	n = strings.ReplaceAll(n, `\`, "/")
-	if err := h.svc.EnsureParents(r.Context(), info.Account, c, n); err != nil && h.d.Log != nil {
-		h.d.Log.Warn("parent directories of a blob", "request_id", info.RequestID, "err", err)
-	}
-}
-
-// statusWriter holds back the status line of an answer without a body
-// until send, so that the parents of a written blob exist before the
-// client hears of it; an answer with a body goes out as it comes.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	sent   bool
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	s.send()
-	return s.ResponseWriter.Write(b)
-}
-
-// send writes the held status line (once).
-func (s *statusWriter) send() {
-	if !s.sent && s.status != 0 {
-		s.sent = true
-		s.ResponseWriter.WriteHeader(s.status)
-	}
+	h.next.ServeHTTP(w, r)
 }
 
 // hnsInfoWriter sets x-ms-is-hns-enabled: true on a Get Account

@@ -30,6 +30,7 @@ func newPortWith(hns func(string) bool) http.Handler {
 	d := httpx.Deps{Auth: auth.New(auth.Config{}), Now: time.Now,
 		BaseURL: func(a string) string { return "http://127.0.0.1:10000/" + a }}
 	svc := blob.New(memstore.New(), time.Now, guid.NewString)
+	svc.UseHierarchicalNamespace(hns)
 	h := httpx.Wrap(auth.Blob, New(d, svc, blobhttp.New(d, svc), hns), httpx.Options{Silent: true})
 	return RenameDestination(h, hns, func(a string) bool { return a == "devstoreaccount1" || a == "plainaccount" })
 }

@@ -470,6 +470,11 @@ func (h *handler) leaseActionBefore(x *rq, cond *blob.Cond) error {
 	switch act {
 	case "":
 		return nil
+	}
+	if err := h.svc.CheckPathAccess(x.ctx(), x.ref(), blob.OpWrite); err != nil {
+		return err
+	}
+	switch act {
 	case "acquire", "acquire-release":
 		d := -1
 		if v := x.r.Header.Get("X-Ms-Lease-Duration"); v != "" {
@@ -554,22 +559,15 @@ func (h *handler) setAccessControl(x *rq) error {
 	if err := h.authorize(x, auth.ResObject, "w", false); err != nil {
 		return err
 	}
-	hd := x.r.Header
-	perms, acl := hd.Get("X-Ms-Permissions"), hd.Get("X-Ms-Acl")
-	if perms != "" && acl != "" {
-		return azerr.New(azerr.InvalidPermission).WithStatus(http.StatusBadRequest)
-	}
-	var err error
-	if perms != "" {
-		if perms, err = blob.ParsePermissions(perms); err != nil {
-			return err
-		}
+	owner, group, perms, acl, err := x.accessHeaders()
+	if err != nil {
+		return err
 	}
 	cond, err := x.cond("")
 	if err != nil {
 		return err
 	}
-	p, err := h.svc.SetAccessControl(x.ctx(), x.ref(), hd.Get("X-Ms-Owner"), hd.Get("X-Ms-Group"), perms, acl, cond)
+	p, err := h.svc.SetAccessControl(x.ctx(), x.ref(), owner, group, perms, acl, cond)
 	if err != nil {
 		return err
 	}
@@ -684,6 +682,9 @@ func (h *handler) leasePath(x *rq) error {
 	if !ok {
 		return azerr.InvalidHeader("x-ms-lease-action", hd.Get("X-Ms-Lease-Action"))
 	}
+	if err := h.svc.CheckPathAccess(x.ctx(), x.ref(), blob.OpWrite); err != nil {
+		return err
+	}
 	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
 	switch kind {
 	case lease.Acquire:
@@ -758,17 +759,38 @@ func (h *handler) setAccessControlRecursive(x *rq) error {
 		}
 		cont = string(raw)
 	}
-	res, err := h.svc.SetAccessControlRecursive(x.ctx(), x.ref(), mode, acl, cont, max)
+	force := false
+	switch v := x.q.Get("forceFlag"); v {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		return azerr.InvalidQuery("forceFlag", v, "")
+	}
+	res, err := h.svc.SetAccessControlRecursive(x.ctx(), x.ref(), mode, acl, cont, max, force)
 	if err != nil {
 		return err
 	}
 	if res.Next != "" {
 		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(res.Next)))
 	}
+	type failed struct {
+		ErrorMessage string `json:"errorMessage"`
+		Name         string `json:"name"`
+		Type         string `json:"type"`
+	}
+	entries := []failed{}
+	for _, f := range res.Failed {
+		typ := "FILE"
+		if f.Dir {
+			typ = "DIRECTORY"
+		}
+		entries = append(entries, failed{f.Message, f.Name, typ})
+	}
 	return writeJSON(x, map[string]any{
 		"directoriesSuccessful": res.Directories,
 		"filesSuccessful":       res.Files,
 		"failureCount":          res.Failures,
-		"failedEntries":         []any{},
+		"failedEntries":         entries,
 	})
 }

@@ -28,6 +28,13 @@ type Claims struct {
 	// sktid of the user delegation keys it is given.
 	ObjectID string `json:"oid"`
 	TenantID string `json:"tid"`
+	// Groups are the object ids of the caller's security groups (the
+	// groups claim); Data Lake ACLs match their group entries against them.
+	Groups []string `json:"groups"`
+	// Roles is the roles claim. Entra ID puts app roles there, not Azure
+	// role assignments, which a local server cannot look up; lazuli reads
+	// the Azure Storage data role names from it (see the dfs API).
+	Roles []string `json:"roles"`
 }
 
 // Audience is the aud claim: one string, or (as JWT allows) a list.

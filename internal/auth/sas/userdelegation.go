@@ -36,13 +36,14 @@ func UserDelegationKey(secret []byte, oid, tid string, start, expiry time.Time, 
 //	>= 2018-11-09  sp st se canon skoid sktid skt ske sks skv sip spr sv sr ts rscc rscd rsce rscl rsct
 //	>= 2020-02-10  ... skv saoid suoid scid sip ...
 //	>= 2020-12-06  ... sr ts ses rscc ...
-//	>= 2025-07-05  ... scid skdutid sduoid sip ... ses srh srq rscc ...
+//	>= 2025-07-05  ... scid skdutid sduoid sip ...
+//	>= 2026-04-06  ... ses srh srq rscc ...
 //
 // srh and srq name the bound headers and query parameters; the signed
 // lines are their canonical "name:value" lists, which the caller supplies
 // as signedHeaders and signedQuery (empty when srh and srq are absent).
 func UserDelegationStringsToSign(canonical string, v *Values, signedTimestamp, signedHeaders, signedQuery string) []string {
-	layouts := []string{"2025-07-05", "2020-12-06", "2020-02-10", "2018-11-09"}
+	layouts := []string{"2026-04-06", "2025-07-05", "2020-12-06", "2020-02-10", "2018-11-09"}
 	primary := ""
 	for _, l := range layouts {
 		if v.Version >= l {
@@ -75,7 +76,9 @@ func userDelegationStringToSign(canonical string, v *Values, ts, signedHeaders, 
 	if layout >= "2020-12-06" {
 		f = append(f, v.EncryptionScope)
 	}
-	if layout >= "2025-07-05" {
+	if layout >= "2026-04-06" {
+		// The bound request headers and query (srh, srq) came with
+		// version 2026-04-06; 2025-07-05 signs the delegated user only.
 		f = append(f, signedHeaders, signedQuery)
 	}
 	f = append(f, v.CacheControl, v.ContentDisposition, v.ContentEncoding, v.ContentLanguage, v.ContentType)

@@ -1,0 +1,77 @@
+// POSIX ACL enforcement through @azure/storage-file-datalake with a token
+// credential, against a lazuli started with --hierarchicalNamespace and
+// --oauth basic over HTTPS (LAZULI_BLOB_URL; NODE_EXTRA_CA_CERTS trusts its
+// certificate). The Shared Key caller is the superuser; a token's oid is
+// held to the ACLs and owns what it creates.
+import assert from "node:assert/strict";
+import { DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
+
+const url = process.env.LAZULI_BLOB_URL ?? "https://127.0.0.1:10000/devstoreaccount1";
+const account = "devstoreaccount1";
+const key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const alice = "a11ce000-0000-0000-0000-000000000001";
+
+// token mints an unsigned Entra ID shaped access token for oid (lazuli
+// checks issuer, audience and lifetime, not the signature).
+function token(oid) {
+  const enc = (v) => Buffer.from(JSON.stringify(v)).toString("base64url");
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = enc({ alg: "RS256", typ: "JWT" }) + "." + enc({
+    iss: "https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/", aud: "https://storage.azure.com",
+    oid, tid: "72f988bf-86f1-41af-91ab-2d7cd011db47", nbf: now - 60, exp: now + 3600, iat: now - 60,
+  }) + "." + Buffer.from("not checked").toString("base64url");
+  return { getToken: async () => ({ token: jwt, expiresOnTimestamp: (now + 3600) * 1000 }) };
+}
+
+async function rejects(p, status, code) {
+  try {
+    await p;
+  } catch (e) {
+    assert.equal(e.statusCode, status, `${code}: status ${e.statusCode} ${e.message}`);
+    if (code) assert.equal(e.details?.errorCode ?? e.code, code);
+    return;
+  }
+  assert.fail(`expected ${status} ${code}`);
+}
+
+const admin = new DataLakeServiceClient(url, new StorageSharedKeyCredential(account, key));
+const name = "acl" + Date.now();
+const fs = admin.getFileSystemClient(name);
+await fs.create();
+// The root lets alice through; data is hers to write in.
+await fs.getDirectoryClient("").setPermissions({
+  owner: { read: true, write: true, execute: true }, group: { read: true, write: false, execute: true },
+  other: { read: false, write: false, execute: true }, stickyBit: false, extendedAcls: false,
+});
+await fs.getDirectoryClient("data").create();
+await fs.getDirectoryClient("data").setAccessControl([
+  { accessControlType: "user", entityId: "", defaultScope: false, permissions: { read: true, write: true, execute: true } },
+  { accessControlType: "user", entityId: alice, defaultScope: false, permissions: { read: true, write: true, execute: true } },
+  { accessControlType: "group", entityId: "", defaultScope: false, permissions: { read: true, write: false, execute: true } },
+  { accessControlType: "mask", entityId: "", defaultScope: false, permissions: { read: true, write: true, execute: true } },
+  { accessControlType: "other", entityId: "", defaultScope: false, permissions: { read: false, write: false, execute: false } },
+]);
+await fs.getFileClient("data/report.csv").create();
+
+const asAlice = new DataLakeServiceClient(url, token(alice)).getFileSystemClient(name);
+await asAlice.getFileClient("data/a.txt").create();
+assert.equal((await asAlice.getFileClient("data/a.txt").getAccessControl()).owner, alice);
+await rejects(asAlice.getFileClient("top.txt").create(), 403, "AuthorizationPermissionMismatch");
+await rejects(asAlice.getFileClient("data/report.csv").read(), 403, "AuthorizationPermissionMismatch");
+// Only the owner changes permissions.
+await rejects(asAlice.getFileClient("data/report.csv").setPermissions({
+  owner: { read: true, write: true, execute: false }, group: { read: true, write: true, execute: false },
+  other: { read: true, write: true, execute: false }, stickyBit: false, extendedAcls: false,
+}), 403, "AuthorizationPermissionMismatch");
+
+// A recursive change fails on what alice does not own (data and
+// report.csv), and goes on past them with continueOnFailure.
+const rec = await asAlice.getDirectoryClient("data").setAccessControlRecursive([
+  { accessControlType: "user", entityId: "", defaultScope: false, permissions: { read: true, write: true, execute: true } },
+  { accessControlType: "group", entityId: "", defaultScope: false, permissions: { read: true, write: false, execute: false } },
+  { accessControlType: "other", entityId: "", defaultScope: false, permissions: { read: false, write: false, execute: false } },
+], { continueOnFailure: true });
+assert.deepEqual(rec.counters, { changedDirectoriesCount: 0, changedFilesCount: 1, failedChangesCount: 2 });
+
+await fs.delete();
+console.log("dfs acl js: ok");

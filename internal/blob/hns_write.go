@@ -1,0 +1,105 @@
+package blob
+
+// The hierarchical namespace's part in Blob API writes.
+//
+// A blob written at a/b/c.txt on an account with a hierarchical namespace
+// makes the directories a and a/b, as on Azure. That happens in the
+// write's own transaction (namespaceWrite, called from beforeReplace), so
+// no reader sees the blob without its parents and a racing directory
+// delete or rename is ordered wholly before or after the write. The same
+// transaction checks the caller's ACL permissions and gives a new file
+// its access control: the parent's default ACL when it has one, and the
+// OAuth caller as owner.
+
+import (
+	"context"
+	"time"
+
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// namespaceWrite runs in the transaction of a write that replaces the
+// whole blob b (Put Blob, Put Block List, Copy Blob) over old (nil when
+// new). A missing parent directory is made; an ancestor that is a file
+// leaves the blob without directories, as before it.
+func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, old, b *Blob, now time.Time) error {
+	if !s.HierarchicalNamespace(ref.Account) {
+		return nil
+	}
+	caller, _ := ctx.Value(callerKey{}).(*Caller)
+	z := &authz{c: caller, tx: tx, acct: ref.Account, fs: ref.Container}
+	if caller != nil && !caller.Superuser {
+		if err := z.create(ref.Name, old); err != nil {
+			return err
+		}
+	}
+	existed, err := existingAncestors(tx, ref.Account, ref.Container, ref.Name)
+	if err != nil {
+		return err
+	}
+	if parentOf(ref.Name) != "" {
+		err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now)
+		if e, ok := azerr.As(err); ok && e.Code == azerr.PathConflict {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	if caller != nil && caller.OID != "" {
+		if err := z.ownMade(ref.Name, existed); err != nil {
+			return err
+		}
+	}
+	if old != nil {
+		// An overwrite keeps the file's access control.
+		return nil
+	}
+	a := defaultACL(false)
+	parent, ok, err := parentACL(tx, ref.Account, ref.Container, ref.Name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		a.Group = parent.Group
+		if in, ok := inherit(parent, false, ""); ok {
+			a = in
+		}
+	}
+	if caller != nil && caller.OID != "" {
+		a.Owner = caller.OID
+	}
+	a.Created = b.Created
+	return putACL(tx, ref.Account, ref.Container, ref.Name, a)
+}
+
+// namespaceDelete runs in the transaction of Delete Blob on b: an OAuth
+// caller needs write and execute on the parent (and the sticky bit rule),
+// and a directory goes only when it is empty, as Azure's Blob API deletes
+// no directory recursively (409 DirectoryNotEmpty; the dfs API's Path -
+// Delete with recursive=true does).
+func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b *Blob) error {
+	if !s.HierarchicalNamespace(ref.Account) || ref.Snapshot != "" {
+		return nil
+	}
+	if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
+		a, err := loadACL(tx, ref.Account, ref.Container, b)
+		if err != nil {
+			return err
+		}
+		if err := z.remove(&Path{Name: ref.Name, Dir: b.IsDir(), Blob: b, ACL: a}); err != nil {
+			return err
+		}
+	}
+	if !b.IsDir() {
+		return nil
+	}
+	kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name)
+	if err != nil {
+		return err
+	}
+	if kids {
+		return azerr.New(azerr.DirectoryNotEmpty)
+	}
+	return nil
+}
