@@ -314,6 +314,43 @@ func TestBlobLegalHold(t *testing.T) {
 	})
 }
 
+// TestSnapshotHoldStopsDeleteSnapshots: a snapshot under a legal hold or
+// a policy keeps Delete Blob with x-ms-delete-snapshots (include or only)
+// from removing it, as a delete of the snapshot alone is refused.
+func TestSnapshotHoldStopsDeleteSnapshots(t *testing.T) {
+	harness.ForEachWith(t, versioned, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		cc := immutableContainer(t, tg)
+		bb := cc.NewBlockBlobClient("snapped")
+		_, err := bb.Upload(ctx, body([]byte("x")), nil)
+		must(t, err)
+		sr, err := bb.CreateSnapshot(ctx, nil)
+		must(t, err)
+		snap, err := bb.WithSnapshot(*sr.Snapshot)
+		must(t, err)
+		_, err = snap.SetLegalHold(ctx, true, nil)
+		must(t, err)
+		for _, opt := range []blob.DeleteSnapshotsOptionType{blob.DeleteSnapshotsOptionTypeInclude, blob.DeleteSnapshotsOptionTypeOnly} {
+			_, err = bb.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: &opt})
+			mustCode(t, err, 409, "BlobImmutableDueToLegalHold")
+		}
+		_, err = snap.GetProperties(ctx, nil)
+		must(t, err)
+		_, err = snap.SetLegalHold(ctx, false, nil)
+		must(t, err)
+		until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		_, err = snap.SetImmutabilityPolicy(ctx, until, nil)
+		must(t, err)
+		opt := blob.DeleteSnapshotsOptionTypeInclude
+		_, err = bb.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: &opt})
+		mustCode(t, err, 409, "BlobImmutableDueToPolicy")
+		_, err = snap.DeleteImmutabilityPolicy(ctx, nil)
+		must(t, err)
+		_, err = bb.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: &opt})
+		must(t, err)
+	})
+}
+
 // TestLegalHoldRace: writers set the metadata of a blob and delete it
 // while a legal hold is set on it; no write or delete sent after Set Blob
 // Legal Hold has answered lands, on every engine.

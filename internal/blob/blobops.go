@@ -500,6 +500,11 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		if err != nil {
 			return err
 		}
+		if deleteSnapshots != "" {
+			if err := snapshotsDeletable(tx, ref, now); err != nil {
+				return err
+			}
+		}
 		if err := s.namespaceDelete(ctx, tx, ref, b); err != nil {
 			return err
 		}
@@ -518,6 +523,26 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		kept = pol != nil || versioned
 		return removeBlob(tx, ref, deleteSnapshots, pol, versioned, now)
 	})
+}
+
+// snapshotsDeletable refuses a Delete Blob with x-ms-delete-snapshots
+// while one of the snapshots it would remove has a legal hold or a policy
+// whose date is ahead, as a delete of that snapshot alone is refused.
+func snapshotsDeletable(tx storage.Tx, ref Ref, now time.Time) error {
+	ids, err := snapshotIDs(tx, ref)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		sb, err := getBlob(tx, ref.Account, ref.Container, ref.Name, id)
+		if err != nil {
+			return err
+		}
+		if err := immutableErr(sb, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // snapshotIDs lists the snapshots of a blob.
