@@ -377,6 +377,12 @@ func TestLegalHoldRace(t *testing.T) {
 					var err error
 					if w%4 == 3 {
 						_, err = bb.Delete(ctx, nil)
+						if err == nil && !after {
+							// Leave the next upload time to get its
+							// hold set: two deleters in a loop can
+							// otherwise remove every upload first.
+							time.Sleep(10 * time.Millisecond)
+						}
 					} else {
 						_, err = bb.SetMetadata(ctx, map[string]*string{"w": ptr(fmt.Sprint(w, "-", i))}, nil)
 					}
@@ -396,7 +402,6 @@ func TestLegalHoldRace(t *testing.T) {
 			if _, err := bb.Upload(ctx, body([]byte("held")), nil); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(2 * time.Millisecond)
 			if _, err := bb.SetLegalHold(ctx, true, nil); err != nil {
 				if isCode(err, 404, "BlobNotFound") {
 					continue
