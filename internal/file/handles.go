@@ -781,16 +781,20 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 				return ErrAccessDenied
 			}
 		}
-		// Renaming changes the parent directory: an open of it that
-		// holds delete access or does not share delete refuses that,
-		// as on Windows (smbtorture smb2.rename.*_delete_*).
-		ps, err := loadHandles(tx, ref.Share, n.Parent)
-		if err != nil {
-			return err
-		}
-		for _, p := range ps {
-			if held := relevant(p.Access); held != 0 && (held&accessDelete != 0 || p.ShareAccess&FileShareDelete == 0) {
-				return ErrParentInUse
+		// Windows renames through an open of the destination's parent
+		// directory that asks to add an entry (write access) and shares
+		// read and write only: an open of that directory holding delete
+		// access, or not sharing write, refuses the rename
+		// (smbtorture smb2.rename.*_delete_*, smb2.notify.rec).
+		if parent, _, err := lookup(tx, ref.Share, dst); err == nil && parent != nil {
+			ps, err := loadHandles(tx, ref.Share, parent.ID)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if held := relevant(p.Access); held != 0 && (held&accessDelete != 0 || p.ShareAccess&FileShareWrite == 0) {
+					return ErrParentInUse
+				}
 			}
 		}
 		sh := &Share{ID: ref.Share}

@@ -108,11 +108,34 @@ func (c *conn) changeNotify(r *request) *response {
 		return resp
 	}
 	n := o.watch(wa, &req)
+	turn, done := n.enter()
+	// Changes collected before the request came answer it at once, as
+	// Windows and Samba do: what it reports is fixed when it is read,
+	// not when a goroutine gets to it, so a client's next operation
+	// never slips into it.
+	if isClosed(turn) {
+		select {
+		case <-n.w.Ready():
+			if status, body, ok := n.collected(req.OutputBufferLength); ok {
+				close(done)
+				if body == nil {
+					return c.errorResponse(r, status)
+				}
+				return c.newResponse(r, status, body)
+			}
+		default:
+		}
+	}
 	op, actx, interim := c.goAsync(r)
 	if op == nil {
+		go func() {
+			if turn != nil {
+				<-turn
+			}
+			close(done)
+		}()
 		return interim
 	}
-	turn, done := n.enter()
 	c.work.Add(1)
 	go func() {
 		defer c.work.Done()
@@ -154,26 +177,44 @@ func (c *conn) changeNotify(r *request) *response {
 				return
 			case <-n.w.Ready():
 			}
-			changes, overflow, deleting := n.w.Take()
-			if deleting {
-				c.finishAsync(op, statusDeletePending, nil)
+			if status, body, ok := n.collected(req.OutputBufferLength); ok {
+				c.finishAsync(op, status, body)
 				return
 			}
-			if overflow {
-				c.finishAsync(op, statusNotifyEnumDir, empty)
-				return
-			}
-			if len(changes) == 0 {
-				continue
-			}
-			out := wire.AppendNotifyEntries(nil, changes)
-			if len(out) > int(req.OutputBufferLength) {
-				c.finishAsync(op, statusNotifyEnumDir, empty)
-				return
-			}
-			c.finishAsync(op, statusSuccess, wire.AppendChangeNotifyResponse(nil, out))
-			return
 		}
 	}()
 	return interim
+}
+
+// collected takes the changes the Watcher holds and returns the answer
+// to a request whose buffer holds size bytes (body nil for an error), or
+// ok false when there was nothing to take.
+func (n *notifyState) collected(size uint32) (status uint32, body []byte, ok bool) {
+	changes, overflow, deleting := n.w.Take()
+	switch {
+	case deleting:
+		return statusDeletePending, nil, true
+	case overflow:
+		return statusNotifyEnumDir, wire.AppendChangeNotifyResponse(nil, nil), true
+	case len(changes) == 0:
+		return 0, nil, false
+	}
+	out := wire.AppendNotifyEntries(nil, changes)
+	if len(out) > int(size) {
+		return statusNotifyEnumDir, wire.AppendChangeNotifyResponse(nil, nil), true
+	}
+	return statusSuccess, wire.AppendChangeNotifyResponse(nil, out), true
+}
+
+// isClosed reports whether c is nil or closed: no request waits before.
+func isClosed(c chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
