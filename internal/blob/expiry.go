@@ -107,15 +107,7 @@ func (s *Service) purgeExpiredBlobs(ctx context.Context) error {
 		n := 0
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
 			now := s.now()
-			lo := []byte{kindBlobExpiry}
-			hi := keyenc.AppendUint64([]byte{kindBlobExpiry}, uint64(now.UnixNano())+1)
-			var keys [][]byte
-			it := tx.Scan(lo, hi, false)
-			for it.Next() && len(keys) < purgeBatch {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			err := it.Err()
-			it.Close()
+			keys, err := dueKeys(tx, kindBlobExpiry, now)
 			if err != nil {
 				return err
 			}
@@ -151,4 +143,18 @@ func (s *Service) purgeExpiredBlobs(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// dueKeys returns up to purgeBatch keys of the time-ordered index of kind
+// (a uint64 of Unix nanoseconds after the kind byte) that are due at now.
+func dueKeys(tx storage.Tx, kind byte, now time.Time) ([][]byte, error) {
+	lo := []byte{kind}
+	hi := keyenc.AppendUint64([]byte{kind}, uint64(now.UnixNano())+1)
+	var keys [][]byte
+	it := tx.Scan(lo, hi, false)
+	defer it.Close()
+	for it.Next() && len(keys) < purgeBatch {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+	}
+	return keys, it.Err()
 }

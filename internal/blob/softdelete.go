@@ -485,15 +485,7 @@ func (s *Service) PurgeExpired(ctx context.Context) error {
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
 			n = 0
 			now := s.now()
-			lo := []byte{kindExpiry}
-			hi := keyenc.AppendUint64([]byte{kindExpiry}, uint64(now.UnixNano())+1)
-			var keys [][]byte
-			it := tx.Scan(lo, hi, false)
-			for it.Next() && len(keys) < purgeBatch {
-				keys = append(keys, append([]byte(nil), it.Key()...))
-			}
-			err := it.Err()
-			it.Close()
+			keys, err := dueKeys(tx, kindExpiry, now)
 			if err != nil {
 				return err
 			}

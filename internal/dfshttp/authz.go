@@ -25,7 +25,7 @@ func (h *handler) checkBlobRequest(r *http.Request, info *httpx.Info, fs, name s
 		// List Blobs lists the directory its prefix names.
 		c, err := url.PathUnescape(fs)
 		if err != nil {
-			return nil
+			return azerr.New(azerr.InvalidUri)
 		}
 		dir := q.Get("prefix")
 		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
@@ -59,7 +59,9 @@ func (h *handler) checkBlobRequest(r *http.Request, info *httpx.Info, fs, name s
 	c, err1 := url.PathUnescape(fs)
 	n, err2 := url.PathUnescape(name)
 	if err1 != nil || err2 != nil {
-		return nil
+		// A name that does not unescape names no path to check: refuse it
+		// rather than let it past the ACLs.
+		return azerr.New(azerr.InvalidUri)
 	}
 	n = strings.ReplaceAll(n, `\`, "/")
 	return h.svc.CheckPathAccess(r.Context(), blob.Ref{Account: info.Account, Container: c, Name: n}, op)
