@@ -274,6 +274,9 @@ func (c *conn) create(r *request, waiting func()) *response {
 			// Names are relative to the share root (MS-SMB2 3.3.5.9).
 			return c.errorResponse(r, statusInvalidParameter)
 		}
+		if !s.mayAccessShare() {
+			return c.errorResponse(r, statusAccessDenied)
+		}
 		path, ok := sharePath(req.Name)
 		if !ok {
 			return c.errorResponse(r, badNameStatus(req.Name))
