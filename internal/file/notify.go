@@ -86,6 +86,8 @@ type Watcher struct {
 	// deleting is set once the directory is pending deletion or gone.
 	deleting bool
 	ready    chan struct{} // closed and replaced as changes arrive
+	// onChange runs after changes arrive (see OnChange).
+	onChange func()
 }
 
 // Watch starts collecting the changes below the directory ref has open
@@ -168,9 +170,29 @@ func (w *Watcher) Close() {
 	h.count.Add(-1)
 }
 
-func (w *Watcher) add(cs []Change) {
+// OnChange sets fn to run each time changes (or an overflow, or the
+// deletion) arrive, in the goroutine that made them, once they can be
+// taken: a CHANGE_NOTIFY waiting is answered with the changes as they
+// were when they happened, not as they are when a goroutine gets to them.
+// fn must not block.
+func (w *Watcher) OnChange(fn func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.onChange = fn
+}
+
+func (w *Watcher) add(cs []Change) {
+	w.mu.Lock()
+	w.collect(cs)
+	fn := w.onChange
+	w.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// collect adds changes; w.mu is held.
+func (w *Watcher) collect(cs []Change) {
 	for _, c := range cs {
 		if c.Action == actionDeleting {
 			w.deleting = true
