@@ -206,6 +206,11 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if bad {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
+	if !r.tree.ipc && !r.sess.mayAccessShare() {
+		// An anonymous session opens nothing new, nor takes back a
+		// durable open (reauth.go).
+		return c.errorResponse(r, statusAccessDenied)
+	}
 	if rec != nil && !r.tree.ipc {
 		return c.reconnect(r, req, *rec, recV2, guid)
 	}
@@ -273,9 +278,6 @@ func (c *conn) create(r *request, waiting func()) *response {
 		if strings.HasPrefix(req.Name, `\`) {
 			// Names are relative to the share root (MS-SMB2 3.3.5.9).
 			return c.errorResponse(r, statusInvalidParameter)
-		}
-		if !s.mayAccessShare() {
-			return c.errorResponse(r, statusAccessDenied)
 		}
 		path, ok := sharePath(req.Name)
 		if !ok {
