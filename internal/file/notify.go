@@ -86,6 +86,8 @@ type Watcher struct {
 	// deleting is set once the directory is pending deletion or gone.
 	deleting bool
 	ready    chan struct{} // closed and replaced as changes arrive
+	// onChange runs after changes arrive (see OnChange).
+	onChange func()
 }
 
 // Watch starts collecting the changes below the directory ref has open
@@ -168,9 +170,29 @@ func (w *Watcher) Close() {
 	h.count.Add(-1)
 }
 
-func (w *Watcher) add(cs []Change) {
+// OnChange sets fn to run each time changes (or an overflow, or the
+// deletion) arrive, in the goroutine that made them, once they can be
+// taken: a CHANGE_NOTIFY waiting is answered with the changes as they
+// were when they happened, not as they are when a goroutine gets to them.
+// fn must not block.
+func (w *Watcher) OnChange(fn func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.onChange = fn
+}
+
+func (w *Watcher) add(cs []Change) {
+	w.mu.Lock()
+	w.collect(cs)
+	fn := w.onChange
+	w.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// collect adds changes; w.mu is held.
+func (w *Watcher) collect(cs []Change) {
 	for _, c := range cs {
 		if c.Action == actionDeleting {
 			w.deleting = true
@@ -226,6 +248,9 @@ type event struct {
 	action      uint32
 	name        string
 	mask        uint32
+	// unless names filter bits whose watchers do not get the event: they
+	// learn of the change from another event of the same transaction.
+	unless uint32
 }
 
 // delivery is an event as the watchers of one directory see it.
@@ -235,6 +260,7 @@ type delivery struct {
 	action   uint32
 	name     string
 	mask     uint32
+	unless   uint32
 }
 
 func (h *hub) deliver(ds []delivery) {
@@ -245,7 +271,7 @@ func (h *hub) deliver(ds []delivery) {
 	h.mu.Lock()
 	for _, d := range ds {
 		for w := range h.shares[d.sid] {
-			if w.dir == d.dir && (d.direct || w.tree) && (w.filter&d.mask != 0 || d.action == actionDeleting) {
+			if w.dir == d.dir && (d.direct || w.tree) && (w.filter&d.mask != 0 && w.filter&d.unless == 0 || d.action == actionDeleting) {
 				if got[w] == nil {
 					order = append(order, w)
 				}
@@ -298,7 +324,8 @@ func (s *Service) NotifyWritten(ctx context.Context, ref HandleRef) error {
 func (h *hub) paths(tx storage.Tx, evs []event) ([]delivery, error) {
 	var out []delivery
 	for _, e := range evs {
-		out = append(out, delivery{sid: e.sid, dir: e.parent, direct: true, action: e.action, name: e.name, mask: e.mask})
+		out = append(out, delivery{sid: e.sid, dir: e.parent, direct: true, action: e.action, name: e.name, mask: e.mask,
+			unless: e.unless})
 		if _, tree := h.watched(e.sid); !tree || e.action == actionDeleting {
 			continue
 		}
@@ -312,7 +339,7 @@ func (h *hub) paths(tx storage.Tx, evs []event) ([]delivery, error) {
 				break
 			}
 			rel, dir = n.Name+`\`+rel, n.Parent
-			out = append(out, delivery{sid: e.sid, dir: dir, action: e.action, name: rel, mask: e.mask})
+			out = append(out, delivery{sid: e.sid, dir: dir, action: e.action, name: rel, mask: e.mask, unless: e.unless})
 		}
 	}
 	return out, nil
@@ -449,6 +476,7 @@ func (t *watchTx) events() []event {
 				mask := nameMask(o)
 				evs = append(evs, event{sid: sid, parent: o.Parent, action: ActionOldName, name: o.Name, mask: mask},
 					event{sid: sid, parent: n.Parent, action: ActionNewName, name: n.Name, mask: mask})
+				evs = appendRenamedFile(evs, sid, n)
 			} else if m := modified(o, n); m != 0 {
 				evs = append(evs, event{sid: sid, parent: n.Parent, action: ActionModified, name: n.Name, mask: m})
 			}
@@ -466,6 +494,7 @@ func (t *watchTx) events() []event {
 					evs = append(evs, event{sid: sid, parent: o.Parent, action: ActionRemoved, name: o.Name, mask: mask},
 						event{sid: sid, parent: m.Parent, action: ActionAdded, name: m.Name, mask: mask})
 				}
+				evs = appendRenamedFile(evs, sid, m)
 			} else {
 				evs = append(evs, event{sid: sid, parent: o.Parent, action: ActionRemoved, name: o.Name, mask: mask})
 			}
@@ -478,6 +507,19 @@ func (t *watchTx) events() []event {
 		}
 	}
 	return evs
+}
+
+// appendRenamedFile adds what Windows reports of a file (not a
+// directory) renamed or moved to a watcher that asks for its attributes or
+// creation time but not for file names: a modification under its new name
+// (smbtorture smb2.notify.mask-change). A watcher asking for file names
+// learns of the rename from the names alone (smb2.notify.rec).
+func appendRenamedFile(evs []event, sid uint64, n *Node) []event {
+	if n.Dir {
+		return evs
+	}
+	return append(evs, event{sid: sid, parent: n.Parent, action: ActionModified, name: n.Name,
+		mask: NotifyAttributes | NotifyCreation, unless: NotifyFileName})
 }
 
 // movedAway reports whether o, noted at index i, is at another key now.

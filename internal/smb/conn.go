@@ -89,6 +89,9 @@ type session struct {
 	encGCM      cipher.AEAD
 	decGCM      cipher.AEAD
 	nonce       uint64
+	// anonymous is set while the session is re-authenticated as the
+	// anonymous user (reauth.go).
+	anonymous atomic.Bool
 
 	mu       sync.Mutex // guards trees, opens, nextTree
 	trees    map[uint32]*tree

@@ -206,6 +206,11 @@ func (c *conn) create(r *request, waiting func()) *response {
 	if bad {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
+	if !r.tree.ipc && !r.sess.mayAccessShare() {
+		// An anonymous session opens nothing new, nor takes back a
+		// durable open (reauth.go).
+		return c.errorResponse(r, statusAccessDenied)
+	}
 	if rec != nil && !r.tree.ipc {
 		return c.reconnect(r, req, *rec, recV2, guid)
 	}

@@ -654,7 +654,11 @@ func (c *conn) setInfo(r *request) *response {
 			status = statusOf(o.h.SetDeletePending(ctx, le.Uint32(b)&1 != 0))
 		}
 	case fileRenameInformation, fileRenameInformationEx:
-		if status = need(20, Delete); status == statusSuccess {
+		if status = need(20, Delete); status == statusSuccess && !r.sess.mayAccessShare() {
+			// The new name is opened for the session's account, which
+			// an anonymous session does not act for (reauth.go).
+			status = statusAccessDenied
+		} else if status == statusSuccess {
 			n := le.Uint32(b[16:])
 			if uint64(n) > uint64(len(b)-20) {
 				status = statusInvalidParameter

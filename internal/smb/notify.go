@@ -14,8 +14,6 @@ const (
 
 // Watcher collects the changes below a directory for CHANGE_NOTIFY.
 type Watcher interface {
-	// Ready is closed once changes (or an overflow) wait to be taken.
-	Ready() <-chan struct{}
 	// Take returns and forgets the changes collected, or overflow when
 	// more arrived than the Watcher keeps, or deleting once the
 	// directory is pending deletion or gone.
@@ -26,19 +24,36 @@ type Watcher interface {
 // Watchable is a Handle of a Backend that reports changes: Watch starts a
 // Watcher on the directory the handle has open, for its whole subtree
 // when tree is set, of the changes filter (MS-SMB2 2.2.35
-// CompletionFilter) asks for, keeping at most capacity bytes of them.
+// CompletionFilter) asks for, keeping at most capacity bytes of them;
+// changed runs, without blocking, in the goroutine that made changes
+// once they can be taken.
 type Watchable interface {
-	Watch(tree bool, filter uint32, capacity int) Watcher
+	Watch(tree bool, filter uint32, capacity int, changed func()) Watcher
 }
 
 // notifyState is an open's change notification: the Watcher its first
 // CHANGE_NOTIFY started, which keeps collecting between requests, and the
-// queue of requests waiting, answered in the order they came.
+// requests waiting, answered in the order they came, each with the
+// changes there are when it is its turn: at once, or as soon as changes
+// happen (changed), so that what a request reports is fixed when the
+// changes are made, not when a goroutine gets to them.
 type notifyState struct {
-	w      Watcher
-	mu     sync.Mutex
-	tail   chan struct{} // closed when the last request queued is done
-	closed chan struct{} // closed when the open closes
+	mu      sync.Mutex // guards w (once set) and waiting
+	w       Watcher
+	waiting []*notifyWaiter
+	closed  chan struct{} // closed when the open closes
+}
+
+// notifyWaiter is a CHANGE_NOTIFY waiting; result receives its answer
+// once, when it leaves notifyState.waiting that way.
+type notifyWaiter struct {
+	size   uint32
+	result chan notifyResult
+}
+
+type notifyResult struct {
+	status uint32
+	body   []byte // nil: an error response
 }
 
 // watch returns the open's notifyState, starting its Watcher with the
@@ -47,8 +62,12 @@ func (o *open) watch(wa Watchable, req *wire.ChangeNotifyRequest) *notifyState {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.notify == nil {
-		o.notify = &notifyState{closed: make(chan struct{}),
-			w: wa.Watch(req.WatchTree, req.CompletionFilter, int(req.OutputBufferLength))}
+		n := &notifyState{closed: make(chan struct{})}
+		w := wa.Watch(req.WatchTree, req.CompletionFilter, int(req.OutputBufferLength), n.changed)
+		n.mu.Lock()
+		n.w = w
+		n.mu.Unlock()
+		o.notify = n
 	}
 	return o.notify
 }
@@ -71,21 +90,44 @@ func (o *open) stopNotify() {
 	}
 }
 
-// enter queues a request: turn is closed when the requests before it are
-// done (nil when none), and the request closes done when it is.
-func (n *notifyState) enter() (turn, done chan struct{}) {
+// changed answers the requests waiting, oldest first, while there are
+// changes to answer them with.
+func (n *notifyState) changed() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	turn, n.tail = n.tail, make(chan struct{})
-	return turn, n.tail
+	if n.w == nil {
+		return // the first request has not started waiting yet
+	}
+	for len(n.waiting) > 0 {
+		status, body, ok := n.collected(n.waiting[0].size)
+		if !ok {
+			return
+		}
+		n.waiting[0].result <- notifyResult{status, body}
+		n.waiting = n.waiting[1:]
+	}
 }
 
-// changeNotify handles CHANGE_NOTIFY: it goes asynchronous and completes
-// with the changes collected since the open's previous request (at once
-// when there are some), STATUS_NOTIFY_ENUM_DIR when they do not fit the
-// request's buffer or overflowed the open's, STATUS_CANCELLED on CANCEL
-// STATUS_NOTIFY_CLEANUP when the open is closed and STATUS_DELETE_PENDING
-// once the directory is to be deleted.
+// leave takes w out of the requests waiting; false means it was answered
+// already (its result is there to take).
+func (n *notifyState) leave(w *notifyWaiter) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, x := range n.waiting {
+		if x == w {
+			n.waiting = append(n.waiting[:i], n.waiting[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// changeNotify handles CHANGE_NOTIFY: it completes with the changes
+// collected since the open's previous request (at once when there are
+// some and no request waits before it), STATUS_NOTIFY_ENUM_DIR when they
+// do not fit the request's buffer or overflowed the open's,
+// STATUS_CANCELLED on CANCEL, STATUS_NOTIFY_CLEANUP when the open is
+// closed and STATUS_DELETE_PENDING once the directory is to be deleted.
 func (c *conn) changeNotify(r *request) *response {
 	req, err := wire.DecodeChangeNotify(r.msg)
 	if err != nil {
@@ -108,80 +150,49 @@ func (c *conn) changeNotify(r *request) *response {
 		return resp
 	}
 	n := o.watch(wa, &req)
-	turn, done := n.enter()
-	// Changes collected before the request came answer it at once, as
-	// Windows and Samba do: what it reports is fixed when it is read,
-	// not when a goroutine gets to it, so a client's next operation
-	// never slips into it.
-	if isClosed(turn) {
-		select {
-		case <-n.w.Ready():
-			if status, body, ok := n.collected(req.OutputBufferLength); ok {
-				close(done)
-				if body == nil {
-					return c.errorResponse(r, status)
-				}
-				return c.newResponse(r, status, body)
-			}
-		default:
+	answer := func(res notifyResult) *response {
+		if res.body == nil {
+			return c.errorResponse(r, res.status)
+		}
+		return c.newResponse(r, res.status, res.body)
+	}
+	w := &notifyWaiter{size: req.OutputBufferLength, result: make(chan notifyResult, 1)}
+	n.mu.Lock()
+	if len(n.waiting) == 0 {
+		// Changes collected before the request came answer it at once,
+		// as Windows and Samba do.
+		if status, body, ok := n.collected(req.OutputBufferLength); ok {
+			n.mu.Unlock()
+			return answer(notifyResult{status, body})
 		}
 	}
+	n.waiting = append(n.waiting, w)
+	n.mu.Unlock()
 	op, actx, interim := c.goAsync(r)
 	if op == nil {
-		go func() {
-			if turn != nil {
-				<-turn
-			}
-			close(done)
-		}()
-		return interim
+		if n.leave(w) {
+			return interim
+		}
+		return answer(<-w.result)
 	}
 	c.work.Add(1)
 	go func() {
 		defer c.work.Done()
-		defer func() {
-			// The next request's turn comes once the ones before this
-			// one are done too.
-			go func() {
-				if turn != nil {
-					<-turn
-				}
-				close(done)
-			}()
-		}()
-		empty := wire.AppendChangeNotifyResponse(nil, nil)
+		var res notifyResult
 		select {
-		case <-op.interimSent:
+		case res = <-w.result:
+		case <-n.closed:
+			res = notifyResult{statusNotifyCleanup, wire.AppendChangeNotifyResponse(nil, nil)}
+			if !n.leave(w) {
+				res = <-w.result // answered as the open closed
+			}
 		case <-actx.Done():
-			c.finishAsync(op, statusCancelled, nil)
-			return
-		}
-		if turn != nil {
-			select {
-			case <-turn:
-			case <-n.closed:
-				c.finishAsync(op, statusNotifyCleanup, empty)
-				return
-			case <-actx.Done():
-				c.finishAsync(op, statusCancelled, nil)
-				return
+			res = notifyResult{status: statusCancelled}
+			if !n.leave(w) {
+				res = <-w.result // answered as it was cancelled
 			}
 		}
-		for {
-			select {
-			case <-n.closed:
-				c.finishAsync(op, statusNotifyCleanup, empty)
-				return
-			case <-actx.Done():
-				c.finishAsync(op, statusCancelled, nil)
-				return
-			case <-n.w.Ready():
-			}
-			if status, body, ok := n.collected(req.OutputBufferLength); ok {
-				c.finishAsync(op, status, body)
-				return
-			}
-		}
+		c.finishAsync(op, res.status, res.body)
 	}()
 	return interim
 }
@@ -204,17 +215,4 @@ func (n *notifyState) collected(size uint32) (status uint32, body []byte, ok boo
 		return statusNotifyEnumDir, wire.AppendChangeNotifyResponse(nil, nil), true
 	}
 	return statusSuccess, wire.AppendChangeNotifyResponse(nil, out), true
-}
-
-// isClosed reports whether c is nil or closed: no request waits before.
-func isClosed(c chan struct{}) bool {
-	if c == nil {
-		return true
-	}
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }

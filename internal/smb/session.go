@@ -180,8 +180,10 @@ func (c *conn) sessionSetup(r *request) *response {
 	}
 	r.hdr.SessionID = s.id
 	if s.valid && s.auth == nil {
-		// Re-authentication of an established session.
+		// Re-authentication of an established session, which may be
+		// as the anonymous user (reauth.go).
 		s.auth = c.s.auth.NewAuth()
+		s.auth.AllowAnonymous = true
 	}
 	if s.auth == nil {
 		s.auth = c.s.auth.NewAuth()
@@ -222,10 +224,7 @@ func (c *conn) sessionSetup(r *request) *response {
 	s.auth = nil
 	account, _, _ := c.s.account(auth.User)
 	if s.valid {
-		if account != s.account {
-			return c.errorResponse(r, statusLogonFailure)
-		}
-		return c.ok(r, wire.AppendSessionSetupResponse(nil, 0, token))
+		return c.reauthenticated(r, s, auth, account, token)
 	}
 	if err := c.deriveKeys(s, auth.SessionKey()); err != nil {
 		return c.errorResponse(r, statusInternalError)
@@ -281,6 +280,9 @@ func (c *conn) treeConnect(r *request) *response {
 	if strings.EqualFold(share, "IPC$") {
 		t.ipc = true
 	} else {
+		if !r.sess.mayAccessShare() {
+			return c.errorResponse(r, statusAccessDenied)
+		}
 		ctx, cancel := context.WithTimeout(c.ctx, time_30s)
 		err := c.s.cfg.Backend.ShareExists(ctx, r.sess.account, t.share)
 		cancel()

@@ -7,8 +7,10 @@ import (
 )
 
 // Watch starts a Watcher on the directory h has open (smb.Watchable).
-func (h *handle) Watch(tree bool, filter uint32, capacity int) smb.Watcher {
-	return watcher{h.svc.Watch(h.ref, tree, filter, capacity)}
+func (h *handle) Watch(tree bool, filter uint32, capacity int, changed func()) smb.Watcher {
+	w := h.svc.Watch(h.ref, tree, filter, capacity)
+	w.OnChange(changed)
+	return watcher{w}
 }
 
 type watcher struct{ *file.Watcher }

@@ -214,3 +214,22 @@ func TestSPNEGOBadMechListMIC(t *testing.T) {
 		t.Fatalf("done %v err %v key %x", done, err, a.SessionKey())
 	}
 }
+
+// An Auth that allows anonymous logons completes an anonymous AUTHENTICATE
+// without a session key; a "no user" one with an NT response stays refused.
+func TestAnonymousAllowed(t *testing.T) {
+	a := challenged(t, specServer())
+	a.AllowAnonymous = true
+	if _, done, err := a.Step(authenticateMessage(clientFlags, nil, "", "", nil)); !done || err != nil {
+		t.Fatalf("anonymous: done %v err %v", done, err)
+	}
+	if !a.Anonymous || a.SessionKey() != nil {
+		t.Fatalf("anonymous %v key %x", a.Anonymous, a.SessionKey())
+	}
+	good := append(append([]byte(nil), specNTProof...), specBlob()...)
+	a = challenged(t, specServer())
+	a.AllowAnonymous = true
+	if _, done, err := a.Step(authenticateMessage(clientFlags, good, "Domain", "", specEncryptedKey)); done || !errors.Is(err, ErrAnonymous) {
+		t.Fatalf("no user: done %v err %v", done, err)
+	}
+}

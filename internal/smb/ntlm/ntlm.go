@@ -27,7 +27,8 @@ var (
 	ErrMalformed = errors.New("ntlm: malformed token")
 	// ErrLogonFailure: unknown user or wrong password.
 	ErrLogonFailure = errors.New("ntlm: logon failure")
-	// ErrAnonymous: an anonymous or guest logon, which is never allowed.
+	// ErrAnonymous: an anonymous or guest logon, refused unless the
+	// Auth allows anonymous logons.
 	ErrAnonymous = errors.New("ntlm: anonymous logon refused")
 )
 
@@ -82,6 +83,12 @@ type Auth struct {
 
 	User, Domain string
 	key          []byte // exported session key
+
+	// AllowAnonymous lets an anonymous AUTHENTICATE (no user name and
+	// no NT response, MS-NLMP 3.2.5.1.2) complete; Anonymous then
+	// reports it, and there is no session key.
+	AllowAnonymous bool
+	Anonymous      bool
 }
 
 // NewAuth starts an authentication.
@@ -241,6 +248,13 @@ func (a *Auth) stepAuth(in []byte) ([]byte, bool, error) {
 	}
 	if a.Domain, err = decode16(domain); err != nil {
 		return nil, false, err
+	}
+	if len(nt) == 0 && a.User == "" && a.AllowAnonymous {
+		a.Anonymous, a.state = true, 2
+		if !a.spnego {
+			return nil, true, nil
+		}
+		return negTokenResp(0, false, nil, nil), true, nil
 	}
 	if len(nt) == 0 || a.User == "" {
 		return nil, false, ErrAnonymous

@@ -66,31 +66,65 @@ func DialDialect(addr, user, password string, dialect uint16) (*Client, error) {
 		nc.Close()
 		return nil, fmt.Errorf("negotiate: %v %#x", err, h.Status)
 	}
+	if st := c.logon(user, password); st != 0 {
+		nc.Close()
+		return nil, StatusError(st)
+	}
+	return c, nil
+}
+
+// Reauthenticate runs SESSION_SETUP again on the client's session, as
+// user, or anonymously when user is "", and returns the final status.
+func (c *Client) Reauthenticate(user, password string) uint32 {
+	return c.logon(user, password)
+}
+
+// logon runs NTLM in SESSION_SETUP (on the client's session once it has
+// one) and returns the final status (an I/O error reads as 0xFFFFFFFF).
+func (c *Client) logon(user, password string) uint32 {
 	neg := append([]byte("NTLMSSP\x00"), 1, 0, 0, 0)
 	neg = le.AppendUint32(neg, 0x00088207) // unicode, request target, NTLM, always sign, ESS
 	neg = append(neg, make([]byte, 16)...)
 	h, resp, err := c.Do(wire.SessionSetup, sessionSetup(neg))
-	if err != nil || h.Status != StatusMoreProcessing {
-		nc.Close()
-		return nil, fmt.Errorf("session setup: %v %#x", err, h.Status)
+	if err != nil {
+		return 0xFFFFFFFF
+	}
+	if h.Status != StatusMoreProcessing {
+		return h.Status
 	}
 	c.sid = h.SessionID
 	chal := resp[wire.HeaderSize+8:]
 	if len(chal) < 48 {
-		nc.Close()
-		return nil, fmt.Errorf("short challenge")
+		return 0xFFFFFFFF
 	}
-	auth := authenticate(chal, user, password)
+	auth := anonymous()
+	if user != "" {
+		auth = authenticate(chal, user, password)
+	}
 	h, _, err = c.Do(wire.SessionSetup, sessionSetup(auth))
 	if err != nil {
-		nc.Close()
-		return nil, err
+		return 0xFFFFFFFF
 	}
-	if h.Status != 0 {
-		nc.Close()
-		return nil, StatusError(h.Status)
+	return h.Status
+}
+
+// anonymous is an anonymous AUTHENTICATE_MESSAGE (MS-NLMP 3.1.5.1.2): no
+// user, no NT response, a one-byte LM response.
+func anonymous() []byte {
+	fields := [][]byte{{0}, nil, nil, nil, wire.AppendUTF16(nil, "TEST"), nil}
+	m := append([]byte("NTLMSSP\x00"), 3, 0, 0, 0)
+	off := 64
+	for _, f := range fields {
+		m = le.AppendUint16(m, uint16(len(f)))
+		m = le.AppendUint16(m, uint16(len(f)))
+		m = le.AppendUint32(m, uint32(off))
+		off += len(f)
 	}
-	return c, nil
+	m = le.AppendUint32(m, 0x00088a05) // unicode, request target, NTLM, anonymous, ESS
+	for _, f := range fields {
+		m = append(m, f...)
+	}
+	return m
 }
 
 // StatusError is an NT status a request ended with.
