@@ -3,15 +3,10 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
@@ -268,60 +263,6 @@ func TestDataLakeUserDelegationSASObjectIDs(t *testing.T) {
 	must(t, create("u.txt", dlsas.DatalakeSignatureValues{UnauthorizedObjectID: aliceOID}))
 	// Without either id the SAS is the superuser's.
 	must(t, create("plain.txt", dlsas.DatalakeSignatureValues{}))
-}
-
-// An ACL change races creates: every create that starts after the
-// change revoking its write was acknowledged is refused, because the
-// check runs in the create's own transaction.
-func TestDataLakeACLChangeRacesCreates(t *testing.T) {
-	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
-	ctx := context.Background()
-	l := newLake(t, s, "race")
-	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,user:"+aliceOID+":rwx,group::r-x,mask::rwx,other::---")
-	alice := l.as(t, principal(aliceOID, nil, nil))
-	var revoked atomic.Bool
-	var wg sync.WaitGroup
-	var late, made, refusedN atomic.Int64
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			// Create until five creates have started after the change.
-			for i, after := 0, 0; after < 5; i++ {
-				started := revoked.Load()
-				if started {
-					after++
-				}
-				_, err := alice.NewFileClient(fmt.Sprintf("f-%d-%d", g, i)).Create(ctx, nil)
-				switch {
-				case err == nil && started:
-					late.Add(1)
-				case err == nil:
-					made.Add(1)
-				default:
-					refusedN.Add(1)
-					var re *azcore.ResponseError
-					if !errors.As(err, &re) || re.ErrorCode != "AuthorizationPermissionMismatch" {
-						t.Errorf("create: %v", err)
-						return
-					}
-				}
-			}
-		}(g)
-	}
-	// Revoke once the creates are under way.
-	for deadline := time.Now().Add(30 * time.Second); made.Load() < 16 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,group::r-x,other::---")
-	revoked.Store(true)
-	wg.Wait()
-	if late.Load() != 0 {
-		t.Fatalf("%d creates passed after the ACL change was acknowledged", late.Load())
-	}
-	if made.Load() < 16 || refusedN.Load() < 40 {
-		t.Fatalf("%d creates made before the change, %d refused", made.Load(), refusedN.Load())
-	}
 }
 
 func deref(s *string) string {

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -377,66 +376,6 @@ func existingAncestors(tx storage.Tx, acct, fs, name string) (map[string]bool, e
 		}
 	}
 	return out, nil
-}
-
-// PathOp is a class of operation for CheckPathAccess.
-type PathOp int
-
-const (
-	// OpStat reaches a path (properties, access control).
-	OpStat PathOp = iota
-	// OpRead reads a file's content, or lists a directory.
-	OpRead
-	// OpWrite changes an existing file (content, metadata, lease).
-	OpWrite
-	// OpCreate makes or replaces a path.
-	OpCreate
-	// OpDelete removes a path.
-	OpDelete
-)
-
-// CheckPathAccess checks an operation of ctx's caller on the path of ref
-// in a snapshot, for the operations whose own transaction does not check
-// it (the Blob API's, path leases). It passes for the superuser and when
-// the path is missing (the operation answers its own 404).
-func (s *Service) CheckPathAccess(ctx context.Context, ref Ref, op PathOp) error {
-	if checked(ctx) == nil {
-		return nil
-	}
-	return s.eng.View(ctx, func(tx storage.Tx) error {
-		if err := containerExists(tx, ref.Account, ref.Container); err != nil {
-			return nil
-		}
-		z := authzFor(ctx, tx, ref.Account, ref.Container)
-		name := strings.Trim(ref.Name, "/")
-		switch op {
-		case OpRead:
-			p, err := z.load(name)
-			if err != nil || p == nil {
-				return err
-			}
-			want := permR
-			if p.Dir {
-				want |= permX
-			}
-			return z.access(name, want)
-		case OpWrite:
-			return z.access(name, permW)
-		case OpCreate:
-			b, err := getBlob(tx, ref.Account, ref.Container, name, "")
-			if err != nil {
-				return err
-			}
-			return z.create(name, b)
-		case OpDelete:
-			p, err := z.load(name)
-			if err != nil || p == nil {
-				return err
-			}
-			return z.remove(p)
-		}
-		return z.access(name, 0)
-	})
 }
 
 // setRootOwner gives the root directory of a filesystem made by ctx's
