@@ -27,9 +27,9 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	if !s.HierarchicalNamespace(ref.Account) {
 		return nil
 	}
-	caller, _ := ctx.Value(callerKey{}).(*Caller)
+	caller := callerOf(ctx)
 	z := &authz{c: caller, tx: tx, acct: ref.Account, fs: ref.Container}
-	if caller != nil && !caller.Superuser {
+	if !caller.unchecked() {
 		if err := z.create(ref.Name, old); err != nil {
 			return err
 		}

@@ -82,9 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	if c := caller(info.Identity); c != nil {
-		// The namespace checks this caller's ACL permissions.
-		r = r.WithContext(blob.WithCaller(r.Context(), c))
+	if caller(info.Identity) != nil {
+		// The namespace checks this caller's ACL permissions, found when
+		// an operation checks them: after the signature was verified.
+		r = r.WithContext(blob.WithCallerOf(r.Context(), func() *blob.Caller { return caller(info.Identity) }))
 	}
 	if !IsDFS(r) {
 		h.blobRequest(w, r, info)
