@@ -212,6 +212,7 @@ step_dfs() {
   start_lazuli "$d/log2" --inMemoryPersistence --silent --hierarchicalNamespace --oauth basic --cert "$d/cert.pem" \
     --key "$d/key.pem" --blobPort 0 --queuePort 0 --tablePort 0 --filePort 0 --smbPort 0 --adminPort 0
   (cd conformance/dfs/js && NODE_EXTRA_CA_CERTS="$d/cert.pem" LAZULI_BLOB_URL="https://$(addr_of blob)/devstoreaccount1" node acl.mjs)
+  REQUESTS_CA_BUNDLE="$d/cert.pem" LAZULI_BLOB_URL="https://$(addr_of blob)/devstoreaccount1" /usr/bin/python3 conformance/dfs/python/acl.py
 }
 
 step_file() {

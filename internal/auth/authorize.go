@@ -325,8 +325,9 @@ func signedRequestLines(v *sas.Values, r *http.Request) (headers, query string) 
 
 // checkUserDelegation verifies the signature of a user delegation SAS: the
 // key it was signed with is derived again (sas.UserDelegationKey) from the
-// account's keys and the skoid, sktid, skt, ske, sks and skv it carries,
-// and must be valid now. Such a SAS exists for Blob only and never names a
+// account's keys, the skoid, sktid, skt, ske, sks and skv it carries and
+// each data role its owner may have held (the one that matches is kept in
+// v.KeyRole), and must be valid now. Such a SAS exists for Blob only and never names a
 // stored access policy.
 func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.Request, svc Service, canonical, timestamp string) error {
 	if svc != Blob {
@@ -355,10 +356,13 @@ func (a *Authenticator) checkUserDelegation(acc Account, v *sas.Values, r *http.
 	headers, query := signedRequestLines(v, r)
 	candidates := sas.UserDelegationStringsToSign(canonical, v, timestamp, headers, query)
 	for _, key := range acc.Keys {
-		udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion)
-		for _, sts := range candidates {
-			if sharedkey.SignatureMatches(udk, sts, v.Signature) {
-				return nil
+		for _, role := range sas.KeyRoles {
+			udk := sas.UserDelegationKey(key, v.KeyOID, v.KeyTID, start, expiry, v.KeyService, v.KeyVersion, role)
+			for _, sts := range candidates {
+				if sharedkey.SignatureMatches(udk, sts, v.Signature) {
+					v.KeyRole = role
+					return nil
+				}
 			}
 		}
 	}

@@ -80,7 +80,7 @@ func TestUserDelegationSASRules(t *testing.T) {
 		if mut != nil {
 			mut(v)
 		}
-		udk := sas.UserDelegationKey(key, "o", "t", kStart, kExpiry, "b", "2025-11-05")
+		udk := sas.UserDelegationKey(key, "o", "t", kStart, kExpiry, "b", "2025-11-05", "")
 		return sas.SignUserDelegation(DevAccount, udk, "c", "b", "", v)
 	}
 	a := oauthAuthenticator()

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/auth/sas"
@@ -20,8 +21,8 @@ const MaxUserDelegationKeyLifetime = 7 * 24 * time.Hour
 // key ("b" for Blob, "f" for File). It returns the UserDelegationKey
 // document. Only a caller authenticated with a bearer token may ask (so
 // only a server running with OAuth); the key is derived from the account
-// key and the caller's object and tenant ids (sas.UserDelegationKey), so
-// nothing is stored. A DelegatedUserTid other than the caller's own
+// key, the caller's object and tenant ids and its data role
+// (sas.UserDelegationKey), so nothing is stored. A DelegatedUserTid other than the caller's own
 // tenant is 403 AuthenticationFailed, as Azure answers a tenant it cannot
 // delegate to.
 func (a *Authenticator) IssueUserDelegationKey(id *Identity, account, version, svc string, body func() ([]byte, error)) (string, error) {
@@ -68,7 +69,7 @@ func (a *Authenticator) IssueUserDelegationKey(id *Identity, account, version, s
 	if !ok || len(acc.Keys) == 0 {
 		return "", azerr.New(azerr.AuthenticationFailed)
 	}
-	key := sas.UserDelegationKey(acc.Keys[0], id.Token.ObjectID, id.Token.TenantID, start, expiry, svc, version)
+	key := sas.UserDelegationKey(acc.Keys[0], id.Token.ObjectID, id.Token.TenantID, start, expiry, svc, version, DataRole(id.Token.Roles))
 	return fmt.Sprintf(`<?xml version="1.0" encoding="utf-8"?><UserDelegationKey><SignedOid>%s</SignedOid><SignedTid>%s</SignedTid><SignedStart>%s</SignedStart><SignedExpiry>%s</SignedExpiry><SignedService>%s</SignedService><SignedVersion>%s</SignedVersion><Value>%s</Value></UserDelegationKey>`,
 		azerr.EscapeXML(id.Token.ObjectID), azerr.EscapeXML(id.Token.TenantID),
 		start.Format(sas.KeyTimeLayout), expiry.Format(sas.KeyTimeLayout), svc, azerr.EscapeXML(version),
@@ -77,4 +78,32 @@ func (a *Authenticator) IssueUserDelegationKey(id *Identity, account, version, s
 
 func xmlNodeValue(name, value string) error {
 	return azerr.New(azerr.InvalidXmlNodeValue).WithDetail("XmlNodeName", name).WithDetail("XmlNodeValue", value)
+}
+
+// Azure data role names a token's roles claim may carry. Entra ID tokens
+// do not carry Azure role assignments, which lazuli cannot look up, so a
+// token without them is a principal without a role.
+const (
+	roleOwner       = "storage blob data owner"
+	roleContributor = "storage blob data contributor"
+	roleReader      = "storage blob data reader"
+)
+
+// DataRole is the strongest Azure data role a roles claim names, as
+// sas.KeyRoles spells it: "owner", "contributor", "reader" or "".
+func DataRole(roles []string) string {
+	best := 0
+	for _, r := range roles {
+		n := 0
+		switch strings.ToLower(r) {
+		case roleOwner:
+			n = 3
+		case roleContributor:
+			n = 2
+		case roleReader:
+			n = 1
+		}
+		best = max(best, n)
+	}
+	return sas.KeyRoles[best]
 }

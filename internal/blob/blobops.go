@@ -366,6 +366,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
+			return err
+		}
 		b, err := s.readChecked(tx, ref, cond, version, s.now(), true)
 		out = b
 		return err
@@ -377,8 +380,21 @@ func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version strin
 // Blob Properties and Get Blob Metadata, and cheaper for blobs whose
 // blocks or pages live outside the record.
 func (s *Service) GetBlobProperties(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
+	return s.getProps(ctx, ref, cond, version, OpStat)
+}
+
+// GetBlobMetadata is GetBlobProperties for Get Blob Metadata, which reads
+// the blob (read permission on an HNS account) rather than reaching it.
+func (s *Service) GetBlobMetadata(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
+	return s.getProps(ctx, ref, cond, version, OpRead)
+}
+
+func (s *Service) getProps(ctx context.Context, ref Ref, cond Cond, version string, op PathOp) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, op); err != nil {
+			return err
+		}
 		b, err := s.readChecked(tx, ref, cond, version, s.now(), false)
 		out = b
 		return err
@@ -396,6 +412,9 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, ls, err := s.loadChecked(tx, ref, cond, o, now)
 		if err != nil {
 			return err
@@ -496,6 +515,9 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		if ref.Snapshot != "" && deleteSnapshots != "" {
 			return azerr.InvalidValue(InputDeleteSnapshots, deleteSnapshots)
 		}
+		if err := checkPath(ctx, tx, ref, OpDelete); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, guard: deleteSnapshots != "only"}, now)
 		if err != nil {
 			return err
@@ -576,6 +598,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
@@ -619,6 +644,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	cond.LeaseID = ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
@@ -642,6 +670,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
 		if err != nil {
 			return err

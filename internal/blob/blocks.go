@@ -95,6 +95,9 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpCreate); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{}, now)
 		if err != nil {
 			return err
@@ -295,6 +298,9 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 	out := &BlockList{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{read: true}, now)
 		if err != nil {
 			return err

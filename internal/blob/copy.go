@@ -252,6 +252,9 @@ func (s *Service) incrementalSnapshot(tx storage.Tx, req CopyRequest, b *Blob, n
 // synchronously, so there is never a pending copy to abort.
 func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, Cond{LeaseID: cond.LeaseID}, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err

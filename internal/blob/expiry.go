@@ -75,6 +75,9 @@ func (s *Service) SetExpiry(ctx context.Context, ref Ref, req ExpiryRequest, con
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -54,6 +53,10 @@ type Caller struct {
 	// Superuser skips every ACL check (Storage Blob Data Owner).
 	Superuser bool
 	Role      DataRole
+	// Delegator, when set, is the owner of the user delegation key a SAS
+	// was signed with: Azure lets the SAS do only what that principal may
+	// do too (by its role, else by the ACLs).
+	Delegator *Caller
 }
 
 type callerKey struct{}
@@ -61,16 +64,44 @@ type callerKey struct{}
 // WithCaller returns ctx carrying c: namespace operations run under ctx
 // are checked against c's ACL permissions. A nil c is the superuser.
 func WithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	return WithCallerOf(ctx, func() *Caller { return c })
+}
+
+// WithCallerOf is WithCaller with the caller found when an operation
+// checks it, which is after the request's signature was verified: that
+// is what tells the role of a user delegation key's owner.
+func WithCallerOf(ctx context.Context, caller func() *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// callerOf returns the caller of ctx (nil: the superuser).
+func callerOf(ctx context.Context) *Caller {
+	f, _ := ctx.Value(callerKey{}).(func() *Caller)
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // checked returns the caller of ctx when its operations need ACL checks.
 func checked(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	if c == nil || c.Superuser {
+	c := callerOf(ctx)
+	if c.unchecked() {
 		return nil
 	}
 	return c
+}
+
+// unchecked reports whether c skips every ACL check: the superuser,
+// unless it acts for a key owner who is not.
+func (c *Caller) unchecked() bool {
+	return c == nil || (c.Superuser && c.Delegator.unchecked())
+}
+
+// roleAllows reports whether c's data role alone allows an operation
+// that writes (or only reads).
+func (c *Caller) roleAllows(write bool) bool {
+	return c.Superuser || c.Role == Contributor || (!write && c.Role == Reader)
 }
 
 // perm is a set of r (4), w (2), x (1).
@@ -101,7 +132,13 @@ func parsePerm(s string) perm {
 // may reports whether c holds every permission of want on a path with
 // access control a.
 func (c *Caller) may(a PathACL, want perm) bool {
-	if c == nil || c.Superuser || want == 0 {
+	if c == nil {
+		return true
+	}
+	if d := c.Delegator; d != nil && !d.roleAllows(want&permW != 0) && !d.may(a, want) {
+		return false
+	}
+	if c.Superuser || want == 0 {
 		return true
 	}
 	entries, err := parseACL(a.AccessControl())
@@ -228,9 +265,10 @@ func (z *authz) reach(name string) (*Path, error) {
 }
 
 // role reports whether the caller's data role alone allows an operation
-// that writes (or only reads).
+// that writes (or only reads): its own and its key owner's.
 func (z *authz) role(write bool) bool {
-	return z.c.Role == Contributor || (!write && z.c.Role == Reader)
+	d := z.c.Delegator
+	return z.c.roleAllows(write) && (d == nil || d.roleAllows(write))
 }
 
 // access checks want on name after the walk to it; a missing path passes
@@ -294,7 +332,7 @@ func (z *authz) remove(p *Path) error {
 	if !z.c.may(parent.ACL, permW|permX) {
 		return denied()
 	}
-	if sticky(parent.ACL) && z.c.OID != p.ACL.Owner && z.c.OID != parent.ACL.Owner {
+	if sticky(parent.ACL) && !z.c.Superuser && z.c.OID != p.ACL.Owner && z.c.OID != parent.ACL.Owner {
 		return denied()
 	}
 	return nil
@@ -324,10 +362,13 @@ func (z *authz) setAccess(p *Path, owner, group string) error {
 	if _, err := z.reach(p.Name); err != nil {
 		return err
 	}
-	if owner != "" && owner != p.ACL.Owner {
+	if !z.owns(p) {
 		return denied()
 	}
-	if z.c.OID == "" || z.c.OID != p.ACL.Owner {
+	if z.c.Superuser {
+		return nil
+	}
+	if owner != "" && owner != p.ACL.Owner {
 		return denied()
 	}
 	if group != "" && group != p.ACL.Group && !z.c.member(group) {
@@ -379,70 +420,10 @@ func existingAncestors(tx storage.Tx, acct, fs, name string) (map[string]bool, e
 	return out, nil
 }
 
-// PathOp is a class of operation for CheckPathAccess.
-type PathOp int
-
-const (
-	// OpStat reaches a path (properties, access control).
-	OpStat PathOp = iota
-	// OpRead reads a file's content, or lists a directory.
-	OpRead
-	// OpWrite changes an existing file (content, metadata, lease).
-	OpWrite
-	// OpCreate makes or replaces a path.
-	OpCreate
-	// OpDelete removes a path.
-	OpDelete
-)
-
-// CheckPathAccess checks an operation of ctx's caller on the path of ref
-// in a snapshot, for the operations whose own transaction does not check
-// it (the Blob API's, path leases). It passes for the superuser and when
-// the path is missing (the operation answers its own 404).
-func (s *Service) CheckPathAccess(ctx context.Context, ref Ref, op PathOp) error {
-	if checked(ctx) == nil {
-		return nil
-	}
-	return s.eng.View(ctx, func(tx storage.Tx) error {
-		if err := containerExists(tx, ref.Account, ref.Container); err != nil {
-			return nil
-		}
-		z := authzFor(ctx, tx, ref.Account, ref.Container)
-		name := strings.Trim(ref.Name, "/")
-		switch op {
-		case OpRead:
-			p, err := z.load(name)
-			if err != nil || p == nil {
-				return err
-			}
-			want := permR
-			if p.Dir {
-				want |= permX
-			}
-			return z.access(name, want)
-		case OpWrite:
-			return z.access(name, permW)
-		case OpCreate:
-			b, err := getBlob(tx, ref.Account, ref.Container, name, "")
-			if err != nil {
-				return err
-			}
-			return z.create(name, b)
-		case OpDelete:
-			p, err := z.load(name)
-			if err != nil || p == nil {
-				return err
-			}
-			return z.remove(p)
-		}
-		return z.access(name, 0)
-	})
-}
-
 // setRootOwner gives the root directory of a filesystem made by ctx's
 // caller to that caller.
 func setRootOwner(ctx context.Context, tx storage.Tx, acct string, c *Container) error {
-	caller, _ := ctx.Value(callerKey{}).(*Caller)
+	caller := callerOf(ctx)
 	if caller == nil || caller.OID == "" {
 		return nil
 	}
@@ -457,18 +438,18 @@ func setRootOwner(ctx context.Context, tx storage.Tx, acct string, c *Container)
 // the superuser names no other owner, and only a group of its own.
 func checkCreate(ctx context.Context, tx storage.Tx, req CreatePathRequest, old *Blob) (func() error, error) {
 	none := func() error { return nil }
-	caller, _ := ctx.Value(callerKey{}).(*Caller)
+	caller := callerOf(ctx)
 	if caller == nil {
 		return none, nil
 	}
 	z := &authz{c: caller, tx: tx, acct: req.Account, fs: req.Container}
-	if !caller.Superuser {
+	if !caller.unchecked() {
 		if err := z.create(req.Name, old); err != nil {
 			return nil, err
 		}
-		if (req.Owner != "" && req.Owner != caller.OID) || (req.Group != "" && !caller.member(req.Group)) {
-			return nil, denied()
-		}
+	}
+	if !caller.Superuser && ((req.Owner != "" && req.Owner != caller.OID) || (req.Group != "" && !caller.member(req.Group))) {
+		return nil, denied()
 	}
 	if caller.OID == "" {
 		return none, nil
@@ -507,8 +488,12 @@ func (z *authz) renameTo(dst Ref, dp *Path) error {
 }
 
 // owns reports whether the caller may change the access control of p.
+// The key owner of a user delegation SAS must own it too.
 func (z *authz) owns(p *Path) bool {
-	return z.c.OID != "" && z.c.OID == p.ACL.Owner
+	if d := z.c.Delegator; d != nil && !d.Superuser && d.OID != p.ACL.Owner {
+		return false
+	}
+	return z.c.Superuser || (z.c.OID != "" && z.c.OID == p.ACL.Owner)
 }
 
 // GetRootAccess is Path - Get Properties (getAccessControl) of a

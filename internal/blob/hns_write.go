@@ -27,9 +27,9 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	if !s.HierarchicalNamespace(ref.Account) {
 		return nil
 	}
-	caller, _ := ctx.Value(callerKey{}).(*Caller)
+	caller := callerOf(ctx)
 	z := &authz{c: caller, tx: tx, acct: ref.Account, fs: ref.Container}
-	if caller != nil && !caller.Superuser {
+	if !caller.unchecked() {
 		if err := z.create(ref.Name, old); err != nil {
 			return err
 		}
@@ -73,23 +73,13 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	return putACL(tx, ref.Account, ref.Container, ref.Name, a)
 }
 
-// namespaceDelete runs in the transaction of Delete Blob on b: an OAuth
-// caller needs write and execute on the parent (and the sticky bit rule),
-// and a directory goes only when it is empty, as Azure's Blob API deletes
-// no directory recursively (409 DirectoryNotEmpty; the dfs API's Path -
-// Delete with recursive=true does).
+// namespaceDelete runs in the transaction of Delete Blob on b, after its
+// checkPath: a directory goes only when it is empty, as Azure's Blob API
+// deletes no directory recursively (409 DirectoryNotEmpty; the dfs API's
+// Path - Delete with recursive=true does).
 func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b *Blob) error {
 	if !s.HierarchicalNamespace(ref.Account) || ref.Snapshot != "" {
 		return nil
-	}
-	if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
-		a, err := loadACL(tx, ref.Account, ref.Container, b)
-		if err != nil {
-			return err
-		}
-		if err := z.remove(&Path{Name: ref.Name, Dir: b.IsDir(), Blob: b, ACL: a}); err != nil {
-			return err
-		}
 	}
 	if !b.IsDir() {
 		return nil

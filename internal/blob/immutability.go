@@ -99,6 +99,9 @@ func (s *Service) protect(ctx context.Context, ref Ref, cond Cond, fn func(b *Bl
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		ct, err := getContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err

@@ -125,6 +125,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		if _, err := getContainer(tx, acct, container); err != nil {
 			return err
 		}
+		if err := checkListing(ctx, tx, acct, container, req.Prefix); err != nil {
+			return err
+		}
 		now := s.now()
 		bBase, sBase, dBase := blobsPrefix(acct, container), stagingPrefix(acct, container), deletedContainerPrefix(acct, container)
 		start := func(base []byte) []byte {

@@ -84,6 +84,9 @@ type PageRanges struct {
 func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, prev string, cond Cond) (*PageRanges, error) {
 	out := &PageRanges{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err

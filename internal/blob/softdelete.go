@@ -342,6 +342,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 		return azerr.InvalidQuery("deletetype", "permanent", "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpDelete); err != nil {
+			return err
+		}
 		if err := containerExists(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -371,6 +374,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 // with neither a live nor a deleted blob is 404 BlobNotFound.
 func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		if err := containerExists(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}

@@ -41,6 +41,9 @@ func ValidateTags(tags []KV) error {
 func (s *Service) GetTags(ctx context.Context, ref Ref, cond Cond) ([]KV, error) {
 	var out []KV
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
+			return err
+		}
 		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, s.now())
 		if err != nil {
 			return err
@@ -58,6 +61,9 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+			return err
+		}
 		// A write for the lease rules: a leased blob needs its lease id.
 		b, ls, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, s.now())
 		if err != nil {

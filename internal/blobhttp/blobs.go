@@ -345,7 +345,13 @@ func (h *handler) getBlobMetadata(rq *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.GetBlobProperties(rq.ctx(), rq.ref(), cond, rq.info.Version)
+	get := h.svc.GetBlobMetadata
+	if rq.r.Method == http.MethodHead {
+		// HEAD reaches the blob without reading it (on an HNS account,
+		// execute on its ancestors is enough, as for its properties).
+		get = h.svc.GetBlobProperties
+	}
+	b, err := get(rq.ctx(), rq.ref(), cond, rq.info.Version)
 	if err != nil {
 		return err
 	}

@@ -2,70 +2,11 @@ package dfshttp
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/blob"
-	"github.com/lazuli-storage/lazuli/internal/httpx"
 )
-
-// checkBlobRequest applies the POSIX ACLs to a Blob API request on a
-// path of an HNS account, as Azure does on both endpoints: reads need
-// read on the file, writes write, creating and deleting write and execute
-// on the parent (and the sticky bit rule), each with execute on every
-// ancestor; List Blobs needs read and execute on the directory its prefix
-// names. It is checked in a snapshot just before the operation, not in
-// its transaction. Other service and container requests are left to the
-// Blob handler.
-func (h *handler) checkBlobRequest(r *http.Request, info *httpx.Info, fs, name string) error {
-	q := r.URL.Query()
-	if name == "" && r.Method == http.MethodGet && q.Get("restype") == "container" && q.Get("comp") == "list" {
-		// List Blobs lists the directory its prefix names.
-		c, err := url.PathUnescape(fs)
-		if err != nil {
-			return azerr.New(azerr.InvalidUri)
-		}
-		dir := q.Get("prefix")
-		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
-			dir = dir[:i]
-		} else {
-			dir = ""
-		}
-		return h.svc.CheckPathAccess(r.Context(), blob.Ref{Account: info.Account, Container: c, Name: dir}, blob.OpRead)
-	}
-	if name == "" || q.Has("restype") {
-		return nil
-	}
-	var op blob.PathOp
-	switch comp := q.Get("comp"); r.Method {
-	case http.MethodGet:
-		op = blob.OpRead
-	case http.MethodHead:
-		op = blob.OpStat
-	case http.MethodDelete:
-		op = blob.OpDelete
-	case http.MethodPut:
-		switch comp {
-		case "", "block", "blocklist":
-			op = blob.OpCreate
-		default:
-			op = blob.OpWrite
-		}
-	default:
-		return nil
-	}
-	c, err1 := url.PathUnescape(fs)
-	n, err2 := url.PathUnescape(name)
-	if err1 != nil || err2 != nil {
-		// A name that does not unescape names no path to check: refuse it
-		// rather than let it past the ACLs.
-		return azerr.New(azerr.InvalidUri)
-	}
-	n = strings.ReplaceAll(n, `\`, "/")
-	return h.svc.CheckPathAccess(r.Context(), blob.Ref{Account: info.Account, Container: c, Name: n}, op)
-}
 
 // getRootProperties is Path - Get Properties of a filesystem's root
 // directory (HEAD /{filesystem}/ with action=getAccessControl or

@@ -1,57 +1,53 @@
 package dfshttp
 
 import (
-	"strings"
-
 	"github.com/lazuli-storage/lazuli/internal/auth"
 	"github.com/lazuli-storage/lazuli/internal/blob"
 )
 
-// Azure data role names a token's roles claim may carry. Entra ID tokens
-// do not carry Azure role assignments, which lazuli cannot look up, so a
-// token without them is a principal without a role: the ACLs alone
-// decide. A token naming Storage Blob Data Owner is the superuser, as
-// that role makes a principal on Azure.
-const (
-	roleOwner       = "storage blob data owner"
-	roleContributor = "storage blob data contributor"
-	roleReader      = "storage blob data reader"
-)
+// principal is an Entra ID principal with the data role a token named
+// (auth.DataRole). A token without a role is a principal whose every
+// decision the ACLs make; one naming Storage Blob Data Owner is the
+// superuser, as that role makes a principal on Azure.
+func principal(oid string, groups []string, role string) *blob.Caller {
+	c := &blob.Caller{OID: oid, Groups: groups}
+	switch role {
+	case "owner":
+		c.Superuser = true
+	case "contributor":
+		c.Role = blob.Contributor
+	case "reader":
+		c.Role = blob.Reader
+	}
+	return c
+}
 
 // caller is the principal the namespace checks POSIX ACLs against: an
 // OAuth caller (the token's oid and groups, its data role), or a user
-// delegation SAS naming suoid (checked as that oid) or saoid (trusted by
-// the key's owner: not checked, but it owns what it creates). nil for
-// Shared Key, account and service SAS callers and a user delegation SAS
-// without either id, which Azure treats as the superuser.
+// delegation SAS, which may do what the owner of its key (skoid, with the
+// role it held when it asked for the key) may, and then as suoid, the
+// principal the key owner did not vouch for, checked against the ACLs
+// too, or as saoid, vouched for (not checked, but the owner of what it
+// creates). nil for Shared Key, account and service SAS callers, which
+// Azure treats as the superuser. A user delegation SAS's key role is
+// known once its signature is verified.
 func caller(id *auth.Identity) *blob.Caller {
 	if id == nil {
 		return nil
 	}
 	switch {
 	case id.Kind == auth.Bearer && id.Token != nil:
-		c := &blob.Caller{OID: id.Token.ObjectID, Groups: id.Token.Groups}
-		for _, r := range id.Token.Roles {
-			switch strings.ToLower(r) {
-			case roleOwner:
-				c.Superuser = true
-			case roleContributor:
-				c.Role = blob.Contributor
-			case roleReader:
-				if c.Role == blob.NoRole {
-					c.Role = blob.Reader
-				}
-			}
-		}
-		return c
+		return principal(id.Token.ObjectID, id.Token.Groups, auth.DataRole(id.Token.Roles))
 	case id.Kind == auth.ServiceSAS && id.SAS != nil && id.SAS.Values != nil && id.SAS.Values.UserDelegation:
 		v := id.SAS.Values
-		if v.UnauthorizedOID != "" {
-			return &blob.Caller{OID: v.UnauthorizedOID}
+		owner := principal(v.KeyOID, nil, v.KeyRole)
+		switch {
+		case v.UnauthorizedOID != "":
+			return &blob.Caller{OID: v.UnauthorizedOID, Delegator: owner}
+		case v.AuthorizedOID != "":
+			return &blob.Caller{OID: v.AuthorizedOID, Superuser: true, Delegator: owner}
 		}
-		if v.AuthorizedOID != "" {
-			return &blob.Caller{OID: v.AuthorizedOID, Superuser: true}
-		}
+		return owner
 	}
 	return nil
 }

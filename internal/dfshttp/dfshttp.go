@@ -82,9 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	if c := caller(info.Identity); c != nil {
-		// The namespace checks this caller's ACL permissions.
-		r = r.WithContext(blob.WithCaller(r.Context(), c))
+	if caller(info.Identity) != nil {
+		// The namespace checks this caller's ACL permissions, found when
+		// an operation checks them: after the signature was verified.
+		r = r.WithContext(blob.WithCallerOf(r.Context(), func() *blob.Caller { return caller(info.Identity) }))
 	}
 	if !IsDFS(r) {
 		h.blobRequest(w, r, info)
@@ -301,19 +302,14 @@ func signedAccount(h string) string {
 }
 
 // blobRequest serves a Blob request of an HNS account: the Blob handler
-// runs it, after the ACL check of an OAuth caller. A blob written at
-// a/b/c.txt makes the directories a and a/b in the write's own
-// transaction (the Blob service knows the namespace accounts).
+// runs it, and the Blob service checks the ACL permissions of the caller
+// the context carries in the operation's own transaction. A blob written
+// at a/b/c.txt makes the directories a and a/b in that transaction too.
 func (h *handler) blobRequest(w http.ResponseWriter, r *http.Request, info *httpx.Info) {
 	q := r.URL.Query()
 	if q.Get("restype") == "account" && q.Get("comp") == "properties" {
 		// Get Account Information reports the namespace.
 		h.next.ServeHTTP(&hnsInfoWriter{ResponseWriter: w}, r)
-		return
-	}
-	fs, name, _ := strings.Cut(info.Path, "/")
-	if err := h.checkBlobRequest(r, info, fs, name); err != nil {
-		httpx.WriteError(w, r, err)
 		return
 	}
 	h.next.ServeHTTP(w, r)

@@ -471,9 +471,6 @@ func (h *handler) leaseActionBefore(x *rq, cond *blob.Cond) error {
 	case "":
 		return nil
 	}
-	if err := h.svc.CheckPathAccess(x.ctx(), x.ref(), blob.OpWrite); err != nil {
-		return err
-	}
 	switch act {
 	case "acquire", "acquire-release":
 		d := -1
@@ -681,9 +678,6 @@ func (h *handler) leasePath(x *rq) error {
 	kind, ok := lease.ParseAction(hd.Get("X-Ms-Lease-Action"))
 	if !ok {
 		return azerr.InvalidHeader("x-ms-lease-action", hd.Get("X-Ms-Lease-Action"))
-	}
-	if err := h.svc.CheckPathAccess(x.ctx(), x.ref(), blob.OpWrite); err != nil {
-		return err
 	}
 	a := lease.Action{Kind: kind, LeaseID: hd.Get("X-Ms-Lease-Id"), ProposedID: hd.Get("X-Ms-Proposed-Lease-Id")}
 	switch kind {

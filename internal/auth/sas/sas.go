@@ -58,7 +58,10 @@ type Values struct {
 	// it names (user delegation SAS only).
 	KeyOID, KeyTID, KeyStart, KeyExpiry, KeyService, KeyVersion string // skoid sktid skt ske sks skv
 	AuthorizedOID, UnauthorizedOID, CorrelationID               string // saoid suoid scid
-	DelegatedUserTID, DelegatedUserOID                          string // skdutid sduoid
+	// KeyRole is not a query parameter: verifying a user delegation SAS
+	// sets it to the data role its key's owner held (see KeyRoles).
+	KeyRole                            string
+	DelegatedUserTID, DelegatedUserOID string // skdutid sduoid
 	// RequestHeaders and RequestQuery are the names of request headers
 	// and query parameters the SAS binds (srh, srq).
 	RequestHeaders, RequestQuery string

@@ -21,12 +21,25 @@ const KeyTimeLayout = "2006-01-02T15:04:05Z"
 // instant gives the same key), service and version. The server keeps no
 // list of issued keys: a user delegation SAS is verified by deriving the
 // key again from its skoid, sktid, skt, ske, sks and skv.
-func UserDelegationKey(secret []byte, oid, tid string, start, expiry time.Time, service, version string) []byte {
+//
+// role is the data role the key's owner held when it asked for the key
+// (one of KeyRoles): a SAS is as strong as its key's owner, and the SAS
+// carries no field for it, so it is part of the derivation and the
+// verifier finds it by trying each.
+func UserDelegationKey(secret []byte, oid, tid string, start, expiry time.Time, service, version, role string) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(strings.Join([]string{"lazuli user delegation key", oid, tid,
-		start.UTC().Format(KeyTimeLayout), expiry.UTC().Format(KeyTimeLayout), service, version}, "\n")))
+	fields := []string{"lazuli user delegation key", oid, tid,
+		start.UTC().Format(KeyTimeLayout), expiry.UTC().Format(KeyTimeLayout), service, version}
+	if role != "" {
+		fields = append(fields, role)
+	}
+	m.Write([]byte(strings.Join(fields, "\n")))
 	return m.Sum(nil)
 }
+
+// KeyRoles are the data roles a user delegation key may be derived for,
+// weakest first ("": none).
+var KeyRoles = []string{"", "reader", "contributor", "owner"}
 
 // UserDelegationStringsToSign returns the strings-to-sign of a Blob user
 // delegation SAS for canonical (see CanonicalizedResource): first the
