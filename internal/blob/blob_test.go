@@ -365,6 +365,21 @@ type genReader struct {
 	n, off int64
 }
 
+// genPeriod is the period of genReader's bytes: byte i is bits 13 to 20
+// of i*2654435761, which only the low 21 bits of i decide.
+const genPeriod = 1 << 21
+
+// genPattern holds one period, so that Read copies instead of computing
+// every byte: under the race detector each byte written in a loop is an
+// instrumented store, and TestLargeBlobMemoryFlat reads 2 GiB.
+var genPattern = sync.OnceValue(func() []byte {
+	p := make([]byte, genPeriod)
+	for i := range p {
+		p[i] = byte(int64(i) * 2654435761 >> 13)
+	}
+	return p
+})
+
 func (g *genReader) Read(p []byte) (int, error) {
 	if g.off >= g.n {
 		return 0, io.EOF
@@ -372,8 +387,9 @@ func (g *genReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > g.n-g.off {
 		p = p[:g.n-g.off]
 	}
-	for i := range p {
-		p[i] = byte((g.off + int64(i)) * 2654435761 >> 13)
+	pat := genPattern()
+	for done := 0; done < len(p); {
+		done += copy(p[done:], pat[(g.off+int64(done))%genPeriod:])
 	}
 	g.off += int64(len(p))
 	return len(p), nil
