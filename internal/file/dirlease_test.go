@@ -80,6 +80,15 @@ func TestDirectoryLease(t *testing.T) {
 	smbOpen(t, svc, ctx, dir, FileReadData, allShare, dirLeaseReq(1, 2, CacheRead|CacheHandle))
 	mustNil(t, svc.Delete(ctx, Ref{Account: "a", Share: "s", Path: "d/rest"}, false, ""))
 	waitBreaks(t, log, 4)
+	waitAcked(t, svc, d.Handle)
+	// And on a REST rename into the directory.
+	_, err = svc.Create(ctx, CreateRequest{Ref: Ref{Account: "a", Share: "s", Path: "outside"}, Size: 1})
+	mustNil(t, err)
+	smbOpen(t, svc, ctx, dir, FileReadData, allShare, dirLeaseReq(1, 2, CacheRead|CacheHandle))
+	_, err = svc.Rename(ctx, RenameRequest{Source: Ref{Account: "a", Share: "s", Path: "outside"},
+		Dest: Ref{Account: "a", Share: "s", Path: "d/inside"}})
+	mustNil(t, err)
+	waitBreaks(t, log, 5)
 }
 
 // A rename through an open waits until the other clients holding handle

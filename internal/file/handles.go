@@ -825,7 +825,7 @@ func (s *Service) renameHandle(tx storage.Tx, ref HandleRef, dst []string, repla
 	if err := s.breakParentLeases(tx, ref.Share, from, client, parent, brks); err != nil {
 		return nil, err
 	}
-	if out.Parent != from.ID {
+	if from == nil || out.Parent != from.ID {
 		to, err := nodeByID(tx, ref.Share, out.Parent)
 		if err != nil {
 			return nil, err
