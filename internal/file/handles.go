@@ -216,6 +216,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			}
 			n.path = JoinPath(parts)
 			res.Action = Created
+			if err := s.breakParentLeases(tx, sh.ID, parent, cacheClient(req.Cache), cacheParent(req.Cache), &brks); err != nil {
+				return err
+			}
 		default:
 			if req.Disposition == CreateNew {
 				return azerr.New(azerr.ResourceAlreadyExists)
@@ -297,6 +300,9 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 				res.Action = Overwritten
 				if req.Disposition == Supersede {
 					res.Action = Superseded
+				}
+				if err := s.breakParentLeases(tx, sh.ID, parent, cacheClient(req.Cache), cacheParent(req.Cache), &brks); err != nil {
+					return err
 				}
 			}
 		}
@@ -382,14 +388,26 @@ func loadOpen(tx storage.Tx, ref HandleRef) (*Handle, *Node, error) {
 // deleted. It returns the node as it was at close.
 func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
 	var out *Node
+	var brks []Break
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		h, n, err := loadOpen(tx, ref)
 		if err != nil {
 			return err
 		}
 		out = n
-		return s.closeHandle(tx, ref.Share, h, n)
+		if err := s.closeHandle(tx, ref.Share, h, n); err != nil {
+			return err
+		}
+		if n.DeletePending && n.Handles == 0 {
+			// The file is gone from its directory's listing.
+			return s.breakParentOf(tx, ref.Share, n, h, &brks)
+		}
+		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	if err == nil && out.Handles > 0 {
 		// A break may wait for this handle to close.
 		s.brk().wake()
@@ -654,9 +672,19 @@ func (s *Service) SetSecurity(ctx context.Context, ref HandleRef, sddl string) (
 // SMBDeletePending and listings leave the node out; the last close
 // deletes it. A non-empty directory is 409 DirectoryNotEmpty.
 func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending bool) (*Node, error) {
-	var brks []Break
-	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
-		brks = brks[:0]
+	var out *Node
+	err := s.withBreaks(ctx, waitingOf(ctx), func() error {
+		var err error
+		out, err = s.setDeletePending(ctx, ref, pending)
+		return err
+	})
+	return out, err
+}
+
+// setDeletePending is one attempt of SetDeletePending: other clients'
+// handle caching is broken first, and waited for (an errBreak).
+func (s *Service) setDeletePending(ctx context.Context, ref HandleRef, pending bool) (*Node, error) {
+	return s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
 		if relevant(h.Access)&accessDelete == 0 {
 			return ErrAccessDenied
 		}
@@ -679,18 +707,17 @@ func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending b
 				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		}
-		if pending && !n.Dir {
-			if err := s.breakHandleCaching(tx, ref.Share, n, h, &brks); err != nil {
-				return err
+		if pending {
+			if e, err := handleBreaks(tx, ref.Share, n, h); e != nil || err != nil {
+				if err != nil {
+					return err
+				}
+				return e
 			}
 		}
 		n.DeletePending = pending
 		return nil
 	})
-	if err == nil {
-		s.deliver(brks)
-	}
-	return out, err
 }
 
 // updateOpen runs fn on the handle and node of ref in one Update and
@@ -753,34 +780,80 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 	}
 	var out *Node
 	var brks []Break
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
-		brks = brks[:0]
-		h, n, err := loadOpen(tx, ref)
-		if err != nil {
+	err = s.withBreaks(ctx, waitingOf(ctx), func() error {
+		return s.eng.Update(ctx, func(tx storage.Tx) error {
+			brks = brks[:0]
+			var err error
+			out, err = s.renameHandle(tx, ref, dst, replace, &brks)
 			return err
+		})
+	})
+	if err == nil {
+		s.deliver(brks)
+	}
+	return out, err
+}
+
+// renameHandle is RenameHandle in tx. Other clients' handle caching is
+// broken first, and waited for (an errBreak); a rename that fails for
+// another reason breaks nothing.
+func (s *Service) renameHandle(tx storage.Tx, ref HandleRef, dst []string, replace bool, brks *[]Break) (*Node, error) {
+	h, n, err := loadOpen(tx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if relevant(h.Access)&accessDelete == 0 {
+		return nil, ErrAccessDenied
+	}
+	wait, err := handleBreaks(tx, ref.Share, n, h)
+	if err != nil {
+		return nil, err
+	}
+	from, err := nodeByID(tx, ref.Share, n.Parent)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.renameChecked(tx, ref, h, n, dst, replace)
+	if err != nil {
+		return nil, err
+	}
+	if wait != nil {
+		return nil, wait
+	}
+	// Both directories' listings change.
+	client, parent := parentKeyOf(h)
+	if err := s.breakParentLeases(tx, ref.Share, from, client, parent, brks); err != nil {
+		return nil, err
+	}
+	if from == nil || out.Parent != from.ID {
+		to, err := nodeByID(tx, ref.Share, out.Parent)
+		if err != nil {
+			return nil, err
 		}
-		if relevant(h.Access)&accessDelete == 0 {
-			return ErrAccessDenied
+		if err := s.breakParentLeases(tx, ref.Share, to, client, parent, brks); err != nil {
+			return nil, err
 		}
-		if !n.Dir {
-			if err := s.breakHandleCaching(tx, ref.Share, n, h, &brks); err != nil {
-				return err
-			}
+	}
+	return out, nil
+}
+
+// renameChecked checks and makes the rename of n through h.
+func (s *Service) renameChecked(tx storage.Tx, ref HandleRef, h *Handle, n *Node, dst []string, replace bool) (*Node, error) {
+	if n.Dir {
+		// A directory with anything open below it does not move
+		// (Windows and Azure Files answer access denied).
+		below := false
+		if err := walkHandles(tx, ref.Share, n, true, func(o *Handle, _ string) bool {
+			below = o.FileID != n.ID
+			return !below
+		}); err != nil {
+			return nil, err
 		}
-		if n.Dir {
-			// A directory with anything open below it does not move
-			// (Windows and Azure Files answer access denied).
-			below := false
-			if err := walkHandles(tx, ref.Share, n, true, func(o *Handle, _ string) bool {
-				below = o.FileID != n.ID
-				return !below
-			}); err != nil {
-				return err
-			}
-			if below {
-				return ErrAccessDenied
-			}
+		if below {
+			return nil, ErrAccessDenied
 		}
+	}
+	{
 		// Windows renames through an open of the destination's parent
 		// directory that asks to add an entry (write access) and shares
 		// read and write only: an open of that directory holding delete
@@ -789,22 +862,16 @@ func (s *Service) RenameHandle(ctx context.Context, ref HandleRef, newPath strin
 		if parent, _, err := lookup(tx, ref.Share, dst); err == nil && parent != nil {
 			ps, err := loadHandles(tx, ref.Share, parent.ID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, p := range ps {
 				if held := relevant(p.Access); held != 0 && (held&accessDelete != 0 || p.ShareAccess&FileShareWrite == 0) {
-					return ErrParentInUse
+					return nil, ErrParentInUse
 				}
 			}
 		}
-		sh := &Share{ID: ref.Share}
-		out, err = s.move(tx, sh, n, dst, replace, false, h.ID)
-		return err
-	})
-	if err == nil {
-		s.deliver(brks)
 	}
-	return out, err
+	return s.move(tx, &Share{ID: ref.Share}, n, dst, replace, false, h.ID)
 }
 
 // move renames n to the path dst within share sh. An existing
@@ -904,11 +971,14 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		}
 	}
 	var out *Node
+	var brks []Break
 	err = s.update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		sh, n, err := s.resolve(tx, req.Source, true)
 		if err != nil {
 			return err
 		}
+		from := n.Parent
 		if n.Dir != req.Dir {
 			return azerr.New(azerr.ResourceNotFound)
 		}
@@ -959,9 +1029,25 @@ func (s *Service) Rename(ctx context.Context, req RenameRequest) (*Node, error) 
 		if err := saveNode(tx, sh.ID, m); err != nil {
 			return err
 		}
+		// Both directories' listings change.
+		for _, d := range []uint64{from, m.Parent} {
+			dn, err := nodeByID(tx, sh.ID, d)
+			if err != nil {
+				return err
+			}
+			if err := s.breakParentLeases(tx, sh.ID, dn, [16]byte{}, [16]byte{}, &brks); err != nil {
+				return err
+			}
+			if from == m.Parent {
+				break
+			}
+		}
 		out = m
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 

@@ -46,6 +46,9 @@ type CacheRequest struct {
 	V2          bool
 	State       uint8
 	Epoch       uint16
+	// Directory allows a lease on a directory (SMB 3 with directory
+	// leasing): read or read-handle caching.
+	Directory bool
 }
 
 // Break is a cache break the SMB server holding Handle must send to its
@@ -251,13 +254,18 @@ func openBreaks(hs []*Handle, sid uint64, n *Node, req *OpenRequest, check uint3
 
 // grantCache decides the cache an open gets once nothing is left to
 // break, and records it on h and on the opens sharing its lease. Azure
-// Files grants leases R, RH, RW and RWH and the three oplock levels; no
-// cache on directories.
+// Files grants leases R, RH, RW and RWH and the three oplock levels on
+// files, and R and RH leases on directories to SMB 3 clients.
 func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req *CacheRequest) (bool, error) {
-	if req == nil || n.Dir {
+	if req == nil || n.Dir && (req.Oplock || !req.Directory) {
 		return false, nil
 	}
-	want := req.State & (CacheRead | CacheHandle | CacheWrite)
+	asked := req.State & (CacheRead | CacheHandle | CacheWrite)
+	if n.Dir {
+		// A directory's lease caches no data to write.
+		asked &^= CacheWrite
+	}
+	want := asked
 	if want&CacheRead == 0 {
 		// Handle or write caching without read caching is no state
 		// Windows grants.
@@ -310,7 +318,6 @@ func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req
 		// only to a state holding all of it that can be granted whole.
 		cur := *mine[0].Cache
 		c = &cur
-		asked := req.State & (CacheRead | CacheHandle | CacheWrite)
 		if !cur.Breaking && want == asked && want&cur.State == cur.State && want != cur.State && want&CacheRead != 0 {
 			c.State = want
 			if c.V2 {
@@ -518,7 +525,7 @@ func bindLease(tx storage.Tx, sid uint64, n *Node, req *CacheRequest) error {
 			}
 		}
 	}
-	if n.Dir {
+	if n.Dir && !req.Directory {
 		return nil
 	}
 	return tx.Set(k, encode(leaseBinding{Share: sid, File: fid}))

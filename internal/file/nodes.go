@@ -293,7 +293,9 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		return nil, azerr.New(azerr.ResourceAlreadyExists)
 	}
 	var out *Node
+	var brks []Break
 	err = s.update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		sh, err := writableShareID(tx, req.Ref.share())
 		if err != nil {
 			return err
@@ -367,10 +369,16 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Node, error) 
 		if err := putNode(tx, sh.ID, n); err != nil {
 			return err
 		}
+		if err := s.breakParentLeases(tx, sh.ID, parent, [16]byte{}, [16]byte{}, &brks); err != nil {
+			return err
+		}
 		n.path, n.AsOf = JoinPath(parts), now
 		out = n
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 
@@ -511,7 +519,9 @@ func resize(tx storage.Tx, sh *Share, n *Node, size int64) error {
 // 409 DirectoryNotEmpty). It commits at once: REST never leaves a node
 // pending deletion.
 func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string) error {
-	return s.update(ctx, func(tx storage.Tx) error {
+	var brks []Break
+	err := s.update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		sh, n, err := s.resolve(tx, ref, true)
 		if err != nil {
 			return err
@@ -548,8 +558,15 @@ func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string)
 				return err
 			}
 		}
+		if err := s.breakParentOf(tx, sh.ID, n, nil, &brks); err != nil {
+			return err
+		}
 		return dropNode(tx, sh.ID, n)
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
+	return err
 }
 
 // ListRequest is List Directories and Files.

@@ -50,6 +50,7 @@ type conn struct {
 	dialect       uint16
 	clientGUID    [16]byte
 	clientCaps    uint32
+	serverCaps    uint32 // the capabilities answered (FSCTL_VALIDATE_NEGOTIATE_INFO)
 	clientSecMode uint16
 	dialects      []uint16
 	cipherID      uint16 // 0 none, 1 AES-128-CCM, 2 AES-128-GCM, 3 AES-256-CCM, 4 AES-256-GCM
@@ -591,7 +592,7 @@ func (c *conn) handle(r *request, encSess *session) *response {
 	case wire.QueryInfo:
 		return c.queryInfo(r)
 	case wire.SetInfo:
-		return c.setInfo(r)
+		return c.setInfoAsync(r)
 	case wire.ChangeNotify:
 		return c.changeNotify(r)
 	case wire.OplockBreak:

@@ -327,14 +327,19 @@ func (c *conn) create(r *request, waiting func()) *response {
 	}
 	st.alloc = o.alloc
 	resp := &wire.CreateResponse{CreateAction: action, FileTimes: statTimes(&st), FileID: o.id}
-	if o.isDir {
-		// No oplock or lease on a directory, not even an empty one.
+	if o.isDir && (cr == nil || cr.Oplock || !cr.Directory) {
+		// No oplock on a directory, and a lease only where directory
+		// leasing was offered (SMB 3).
 		cr = nil
 	}
 	level, lc := grantContext(cr, grant)
 	resp.OplockLevel = level
 	if lc != nil {
 		resp.Contexts = append(resp.Contexts, *lc)
+	}
+	if o.isDir {
+		// A directory's open is not made durable by its lease.
+		cr = nil
 	}
 	if dc := c.grantDurable(o, dq, cr, grant); dc != nil {
 		resp.Contexts = append(resp.Contexts, *dc)

@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"context"
 	"math"
 	"strings"
 
@@ -567,7 +568,15 @@ func (c *conn) setSecurity(o *open, req *wire.SetInfoRequest) uint32 {
 	return statusOf(o.h.SetSDDL(ctx, sddl))
 }
 
-func (c *conn) setInfo(r *request) *response {
+// setInfoAsync runs SET_INFO, asynchronously once a rename or delete
+// disposition waits for other clients' cache breaks.
+func (c *conn) setInfoAsync(r *request) *response {
+	return c.runAsync(r, func(waiting func()) *response { return c.setInfo(r, waiting) })
+}
+
+// setInfo handles SET_INFO; waiting, when set, is called as a rename or
+// delete disposition starts waiting for cache breaks.
+func (c *conn) setInfo(r *request, waiting func()) *response {
 	req, err := wire.DecodeSetInfoRequest(r.msg)
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -589,8 +598,10 @@ func (c *conn) setInfo(r *request) *response {
 		return c.errorResponse(r, statusNotSupported)
 	}
 	b := req.Buffer
-	ctx, cancel := c.reqCtx()
+	// A rename or delete disposition may wait out a break timeout.
+	ctx, cancel := context.WithTimeout(c.ctx, 4*time_30s)
 	defer cancel()
+	ctx = withWaiting(ctx, waiting)
 	need := func(n int, access uint32) uint32 {
 		if len(b) < n {
 			return statusInfoLengthMismatch

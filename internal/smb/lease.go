@@ -44,6 +44,9 @@ type CacheRequest struct {
 	V2         bool
 	State      uint32
 	Epoch      uint16
+	// Directory allows a lease on a directory: the connection
+	// negotiated directory leasing (dirLeasing).
+	Directory bool
 }
 
 // Cache is an oplock or lease as granted or broken.
@@ -126,7 +129,7 @@ func (c *conn) cacheRequest(req *wire.CreateRequest) *CacheRequest {
 			if len(d) < 32 {
 				return nil
 			}
-			cr := &CacheRequest{ClientGUID: c.clientGUID, State: le.Uint32(d[16:])}
+			cr := &CacheRequest{ClientGUID: c.clientGUID, State: le.Uint32(d[16:]), Directory: c.dirLeasing()}
 			copy(cr.Key[:], d[:16])
 			if len(d) >= 52 && c.dialect >= 0x0300 {
 				cr.V2 = true
@@ -143,6 +146,14 @@ func (c *conn) cacheRequest(req *wire.CreateRequest) *CacheRequest {
 		return &CacheRequest{Oplock: true, State: st}
 	}
 	return nil
+}
+
+// dirLeasing reports whether the connection's client may lease
+// directories, as on Azure Files: SMB 3 clients that offer directory
+// leasing themselves are offered it (a client that does not, such as
+// impacket, is not told of a capability it does not expect).
+func (c *conn) dirLeasing() bool {
+	return c.dialect >= wire.Dialect300 && c.clientCaps&wire.CapDirectoryLeasing != 0
 }
 
 // grantContext returns the oplock level of the CREATE response and, for
@@ -362,11 +373,22 @@ func (o *open) caching() bool {
 
 // createAsync runs CREATE, answering STATUS_PENDING and finishing it
 // asynchronously once it waits for other clients' cache breaks: their
-// acknowledgements may come on this very connection. A CREATE within a
-// compound waits in place.
+// acknowledgements may come on this very connection.
 func (c *conn) createAsync(r *request) *response {
-	if r.hdr.NextCommand != 0 || r.hdr.Flags&wire.FlagRelated != 0 || r.tree.ipc {
+	if r.tree.ipc {
 		return c.create(r, nil)
+	}
+	return c.runAsync(r, func(waiting func()) *response { return c.create(r, waiting) })
+}
+
+// runAsync runs run, the handling of r, answering STATUS_PENDING and
+// finishing it asynchronously once run calls the waiting function it is
+// given (it waits for other clients' acknowledgements of cache breaks,
+// which may come on this very connection). A request within a compound
+// waits in place.
+func (c *conn) runAsync(r *request, run func(waiting func()) *response) *response {
+	if r.hdr.NextCommand != 0 || r.hdr.Flags&wire.FlagRelated != 0 {
+		return run(nil)
 	}
 	waiting := make(chan struct{})
 	var once sync.Once
@@ -374,7 +396,7 @@ func (c *conn) createAsync(r *request) *response {
 	c.work.Add(1)
 	go func() {
 		defer c.work.Done()
-		done <- c.create(r, func() { once.Do(func() { close(waiting) }) })
+		done <- run(func() { once.Do(func() { close(waiting) }) })
 	}()
 	select {
 	case resp := <-done:
@@ -392,4 +414,24 @@ func (c *conn) createAsync(r *request) *response {
 		c.finishAsync(op, resp.hdr.Status, resp.body)
 	}()
 	return interim
+}
+
+// waitingKey carries, in a Backend call's context, the function to call
+// when the call starts waiting for cache breaks (see Waiting).
+type waitingKey struct{}
+
+// Waiting returns the function a Backend calls when an operation under ctx
+// (a rename or delete disposition) starts waiting for other clients to
+// acknowledge cache breaks: the request then goes asynchronous. Nil when
+// the request waits in place.
+func Waiting(ctx context.Context) func() {
+	fn, _ := ctx.Value(waitingKey{}).(func())
+	return fn
+}
+
+func withWaiting(ctx context.Context, fn func()) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, waitingKey{}, fn)
 }

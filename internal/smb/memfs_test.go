@@ -16,6 +16,9 @@ type memFS struct {
 	mu     sync.Mutex
 	shares map[string]*memNode
 	nextID uint64
+	// renameGate, when set, holds renames until closed, as if they
+	// waited for cache breaks.
+	renameGate chan struct{}
 }
 
 type memNode struct {
@@ -307,6 +310,12 @@ func (h *memHandle) SetDeletePending(ctx context.Context, pending bool) error {
 }
 
 func (h *memHandle) Rename(ctx context.Context, newPath string, replace bool) error {
+	if h.fs.renameGate != nil {
+		if w := Waiting(ctx); w != nil {
+			w()
+		}
+		<-h.fs.renameGate
+	}
 	h.fs.mu.Lock()
 	defer h.fs.mu.Unlock()
 	var share string

@@ -46,6 +46,9 @@ func (c *conn) negotiate(r *request) *response {
 		// SMB 2.1 on: leases (lease.go).
 		resp.Capabilities |= wire.CapLargeMTU | wire.CapLeasing
 	}
+	if c.dirLeasing() {
+		resp.Capabilities |= wire.CapDirectoryLeasing
+	}
 	if (dialect == wire.Dialect300 || dialect == wire.Dialect302) && req.Capabilities&wire.CapEncryption != 0 {
 		resp.Capabilities |= wire.CapEncryption
 		c.cipherID = 1
@@ -111,6 +114,7 @@ func (c *conn) negotiate(r *request) *response {
 		post = func(m []byte) { c.preauth = sha512Chain(c.preauth, m) }
 	}
 	c.negotiated = true
+	c.serverCaps = resp.Capabilities
 	out := c.ok(r, resp.Append(nil))
 	out.post = post
 	return out
@@ -358,14 +362,7 @@ func (c *conn) ioctl(r *request) *response {
 				return nil
 			}
 		}
-		caps := uint32(0)
-		if c.dialect != wire.Dialect202 {
-			caps |= wire.CapLargeMTU | wire.CapLeasing
-		}
-		if c.cipherID != 0 && c.dialect < wire.Dialect311 {
-			caps |= wire.CapEncryption
-		}
-		out := le.AppendUint32(nil, caps)
+		out := le.AppendUint32(nil, c.serverCaps)
 		out = append(out, c.s.guid[:]...)
 		out = le.AppendUint16(out, wire.SigningEnabled)
 		out = le.AppendUint16(out, c.dialect)

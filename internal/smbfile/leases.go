@@ -108,7 +108,7 @@ func cacheRequest(r *smb.CacheRequest) *file.CacheRequest {
 		return nil
 	}
 	return &file.CacheRequest{Oplock: r.Oplock, Client: r.ClientGUID, Key: r.Key, Parent: r.ParentKey, V2: r.V2,
-		State: uint8(r.State), Epoch: r.Epoch}
+		State: uint8(r.State), Epoch: r.Epoch, Directory: r.Directory}
 }
 
 func (h *handle) setCache(c smb.Cache) {

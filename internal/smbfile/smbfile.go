@@ -205,7 +205,7 @@ func (h *handle) SetBasic(ctx context.Context, sb smb.SetBasic) error {
 }
 
 func (h *handle) SetDeletePending(ctx context.Context, pending bool) error {
-	_, err := h.svc.SetDeletePending(ctx, h.ref, pending)
+	_, err := h.svc.SetDeletePending(file.WithWaiting(ctx, smb.Waiting(ctx)), h.ref, pending)
 	if code(err) == azerr.ReadOnlyAttribute {
 		return smb.ErrCannotDelete
 	}
@@ -213,7 +213,7 @@ func (h *handle) SetDeletePending(ctx context.Context, pending bool) error {
 }
 
 func (h *handle) Rename(ctx context.Context, newPath string, replace bool) error {
-	_, err := h.svc.RenameHandle(ctx, h.ref, newPath, replace)
+	_, err := h.svc.RenameHandle(file.WithWaiting(ctx, smb.Waiting(ctx)), h.ref, newPath, replace)
 	switch code(err) {
 	case azerr.ResourceAlreadyExists:
 		return smb.ErrExists
@@ -283,7 +283,9 @@ func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
 
 func (h *handle) Close(ctx context.Context) error {
 	if h.written.Load() {
-		h.svc.NotifyWritten(ctx, h.ref) // best effort: the close matters more
+		// Best effort: the close matters more.
+		h.svc.NotifyWritten(ctx, h.ref)
+		h.svc.ReportWritten(ctx, h.ref)
 	}
 	h.b.caches.remove(h)
 	_, err := h.svc.Close(ctx, h.ref)

@@ -127,6 +127,28 @@ func anonymous() []byte {
 	return m
 }
 
+// NegotiateCaps connects, negotiates dialect offering the client
+// capabilities caps and returns the capabilities the server answers with.
+func NegotiateCaps(addr string, dialect uint16, caps uint32) (uint32, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	c := &Client{conn: nc}
+	defer c.Close()
+	body := make([]byte, 36)
+	le.PutUint16(body, 36)
+	le.PutUint16(body[2:], 1)
+	le.PutUint16(body[4:], 1)
+	le.PutUint32(body[8:], caps)
+	body = le.AppendUint16(body, dialect)
+	h, resp, err := c.Do(wire.Negotiate, body)
+	if err != nil || h.Status != 0 || len(resp) < wire.HeaderSize+28 {
+		return 0, fmt.Errorf("negotiate: %v %#x", err, h.Status)
+	}
+	return le.Uint32(resp[wire.HeaderSize+24:]), nil
+}
+
 // StatusError is an NT status a request ended with.
 type StatusError uint32
 
