@@ -664,16 +664,8 @@ func (s *Service) SetDeletePending(ctx context.Context, ref HandleRef, pending b
 			return azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if pending && n.Dir {
-			p := childrenPrefix(ref.Share, n.ID)
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			has := it.Next()
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			if err := checkEmpty(tx, ref.Share, n.ID); err != nil {
 				return err
-			}
-			if has {
-				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		}
 		if pending && !n.Dir {
