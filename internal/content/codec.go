@@ -13,8 +13,9 @@ import (
 // The binary record primitives, the one encoding of every binary record
 // (Blob and page records, File nodes, Queue messages, Table entities and
 // tables): strings and byte slices as uvarint length and bytes, integers
-// as varints (encoding/binary's Append functions write them) or
-// big-endian, booleans as one byte 0 or 1, times in one of two layouts
+// as varints (encoding/binary's Append functions write them; fixed-width
+// ones big-endian, written by binary.BigEndian and read with Fixed),
+// booleans as one byte 0 or 1, times in one of two layouts
 // (AppendTime, AppendUnixNano), slices as uvarint count and elements,
 // inline segment bytes in place. Writers append to a byte slice; a Reader
 // reads fields in order and fails, never panics, on a truncated or
@@ -187,28 +188,6 @@ func (r *Reader) Bool() bool {
 	}
 	r.Fail()
 	return false
-}
-
-// Uint32 reads 4 bytes, big-endian.
-func (r *Reader) Uint32() uint32 {
-	if len(r.b) < 4 {
-		r.Fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint32(r.b)
-	r.b = r.b[4:]
-	return v
-}
-
-// Uint64 reads 8 bytes, big-endian.
-func (r *Reader) Uint64() uint64 {
-	if len(r.b) < 8 {
-		r.Fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.b)
-	r.b = r.b[8:]
-	return v
 }
 
 // Fixed returns the next n bytes (no length before them), aliasing the
