@@ -153,6 +153,23 @@ func (rq *req) newVersion(useStandard bool) (newVersion, error) {
 	return nv, err
 }
 
+// newVersionAndSums reads what a write of a whole new version (Put Blob,
+// Put Block List) takes from its headers: the new version (useStandard
+// as for newVersion), with the create-only and encryption scope
+// conditions, and the transactional checksums of the body.
+func (h *handler) newVersionAndSums(rq *req, useStandard bool) (newVersion, txSums, error) {
+	nv, err := rq.newVersion(useStandard)
+	if err != nil {
+		return nv, txSums{}, err
+	}
+	nv.cond.CreateOnly = rq.createOnly
+	if err := h.scopeCond(rq, &nv.cond); err != nil {
+		return nv, txSums{}, err
+	}
+	sums, err := rq.txChecksums()
+	return nv, sums, err
+}
+
 // putBlob is Put Blob for block, page and append blobs.
 func (h *handler) putBlob(rq *req) error {
 	if err := rq.validName(); err != nil {
@@ -167,15 +184,7 @@ func (h *handler) putBlob(rq *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-blob-type", bt)
 	}
-	nv, err := rq.newVersion(true)
-	if err != nil {
-		return err
-	}
-	nv.cond.CreateOnly = rq.createOnly
-	if err := h.scopeCond(rq, &nv.cond); err != nil {
-		return err
-	}
-	sums, err := rq.txChecksums()
+	nv, sums, err := h.newVersionAndSums(rq, true)
 	if err != nil {
 		return err
 	}
@@ -361,13 +370,20 @@ func (h *handler) getBlobMetadata(rq *req) error {
 	return nil
 }
 
-// setBlobMetadata is Set Blob Metadata.
-func (h *handler) setBlobMetadata(rq *req) error {
+// condAndMeta reads the conditions and then the metadata of a request
+// (Set Blob Metadata, Snapshot Blob), in the order of their errors.
+func (rq *req) condAndMeta() (blob.Cond, []blob.KV, error) {
 	cond, err := rq.cond()
 	if err != nil {
-		return err
+		return cond, nil, err
 	}
 	meta, err := rq.metadata()
+	return cond, meta, err
+}
+
+// setBlobMetadata is Set Blob Metadata.
+func (h *handler) setBlobMetadata(rq *req) error {
+	cond, meta, err := rq.condAndMeta()
 	if err != nil {
 		return err
 	}
@@ -385,11 +401,7 @@ func (h *handler) setBlobMetadata(rq *req) error {
 
 // snapshotBlob is Snapshot Blob.
 func (h *handler) snapshotBlob(rq *req) error {
-	cond, err := rq.cond()
-	if err != nil {
-		return err
-	}
-	meta, err := rq.metadata()
+	cond, meta, err := rq.condAndMeta()
 	if err != nil {
 		return err
 	}

@@ -126,15 +126,7 @@ func (h *handler) putBlockList(rq *req) error {
 	if err := rq.validName(); err != nil {
 		return err
 	}
-	nv, err := rq.newVersion(false)
-	if err != nil {
-		return err
-	}
-	nv.cond.CreateOnly = rq.createOnly
-	if err := h.scopeCond(rq, &nv.cond); err != nil {
-		return err
-	}
-	sums, err := rq.txChecksums()
+	nv, sums, err := h.newVersionAndSums(rq, false)
 	if err != nil {
 		return err
 	}

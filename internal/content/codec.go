@@ -3,16 +3,23 @@ package content
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"time"
 	"unicode/utf8"
 
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
-// The binary record primitives: strings and byte slices as uvarint length
-// and bytes, integers as varints, times as described at AppendTime, slices
-// as uvarint count and elements, inline segment bytes in place. Blob
-// records and page records are written with them.
+// The binary record primitives, the one encoding of every binary record
+// (Blob and page records, File nodes, Queue messages, Table entities and
+// tables): strings and byte slices as uvarint length and bytes, integers
+// as varints (encoding/binary's Append functions write them; fixed-width
+// ones big-endian, written by binary.BigEndian and read with Fixed),
+// booleans as one byte 0 or 1, times in one of two layouts
+// (AppendTime, AppendUnixNano), slices as uvarint count and elements,
+// inline segment bytes in place. Writers append to a byte slice; a Reader
+// reads fields in order and fails, never panics, on a truncated or
+// damaged record.
 
 // ErrCorrupt is the error of a record that does not decode.
 var ErrCorrupt = errors.New("content: corrupt record")
@@ -36,8 +43,7 @@ func AppendStr(dst []byte, s string) []byte {
 	if !utf8.ValidString(s) {
 		s = validUTF8(s)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
+	return AppendBytes(dst, s)
 }
 
 // validUTF8 replaces each byte of s that is not part of valid UTF-8 with
@@ -56,9 +62,28 @@ func validUTF8(s string) string {
 	return string(out)
 }
 
-func AppendBytes(dst []byte, b []byte) []byte {
+// AppendBytes writes b, a byte slice or a string, as it is (AppendStr
+// is the writer of strings read back as JSON would read them).
+func AppendBytes[T ~string | ~[]byte](dst []byte, b T) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
 	return append(dst, b...)
+}
+
+// AppendBool writes v as one byte, 1 or 0.
+func AppendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+// AppendUnixNano writes t as a varint of Unix nanoseconds, the zero time
+// as math.MinInt64: the compact layout for times whose zone is not kept.
+func AppendUnixNano(dst []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return binary.AppendVarint(dst, math.MinInt64)
+	}
+	return binary.AppendVarint(dst, t.UnixNano())
 }
 
 func AppendKVs(dst []byte, kvs []KV) []byte {
@@ -93,6 +118,9 @@ type Reader struct {
 // NewReader reads the record v.
 func NewReader(v []byte) *Reader { return &Reader{b: v} }
 
+// Err returns the error of the reads so far.
+func (r *Reader) Err() error { return r.err }
+
 // End returns the error of the reads so far, ErrCorrupt as well when
 // bytes are left over.
 func (r *Reader) End() error {
@@ -121,13 +149,23 @@ func (r *Reader) Byte() byte {
 }
 
 func (r *Reader) Uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
+	v, n := Uvarint(r.b)
 	if n <= 0 {
 		r.Fail()
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
+}
+
+// Uvarint is binary.Uvarint with a shortcut for one-byte values (most
+// lengths and counts), for Reader and for the walks of records that go
+// without one (Table's properties).
+func Uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 func (r *Reader) Varint() int64 {
@@ -140,7 +178,40 @@ func (r *Reader) Varint() int64 {
 	return v
 }
 
-// Raw returns the next length-prefixed bytes, aliasing the record.
+// Bool reads a byte written by AppendBool; any other value is corrupt.
+func (r *Reader) Bool() bool {
+	switch r.Byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.Fail()
+	return false
+}
+
+// Fixed returns the next n bytes (no length before them), aliasing the
+// record; its capacity is cut so that an append cannot write into it.
+func (r *Reader) Fixed(n int) []byte {
+	if n < 0 || n > len(r.b) {
+		r.Fail()
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// Rest returns the bytes left, aliasing the record, and reads them.
+func (r *Reader) Rest() []byte {
+	v := r.b
+	r.b = r.b[len(r.b):]
+	return v
+}
+
+// Raw returns the next length-prefixed bytes, aliasing the record. Its
+// capacity runs on to the record's end, so a caller can find where in
+// the record it lies (Table entities carve their strings so).
 func (r *Reader) Raw() []byte {
 	n := r.Uvarint()
 	if n > uint64(len(r.b)) {
@@ -215,6 +286,15 @@ func (r *Reader) Time() time.Time {
 		return t // time.Unix returns Local
 	}
 	return t.In(time.FixedZone("", int(off)))
+}
+
+// UnixNano reverses AppendUnixNano; times read back in UTC.
+func (r *Reader) UnixNano() time.Time {
+	v := r.Varint()
+	if v == math.MinInt64 {
+		return time.Time{}
+	}
+	return time.Unix(0, v).UTC()
 }
 
 func (r *Reader) Seg() Segment {

@@ -39,6 +39,54 @@ func setETag(h http.Header, etag uint64, t time.Time) {
 	h.Set("Last-Modified", httpx.FormatHTTPTime(t))
 }
 
+// intQuery reads the query parameter name, a number from 1 to max; def
+// when it is absent.
+func (x *rq) intQuery(name string, def, max int) (int, error) {
+	v := x.q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := httpx.ParseInt(name, v, 1, int64(max))
+	return int(n), err
+}
+
+// boolQuery reads the query parameter name, "true" or "false"; absent,
+// it is false unless required.
+func (x *rq) boolQuery(name string, required bool) (bool, error) {
+	switch v := x.q.Get(name); v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	case "":
+		if !required {
+			return false, nil
+		}
+		return false, azerr.InvalidQuery(name, v, "")
+	default:
+		return false, azerr.InvalidQuery(name, v, "")
+	}
+}
+
+// continuation reads the continuation query parameter of a path listing
+// or batch: the service's marker in unpadded base64url.
+func (x *rq) continuation() (string, error) {
+	v := x.q.Get("continuation")
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return "", azerr.InvalidQuery("continuation", v, "")
+	}
+	return string(raw), nil
+}
+
+// setContinuation sets x-ms-continuation to the marker next, encoded as
+// continuation reads it; none at the end.
+func (x *rq) setContinuation(next string) {
+	if next != "" {
+		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(next)))
+	}
+}
+
 // ---- filesystems ----
 
 // listFilesystems is Filesystem - List (GET /?resource=account).
@@ -46,13 +94,9 @@ func (h *handler) listFilesystems(x *rq) error {
 	if err := h.authorize(x, auth.ResService, "l", true); err != nil {
 		return err
 	}
-	max := 5000
-	if v := x.q.Get("maxResults"); v != "" {
-		n, err := httpx.ParseInt("maxResults", v, 1, 5000)
-		if err != nil {
-			return err
-		}
-		max = int(n)
+	max, err := x.intQuery("maxResults", 5000, 5000)
+	if err != nil {
+		return err
 	}
 	cs, next, err := h.svc.ListContainers(x.ctx(), x.info.Account, x.q.Get("prefix"), x.q.Get("continuation"), max)
 	if err != nil {
@@ -167,26 +211,15 @@ func (h *handler) listPaths(x *rq) error {
 		return err
 	}
 	req := blob.ListPathsRequest{Dir: strings.Trim(x.q.Get("directory"), "/")}
-	switch v := x.q.Get("recursive"); v {
-	case "true":
-		req.Recursive = true
-	case "false":
-	default:
-		return azerr.InvalidQuery("recursive", v, "")
+	var err error
+	if req.Recursive, err = x.boolQuery("recursive", true); err != nil {
+		return err
 	}
-	if v := x.q.Get("maxResults"); v != "" {
-		n, err := httpx.ParseInt("maxResults", v, 1, 5000)
-		if err != nil {
-			return err
-		}
-		req.Max = int(n)
+	if req.Max, err = x.intQuery("maxResults", 0, 5000); err != nil {
+		return err
 	}
-	if v := x.q.Get("continuation"); v != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil {
-			return azerr.InvalidQuery("continuation", v, "")
-		}
-		req.Continuation = string(raw)
+	if req.Continuation, err = x.continuation(); err != nil {
+		return err
 	}
 	paths, next, err := h.svc.ListPaths(x.ctx(), x.info.Account, x.fs, req)
 	if err != nil {
@@ -220,9 +253,7 @@ func (h *handler) listPaths(x *rq) error {
 		}
 		out.Paths = append(out.Paths, it)
 	}
-	if next != "" {
-		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(next)))
-	}
+	x.setContinuation(next)
 	return writeJSON(x, out)
 }
 
@@ -637,33 +668,23 @@ func (h *handler) deletePath(x *rq) error {
 	if err := h.authorize(x, auth.ResObject, "d", false); err != nil {
 		return err
 	}
-	recursive := false
-	switch v := x.q.Get("recursive"); v {
-	case "true":
-		recursive = true
-	case "false", "":
-	default:
-		return azerr.InvalidQuery("recursive", v, "")
+	recursive, err := x.boolQuery("recursive", false)
+	if err != nil {
+		return err
 	}
 	cond, err := x.cond("")
 	if err != nil {
 		return err
 	}
-	cont := ""
-	if v := x.q.Get("continuation"); v != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil {
-			return azerr.InvalidQuery("continuation", v, "")
-		}
-		cont = string(raw)
+	cont, err := x.continuation()
+	if err != nil {
+		return err
 	}
 	next, err := h.svc.DeletePath(x.ctx(), x.ref(), recursive, cont, cond)
 	if err != nil {
 		return err
 	}
-	if next != "" {
-		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(next)))
-	}
+	x.setContinuation(next)
 	x.w.Header().Set("Content-Length", "0")
 	x.w.WriteHeader(http.StatusOK)
 	return nil
@@ -737,37 +758,23 @@ func (h *handler) setAccessControlRecursive(x *rq) error {
 	if acl == "" {
 		return azerr.MissingHeader("x-ms-acl")
 	}
-	max := 2000
-	if v := x.q.Get("maxRecords"); v != "" {
-		n, err := httpx.ParseInt("maxRecords", v, 1, 2000)
-		if err != nil {
-			return err
-		}
-		max = int(n)
+	max, err := x.intQuery("maxRecords", 2000, 2000)
+	if err != nil {
+		return err
 	}
-	cont := ""
-	if v := x.q.Get("continuation"); v != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil {
-			return azerr.InvalidQuery("continuation", v, "")
-		}
-		cont = string(raw)
+	cont, err := x.continuation()
+	if err != nil {
+		return err
 	}
-	force := false
-	switch v := x.q.Get("forceFlag"); v {
-	case "", "false":
-	case "true":
-		force = true
-	default:
-		return azerr.InvalidQuery("forceFlag", v, "")
+	force, err := x.boolQuery("forceFlag", false)
+	if err != nil {
+		return err
 	}
 	res, err := h.svc.SetAccessControlRecursive(x.ctx(), x.ref(), mode, acl, cont, max, force)
 	if err != nil {
 		return err
 	}
-	if res.Next != "" {
-		x.w.Header().Set("X-Ms-Continuation", base64.RawURLEncoding.EncodeToString([]byte(res.Next)))
-	}
+	x.setContinuation(res.Next)
 	type failed struct {
 		ErrorMessage string `json:"errorMessage"`
 		Name         string `json:"name"`

@@ -470,17 +470,7 @@ func (s *Service) GetInfo(ctx context.Context, ref HandleRef) (*Node, error) {
 func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]content.Segment, *Node, error) {
 	var segs []content.Segment
 	var node *Node
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		h, nd, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		if nd.Dir {
-			return azerr.New(azerr.ResourceTypeMismatch)
-		}
-		if relevant(h.Access)&accessRead == 0 {
-			return ErrAccessDenied
-		}
+	err := s.viewReadable(ctx, ref, func(tx storage.Tx, h *Handle, nd *Node) error {
 		if off >= nd.Size {
 			node = nd
 			return nil
@@ -490,6 +480,7 @@ func (s *Service) ReadAt(ctx context.Context, ref HandleRef, off, n int64) ([]co
 			return err
 		}
 		node = nd
+		var err error
 		segs, err = segments(tx, ref.Share, nd, off, n)
 		return err
 	})
@@ -504,27 +495,13 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data co
 	if off < 0 || off+data.Size > MaxFileSize {
 		return nil, azerr.New(azerr.InvalidRange)
 	}
-	var out *Node
-	var brks []Break
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		brks = brks[:0]
-		h, n, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		if n.Dir {
-			return azerr.New(azerr.ResourceTypeMismatch)
-		}
-		if relevant(h.Access)&accessWrite == 0 {
-			return ErrAccessDenied
-		}
+	return s.updateWritable(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time, brks *[]Break) error {
 		if err := checkLocks(tx, ref.Share, n, uint64(off), uint64(data.Size), h.ID, true); err != nil {
 			return err
 		}
-		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
+		if err := s.staleReaders(tx, ref.Share, n, h, brks); err != nil {
 			return err
 		}
-		now := s.now()
 		if end := off + data.Size; end > n.Size {
 			if err := addUsage(tx, ref.Share, end-n.Size); err != nil {
 				return err
@@ -537,17 +514,8 @@ func (s *Service) WriteAt(ctx context.Context, ref HandleRef, off int64, data co
 		touch(h, n, now)
 		n.Attrs |= AttrArchive
 		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
-		if err := saveNode(tx, ref.Share, n); err != nil {
-			return err
-		}
-		n.AsOf = now
-		out = n
 		return nil
 	})
-	if err == nil {
-		s.deliver(brks)
-	}
-	return out, err
 }
 
 // SetEndOfFile truncates or extends the file of a handle with write
@@ -556,18 +524,10 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 	if size < 0 || size > MaxFileSize {
 		return nil, azerr.New(azerr.InvalidRange)
 	}
-	var brks []Break
-	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
-		brks = brks[:0]
-		if n.Dir {
-			return azerr.New(azerr.ResourceTypeMismatch)
-		}
-		if relevant(h.Access)&accessWrite == 0 {
-			return ErrAccessDenied
-		}
+	return s.updateWritable(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time, brks *[]Break) error {
 		// Even a size that does not change breaks read caching
 		// (MS-FSA 2.1.5.15.4).
-		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
+		if err := s.staleReaders(tx, ref.Share, n, h, brks); err != nil {
 			return err
 		}
 		if size == n.Size {
@@ -584,6 +544,43 @@ func (s *Service) SetEndOfFile(ctx context.Context, ref HandleRef, size int64) (
 		touch(h, n, now)
 		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
+	})
+}
+
+// viewReadable runs fn in one View on the handle and node of ref: a
+// directory is 409 ResourceTypeMismatch and a handle without read access
+// ErrAccessDenied before fn runs.
+func (s *Service) viewReadable(ctx context.Context, ref HandleRef, fn func(tx storage.Tx, h *Handle, n *Node) error) error {
+	return s.eng.View(ctx, func(tx storage.Tx) error {
+		h, n, err := loadOpen(tx, ref)
+		if err != nil {
+			return err
+		}
+		if n.Dir {
+			return azerr.New(azerr.ResourceTypeMismatch)
+		}
+		if relevant(h.Access)&accessRead == 0 {
+			return ErrAccessDenied
+		}
+		return fn(tx, h, n)
+	})
+}
+
+// updateWritable is updateOpen for a change to a file's bytes or size
+// through a handle: a directory is 409 ResourceTypeMismatch and a handle
+// without write access ErrAccessDenied before fn runs, and the oplock and
+// lease breaks fn adds to brks are delivered once the change commits.
+func (s *Service) updateWritable(ctx context.Context, ref HandleRef, fn func(tx storage.Tx, h *Handle, n *Node, now time.Time, brks *[]Break) error) (*Node, error) {
+	var brks []Break
+	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
+		brks = brks[:0] // Update may run fn again
+		if n.Dir {
+			return azerr.New(azerr.ResourceTypeMismatch)
+		}
+		if relevant(h.Access)&accessWrite == 0 {
+			return ErrAccessDenied
+		}
+		return fn(tx, h, n, now, &brks)
 	})
 	if err == nil {
 		s.deliver(brks)
@@ -695,16 +692,8 @@ func (s *Service) setDeletePending(ctx context.Context, ref HandleRef, pending b
 			return azerr.New(azerr.ReadOnlyAttribute)
 		}
 		if pending && n.Dir {
-			p := childrenPrefix(ref.Share, n.ID)
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			has := it.Next()
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			if err := checkEmpty(tx, ref.Share, n.ID); err != nil {
 				return err
-			}
-			if has {
-				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		}
 		if pending {

@@ -536,16 +536,8 @@ func (s *Service) Delete(ctx context.Context, ref Ref, dir bool, leaseID string)
 			return err
 		}
 		if dir {
-			p := childrenPrefix(sh.ID, n.ID)
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			has := it.Next()
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			if err := checkEmpty(tx, sh.ID, n.ID); err != nil {
 				return err
-			}
-			if has {
-				return azerr.New(azerr.DirectoryNotEmpty)
 			}
 		} else {
 			if _, code := lease.Enforce(n.Lease, leaseID, true, n.AsOf, lease.FileTarget); code != 0 {
@@ -688,4 +680,21 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 		return nil
 	})
 	return out, res, err
+}
+
+// checkEmpty is 409 DirectoryNotEmpty when the directory id of the share
+// has anything in it.
+func checkEmpty(tx storage.Tx, share, id uint64) error {
+	p := childrenPrefix(share, id)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	has := it.Next()
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	if has {
+		return azerr.New(azerr.DirectoryNotEmpty)
+	}
+	return nil
 }

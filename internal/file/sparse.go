@@ -45,15 +45,7 @@ func (s *Service) ZeroRange(ctx context.Context, ref HandleRef, start, end int64
 	if start < 0 || end < start {
 		return nil, azerr.New(azerr.InvalidRange)
 	}
-	var brks []Break
-	out, err := s.updateOpen(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time) error {
-		brks = brks[:0]
-		if n.Dir {
-			return azerr.New(azerr.ResourceTypeMismatch)
-		}
-		if relevant(h.Access)&accessWrite == 0 {
-			return ErrAccessDenied
-		}
+	return s.updateWritable(ctx, ref, func(tx storage.Tx, h *Handle, n *Node, now time.Time, brks *[]Break) error {
 		end := min(end, n.Size)
 		if start >= end {
 			return nil
@@ -61,7 +53,7 @@ func (s *Service) ZeroRange(ctx context.Context, ref HandleRef, start, end int64
 		if err := checkLocks(tx, ref.Share, n, uint64(start), uint64(end-start), h.ID, true); err != nil {
 			return err
 		}
-		if err := s.staleReaders(tx, ref.Share, n, h, &brks); err != nil {
+		if err := s.staleReaders(tx, ref.Share, n, h, brks); err != nil {
 			return err
 		}
 		if err := clearRange(tx, ref.Share, n, start, end); err != nil {
@@ -72,10 +64,6 @@ func (s *Service) ZeroRange(ctx context.Context, ref HandleRef, start, end int64
 		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		return nil
 	})
-	if err == nil {
-		s.deliver(brks)
-	}
-	return out, err
 }
 
 // AllocatedRanges returns the allocated ranges of [off, off+n) of the
@@ -88,17 +76,7 @@ func (s *Service) AllocatedRanges(ctx context.Context, ref HandleRef, off, n int
 		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out []Range
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		h, nd, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		if nd.Dir {
-			return azerr.New(azerr.ResourceTypeMismatch)
-		}
-		if relevant(h.Access)&accessRead == 0 {
-			return ErrAccessDenied
-		}
+	err := s.viewReadable(ctx, ref, func(tx storage.Tx, h *Handle, nd *Node) error {
 		end := min(off+n, nd.Size)
 		out = nil
 		if off >= end {

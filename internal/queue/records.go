@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/guid"
 )
 
@@ -106,7 +107,8 @@ func ValidPopReceipt(s string) bool {
 }
 
 // message is the stored form of one message. Times are Unix microseconds;
-// the never-expiring expiry is neverExpiresMicro.
+// the never-expiring expiry is neverExpiresMicro. The record is a format
+// byte, the numbers as varints, the receipt, and the text to its end.
 type message struct {
 	insertion, expiration, visibleAt int64
 	seq                              uint64
@@ -130,29 +132,17 @@ func (m *message) encode() []byte {
 }
 
 func decodeMessage(b []byte) (message, error) {
-	var m message
 	if len(b) == 0 || b[0] != messageFormat {
-		return m, errCorrupt
+		return message{}, errCorrupt
 	}
-	b = b[1:]
-	var n int
-	for _, p := range []*int64{&m.insertion, &m.expiration, &m.visibleAt} {
-		if *p, n = binary.Varint(b); n <= 0 {
-			return m, errCorrupt
-		}
-		b = b[n:]
+	r := content.NewReader(b[1:])
+	m := message{insertion: r.Varint(), expiration: r.Varint(), visibleAt: r.Varint(), seq: r.Uvarint(), dequeueCount: r.Uvarint()}
+	copy(m.receipt[:], r.Fixed(receiptLen))
+	text := r.Rest()
+	if r.Err() != nil {
+		return message{}, errCorrupt
 	}
-	for _, p := range []*uint64{&m.seq, &m.dequeueCount} {
-		if *p, n = binary.Uvarint(b); n <= 0 {
-			return m, errCorrupt
-		}
-		b = b[n:]
-	}
-	if len(b) < receiptLen {
-		return m, errCorrupt
-	}
-	copy(m.receipt[:], b)
-	m.text = string(b[receiptLen:])
+	m.text = string(text)
 	return m, nil
 }
 

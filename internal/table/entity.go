@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 )
 
@@ -322,7 +323,8 @@ func (e *Entity) Validate() error {
 	return nil
 }
 
-// Storage encoding of an entity value (the keys live in the storage key):
+// Storage encoding of an entity value (the keys live in the storage key),
+// in the record primitives of content:
 //
 //	version byte (1) | Timestamp int64 | uvarint count | properties
 //	property: uvarint len | name | type byte | payload
@@ -345,17 +347,14 @@ func encodeEntity(e *Entity) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Timestamp))
 	b = binary.AppendUvarint(b, uint64(len(e.Props)))
 	for _, p := range e.Props {
-		b = binary.AppendUvarint(b, uint64(len(p.Name)))
-		b = append(b, p.Name...)
+		b = content.AppendBytes(b, p.Name)
 		v := p.Value
 		b = append(b, byte(v.Type))
 		switch v.Type {
 		case odata.String, odata.Guid:
-			b = binary.AppendUvarint(b, uint64(len(v.Str)))
-			b = append(b, v.Str...)
+			b = content.AppendBytes(b, v.Str)
 		case odata.Binary:
-			b = binary.AppendUvarint(b, uint64(len(v.Bytes)))
-			b = append(b, v.Bytes...)
+			b = content.AppendBytes(b, v.Bytes)
 		case odata.Int32:
 			b = binary.BigEndian.AppendUint32(b, uint32(int32(v.Int)))
 		case odata.Int64, odata.DateTime:
@@ -363,11 +362,7 @@ func encodeEntity(e *Entity) []byte {
 		case odata.Double:
 			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Float))
 		case odata.Boolean:
-			if v.Bool {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
+			b = content.AppendBool(b, v.Bool)
 		}
 	}
 	return b

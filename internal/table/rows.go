@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -111,8 +112,10 @@ type RawProp struct {
 
 // PropIter walks the properties of a stored record, checking every
 // length against the record. It is the one reader of the property
-// encoding: decoding, filter lookups, record checks and response rendering
-// all walk records with it.
+// encoding: decoding, filter lookups and response rendering all walk
+// records with it. It slices the record itself, with content.Uvarint for
+// lengths, rather than calling a content.Reader's methods, which made
+// checkRecord take about 60% more CPU (BenchmarkEntityRecord/check).
 type PropIter struct {
 	b    []byte
 	left uint64
@@ -127,7 +130,7 @@ func (it *PropIter) Next(p *RawProp) bool {
 	}
 	it.left--
 	b := it.b
-	l, n := uvarint(b)
+	l, n := content.Uvarint(b)
 	if n <= 0 || uint64(len(b)-n) <= l { // the name, then a type byte
 		it.bad = true
 		return false
@@ -137,7 +140,7 @@ func (it *PropIter) Next(p *RawProp) bool {
 	b = b[n+int(l)+1:]
 	switch p.Type {
 	case odata.String, odata.Guid, odata.Binary:
-		l, n := uvarint(b)
+		l, n := content.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
 			it.bad = true
 			return false
@@ -193,15 +196,6 @@ func (p *RawProp) value() odata.Value {
 	return v
 }
 
-// uvarint is binary.Uvarint with the one-byte lengths of names and short
-// values read inline.
-func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
-	}
-	return binary.Uvarint(b)
-}
-
 // checkRecord reports whether b is a well-formed entity record: the
 // checks PropIter makes, without reading anything. A query checks every
 // row it returns before it renders any, so this runs once per row; it is
@@ -219,7 +213,7 @@ func checkRecord(b []byte) bool {
 	}
 	b = b[n:]
 	skip := func() bool {
-		l, n := uvarint(b)
+		l, n := content.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
 			return false
 		}

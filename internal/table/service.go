@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/content"
 	"github.com/lazuli-storage/lazuli/internal/keycache"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
@@ -202,21 +203,22 @@ func encodeTable(t *TableInfo) ([]byte, error) {
 	}
 	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(t.UID)+len(js))
 	b = append(b, tableRecordVersion)
-	b = binary.AppendUvarint(b, uint64(len(t.UID)))
-	b = append(b, t.UID...)
+	b = content.AppendBytes(b, t.UID)
 	return append(b, js...), nil
 }
 
-// splitTable returns the uid and the JSON part of a table record.
-func splitTable(v []byte) (string, []byte, error) {
+// splitTable returns the uid and the JSON part of a table record, both
+// aliasing it.
+func splitTable(v []byte) (uid, js []byte, err error) {
 	if len(v) < 2 || v[0] != tableRecordVersion {
-		return "", nil, errCorrupt
+		return nil, nil, errCorrupt
 	}
-	l, n := binary.Uvarint(v[1:])
+	l, n := content.Uvarint(v[1:])
 	if n <= 0 || uint64(len(v)-1-n) < l {
-		return "", nil, errCorrupt
+		return nil, nil, errCorrupt
 	}
-	return string(v[1+n : 1+n+int(l)]), v[1+n+int(l):], nil
+	end := 1 + n + int(l)
+	return v[1+n : end : end], v[end:], nil
 }
 
 func decodeTable(v []byte) (*TableInfo, error) {
@@ -267,14 +269,8 @@ func tableUIDFrom(v []byte) ([]byte, error) {
 	if v == nil {
 		return nil, azerr.New(azerr.TableNotFound)
 	}
-	if len(v) < 2 || v[0] != tableRecordVersion {
-		return nil, errCorrupt
-	}
-	l, n := binary.Uvarint(v[1:])
-	if n <= 0 || uint64(len(v)-1-n) < l {
-		return nil, errCorrupt
-	}
-	return v[1+n : 1+n+int(l) : 1+n+int(l)], nil
+	uid, _, err := splitTable(v)
+	return uid, err
 }
 
 func putTable(tx storage.Tx, account string, t *TableInfo) error {

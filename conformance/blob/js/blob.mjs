@@ -10,37 +10,11 @@
 // account whose key is not strict base64.
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { StorageCRC64Calculator } from "@azure/storage-common";
+import { check, expectError, failures, report, service, text, url } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
-const account = process.env.LAZULI_ACCOUNT ?? "devstoreaccount1";
-const key =
-  process.env.LAZULI_KEY ??
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
-const cred = new StorageSharedKeyCredential(account, key);
-const service = new BlobServiceClient(url, cred, { retryOptions: { maxTries: 1 } });
 const containerName = "jsblob" + Date.now().toString(36);
 const container = service.getContainerClient(containerName);
 
-const failures = [];
-function check(label, got, want) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) failures.push(`${label}: got ${g}, want ${w}`);
-}
-async function expectError(label, code, fn) {
-  try {
-    await fn();
-    failures.push(`${label}: succeeded, want ${code}`);
-  } catch (err) {
-    check(`${label} error code`, err?.details?.errorCode ?? err?.code, code);
-  }
-}
-async function text(body) {
-  const chunks = [];
-  for await (const c of body) chunks.push(c);
-  return Buffer.concat(chunks).toString();
-}
 async function crc64(bytes) {
   await StorageCRC64Calculator.init();
   return new StorageCRC64Calculator().final(bytes, bytes.length);
@@ -170,9 +144,4 @@ try {
   }
 }
 
-if (failures.length > 0) {
-  console.error(`FAIL (${failures.length} mismatches)`);
-  for (const f of failures) console.error("  " + f);
-  process.exit(1);
-}
-console.log("ok: blob round trips, batch, seal and CRC-64 through @azure/storage-blob");
+report("ok: blob round trips, batch, seal and CRC-64 through @azure/storage-blob");

@@ -8,32 +8,11 @@
 //
 // Environment: LAZULI_BLOB_URL (the account's endpoint, e.g.
 // http://127.0.0.1:10000/jsworm), LAZULI_ACCOUNT / LAZULI_KEY.
-import { BlobServiceClient, StorageSharedKeyCredential, newPipeline } from "@azure/storage-blob";
+import { BlobServiceClient, newPipeline } from "@azure/storage-blob";
+import { check, cred, expectError, failures, report, service, url } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
-const account = process.env.LAZULI_ACCOUNT ?? "devstoreaccount1";
-const key =
-  process.env.LAZULI_KEY ??
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-const cred = new StorageSharedKeyCredential(account, key);
-const service = new BlobServiceClient(url, cred, { retryOptions: { maxTries: 1 } });
 const name = "jsworm" + Date.now().toString(36);
 const container = service.getContainerClient(name);
-
-const failures = [];
-function check(label, got, want) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) failures.push(`${label}: got ${g}, want ${w}`);
-}
-async function expectError(label, code, fn) {
-  try {
-    await fn();
-    failures.push(`${label}: succeeded, want ${code}`);
-  } catch (err) {
-    check(`${label} error code`, err?.details?.errorCode ?? err?.code, code);
-  }
-}
 
 // A container client whose requests carry the immutability header, set
 // before the Shared Key policy signs them.
@@ -84,9 +63,4 @@ try {
   failures.push(`unexpected error: ${err?.stack ?? err}`);
 }
 
-if (failures.length > 0) {
-  console.error("blob immutability (JavaScript SDK): " + failures.length + " failure(s)");
-  for (const f of failures) console.error("  " + f);
-  process.exit(1);
-}
-console.log("blob immutability (JavaScript SDK): ok");
+report("blob immutability (JavaScript SDK): ok");

@@ -6,36 +6,10 @@
 //
 // Environment: LAZULI_BLOB_URL (default http://127.0.0.1:10000/devstoreaccount1),
 // LAZULI_ACCOUNT / LAZULI_KEY (default: the development account).
-import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
+import { check, expectError, failures, report, service, text } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
-const account = process.env.LAZULI_ACCOUNT ?? "devstoreaccount1";
-const key =
-  process.env.LAZULI_KEY ??
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
-const service = new BlobServiceClient(url, new StorageSharedKeyCredential(account, key), { retryOptions: { maxTries: 1 } });
 const container = service.getContainerClient("jssoft" + Date.now().toString(36));
 
-const failures = [];
-function check(label, got, want) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) failures.push(`${label}: got ${g}, want ${w}`);
-}
-async function expectError(label, code, fn) {
-  try {
-    await fn();
-    failures.push(`${label}: succeeded, want ${code}`);
-  } catch (err) {
-    check(`${label} error code`, err?.details?.errorCode ?? err?.code, code);
-  }
-}
-async function text(body) {
-  const chunks = [];
-  for await (const c of body) chunks.push(c);
-  return Buffer.concat(chunks).toString();
-}
 async function list(opts) {
   const out = [];
   for await (const b of container.listBlobsFlat(opts)) out.push(b);
@@ -85,9 +59,4 @@ try {
   }
 }
 
-if (failures.length > 0) {
-  console.error(`FAIL (${failures.length} mismatches)`);
-  for (const f of failures) console.error("  " + f);
-  process.exit(1);
-}
-console.log("ok: blob soft delete through @azure/storage-blob");
+report("ok: blob soft delete through @azure/storage-blob");

@@ -8,26 +8,14 @@
 // LAZULI_WEB_URL (the account on the web endpoint, e.g.
 // http://127.0.0.1:10004/devstoreaccount1), LAZULI_ACCOUNT / LAZULI_KEY
 // (default: the development account).
-import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
+import { check, failures, report, service } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
 const web = process.env.LAZULI_WEB_URL;
-const account = process.env.LAZULI_ACCOUNT ?? "devstoreaccount1";
-const key =
-  process.env.LAZULI_KEY ??
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 if (!web) {
   console.error("LAZULI_WEB_URL is required");
   process.exit(2);
 }
 
-const service = new BlobServiceClient(url, new StorageSharedKeyCredential(account, key), { retryOptions: { maxTries: 1 } });
-const failures = [];
-function check(label, got, want) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) failures.push(`${label}: got ${g}, want ${w}`);
-}
 async function get(path) {
   const r = await fetch(web + path);
   return [r.status, r.headers.get("content-type"), r.headers.get("x-ms-error-code"), await r.text()];
@@ -56,8 +44,4 @@ try {
 } finally {
   await service.setProperties({ staticWebsite: { enabled: false } });
 }
-if (failures.length > 0) {
-  console.error(failures.join("\n"));
-  process.exit(1);
-}
-console.log("static website: ok");
+report("static website: ok");
