@@ -8,13 +8,11 @@
 #   LAZULI_TARGETS=all scripts/test.sh   # conformance on all four targets
 #
 # The full run builds the lazuli binary once for every step that runs it
-# (LAZULI_BIN). The Go steps run one after another in the foreground;
-# beside them, in the background, run smbtorture (which mostly waits out
-# lease-break timeouts) and a lane that runs the round trips through
-# other clients (node, az, Python, Chromium, each busy on about one core)
-# one after another; a second lane joins for what is left once the Go
-# steps end. Each background step's output is printed whole when it is
-# reaped, with the seconds it started and ended.
+# (LAZULI_BIN). Steps that mostly wait (smbtorture waits out lease-break
+# timeouts) run in the background beside the CPU-bound Go steps, and the
+# round trips through other clients (node, az, Python, Chromium, each
+# busy on one core at a time) run two at a time; each background step's
+# output is printed whole when it ends, with its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -54,8 +52,8 @@ killtree() {
   for c in $(pgrep -P "$1" || true); do killtree "$c"; done
   kill "$1" 2>/dev/null || true
 }
-declare -A bg_title=() bg_start=() bg_log=()
-bg_count=0
+declare -A bg_title=() bg_start=() bg_pool=() bg_log=()
+pool_running=0
 failed=()
 cleanup() {
   local p
@@ -64,38 +62,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# spawn STEP TITLE: runs the function STEP in the background, its output
-# in a log of its own. The step writes down the second it ended: it may
-# end while the script is busy with a Go step and be reaped much later.
+# spawn STEP TITLE [pool]: runs the function STEP in the background, its
+# output in a log of its own; "pool" counts it among the round trips that
+# run two at a time.
 spawn() {
-  local log=$work/bg$((++bg_count))
   section "$2: started in the background"
-  (
-    set +e
-    (set -e; "$1") >"$log.log" 2>&1
-    rc=$?
-    echo "$SECONDS" >"$log.end"
-    exit "$rc"
-  ) &
+  (set -e; "$1") >"$work/$1.log" 2>&1 &
   bg_title[$!]=$2
-  bg_log[$!]=$log
+  bg_log[$!]=$work/$1.log
   bg_start[$!]=$SECONDS
+  bg_pool[$!]=${3:-}
+  if [ -n "${3:-}" ]; then pool_running=$((pool_running + 1)); fi
 }
 
 # reap waits for one background step to end and prints its output and
 # time; a failure is remembered and fails the run at the end.
 reap() {
-  local pid rc=0 log end
+  local pid rc=0
   wait -n -p pid "${!bg_title[@]}" || rc=$?
-  log=${bg_log[$pid]}
-  end=$(cat "$log.end" 2>/dev/null || echo "$SECONDS")
-  echo "== ${bg_title[$pid]} [ran from ${bg_start[$pid]}s to ${end}s: $((end - bg_start[$pid]))s]"
-  cat "$log.log"
+  echo "== ${bg_title[$pid]} [ran from ${bg_start[$pid]}s to ${SECONDS}s: $((SECONDS - bg_start[$pid]))s]"
+  cat "${bg_log[$pid]}"
   if [ "$rc" != 0 ]; then
     echo "== FAILED: ${bg_title[$pid]} (exit $rc)"
     failed+=("${bg_title[$pid]}")
   fi
-  unset "bg_title[$pid]" "bg_start[$pid]" "bg_log[$pid]"
+  if [ -n "${bg_pool[$pid]}" ]; then pool_running=$((pool_running - 1)); fi
+  unset "bg_title[$pid]" "bg_start[$pid]" "bg_pool[$pid]" "bg_log[$pid]"
 }
 
 # start_lazuli LOG FLAGS...: starts $LAZULI_BIN with FLAGS (standard error
@@ -133,6 +125,45 @@ step_smbtorture() {
   bash scripts/smbtorture.sh ci
 }
 spawn step_smbtorture "SMB: Samba's smbtorture subtests lazuli passes (scripts/smbtorture-pass.txt)"
+
+section "go vet"
+go vet ./...
+(cd conformance && go vet ./...)
+
+section "staticcheck"
+# Pinned: the release that understands the Go the module asks for.
+go run "$STATICCHECK" ./...
+
+# Everything runs under the race detector: concurrency is what lazuli is
+# about, and every race test should also be data-race free.
+section "main module (race detector on)"
+# The metrics test checks the admin listener's scrape with promtool
+# (Debian package prometheus), and cmd/lazuli's TestContainerImage builds
+# the container image with scripts/image.sh (Debian package umoci) and
+# reads its configuration and layer back; here neither may go unchecked.
+command -v promtool >/dev/null 2>&1 || { echo "promtool is needed (apt-get install prometheus)" >&2; exit 1; }
+command -v umoci >/dev/null 2>&1 || { echo "umoci is needed (apt-get install umoci)" >&2; exit 1; }
+# -vet=off here and below: the go vet step has already run all of vet on both modules.
+LAZULI_REQUIRE_PROMTOOL=1 LAZULI_REQUIRE_UMOCI=1 go test -race -vet=off -count=1 -timeout 15m ./...
+
+section "h1 against net/http: differential fuzzing (20 s)"
+# h1 and net/http must agree on every request boundary, method, target,
+# header field and body, or both refuse; see internal/h1/diff_test.go.
+go test -count=1 -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h1/
+
+section "SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
+(cd conformance && go test -race -vet=off -count=1 -timeout 15m ./...)
+
+section "SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
+# The postgres engine's own code runs under the race detector above
+# (storagetest, the cluster tests); this pass checks the services on it.
+(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -vet=off -count=1 -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/... ./dfs/...)
+
+section "scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
+# These are Go benchmarks that also check correctness (counts, order,
+# every lookup answered); they print p50/p99 latencies and rates.
+go test -count=1 -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
+go test -count=1 -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
 
 # The round trips through other clients, each with a lazuli of its own.
 
@@ -247,83 +278,24 @@ step_import() { bash scripts/azurite-import.sh; }
 
 step_recipes() { bash scripts/recipes.sh; }
 
-# The round trips, longest first: a lane takes the next one nobody has
-# started (mkdir is atomic, so two lanes never take the same) and runs it
-# with its output in a log; a failure fails the lane, which goes on.
-roundtrips=(
-  step_file "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips"
-  step_blob_az "Blob soft delete, versions, immutability and legal holds: az CLI"
-  step_recipes "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone"
-  step_dfs "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs"
-  step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)"
-  step_console "Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs"
-  step_js "JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
-)
-lane() {
-  local i step title t0 rc=0 r
-  set +e # each round trip runs under set -e in a subshell of its own
-  for ((i = 0; i < ${#roundtrips[@]}; i += 2)); do
-    mkdir "$work/taken.$i" 2>/dev/null || continue
-    step=${roundtrips[i]} title=${roundtrips[i + 1]} t0=$SECONDS
-    (set -e; "$step") >"$work/$step.log" 2>&1
-    r=$?
-    echo "== $title [ran from ${t0}s to ${SECONDS}s: $((SECONDS - t0))s]"
-    cat "$work/$step.log"
-    if [ "$r" != 0 ]; then
-      echo "== FAILED: $title (exit $r)"
-      rc=1
-    fi
+# Longest first, two at a time: each keeps about one core busy.
+pool() {
+  local step title
+  while [ $# -gt 0 ]; do
+    step=$1 title=$2
+    shift 2
+    while [ "$pool_running" -ge 2 ]; do reap; done
+    spawn "$step" "$title" pool
   done
-  return "$rc"
 }
-# The round trips spend most of their time starting node, az and Python
-# and waiting for them, so one lane runs beside the Go steps from the
-# start; what it has not reached when they end, a second lane shares.
-spawn lane "round trips, lane 1"
-
-section "go vet"
-# All of vet's default checks, on both modules: the go test runs below
-# pass -vet=off rather than run a subset of these checks again on every
-# package they test.
-go vet ./...
-(cd conformance && go vet ./...)
-
-section "staticcheck"
-# Pinned: the release that understands the Go the module asks for.
-go run "$STATICCHECK" ./...
-
-# Everything runs under the race detector: concurrency is what lazuli is
-# about, and every race test should also be data-race free.
-section "main module (race detector on)"
-# The metrics test checks the admin listener's scrape with promtool
-# (Debian package prometheus), and cmd/lazuli's TestContainerImage builds
-# the container image with scripts/image.sh (Debian package umoci) and
-# reads its configuration and layer back; here neither may go unchecked.
-command -v promtool >/dev/null 2>&1 || { echo "promtool is needed (apt-get install prometheus)" >&2; exit 1; }
-command -v umoci >/dev/null 2>&1 || { echo "umoci is needed (apt-get install umoci)" >&2; exit 1; }
-LAZULI_REQUIRE_PROMTOOL=1 LAZULI_REQUIRE_UMOCI=1 go test -race -count=1 -vet=off -timeout 15m ./...
-
-section "h1 against net/http: differential fuzzing (20 s)"
-# h1 and net/http must agree on every request boundary, method, target,
-# header field and body, or both refuse; see internal/h1/diff_test.go.
-go test -count=1 -vet=off -run '^$' -fuzz '^FuzzDifferential$' -fuzztime 20s ./internal/h1/
-
-section "SDK conformance (targets: ${LAZULI_TARGETS:-default}; race detector on)"
-(cd conformance && go test -race -count=1 -vet=off -timeout 15m ./...)
-
-section "SDK conformance on PostgreSQL: one lazuli, and three lazuli sharing one database"
-# The postgres engine's own code runs under the race detector above
-# (storagetest, the cluster tests); this pass checks the services on it.
-(cd conformance && LAZULI_TARGETS=postgres-tcp,postgres3-tcp go test -count=1 -vet=off -timeout 15m ./blob/... ./queue/... ./table/... ./robustness/... ./security/... ./dfs/...)
-
-section "scale: a queue of 1,000,000 messages and a table of 1,000,000 entities, both engines"
-# These are Go benchmarks that also check correctness (counts, order,
-# every lookup answered); they print p50/p99 latencies and rates.
-go test -count=1 -vet=off -run '^$' -bench 'BenchmarkMillionMessageQueue' -benchtime 500x -timeout 20m ./internal/queue/
-go test -count=1 -vet=off -run '^$' -bench 'BenchmarkTable1M' -benchtime 500x -timeout 20m ./internal/table/
-
-# The second lane takes the round trips the first has not started.
-spawn lane "round trips, lane 2"
+pool \
+  step_file "File service: JavaScript SDK (@azure/storage-file-share) and az CLI round trips" \
+  step_blob_az "Blob soft delete, versions, immutability and legal holds: az CLI" \
+  step_recipes "README recipes: az CLI, Python, JavaScript and Go SDKs, rclone" \
+  step_dfs "Data Lake Storage Gen2: JavaScript SDK (@azure/storage-file-datalake), Python (Debian's azure.storage.filedatalake), az storage fs" \
+  step_import "import of a data directory the reference emulator wrote (npm azurite, JavaScript SDKs)" \
+  step_console "Web console in headless Chromium (playwright-core, Debian's chromium), checked with the JavaScript SDKs" \
+  step_js "JavaScript SDKs (@azure/storage-blob, @azure/storage-queue, @azure/data-tables)"
 while [ ${#bg_title[@]} -gt 0 ]; do reap; done
 
 if [ ${#failed[@]} -gt 0 ]; then
