@@ -428,11 +428,7 @@ func (s *Service) closeHandle(tx storage.Tx, sid uint64, h *Handle, n *Node) err
 	n.Handles = max(n.Handles-1, 0)
 	if n.DeletePending && n.Handles == 0 {
 		if n.Dir {
-			p := childrenPrefix(sid, n.ID)
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-			has := it.Next()
-			err := it.Err()
-			it.Close()
+			has, err := hasChildren(tx, sid, n.ID)
 			if err != nil {
 				return err
 			}

@@ -685,11 +685,7 @@ func (s *Service) LeaseFile(ctx context.Context, ref Ref, a lease.Action) (*Node
 // checkEmpty is 409 DirectoryNotEmpty when the directory id of the share
 // has anything in it.
 func checkEmpty(tx storage.Tx, share, id uint64) error {
-	p := childrenPrefix(share, id)
-	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-	has := it.Next()
-	err := it.Err()
-	it.Close()
+	has, err := hasChildren(tx, share, id)
 	if err != nil {
 		return err
 	}
@@ -697,4 +693,13 @@ func checkEmpty(tx storage.Tx, share, id uint64) error {
 		return azerr.New(azerr.DirectoryNotEmpty)
 	}
 	return nil
+}
+
+// hasChildren reports whether the directory id of the share has an entry.
+func hasChildren(tx storage.Tx, share, id uint64) (bool, error) {
+	p := childrenPrefix(share, id)
+	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
+	defer it.Close()
+	has := it.Next()
+	return has, it.Err()
 }
