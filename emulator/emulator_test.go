@@ -41,6 +41,10 @@ func TestAddrs(t *testing.T) {
 	}
 	c.Close()
 
+	if emu.AdminURL() != "" || emu.WebURL() != "" {
+		t.Errorf("without Admin and Web: AdminURL %q, WebURL %q", emu.AdminURL(), emu.WebURL())
+	}
+
 	quiet, err := emulator.Start(emulator.Options{InMemory: true, NoListen: true})
 	if err != nil {
 		t.Fatal(err)
@@ -48,5 +52,35 @@ func TestAddrs(t *testing.T) {
 	defer quiet.Close()
 	if a, s := quiet.Addr(emulator.Blob), quiet.SMBAddr(); a != "" || s != "" {
 		t.Errorf("NoListen: Addr %q, SMBAddr %q", a, s)
+	}
+}
+
+// TestAdminAndWebURLs checks that the optional listeners are where the
+// emulator says: the admin listener's health check answers 200 and the
+// static website endpoint answers for the account.
+func TestAdminAndWebURLs(t *testing.T) {
+	emu, err := emulator.Start(emulator.Options{InMemory: true, Admin: true, Web: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	resp, err := http.Get(emu.AdminURL() + "/healthz")
+	if err != nil {
+		t.Fatalf("AdminURL %q: %v", emu.AdminURL(), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("%s/healthz: %d", emu.AdminURL(), resp.StatusCode)
+	}
+	if !strings.HasSuffix(emu.WebURL(), "/"+emulator.Account) {
+		t.Fatalf("WebURL %q does not name the account", emu.WebURL())
+	}
+	resp, err = http.Get(emu.WebURL() + "/")
+	if err != nil {
+		t.Fatalf("WebURL %q: %v", emu.WebURL(), err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("X-Ms-Request-Id") == "" {
+		t.Errorf("%s: no request id in the answer (status %d)", emu.WebURL(), resp.StatusCode)
 	}
 }

@@ -113,7 +113,3 @@ func (s *Server) logRecovered(ctx context.Context, dir string, took time.Duratio
 		"containers", r.Containers, "queues", r.Queues, "tables", r.Tables, "shares", r.Shares,
 		"bytes_on_disk", r.Bytes, "took", r.Took.Round(time.Millisecond).String())
 }
-
-// Recovered reports what the data directory held at startup (zero for an
-// in-memory server).
-func (s *Server) Recovered() Recovered { return s.recovered }
