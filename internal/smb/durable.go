@@ -24,7 +24,10 @@ const maxDurableTimeout = 300 * time.Second
 
 // durable is what makes an open durable.
 type durable struct {
-	v2         bool
+	v2 bool
+	// resilient is set for an open made resilient (resilient.go) rather
+	// than durable at create.
+	resilient  bool
 	createGUID [16]byte
 	clientGUID [16]byte
 	account    string
@@ -57,7 +60,7 @@ func appInstanceID(req *wire.CreateRequest) ([16]byte, bool) {
 // over the file without a break.
 func (c *conn) closeAppInstance(id [16]byte, account, share, path string) {
 	same := func(o *open) bool {
-		d := o.durable
+		d := o.durableState()
 		return d != nil && d.appInstance == id && o.tree != nil && o.tree.share == share && strings.EqualFold(o.path, path)
 	}
 	c.s.mu.Lock()
@@ -224,7 +227,7 @@ func (s *Server) unpark(id wire.FileID, account string, v2 bool, guid, client [1
 		return nil, statusObjectNameNotFound
 	}
 	d := p.o.durable
-	if d.account != account || v2 && d.createGUID != guid {
+	if d.account != account || v2 && (d.createGUID != guid || d.resilient) {
 		return nil, statusObjectNameNotFound
 	}
 	if p.o.lease != nil {
@@ -345,9 +348,9 @@ func (c *conn) closeSession(s *session) {
 			o.close()
 			continue
 		}
-		if o.durable != nil {
-			o.durable.account = s.account
+		if d := o.durableState(); d != nil {
 			o.mu.Lock()
+			d.account = s.account
 			o.conn = nil
 			o.mu.Unlock()
 			c.s.park(o)

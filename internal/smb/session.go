@@ -379,6 +379,8 @@ func (c *conn) ioctl(r *request) *response {
 		return c.queryAllocatedRanges(r, req)
 	case fsctlFileLevelTrim:
 		return c.fileLevelTrim(r, req)
+	case fsctlLmrRequestResiliency:
+		return c.requestResiliency(r, req)
 	case wire.FsctlPipeTransceive:
 		o := c.lookupOpen(r, req.FileID)
 		if o == nil {
