@@ -218,7 +218,7 @@ func (h *handler) putBlob(rq *req) error {
 				return azerr.InvalidHeader("x-ms-blob-content-length", sv)
 			}
 			pr.PageSize = size
-			if seq, err := optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+			if seq, err := optInt(hd, "X-Ms-Blob-Sequence-Number", 0, 1<<63-1); err != nil {
 				return err
 			} else if seq != nil {
 				pr.Seq = *seq
@@ -307,7 +307,7 @@ func (h *handler) setBlobProperties(rq *req) error {
 	}
 	hd := rq.r.Header
 	sp := blob.SetPropsRequest{Cond: cond}
-	if sp.NewSize, err = optInt(hd, "x-ms-blob-content-length", 0, blob.MaxPageBlobSize); err != nil {
+	if sp.NewSize, err = optInt(hd, "X-Ms-Blob-Content-Length", 0, blob.MaxPageBlobSize); err != nil {
 		return err
 	}
 	act := strings.ToLower(hd.Get("X-Ms-Sequence-Number-Action"))
@@ -325,7 +325,7 @@ func (h *handler) setBlobProperties(rq *req) error {
 		return azerr.InvalidHeader("x-ms-sequence-number-action", act)
 	}
 	sp.SeqAction = act
-	if sp.Seq, err = optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+	if sp.Seq, err = optInt(hd, "X-Ms-Blob-Sequence-Number", 0, 1<<63-1); err != nil {
 		return err
 	}
 	if sp.NewSize == nil && act == "" {

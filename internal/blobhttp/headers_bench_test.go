@@ -1,6 +1,7 @@
 package blobhttp
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -34,6 +35,18 @@ func BenchmarkProps(b *testing.B) {
 	for b.Loop() {
 		if _, err := rq.props(true); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestKeyHeaderNamesCanonical pins the spelling the key headers are
+// looked up by: a name the servers never produce would never match.
+func TestKeyHeaderNamesCanonical(t *testing.T) {
+	for _, n := range []cpkHeaders{ownKeyHeaders, sourceKeyHeaders} {
+		for _, name := range []string{n.key, n.sum, n.alg} {
+			if c := http.CanonicalHeaderKey(name); c != name {
+				t.Errorf("%s is looked up, the servers give %s", name, c)
+			}
 		}
 	}
 }
