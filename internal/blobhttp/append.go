@@ -17,10 +17,10 @@ func (h *handler) appendBlock(rq *req) error {
 		return err
 	}
 	ar := blob.AppendRequest{Cond: cond}
-	if ar.AppendPos, err = optInt(hd, "x-ms-blob-condition-appendpos", 0, 1<<62); err != nil {
+	if ar.AppendPos, err = optInt(hd, "X-Ms-Blob-Condition-Appendpos", 0, 1<<62); err != nil {
 		return err
 	}
-	if ar.MaxSize, err = optInt(hd, "x-ms-blob-condition-maxsize", 0, 1<<62); err != nil {
+	if ar.MaxSize, err = optInt(hd, "X-Ms-Blob-Condition-Maxsize", 0, 1<<62); err != nil {
 		return err
 	}
 	limit := int64(4 << 20)
@@ -103,7 +103,7 @@ func (h *handler) sealBlob(rq *req) error {
 	if err != nil {
 		return err
 	}
-	pos, err := optInt(rq.r.Header, "x-ms-blob-condition-appendpos", 0, 1<<62)
+	pos, err := optInt(rq.r.Header, "X-Ms-Blob-Condition-Appendpos", 0, 1<<62)
 	if err != nil {
 		return err
 	}

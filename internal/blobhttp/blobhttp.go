@@ -400,12 +400,15 @@ func parseInt(name, v string, min, max int64) (int64, error) {
 	return httpx.ParseInt(name, v, min, max)
 }
 
+// optInt reads the optional integer header name, spelled as the servers
+// give header keys (a lowercase name costs Get an allocation); errors name
+// it in lowercase, as Azure does.
 func optInt(h http.Header, name string, min, max int64) (*int64, error) {
 	v := h.Get(name)
 	if v == "" {
 		return nil, nil
 	}
-	n, err := parseInt(name, v, min, max)
+	n, err := parseInt(strings.ToLower(name), v, min, max)
 	if err != nil {
 		return nil, err
 	}

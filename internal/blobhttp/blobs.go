@@ -39,6 +39,8 @@ func (rq *req) props(useStandard bool) (blob.Props, error) { return rq.propsWith
 // (Set Blob Properties), where other writes require 16 bytes.
 func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 	hd := rq.r.Header
+	// The names are spelled as the servers give header keys: a lowercase
+	// name costs Get a canonicalization and an allocation.
 	get := func(xms, std string) string {
 		if v := hd.Get(xms); v != "" || !useStandard {
 			return v
@@ -49,11 +51,11 @@ func (rq *req) propsWith(useStandard, anyMD5 bool) (blob.Props, error) {
 		return hd.Get(std)
 	}
 	p := blob.Props{
-		ContentType:        get("x-ms-blob-content-type", "Content-Type"),
-		ContentEncoding:    get("x-ms-blob-content-encoding", "Content-Encoding"),
-		ContentLanguage:    get("x-ms-blob-content-language", "Content-Language"),
-		ContentDisposition: get("x-ms-blob-content-disposition", ""),
-		CacheControl:       get("x-ms-blob-cache-control", "Cache-Control"),
+		ContentType:        get("X-Ms-Blob-Content-Type", "Content-Type"),
+		ContentEncoding:    get("X-Ms-Blob-Content-Encoding", "Content-Encoding"),
+		ContentLanguage:    get("X-Ms-Blob-Content-Language", "Content-Language"),
+		ContentDisposition: get("X-Ms-Blob-Content-Disposition", ""),
+		CacheControl:       get("X-Ms-Blob-Cache-Control", "Cache-Control"),
 	}
 	v := hd.Get("X-Ms-Blob-Content-Md5")
 	md, err := decodeMD5("x-ms-blob-content-md5", v)
@@ -216,7 +218,7 @@ func (h *handler) putBlob(rq *req) error {
 				return azerr.InvalidHeader("x-ms-blob-content-length", sv)
 			}
 			pr.PageSize = size
-			if seq, err := optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+			if seq, err := optInt(hd, "X-Ms-Blob-Sequence-Number", 0, 1<<63-1); err != nil {
 				return err
 			} else if seq != nil {
 				pr.Seq = *seq
@@ -305,7 +307,7 @@ func (h *handler) setBlobProperties(rq *req) error {
 	}
 	hd := rq.r.Header
 	sp := blob.SetPropsRequest{Cond: cond}
-	if sp.NewSize, err = optInt(hd, "x-ms-blob-content-length", 0, blob.MaxPageBlobSize); err != nil {
+	if sp.NewSize, err = optInt(hd, "X-Ms-Blob-Content-Length", 0, blob.MaxPageBlobSize); err != nil {
 		return err
 	}
 	act := strings.ToLower(hd.Get("X-Ms-Sequence-Number-Action"))
@@ -323,7 +325,7 @@ func (h *handler) setBlobProperties(rq *req) error {
 		return azerr.InvalidHeader("x-ms-sequence-number-action", act)
 	}
 	sp.SeqAction = act
-	if sp.Seq, err = optInt(hd, "x-ms-blob-sequence-number", 0, 1<<63-1); err != nil {
+	if sp.Seq, err = optInt(hd, "X-Ms-Blob-Sequence-Number", 0, 1<<63-1); err != nil {
 		return err
 	}
 	if sp.NewSize == nil && act == "" {

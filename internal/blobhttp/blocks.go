@@ -37,7 +37,7 @@ func (h *handler) putBlock(rq *req) error {
 	cond := blob.Cond{LeaseID: rq.r.Header.Get("X-Ms-Lease-Id")}
 	// A staged block takes the key Put Block List will commit with; it is
 	// echoed, not checked against a committed blob it may replace.
-	if rq.keySHA, err = rq.cpk("x-ms-"); err != nil {
+	if rq.keySHA, err = rq.cpk(ownKeyHeaders); err != nil {
 		return err
 	}
 	sums, err := rq.txChecksums()

@@ -24,35 +24,47 @@ var cpkOps = map[string]bool{
 	"SnapshotBlob": true, "AppendBlock": true, "AppendBlockFromURL": true, "PutPage": true, "PutPageFromURL": true,
 }
 
-// cpk validates the customer-provided key headers and returns the key's
-// SHA-256 (base64), "" without a key. A key that is not 32 bytes of
-// base64, a hash that is not the key's, or an algorithm other than
-// AES256 is 400 InvalidHeaderValue; a key without its hash (or the
-// reverse) is 400 MissingRequiredHeader.
-// prefix is "x-ms-" for the request's own key, "x-ms-source-" for the
-// key of a From-URL operation's source.
-func (rq *req) cpk(prefix string) (string, error) {
+// cpkHeaders are the names of a customer-provided key's headers: the
+// request's own (x-ms-encryption-...) and a From-URL operation's source's
+// (x-ms-source-encryption-...).
+type cpkHeaders struct{ key, sum, alg string }
+
+// The names in the spelling the HTTP servers give header keys, so that
+// looking them up costs no canonicalization (an allocation each for the
+// lowercase names, on every read and write of a blob).
+var (
+	ownKeyHeaders    = cpkHeaders{"X-Ms-Encryption-Key", "X-Ms-Encryption-Key-Sha256", "X-Ms-Encryption-Algorithm"}
+	sourceKeyHeaders = cpkHeaders{"X-Ms-Source-Encryption-Key", "X-Ms-Source-Encryption-Key-Sha256", "X-Ms-Source-Encryption-Algorithm"}
+)
+
+// cpk validates the customer-provided key headers named by n and returns
+// the key's SHA-256 (base64), "" without a key. A key that is not 32
+// bytes of base64, a hash that is not the key's, or an algorithm other
+// than AES256 is 400 InvalidHeaderValue; a key without its hash (or the
+// reverse) is 400 MissingRequiredHeader. Errors name the headers in
+// lowercase, as Azure does.
+func (rq *req) cpk(n cpkHeaders) (string, error) {
 	hd := rq.r.Header
-	key, sum, alg := hd.Get(prefix+"encryption-key"), hd.Get(prefix+"encryption-key-sha256"), hd.Get(prefix+"encryption-algorithm")
+	key, sum, alg := hd.Get(n.key), hd.Get(n.sum), hd.Get(n.alg)
 	if key == "" && sum == "" && alg == "" {
 		return "", nil
 	}
 	if key == "" {
-		return "", azerr.MissingHeader(prefix + "encryption-key")
+		return "", azerr.MissingHeader(strings.ToLower(n.key))
 	}
 	if sum == "" {
-		return "", azerr.MissingHeader(prefix + "encryption-key-sha256")
+		return "", azerr.MissingHeader(strings.ToLower(n.sum))
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
 	if err != nil || len(raw) != 32 {
-		return "", azerr.InvalidHeader(prefix+"encryption-key", key)
+		return "", azerr.InvalidHeader(strings.ToLower(n.key), key)
 	}
 	h := sha256.Sum256(raw)
 	if got, err := base64.StdEncoding.DecodeString(sum); err != nil || string(got) != string(h[:]) {
-		return "", azerr.InvalidHeader(prefix+"encryption-key-sha256", sum)
+		return "", azerr.InvalidHeader(strings.ToLower(n.sum), sum)
 	}
 	if alg != "" && !strings.EqualFold(alg, "AES256") {
-		return "", azerr.InvalidHeader(prefix+"encryption-algorithm", alg)
+		return "", azerr.InvalidHeader(strings.ToLower(n.alg), alg)
 	}
 	return base64.StdEncoding.EncodeToString(h[:]), nil
 }
@@ -64,7 +76,7 @@ func (rq *req) keyCond(cond *blob.Cond) error {
 	if !cpkOps[rq.info.Operation] {
 		return nil
 	}
-	sum, err := rq.cpk("x-ms-")
+	sum, err := rq.cpk(ownKeyHeaders)
 	if err != nil {
 		return err
 	}
@@ -79,7 +91,7 @@ func (rq *req) sourceKeyCond(cond *blob.Cond) error {
 	if !strings.HasSuffix(rq.info.Operation, "FromURL") {
 		return nil
 	}
-	sum, err := rq.cpk("x-ms-source-")
+	sum, err := rq.cpk(sourceKeyHeaders)
 	if err != nil {
 		return err
 	}

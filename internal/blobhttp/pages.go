@@ -42,13 +42,13 @@ func (h *handler) putPage(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range", rv)
 	}
 	pr := blob.PutPageRequest{Start: start, End: end, Clear: pw == "clear", Cond: cond}
-	if pr.Seq.LE, err = seqCond(hd, "x-ms-if-sequence-number-le"); err != nil {
+	if pr.Seq.LE, err = seqCond(hd, "X-Ms-If-Sequence-Number-Le"); err != nil {
 		return err
 	}
-	if pr.Seq.LT, err = seqCond(hd, "x-ms-if-sequence-number-lt"); err != nil {
+	if pr.Seq.LT, err = seqCond(hd, "X-Ms-If-Sequence-Number-Lt"); err != nil {
 		return err
 	}
-	if pr.Seq.EQ, err = seqCond(hd, "x-ms-if-sequence-number-eq"); err != nil {
+	if pr.Seq.EQ, err = seqCond(hd, "X-Ms-If-Sequence-Number-Eq"); err != nil {
 		return err
 	}
 	if rq.snapshot != "" {
