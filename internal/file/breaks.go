@@ -355,6 +355,9 @@ func (s *Service) withBreaks(ctx context.Context, waiting func(), run func() err
 	var deadline time.Time
 	for {
 		err := run()
+		if err == nil {
+			return nil // before errors.As, whose target would escape on every call
+		}
 		var e *errBreak
 		if !errors.As(err, &e) {
 			return err

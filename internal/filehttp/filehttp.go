@@ -279,11 +279,17 @@ func (rq *req) smbProps(dir, create bool) (file.SMBProps, error) {
 		}
 		p.Attrs = &attrs
 	}
+	// Canonical names (as the server keys them) spare Get re-spelling
+	// them on every request; errors name the header in lower case.
 	for _, t := range []struct {
-		name string
-		dst  *file.TimeSet
-	}{{"x-ms-file-creation-time", &p.Creation}, {"x-ms-file-last-write-time", &p.LastWrite}, {"x-ms-file-change-time", &p.Change}} {
-		s := hd.Get(t.name)
+		key, name string
+		dst       *file.TimeSet
+	}{
+		{"X-Ms-File-Creation-Time", "x-ms-file-creation-time", &p.Creation},
+		{"X-Ms-File-Last-Write-Time", "x-ms-file-last-write-time", &p.LastWrite},
+		{"X-Ms-File-Change-Time", "x-ms-file-change-time", &p.Change},
+	} {
+		s := hd.Get(t.key)
 		switch {
 		case s == "" || strings.EqualFold(s, "preserve") || strings.EqualFold(s, "source"):
 		case strings.EqualFold(s, "now"):

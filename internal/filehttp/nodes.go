@@ -170,10 +170,10 @@ func (h *handler) getFile(rq *req) error {
 		return azerr.InvalidHeader("x-ms-range-get-content-md5", "true")
 	}
 	res, err := h.svc.Read(rq.ctx(), rq.ref(), start, count, ranged, leaseID)
-	if re := (*file.RangeError)(nil); errors.As(err, &re) {
-		return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
-	}
 	if err != nil {
+		if re := (*file.RangeError)(nil); errors.As(err, &re) {
+			return azerr.New(azerr.InvalidRange).WithHeader("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
+		}
 		return err
 	}
 	n := res.Node
