@@ -163,13 +163,13 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 // stored blob proves its container: the container is looked up only when
 // the blob is not there.
 func getBlobIn(tx storage.Tx, ref Ref) (*Blob, error) {
-	b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot)
+	b, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, ref.Snapshot)
 	if err != nil || b != nil {
 		return b, err
 	}
 	if id, ok := VersionOf(ref.Snapshot); ok {
 		// The current version is the blob itself.
-		if b, err = getBlob(tx, ref.Account, ref.Container, ref.Name, ""); err != nil || b != nil && b.VersionID == id {
+		if b, err = getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, ""); err != nil || b != nil && b.VersionID == id {
 			return b, err
 		}
 	}
@@ -183,8 +183,8 @@ func getBlobIn(tx storage.Tx, ref Ref) (*Blob, error) {
 // blob-put-ifmatch on PostgreSQL: see the commit that introduced it).
 func getBlobStagedIn(tx storage.Tx, ref Ref) (b *Blob, staged bool, err error) {
 	vals, err := storage.GetMany(tx, [][]byte{
-		blobKey(ref.Account, ref.Container, ref.Name, ref.Snapshot),
-		stagingKey(ref.Account, ref.Container, ref.Name),
+		blobKey(ref.Account, ref.Container, ref.key(), ref.Snapshot),
+		stagingKey(ref.Account, ref.Container, ref.key()),
 		containerKey(ref.Account, ref.Container),
 	})
 	if err != nil {
@@ -200,6 +200,7 @@ func getBlobStagedIn(tx storage.Tx, ref Ref) (b *Blob, staged bool, err error) {
 	if b, err = decodeBlobAt(vals[0], ref.Name, ref.Snapshot); err != nil {
 		return nil, false, err
 	}
+	b.key = ref.key()
 	b.loaded = true
 	b.storedTags = b.Tags
 	return b, staged, nil
@@ -266,7 +267,7 @@ func snapshotWrite(ref Ref) error {
 // writes both, dropStaging and Delete Container remove both), so a blob
 // without a staging record, the common case, costs one point read.
 func dropStaging(tx storage.Tx, ref Ref) error {
-	sk := stagingKey(ref.Account, ref.Container, ref.Name)
+	sk := stagingKey(ref.Account, ref.Container, ref.key())
 	if _, err := tx.Get(sk); errors.Is(err, storage.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -278,10 +279,10 @@ func dropStaging(tx storage.Tx, ref Ref) error {
 // dropStaged removes the uncommitted blocks of a blob whose staging record
 // is there.
 func dropStaged(tx storage.Tx, ref Ref) error {
-	if err := tx.Delete(stagingKey(ref.Account, ref.Container, ref.Name)); err != nil {
+	if err := tx.Delete(stagingKey(ref.Account, ref.Container, ref.key())); err != nil {
 		return err
 	}
-	return deleteRange(tx, blocksPrefix(ref.Account, ref.Container, ref.Name))
+	return deleteRange(tx, blocksPrefix(ref.Account, ref.Container, ref.key()))
 }
 
 // PutBlobRequest is Put Blob (and the create of page and append blobs).
@@ -322,7 +323,7 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 		}
 		b := &Blob{Name: req.Name, Type: req.Type, Created: now, Modified: s.written(now), Props: req.Props,
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
-			EncryptionScope: req.Cond.EncryptionScope}
+			EncryptionScope: req.Cond.EncryptionScope, key: req.key()}
 		var prev uint64
 		if old != nil {
 			// An overwrite keeps the blob's creation time.
@@ -459,7 +460,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 				return false, azerr.InvalidValue(InputPageBlobSize, strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
-				pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
+				pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
 				if err := content.ClearStoredPages(tx, pp, n, b.Size); err != nil {
 					return false, err
 				}
@@ -556,7 +557,7 @@ func snapshotsDeletable(tx storage.Tx, ref Ref, now time.Time) error {
 		return err
 	}
 	for _, id := range ids {
-		sb, err := getBlob(tx, ref.Account, ref.Container, ref.Name, id)
+		sb, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, id)
 		if err != nil {
 			return err
 		}
@@ -569,7 +570,7 @@ func snapshotsDeletable(tx storage.Tx, ref Ref, now time.Time) error {
 
 // snapshotIDs lists the snapshots of a blob.
 func snapshotIDs(tx storage.Tx, ref Ref) ([]string, error) {
-	p := blobVersionsPrefix(ref.Account, ref.Container, ref.Name)
+	p := blobVersionsPrefix(ref.Account, ref.Container, ref.key())
 	var out []string
 	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 	defer it.Close()
@@ -617,7 +618,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 			snap.Modified = s.written(now)
 		}
 		// Soft-deleted snapshots keep their ids, which a restore needs free.
-		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
+		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), now); err != nil {
 			return err
 		}
 		out = &snap
@@ -757,3 +758,6 @@ func (b *Blob) settleRehydration(now time.Time) {
 	b.AccessTier, b.TierChanged = b.RehydrateTo, b.RehydrateDone
 	b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = "", "", time.Time{}
 }
+
+// key is the key name of the path ref names (see pathKey).
+func (r Ref) key() pathKey { return plainKey(r.Name) }

@@ -48,7 +48,7 @@ func liveStaging(tx storage.Tx, ref Ref, now time.Time) (*Staging, error) {
 }
 
 func getStaging(tx storage.Tx, ref Ref) (*Staging, error) {
-	v, err := tx.Get(stagingKey(ref.Account, ref.Container, ref.Name))
+	v, err := tx.Get(stagingKey(ref.Account, ref.Container, ref.key()))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
@@ -127,7 +127,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 			return azerr.New(azerr.InvalidBlobOrBlock)
 		}
 		st.IDLen = rawIDLen(id)
-		k := blockKey(ref.Account, ref.Container, ref.Name, id)
+		k := blockKey(ref.Account, ref.Container, ref.key(), id)
 		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
 			if st.Count >= MaxUncommitted {
 				return azerr.Newf(azerr.BlockCountExceedsLimit, "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks.")
@@ -140,7 +140,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		if err := tx.Set(k, encodeBlock(&Block{ID: id, Size: size, Segs: segs})); err != nil {
 			return err
 		}
-		return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+		return tx.Set(stagingKey(ref.Account, ref.Container, ref.key()), encode(st))
 	})
 }
 
@@ -214,7 +214,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			}
 		}
 		if st != nil {
-			p := blocksPrefix(req.Account, req.Container, req.Name)
+			p := blocksPrefix(req.Account, req.Container, req.key())
 			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 			for it.Next() {
 				bl, err := decodeBlock(it.Value())
@@ -232,7 +232,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		}
 		b := &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Props: req.Props,
 			Meta: req.Meta, Tags: req.Tags, Lease: ls, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), KeySHA256: req.Cond.KeySHA256,
-			EncryptionScope: req.Cond.EncryptionScope}
+			EncryptionScope: req.Cond.EncryptionScope, key: req.key()}
 		var prev uint64
 		if old != nil {
 			prev = old.ETag
@@ -337,7 +337,7 @@ func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond 
 		if which != "committed" {
 			out.Uncommitted = []BlockInfo{}
 			if st != nil {
-				p := blocksPrefix(ref.Account, ref.Container, ref.Name)
+				p := blocksPrefix(ref.Account, ref.Container, ref.key())
 				it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 				for it.Next() {
 					bl, err := decodeBlock(it.Value())
@@ -404,7 +404,7 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 		off = b.Size
 		// The block goes to its own key: the record does not grow.
 		if req.Data.Size > 0 {
-			k := appendKey(ref.Account, ref.Container, ref.Name, "", b.AppendCount)
+			k := appendKey(ref.Account, ref.Container, ref.key(), "", b.AppendCount)
 			if err := tx.Set(k, encodeBlock(&Block{Size: req.Data.Size, Segs: req.Data.Segs})); err != nil {
 				return false, err
 			}

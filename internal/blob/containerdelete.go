@@ -176,7 +176,7 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 					return err
 				}
 				if b.Snapshot == "" && len(b.Tags) > 0 {
-					if err := reindexTags(tx, acct, name, b.Name, nil, b.Tags); err != nil {
+					if err := reindexTags(tx, acct, name, plainKey(b.Name), nil, b.Tags); err != nil {
 						return err
 					}
 				}
@@ -186,7 +186,7 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 				if err != nil {
 					return err
 				}
-				if err := tx.Set(expiryKey(del.Expires(), acct, name, b.Name, b.Snapshot), nil); err != nil {
+				if err := tx.Set(expiryKey(del.Expires(), acct, name, plainKey(b.Name), b.Snapshot), nil); err != nil {
 					return err
 				}
 			}

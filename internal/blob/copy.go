@@ -49,7 +49,7 @@ func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, 
 	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
-	b, err := getBlob(tx, src.Account, src.Container, src.Name, src.Snapshot)
+	b, err := getBlob(tx, src.Account, src.Container, src.key(), src.Name, src.Snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 		b := &Blob{Name: req.Dst.Name, Type: src.Type, Created: now, Modified: s.written(now), Props: src.Props,
 			Meta: src.Meta, Lease: ls, Blocks: src.Blocks, Pages: src.Pages, Size: src.Size, Seq: src.Seq,
 			BlockIDLen: src.BlockIDLen, AppendCount: src.AppendCount, AccessTier: req.Tier, TierChanged: tierSetAt(req.Tier, now), Sealed: src.Sealed,
-			KeySHA256: req.Cond.KeySHA256, EncryptionScope: req.Cond.EncryptionScope}
+			KeySHA256: req.Cond.KeySHA256, EncryptionScope: req.Cond.EncryptionScope, key: req.Dst.key()}
 		if req.Seal != nil && b.Type == AppendBlob {
 			b.Sealed = *req.Seal
 		}
@@ -229,7 +229,7 @@ func (s *Service) incrementalSnapshot(tx storage.Tx, req CopyRequest, b *Blob, n
 	t := now
 	for {
 		id := SnapshotTime(t)
-		if _, err := tx.Get(blobKey(req.Dst.Account, req.Dst.Container, req.Dst.Name, id)); errors.Is(err, storage.ErrNotFound) {
+		if _, err := tx.Get(blobKey(req.Dst.Account, req.Dst.Container, req.Dst.key(), id)); errors.Is(err, storage.ErrNotFound) {
 			b.DestSnapshot = id
 			break
 		} else if err != nil {

@@ -50,9 +50,9 @@ func (b *Blob) expired(now time.Time) bool {
 	return b.Snapshot == "" && !b.ExpiresOn.IsZero() && !now.Before(b.ExpiresOn)
 }
 
-func blobExpiryKey(at time.Time, acct, c, name string) []byte {
+func blobExpiryKey(at time.Time, acct, c string, pk pathKey) []byte {
 	k := keyenc.AppendUint64([]byte{kindBlobExpiry}, uint64(at.UnixNano()))
-	for _, p := range [...]string{acct, c, name} {
+	for _, p := range [...]string{acct, c, string(pk)} {
 		k = keyenc.AppendString(k, p)
 	}
 	return k
@@ -93,7 +93,7 @@ func (s *Service) SetExpiry(ctx context.Context, ref Ref, req ExpiryRequest, con
 		}
 		b.ExpiresOn = at.UTC()
 		if !at.IsZero() {
-			if err := tx.Set(blobExpiryKey(at, ref.Account, ref.Container, ref.Name), nil); err != nil {
+			if err := tx.Set(blobExpiryKey(at, ref.Account, ref.Container, ref.key()), nil); err != nil {
 				return err
 			}
 		}
@@ -129,7 +129,7 @@ func (s *Service) purgeExpiredBlobs(ctx context.Context) error {
 						return err
 					}
 				}
-				b, err := getBlob(tx, parts[0], parts[1], parts[2], "")
+				b, err := getBlob(tx, parts[0], parts[1], plainKey(parts[2]), parts[2], "")
 				if err != nil {
 					return err
 				}

@@ -48,7 +48,7 @@ type PathACL struct {
 	Created time.Time `json:"c"`
 }
 
-func pathACLKey(acct, c, name string) []byte { return tupleKey(kindPathACL, acct, c, name) }
+func pathACLKey(acct, c string, k pathKey) []byte { return tupleKey(kindPathACL, acct, c, string(k)) }
 
 // IsDir reports whether a blob record is a directory of a hierarchical
 // namespace.
@@ -92,7 +92,7 @@ func defaultACL(dir bool) PathACL {
 // loadACL returns the access control of b (the default for a missing or
 // stale record).
 func loadACL(tx storage.Tx, acct, c string, b *Blob) (PathACL, error) {
-	v, err := tx.Get(pathACLKey(acct, c, b.Name))
+	v, err := tx.Get(pathACLKey(acct, c, b.key))
 	if errors.Is(err, storage.ErrNotFound) {
 		return defaultACL(b.IsDir()), nil
 	}
@@ -109,8 +109,8 @@ func loadACL(tx storage.Tx, acct, c string, b *Blob) (PathACL, error) {
 	return *a, nil
 }
 
-func putACL(tx storage.Tx, acct, c, name string, a PathACL) error {
-	return tx.Set(pathACLKey(acct, c, name), encodeACL(a))
+func putACL(tx storage.Tx, acct, c string, k pathKey, a PathACL) error {
+	return tx.Set(pathACLKey(acct, c, k), encodeACL(a))
 }
 
 // aclBinaryTag starts an access control record in the binary layout of
@@ -167,7 +167,7 @@ func childrenPrefix(acct, c, dir string) []byte {
 // nil when neither exists. The container must exist (404
 // FilesystemNotFound).
 func getPath(tx storage.Tx, acct, c, name string) (*Path, error) {
-	b, err := getBlob(tx, acct, c, name, "")
+	b, err := getBlob(tx, acct, c, plainKey(name), name, "")
 	if err != nil {
 		return nil, err
 	}
@@ -198,9 +198,9 @@ func parentOf(name string) string {
 }
 
 // newDirRecord is the record of a directory made at now.
-func (s *Service) newDirRecord(name string, meta []KV, now time.Time) *Blob {
+func (s *Service) newDirRecord(k pathKey, name string, meta []KV, now time.Time) *Blob {
 	m := append([]KV{{FolderMeta, "true"}}, withoutFolder(meta)...)
-	b := &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: m}
+	b := &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), Meta: m, key: k}
 	b.replacing(nil)
 	return b
 }
@@ -222,7 +222,7 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 	var missing []string
 	var top *Blob
 	for p := parentOf(name); p != ""; p = parentOf(p) {
-		b, err := getBlob(tx, acct, c, p, "")
+		b, err := getBlob(tx, acct, c, plainKey(p), p, "")
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		b := s.newDirRecord(missing[i], nil, now)
+		b := s.newDirRecord(plainKey(missing[i]), missing[i], nil, now)
 		if err := putBlob(tx, acct, c, b); err != nil {
 			return err
 		}
@@ -265,7 +265,7 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 			continue
 		}
 		a.Created = b.Created
-		if err := putACL(tx, acct, c, missing[i], a); err != nil {
+		if err := putACL(tx, acct, c, b.key, a); err != nil {
 			return err
 		}
 		above = a
@@ -279,7 +279,7 @@ func (s *Service) materialize(tx storage.Tx, acct, c string, p *Path, now time.T
 	if p.Blob != nil {
 		return nil
 	}
-	b := s.newDirRecord(p.Name, nil, now)
+	b := s.newDirRecord(plainKey(p.Name), p.Name, nil, now)
 	if err := putBlob(tx, acct, c, b); err != nil {
 		return err
 	}

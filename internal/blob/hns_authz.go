@@ -388,7 +388,7 @@ func (z *authz) ownMade(name string, existed map[string]bool) error {
 		return nil
 	}
 	for p := parentOf(name); p != "" && !existed[p]; p = parentOf(p) {
-		b, err := getBlob(z.tx, z.acct, z.fs, p, "")
+		b, err := getBlob(z.tx, z.acct, z.fs, plainKey(p), p, "")
 		if err != nil || b == nil {
 			return err
 		}
@@ -397,7 +397,7 @@ func (z *authz) ownMade(name string, existed map[string]bool) error {
 			return err
 		}
 		a.Owner, a.Created = z.c.OID, b.Created
-		if err := putACL(z.tx, z.acct, z.fs, p, a); err != nil {
+		if err := putACL(z.tx, z.acct, z.fs, b.key, a); err != nil {
 			return err
 		}
 	}
@@ -408,7 +408,7 @@ func (z *authz) ownMade(name string, existed map[string]bool) error {
 func existingAncestors(tx storage.Tx, acct, fs, name string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for p := parentOf(name); p != ""; p = parentOf(p) {
-		b, err := getBlob(tx, acct, fs, p, "")
+		b, err := getBlob(tx, acct, fs, plainKey(p), p, "")
 		if err != nil {
 			return nil, err
 		}

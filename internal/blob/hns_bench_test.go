@@ -56,9 +56,9 @@ func seedTree(tb testing.TB, s *Service, root string, n int) []string {
 				dir := lo+j <= dirs
 				var b *Blob
 				if dir {
-					b = s.newDirRecord(name, nil, now)
+					b = s.newDirRecord(plainKey(name), name, nil, now)
 				} else {
-					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now)}
+					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), key: plainKey(name)}
 					b.replacing(nil)
 				}
 				if err := putBlob(tx, "acct", "fsys", b); err != nil {
@@ -66,7 +66,7 @@ func seedTree(tb testing.TB, s *Service, root string, n int) []string {
 				}
 				a := defaultACL(dir)
 				a.Created = b.Created
-				if err := putACL(tx, "acct", "fsys", name, a); err != nil {
+				if err := putACL(tx, "acct", "fsys", plainKey(name), a); err != nil {
 					return err
 				}
 			}

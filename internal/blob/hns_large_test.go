@@ -40,7 +40,7 @@ func treeNames(tb testing.TB, s *Service, dir string) (names []string, acls int)
 					continue
 				}
 				names = append(names, name)
-				if _, err := tx.Get(pathACLKey("acct", "fsys", name)); err == nil {
+				if _, err := tx.Get(pathACLKey("acct", "fsys", plainKey(name))); err == nil {
 					acls++
 				} else if !errors.Is(err, storage.ErrNotFound) {
 					it.Close()
@@ -83,7 +83,7 @@ func TestHNSRenameLargeTree(t *testing.T) {
 					for i, dir := range []string{"one", "two"} {
 						// The first and the last file of the tree.
 						for _, f := range []string{files[0], files[len(files)-1]} {
-							b, err := getBlob(tx, "acct", "fsys", dir+strings.TrimPrefix(f, "one"), "")
+							b, err := getBlob(tx, "acct", "fsys", plainKey(dir+strings.TrimPrefix(f, "one")), dir+strings.TrimPrefix(f, "one"), "")
 							if err != nil {
 								return err
 							}
@@ -214,7 +214,7 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 				found := 0
 				leaf := strings.TrimPrefix(files[0], "src")
 				for _, dir := range []string{"src", "dst0", "dst1", "dst2", "dst3", "dst4", "dst5"} {
-					bl, err := getBlob(tx, "acct", "fsys", dir+leaf, "")
+					bl, err := getBlob(tx, "acct", "fsys", plainKey(dir+leaf), dir+leaf, "")
 					if err != nil {
 						return err
 					}

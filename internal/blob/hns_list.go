@@ -133,6 +133,7 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 					it.Close()
 					return err
 				}
+				b.key = plainKey(name)
 				if emitted[name] {
 					continue
 				}

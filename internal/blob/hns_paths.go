@@ -69,9 +69,9 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 		}
 		var b *Blob
 		if req.Dir {
-			b = s.newDirRecord(req.Name, req.Meta, now)
+			b = s.newDirRecord(req.key(), req.Name, req.Meta, now)
 		} else {
-			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta}
+			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, key: req.key()}
 		}
 		b.Props, b.Lease = req.Props, ls
 		var prev uint64
@@ -118,7 +118,7 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			return err
 		}
 		a.Created = b.Created
-		if err := putACL(tx, req.Account, req.Container, req.Name, a); err != nil {
+		if err := putACL(tx, req.Account, req.Container, req.key(), a); err != nil {
 			return err
 		}
 		out = &Path{Name: req.Name, Dir: req.Dir, Blob: b, ACL: a}
@@ -227,7 +227,7 @@ func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx
 		}
 		p.ACL.Created = b.Created
 		out = p
-		return putACL(tx, ref.Account, ref.Container, ref.Name, p.ACL)
+		return putACL(tx, ref.Account, ref.Container, ref.key(), p.ACL)
 	})
 	return out, err
 }
@@ -361,22 +361,23 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 // deletePathRecords removes one path: its record, snapshots, uncommitted
 // appends and access control.
 func deletePathRecords(tx storage.Tx, acct, c, name string) error {
+	k := plainKey(name)
 	snaps, err := snapshotIDs(tx, Ref{Account: acct, Container: c, Name: name})
 	if err != nil {
 		return err
 	}
 	for _, sn := range snaps {
-		if err := deleteBlobKey(tx, acct, c, name, sn); err != nil {
+		if err := deleteBlobKey(tx, acct, c, k, sn); err != nil {
 			return err
 		}
 	}
 	if err := dropStaging(tx, Ref{Account: acct, Container: c, Name: name}); err != nil {
 		return err
 	}
-	if err := tx.Delete(pathACLKey(acct, c, name)); err != nil {
+	if err := tx.Delete(pathACLKey(acct, c, k)); err != nil {
 		return err
 	}
-	return deleteBlobKey(tx, acct, c, name, "")
+	return deleteBlobKey(tx, acct, c, k, "")
 }
 
 // appendID is the id an append at pos is staged under: fixed width, so
@@ -414,7 +415,7 @@ func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data 
 			st = &Staging{}
 		}
 		id := appendID(position)
-		k := blockKey(ref.Account, ref.Container, ref.Name, id)
+		k := blockKey(ref.Account, ref.Container, ref.key(), id)
 		if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
 			if st.Count >= MaxUncommitted {
 				return azerr.New(azerr.BlockCountExceedsLimit)
@@ -427,7 +428,7 @@ func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data 
 		if err := tx.Set(k, encodeBlock(&Block{ID: id, Size: data.Size, Segs: data.Segs})); err != nil {
 			return err
 		}
-		return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+		return tx.Set(stagingKey(ref.Account, ref.Container, ref.key()), encode(st))
 	})
 }
 
@@ -474,7 +475,7 @@ func (s *Service) FlushData(ctx context.Context, req FlushRequest) (*Blob, error
 			if st == nil {
 				return azerr.New(azerr.InvalidFlushPosition)
 			}
-			k := blockKey(req.Account, req.Container, req.Name, appendID(cur))
+			k := blockKey(req.Account, req.Container, req.key(), appendID(cur))
 			v, err := tx.Get(k)
 			if errors.Is(err, storage.ErrNotFound) {
 				return azerr.New(azerr.InvalidFlushPosition)
@@ -535,8 +536,8 @@ func (s *Service) settleAppends(tx storage.Tx, ref Ref, st *Staging, used [][]by
 	}
 	st.Count -= len(used)
 	// Appends that start before the new end can never be flushed.
-	lo := blocksPrefix(ref.Account, ref.Container, ref.Name)
-	hi := blockKey(ref.Account, ref.Container, ref.Name, appendID(end))
+	lo := blocksPrefix(ref.Account, ref.Container, ref.key())
+	hi := blockKey(ref.Account, ref.Container, ref.key(), appendID(end))
 	n, err := storage.DeleteRange(tx, lo, hi, 0)
 	if err != nil {
 		return err
@@ -545,7 +546,7 @@ func (s *Service) settleAppends(tx storage.Tx, ref Ref, st *Staging, used [][]by
 	if st.Count <= 0 {
 		return dropStaged(tx, ref)
 	}
-	return tx.Set(stagingKey(ref.Account, ref.Container, ref.Name), encode(st))
+	return tx.Set(stagingKey(ref.Account, ref.Container, ref.key()), encode(st))
 }
 
 // RecursiveACLResult is what one Set Access Control Recursive call did.
@@ -653,7 +654,7 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 			if q.Blob != nil {
 				q.ACL.Created = q.Blob.Created
 			}
-			if err := putACL(tx, ref.Account, ref.Container, n, q.ACL); err != nil {
+			if err := putACL(tx, ref.Account, ref.Container, plainKey(n), q.ACL); err != nil {
 				return err
 			}
 			if q.Dir {

@@ -240,10 +240,10 @@ func renameRecord(tx storage.Tx, src, dst Ref, name, newName string, rest, v []b
 	}
 	if snap == "" {
 		for _, kv := range b.Tags {
-			if err := tx.Delete(tagIndexKey(src.Account, kv[0], kv[1], src.Container, name)); err != nil {
+			if err := tx.Delete(tagIndexKey(src.Account, kv[0], kv[1], src.Container, plainKey(name))); err != nil {
 				return nil, err
 			}
-			if err := tx.Set(tagIndexKey(dst.Account, kv[0], kv[1], dst.Container, newName), nil); err != nil {
+			if err := tx.Set(tagIndexKey(dst.Account, kv[0], kv[1], dst.Container, plainKey(newName)), nil); err != nil {
 				return nil, err
 			}
 		}

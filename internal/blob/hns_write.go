@@ -70,7 +70,7 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 		a.Owner = caller.OID
 	}
 	a.Created = b.Created
-	return putACL(tx, ref.Account, ref.Container, ref.Name, a)
+	return putACL(tx, ref.Account, ref.Container, ref.key(), a)
 }
 
 // namespaceDelete runs in the transaction of Delete Blob on b, after its

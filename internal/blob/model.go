@@ -199,7 +199,24 @@ type Blob struct {
 	// one small key instead of rewriting a growing list); Blocks of an
 	// append blob is filled only by hydrate.
 	loaded bool
+	// key is the key name the records of the blob live under (see
+	// pathKey): set by getBlob for a stored record and by the write that
+	// makes a new one; copies (snapshots, versions) keep it.
+	key pathKey
 }
+
+// pathKey is the name a path's records are keyed by. On an account
+// without a hierarchical namespace it is the blob's full name, so records
+// stay byte for byte what they always were; on an account with one it is
+// meant to be the name index's key name (see hns_names.go). A distinct
+// type so that no full name reaches a key builder unresolved.
+type pathKey string
+
+// plainKey keys a path by its full name: the layout of every account
+// until the hierarchical namespace keys its paths by the name index.
+// Every use of it on a path of an account with a hierarchical namespace
+// is a place that switch must resolve instead.
+func plainKey(name string) pathKey { return pathKey(name) }
 
 // Staging is the per-blob record of uncommitted blocks.
 type Staging struct {
@@ -297,25 +314,27 @@ func blobsPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlob}, acct), c)
 }
 
-func blobKey(acct, c, name, snap string) []byte { return tupleKey(kindBlob, acct, c, name, snap) }
+func blobKey(acct, c string, k pathKey, snap string) []byte {
+	return tupleKey(kindBlob, acct, c, string(k), snap)
+}
 
 // blobVersionsPrefix covers the base blob and all snapshots of name.
-func blobVersionsPrefix(acct, c, name string) []byte {
-	return keyenc.AppendString(blobsPrefix(acct, c), name)
+func blobVersionsPrefix(acct, c string, k pathKey) []byte {
+	return keyenc.AppendString(blobsPrefix(acct, c), string(k))
 }
 
 func stagingPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindStaging}, acct), c)
 }
 
-func stagingKey(acct, c, name string) []byte { return tupleKey(kindStaging, acct, c, name) }
+func stagingKey(acct, c string, k pathKey) []byte { return tupleKey(kindStaging, acct, c, string(k)) }
 
-func blocksPrefix(acct, c, name string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c), name)
+func blocksPrefix(acct, c string, k pathKey) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c), string(k))
 }
 
-func blockKey(acct, c, name, id string) []byte {
-	return keyenc.AppendString(blocksPrefix(acct, c, name), id)
+func blockKey(acct, c string, k pathKey, id string) []byte {
+	return keyenc.AppendString(blocksPrefix(acct, c, k), id)
 }
 
 func containerBlocksPrefix(acct, c string) []byte {
@@ -323,12 +342,12 @@ func containerBlocksPrefix(acct, c string) []byte {
 }
 
 // appendsPrefix covers the append blocks of one blob or snapshot.
-func appendsPrefix(acct, c, name, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c), name), snap)
+func appendsPrefix(acct, c string, k pathKey, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c), string(k)), snap)
 }
 
-func appendKey(acct, c, name, snap string, i int) []byte {
-	return keyenc.AppendUint64(appendsPrefix(acct, c, name, snap), uint64(i))
+func appendKey(acct, c string, k pathKey, snap string, i int) []byte {
+	return keyenc.AppendUint64(appendsPrefix(acct, c, k, snap), uint64(i))
 }
 
 func containerAppendsPrefix(acct, c string) []byte {
@@ -337,14 +356,14 @@ func containerAppendsPrefix(acct, c string) []byte {
 
 // pagesPrefix covers the written pages of one page blob or snapshot,
 // keyed by start offset.
-func pagesPrefix(acct, c, name, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c), name), snap)
+func pagesPrefix(acct, c string, k pathKey, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c), string(k)), snap)
 }
 
 // blockListKey holds the committed block list of a block blob with more
 // than ExtBlocksMin blocks.
-func blockListKey(acct, c, name, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c), name), snap)
+func blockListKey(acct, c string, k pathKey, snap string) []byte {
+	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c), string(k)), snap)
 }
 
 func containerBlockListsPrefix(acct, c string) []byte {
@@ -356,8 +375,8 @@ func tagIndexPrefix(acct, tag, value string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindTagIndex}, acct), tag), value)
 }
 
-func tagIndexKey(acct, tag, value, c, name string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), c), name)
+func tagIndexKey(acct, tag, value, c string, k pathKey) []byte {
+	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), c), string(k))
 }
 
 func containerPagesPrefix(acct, c string) []byte {

@@ -47,7 +47,7 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		if !req.Seq.ok(b.Seq) {
 			return false, azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
-		pp := pagesPrefix(ref.Account, ref.Container, ref.Name, "")
+		pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
 		if err := content.ClearStoredPages(tx, pp, req.Start, req.End+1); err != nil {
 			return false, err
 		}
@@ -115,7 +115,7 @@ func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, pr
 		if ref.Snapshot != "" && prev > ref.Snapshot {
 			return azerr.New(azerr.PreviousSnapshotCannotBeNewer)
 		}
-		pb, err := getBlob(tx, ref.Account, ref.Container, ref.Name, prev)
+		pb, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, prev)
 		if err != nil {
 			return err
 		}

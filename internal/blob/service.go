@@ -168,8 +168,10 @@ func containerExists(tx storage.Tx, acct, name string) error {
 	return err
 }
 
-func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
-	v, err := tx.Get(blobKey(acct, c, name, snap))
+// getBlob loads the record of the path name, keyed k, at snap (nil when
+// there is none).
+func getBlob(tx storage.Tx, acct, c string, k pathKey, name, snap string) (*Blob, error) {
+	v, err := tx.Get(blobKey(acct, c, k, snap))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
@@ -182,21 +184,22 @@ func getBlob(tx storage.Tx, acct, c, name, snap string) (*Blob, error) {
 	}
 	b.loaded = true
 	b.storedTags = b.Tags
+	b.key = k
 	return b, nil
 }
 
 // reindexTags moves the tag index entries of a base blob from old to new.
-func reindexTags(tx storage.Tx, acct, c, name string, old, new []KV) error {
+func reindexTags(tx storage.Tx, acct, c string, k pathKey, old, new []KV) error {
 	if sameTags(old, new) {
 		return nil
 	}
 	for _, kv := range old {
-		if err := tx.Delete(tagIndexKey(acct, kv[0], kv[1], c, name)); err != nil {
+		if err := tx.Delete(tagIndexKey(acct, kv[0], kv[1], c, k)); err != nil {
 			return err
 		}
 	}
 	for _, kv := range new {
-		if err := tx.Set(tagIndexKey(acct, kv[0], kv[1], c, name), nil); err != nil {
+		if err := tx.Set(tagIndexKey(acct, kv[0], kv[1], c, k), nil); err != nil {
 			return err
 		}
 	}
@@ -223,8 +226,8 @@ func sameTags(a, b []KV) bool {
 }
 
 // storedTagsAt returns the tags of the record stored under a blob key.
-func storedTagsAt(tx storage.Tx, acct, c, name, snap string) ([]KV, error) {
-	old, err := getBlob(tx, acct, c, name, snap)
+func storedTagsAt(tx storage.Tx, acct, c string, k pathKey, snap string) ([]KV, error) {
+	old, err := getBlob(tx, acct, c, k, string(k), snap)
 	if err != nil || old == nil {
 		return nil, err
 	}
@@ -235,7 +238,7 @@ func storedTagsAt(tx storage.Tx, acct, c, name, snap string) ([]KV, error) {
 // into b.Blocks; other blobs already carry their content.
 func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 	if b.Type == PageBlob && b.Pages == nil {
-		p := pagesPrefix(acct, c, b.Name, b.Snapshot)
+		p := pagesPrefix(acct, c, b.key, b.Snapshot)
 		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 		defer it.Close()
 		b.Pages = []Page{}
@@ -249,7 +252,7 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 		return it.Err()
 	}
 	if b.Type == BlockBlob && b.ExtBlocks && b.Blocks == nil {
-		v, err := tx.Get(blockListKey(acct, c, b.Name, b.Snapshot))
+		v, err := tx.Get(blockListKey(acct, c, b.key, b.Snapshot))
 		if err != nil {
 			return fmt.Errorf("blob: block list of %q: %w", b.Name, err)
 		}
@@ -263,7 +266,7 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 	if b.Type != AppendBlob || b.Blocks != nil {
 		return nil
 	}
-	p := appendsPrefix(acct, c, b.Name, b.Snapshot)
+	p := appendsPrefix(acct, c, b.key, b.Snapshot)
 	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 	defer it.Close()
 	b.Blocks = []Block{}
@@ -281,15 +284,18 @@ func hydrate(tx storage.Tx, acct, c string, b *Blob) error {
 // whatever was stored under its key, append blocks included; an append
 // blob's blocks go to their own keys.
 func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
+	if b.key == "" {
+		return fmt.Errorf("blob: record of %q without a key name", b.Name)
+	}
 	if b.Snapshot == "" {
 		old := b.storedTags
 		if !b.loaded && !b.tagsKnown {
 			var err error
-			if old, err = storedTagsAt(tx, acct, c, b.Name, ""); err != nil {
+			if old, err = storedTagsAt(tx, acct, c, b.key, ""); err != nil {
 				return err
 			}
 		}
-		if err := reindexTags(tx, acct, c, b.Name, old, b.Tags); err != nil {
+		if err := reindexTags(tx, acct, c, b.key, old, b.Tags); err != nil {
 			return err
 		}
 		b.storedTags = b.Tags
@@ -298,9 +304,9 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 	if !b.loaded {
 		var err error
 		if b.tagsKnown {
-			err = deleteExtentsOf(tx, acct, c, b.Name, b.Snapshot, b.replaced)
+			err = deleteExtentsOf(tx, acct, c, b.key, b.Snapshot, b.replaced)
 		} else {
-			err = deleteExtents(tx, acct, c, b.Name, b.Snapshot)
+			err = deleteExtents(tx, acct, c, b.key, b.Snapshot)
 		}
 		if err != nil {
 			return err
@@ -308,12 +314,12 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 		switch b.Type {
 		case AppendBlob:
 			for i := range b.Blocks {
-				if err := tx.Set(appendKey(acct, c, b.Name, b.Snapshot, i), encodeBlock(&b.Blocks[i])); err != nil {
+				if err := tx.Set(appendKey(acct, c, b.key, b.Snapshot, i), encodeBlock(&b.Blocks[i])); err != nil {
 					return err
 				}
 			}
 		case PageBlob:
-			pp := pagesPrefix(acct, c, b.Name, b.Snapshot)
+			pp := pagesPrefix(acct, c, b.key, b.Snapshot)
 			for _, pg := range b.Pages {
 				if err := tx.Set(content.PageKey(pp, pg.Start), content.EncodePage(pg)); err != nil {
 					return err
@@ -334,13 +340,13 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 		// inlined content, stay in the record.
 		if b.Blocks != nil || !b.loaded {
 			if len(b.Blocks) > ExtBlocksMin {
-				if err := tx.Set(blockListKey(acct, c, b.Name, b.Snapshot), encodeBlob(&Blob{Blocks: b.Blocks})); err != nil {
+				if err := tx.Set(blockListKey(acct, c, b.key, b.Snapshot), encodeBlob(&Blob{Blocks: b.Blocks})); err != nil {
 					return err
 				}
 				cp.Blocks, cp.ExtBlocks = nil, true
 			} else {
 				if b.loaded && b.ExtBlocks {
-					if err := tx.Delete(blockListKey(acct, c, b.Name, b.Snapshot)); err != nil {
+					if err := tx.Delete(blockListKey(acct, c, b.key, b.Snapshot)); err != nil {
 						return err
 					}
 				}
@@ -348,12 +354,12 @@ func putBlob(tx storage.Tx, acct, c string, b *Blob) error {
 			}
 		}
 	}
-	return tx.Set(blobKey(acct, c, b.Name, b.Snapshot), encodeBlob(rec))
+	return tx.Set(blobKey(acct, c, b.key, b.Snapshot), encodeBlob(rec))
 }
 
 // deleteBlobKey removes one blob or snapshot record with its append blocks.
-func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
-	old, err := getBlob(tx, acct, c, name, snap)
+func deleteBlobKey(tx storage.Tx, acct, c string, k pathKey, snap string) error {
+	old, err := getBlob(tx, acct, c, k, string(k), snap)
 	if err != nil {
 		return err
 	}
@@ -362,14 +368,14 @@ func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
 		return nil
 	}
 	if snap == "" {
-		if err := reindexTags(tx, acct, c, name, old.Tags, nil); err != nil {
+		if err := reindexTags(tx, acct, c, k, old.Tags, nil); err != nil {
 			return err
 		}
 	}
-	if err := deleteExtentsOf(tx, acct, c, name, snap, old); err != nil {
+	if err := deleteExtentsOf(tx, acct, c, k, snap, old); err != nil {
 		return err
 	}
-	return tx.Delete(blobKey(acct, c, name, snap))
+	return tx.Delete(blobKey(acct, c, k, snap))
 }
 
 // deleteExtentsOf removes the extents stored for old, the record being
@@ -379,33 +385,33 @@ func deleteBlobKey(tx storage.Tx, acct, c, name, snap string) error {
 // ExtBlocks. A record's type changes only when a new record replaces it,
 // which removes the old extents first, so old alone says what is stored
 // and a new blob costs no scans at all.
-func deleteExtentsOf(tx storage.Tx, acct, c, name, snap string, old *Blob) error {
+func deleteExtentsOf(tx storage.Tx, acct, c string, k pathKey, snap string, old *Blob) error {
 	if old == nil {
 		return nil
 	}
 	switch old.Type {
 	case AppendBlob:
-		return deleteRange(tx, appendsPrefix(acct, c, name, snap))
+		return deleteRange(tx, appendsPrefix(acct, c, k, snap))
 	case PageBlob:
-		return deleteRange(tx, pagesPrefix(acct, c, name, snap))
+		return deleteRange(tx, pagesPrefix(acct, c, k, snap))
 	case BlockBlob:
 		if old.ExtBlocks {
-			return tx.Delete(blockListKey(acct, c, name, snap))
+			return tx.Delete(blockListKey(acct, c, k, snap))
 		}
 		return nil
 	}
-	return deleteExtents(tx, acct, c, name, snap)
+	return deleteExtents(tx, acct, c, k, snap)
 }
 
 // deleteExtents removes the append blocks and pages stored for a blob.
-func deleteExtents(tx storage.Tx, acct, c, name, snap string) error {
-	if err := deleteRange(tx, appendsPrefix(acct, c, name, snap)); err != nil {
+func deleteExtents(tx storage.Tx, acct, c string, k pathKey, snap string) error {
+	if err := deleteRange(tx, appendsPrefix(acct, c, k, snap)); err != nil {
 		return err
 	}
-	if err := tx.Delete(blockListKey(acct, c, name, snap)); err != nil {
+	if err := tx.Delete(blockListKey(acct, c, k, snap)); err != nil {
 		return err
 	}
-	return deleteRange(tx, pagesPrefix(acct, c, name, snap))
+	return deleteRange(tx, pagesPrefix(acct, c, k, snap))
 }
 
 func putContainer(tx storage.Tx, acct string, c *Container) error {
@@ -540,7 +546,7 @@ func unindexContainer(tx storage.Tx, acct, c string) error {
 		return err
 	}
 	for _, e := range all {
-		if err := reindexTags(tx, acct, c, e.name, e.tags, nil); err != nil {
+		if err := reindexTags(tx, acct, c, plainKey(e.name), e.tags, nil); err != nil {
 			return err
 		}
 	}

@@ -68,15 +68,19 @@ func (d Deletion) RemainingDays(now time.Time) int {
 
 func policyKey(acct string) []byte { return tupleKey(kindPolicy, acct) }
 
-func deletedKey(acct, c, name, snap string) []byte { return tupleKey(kindDeleted, acct, c, name, snap) }
+func deletedKey(acct, c string, k pathKey, snap string) []byte {
+	return tupleKey(kindDeleted, acct, c, string(k), snap)
+}
 
 func deletedContainerPrefix(acct, c string) []byte { return tupleKey(kindDeleted, acct, c) }
 
-func deletedNamePrefix(acct, c, name string) []byte { return tupleKey(kindDeleted, acct, c, name) }
+func deletedNamePrefix(acct, c string, k pathKey) []byte {
+	return tupleKey(kindDeleted, acct, c, string(k))
+}
 
-func expiryKey(at time.Time, acct, c, name, snap string) []byte {
+func expiryKey(at time.Time, acct, c string, pk pathKey, snap string) []byte {
 	k := keyenc.AppendUint64([]byte{kindExpiry}, uint64(at.UnixNano()))
-	for _, p := range [...]string{acct, c, name, snap} {
+	for _, p := range [...]string{acct, c, string(pk), snap} {
 		k = keyenc.AppendString(k, p)
 	}
 	return k
@@ -164,8 +168,8 @@ func (s *Service) DeletePolicyOf(ctx context.Context, acct string) (*DeletePolic
 
 // getDeleted loads a deleted record (nil when there is none, or its
 // retention has ended: it is only waiting for the purge).
-func getDeleted(tx storage.Tx, acct, c, name, snap string, now time.Time) (*Blob, *Deletion, error) {
-	v, err := tx.Get(deletedKey(acct, c, name, snap))
+func getDeleted(tx storage.Tx, acct, c string, k pathKey, snap string, now time.Time) (*Blob, *Deletion, error) {
+	v, err := tx.Get(deletedKey(acct, c, k, snap))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, nil
 	}
@@ -184,28 +188,28 @@ func getDeleted(tx storage.Tx, acct, c, name, snap string, now time.Time) (*Blob
 
 // putDeleted stores b as the deleted record of snap, with its expiry entry.
 func putDeleted(tx storage.Tx, acct, c string, b *Blob, d Deletion) error {
-	if err := tx.Set(deletedKey(acct, c, b.Name, b.Snapshot), encodeDeleted(b, d)); err != nil {
+	if err := tx.Set(deletedKey(acct, c, b.key, b.Snapshot), encodeDeleted(b, d)); err != nil {
 		return err
 	}
-	return tx.Set(expiryKey(d.Expires(), acct, c, b.Name, b.Snapshot), nil)
+	return tx.Set(expiryKey(d.Expires(), acct, c, b.key, b.Snapshot), nil)
 }
 
 // dropDeleted removes a deleted record and its expiry entry.
-func dropDeleted(tx storage.Tx, acct, c, name, snap string, d Deletion) error {
-	if err := tx.Delete(expiryKey(d.Expires(), acct, c, name, snap)); err != nil {
+func dropDeleted(tx storage.Tx, acct, c string, k pathKey, snap string, d Deletion) error {
+	if err := tx.Delete(expiryKey(d.Expires(), acct, c, k, snap)); err != nil {
 		return err
 	}
-	return tx.Delete(deletedKey(acct, c, name, snap))
+	return tx.Delete(deletedKey(acct, c, k, snap))
 }
 
 // freeSnapshotID is a snapshot id of name at or after t that neither a
 // live nor a deleted snapshot holds.
-func freeSnapshotID(tx storage.Tx, acct, c, name string, t time.Time) (string, error) {
+func freeSnapshotID(tx storage.Tx, acct, c string, k pathKey, t time.Time) (string, error) {
 	for {
 		id := SnapshotTime(t)
-		_, err := tx.Get(blobKey(acct, c, name, id))
+		_, err := tx.Get(blobKey(acct, c, k, id))
 		if errors.Is(err, storage.ErrNotFound) {
-			_, err = tx.Get(deletedKey(acct, c, name, id))
+			_, err = tx.Get(deletedKey(acct, c, k, id))
 			if errors.Is(err, storage.ErrNotFound) {
 				return id, nil
 			}
@@ -232,8 +236,8 @@ func retain(tx storage.Tx, acct, c string, b *Blob, snap string, d Deletion) err
 // demoteDeletedBase turns a deleted base blob of name (if any) into a
 // deleted snapshot, so that a newer base can take its key. An expired one
 // is simply dropped.
-func demoteDeletedBase(tx storage.Tx, acct, c, name string, now time.Time) error {
-	v, err := tx.Get(deletedKey(acct, c, name, ""))
+func demoteDeletedBase(tx storage.Tx, acct, c string, k pathKey, now time.Time) error {
+	v, err := tx.Get(deletedKey(acct, c, k, ""))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
@@ -244,10 +248,11 @@ func demoteDeletedBase(tx storage.Tx, acct, c, name string, now time.Time) error
 	if err != nil {
 		return err
 	}
-	if err := dropDeleted(tx, acct, c, name, "", d); err != nil || !now.Before(d.Expires()) {
+	if err := dropDeleted(tx, acct, c, k, "", d); err != nil || !now.Before(d.Expires()) {
 		return err
 	}
-	if b.Snapshot, err = freeSnapshotID(tx, acct, c, name, b.Modified); err != nil {
+	b.key = k
+	if b.Snapshot, err = freeSnapshotID(tx, acct, c, k, b.Modified); err != nil {
 		return err
 	}
 	return putDeleted(tx, acct, c, b, d)
@@ -264,9 +269,9 @@ func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, now time.Time) error {
 		return err
 	}
 	if old == nil {
-		return demoteDeletedBase(tx, ref.Account, ref.Container, ref.Name, now)
+		return demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), now)
 	}
-	id, err := freeSnapshotID(tx, ref.Account, ref.Container, ref.Name, now)
+	id, err := freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), now)
 	if err != nil {
 		return err
 	}
@@ -281,7 +286,7 @@ func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, now time.Time) error {
 func removeBlob(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolicy, versioned bool, now time.Time) error {
 	remove := func(snap string) error {
 		if pol != nil {
-			b, err := getBlob(tx, ref.Account, ref.Container, ref.Name, snap)
+			b, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, snap)
 			if err != nil || b == nil {
 				return err
 			}
@@ -289,7 +294,7 @@ func removeBlob(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 				return err
 			}
 		}
-		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, snap)
+		return deleteBlobKey(tx, ref.Account, ref.Container, ref.key(), snap)
 	}
 	if ref.Snapshot != "" {
 		return remove(ref.Snapshot)
@@ -314,17 +319,17 @@ func removeBlob(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 	}
 	if versioned {
 		// The previous version keeps what the delete removes.
-		cur, err := getBlob(tx, ref.Account, ref.Container, ref.Name, "")
+		cur, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, "")
 		if err != nil || cur == nil {
 			return err
 		}
 		if err := saveVersion(tx, ref, cur); err != nil {
 			return err
 		}
-		return deleteBlobKey(tx, ref.Account, ref.Container, ref.Name, "")
+		return deleteBlobKey(tx, ref.Account, ref.Container, ref.key(), "")
 	}
 	if pol != nil {
-		if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
+		if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), now); err != nil {
 			return err
 		}
 	}
@@ -356,14 +361,14 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 			return azerr.Newf(azerr.InvalidOperation, "Permanent delete is not enabled for this account.")
 		}
 		now := s.now()
-		b, d, err := getDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, now)
+		b, d, err := getDeleted(tx, ref.Account, ref.Container, ref.key(), ref.Snapshot, now)
 		if err != nil {
 			return err
 		}
 		if b == nil {
 			return azerr.New(azerr.BlobNotFound)
 		}
-		return dropDeleted(tx, ref.Account, ref.Container, ref.Name, ref.Snapshot, *d)
+		return dropDeleted(tx, ref.Account, ref.Container, ref.key(), ref.Snapshot, *d)
 	})
 }
 
@@ -381,7 +386,7 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 			return err
 		}
 		now := s.now()
-		live, err := getBlob(tx, ref.Account, ref.Container, ref.Name, "")
+		live, err := getBlob(tx, ref.Account, ref.Container, ref.key(), ref.Name, "")
 		if err != nil {
 			return err
 		}
@@ -390,7 +395,7 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 			d Deletion
 		}
 		var found []entry
-		p := deletedNamePrefix(ref.Account, ref.Container, ref.Name)
+		p := deletedNamePrefix(ref.Account, ref.Container, ref.key())
 		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 		for it.Next() {
 			b, d, err := decodeDeleted(it.Value())
@@ -398,6 +403,7 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 				it.Close()
 				return err
 			}
+			b.key = ref.key()
 			found = append(found, entry{b, d})
 		}
 		err = it.Err()
@@ -408,14 +414,14 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 		restored := live != nil
 		for _, e := range found {
 			b := e.b
-			if err := dropDeleted(tx, ref.Account, ref.Container, b.Name, b.Snapshot, e.d); err != nil {
+			if err := dropDeleted(tx, ref.Account, ref.Container, ref.key(), b.Snapshot, e.d); err != nil {
 				return err
 			}
 			if !now.Before(e.d.Expires()) {
 				continue
 			}
 			if b.Snapshot == "" && live != nil {
-				if b.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.Name, b.Modified); err != nil {
+				if b.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), b.Modified); err != nil {
 					return err
 				}
 			}
@@ -506,7 +512,7 @@ func (s *Service) PurgeExpired(ctx context.Context) error {
 				// The record may be younger than this entry (its
 				// container was deleted and made again): only an ended
 				// retention goes.
-				dk := deletedKey(parts[0], parts[1], parts[2], parts[3])
+				dk := deletedKey(parts[0], parts[1], pathKey(parts[2]), parts[3])
 				v, err := tx.Get(dk)
 				if errors.Is(err, storage.ErrNotFound) {
 					continue

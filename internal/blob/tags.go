@@ -107,7 +107,7 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 		hi := keyenc.PrefixEnd(lo)
 		if marker != "" {
 			c, n, _ := strings.Cut(marker, "\x00")
-			if m := blobKey(acct, c, n, ""); string(m) > string(lo) {
+			if m := blobKey(acct, c, plainKey(n), ""); string(m) > string(lo) {
 				lo = m
 			}
 		}
@@ -179,7 +179,7 @@ func findIndexed(tx storage.Tx, acct, container, tag, value, marker string, max 
 		if err != nil {
 			return nil, "", err
 		}
-		b, err := getBlob(tx, acct, cname, bname, "")
+		b, err := getBlob(tx, acct, cname, plainKey(bname), bname, "")
 		if err != nil {
 			return nil, "", err
 		}

@@ -51,7 +51,7 @@ func newVersionID(tx storage.Tx, ref Ref, old *Blob, now time.Time) (string, err
 		floor = old.VersionID
 	}
 	// The newest previous version: a reverse seek over the version slots.
-	base := blobVersionsPrefix(ref.Account, ref.Container, ref.Name)
+	base := blobVersionsPrefix(ref.Account, ref.Container, ref.key())
 	lo := keyenc.AppendPrefix(append([]byte(nil), base...), versionMark)
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), true)
 	if it.Next() {
