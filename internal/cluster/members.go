@@ -127,11 +127,18 @@ func Alive(tx storage.Tx, id uint64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	m, err := decode[member](v)
+	// Every SMB open asks this: decoding only the flag skips parsing the
+	// join time (a third of the cost of an open's JSON decoding).
+	m, err := decode[liveness](v)
 	if err != nil {
 		return false, err
 	}
 	return !m.Dead, nil
+}
+
+// liveness is the part of a member record Alive reads.
+type liveness struct {
+	Dead bool `json:"dead,omitempty"`
 }
 
 // New returns the membership of this instance among those sharing eng;

@@ -151,3 +151,50 @@ func TestLeave(t *testing.T) {
 		t.Fatalf("members %v after Leave, want none", ids)
 	}
 }
+
+// TestAliveReadsRecord: Alive answers from the member record alone: a
+// member is alive until it is marked dead or its record is gone, and a
+// corrupt record is an error, not a verdict.
+func TestAliveReadsRecord(t *testing.T) {
+	eng := memstore.New()
+	ctx := context.Background()
+	joined := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	mustNil(t, eng.Update(ctx, func(tx storage.Tx) error {
+		mustNil(t, tx.Set(memberKey(1), encode(&member{Joined: joined})))
+		mustNil(t, tx.Set(memberKey(2), encode(&member{Joined: joined})))
+		mustNil(t, tx.Set(memberKey(3), []byte("{")))
+		return markDead(tx, 2)
+	}))
+	mustNil(t, eng.View(ctx, func(tx storage.Tx) error {
+		for id, want := range map[uint64]bool{1: true, 2: false, 4: false} {
+			ok, err := Alive(tx, id)
+			mustNil(t, err)
+			if ok != want {
+				t.Errorf("Alive(%d) = %v, want %v", id, ok, want)
+			}
+		}
+		if _, err := Alive(tx, 3); err == nil {
+			t.Error("Alive on a corrupt record: no error")
+		}
+		return nil
+	}))
+}
+
+func BenchmarkAlive(b *testing.B) {
+	eng := memstore.New()
+	ctx := context.Background()
+	err := eng.Update(ctx, func(tx storage.Tx) error {
+		return tx.Set(memberKey(1), encode(&member{Joined: time.Now()}))
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = eng.View(ctx, func(tx storage.Tx) error {
+		for b.Loop() {
+			if ok, err := Alive(tx, 1); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+		}
+		return nil
+	})
+}

@@ -482,7 +482,7 @@ func (c *conn) goParallel(frame []byte, encSess *session, bp *[]byte) bool {
 		return true
 	}
 	c.work.Add(1)
-	go func() {
+	c.s.workers.run(func() {
 		defer c.work.Done()
 		defer func() { <-c.sem }()
 		r := &request{hdr: hdr, msg: frame, encrypted: encSess != nil, alone: true}
@@ -501,7 +501,7 @@ func (c *conn) goParallel(frame []byte, encSess *session, bp *[]byte) bool {
 		if bp != nil {
 			putBuf(bp)
 		}
-	}()
+	})
 	return true
 }
 

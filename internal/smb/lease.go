@@ -394,10 +394,10 @@ func (c *conn) runAsync(r *request, run func(waiting func()) *response) *respons
 	var once sync.Once
 	done := make(chan *response, 1)
 	c.work.Add(1)
-	go func() {
+	c.s.workers.run(func() {
 		defer c.work.Done()
 		done <- run(func() { once.Do(func() { close(waiting) }) })
-	}()
+	})
 	select {
 	case resp := <-done:
 		return resp

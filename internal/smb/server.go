@@ -55,6 +55,8 @@ type Server struct {
 	breaks atomic.Int64
 	// parked holds durable opens of lost connections.
 	parked parked
+	// workers runs the requests connections handle concurrently.
+	workers *workers
 
 	mu       sync.Mutex
 	lns      map[net.Listener]struct{}
@@ -93,6 +95,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, started: cfg.Now(), lns: map[net.Listener]struct{}{}, conns: map[*conn]uint64{}}
 	rand.Read(s.guid[:])
 	s.auth = ntlm.Server{Lookup: cfg.Passwords, Target: "LAZULI", Now: cfg.Now}
+	s.workers = newWorkers(workerIdle)
 	return s
 }
 
@@ -163,6 +166,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.workers.close()
 	return nil
 }
 
