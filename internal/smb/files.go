@@ -196,8 +196,9 @@ func checkCreate(req *wire.CreateRequest) uint32 {
 }
 
 // create handles CREATE (MS-SMB2 §3.3.5.9); waiting is called when the
-// open starts waiting for other clients' cache breaks (createAsync).
-func (c *conn) create(r *request, waiting func()) *response {
+// open starts waiting for other clients' cache breaks (createAsync),
+// which base, when cancelled, ends.
+func (c *conn) create(base context.Context, r *request, waiting func()) *response {
 	req, err := wire.DecodeCreateRequest(r.msg)
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -285,7 +286,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 		}
 		// An open may wait for other clients' breaks (up to their
 		// acknowledgement timeout) besides its own work.
-		ctx, cancel := context.WithTimeout(c.ctx, 4*time_30s)
+		ctx, cancel := context.WithTimeout(base, 4*time_30s)
 		defer cancel()
 		cr = c.cacheRequest(req)
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
