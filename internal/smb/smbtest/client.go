@@ -74,7 +74,8 @@ func DialGUID(addr, user, password string, dialect uint16, guid [16]byte) (*Clie
 	return c, nil
 }
 
-// Connect connects and negotiates dialect as client guid, with no logon.
+// Connect connects and negotiates dialect as client guid, offering
+// leases and directory leases, with no logon.
 func Connect(addr string, dialect uint16, guid [16]byte) (*Client, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -85,6 +86,7 @@ func Connect(addr string, dialect uint16, guid [16]byte) (*Client, error) {
 	le.PutUint16(body, 36)
 	le.PutUint16(body[2:], 1)
 	le.PutUint16(body[4:], 1)
+	le.PutUint32(body[8:], wire.CapLeasing|wire.CapDirectoryLeasing)
 	copy(body[12:28], guid[:])
 	body = le.AppendUint16(body, dialect)
 	if h, _, err := c.Do(wire.Negotiate, body); err != nil || h.Status != 0 {
