@@ -36,20 +36,20 @@ account=devstoreaccount1
 # both lazuli and smbd), which smb2.notify.valid-req probes one past.
 topts=(--option=torture:sharedelay=100000 --option=torture:cn_max_buffer_size=8388608)
 
-# The selection: suites that concern a file server. Subtests of SMB1, of
-# Samba's own internals (kernel oplocks, ctdb, aio delays, benchmarks),
-# multichannel and session binding are left out.
+# The selection: suites that concern a file server. Subtests of SMB1 and
+# of Samba's own internals (kernel oplocks, ctdb, aio delays, benchmarks)
+# are left out.
 suites=${SMBTORTURE_SUITES:-"smb2.connect smb2.create smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir
 smb2.rename smb2.delete-on-close-perms smb2.sharemode smb2.lock smb2.session smb2.compound smb2.compound_find
 smb2.compound_async smb2.credits smb2.ioctl smb2.oplock smb2.lease smb2.durable-open smb2.durable-v2-open
 smb2.notify smb2.streams smb2.fileid smb2.maximum_allowed smb2.openattr smb2.winattr smb2.sdread smb2.dosmode
-smb2.tcon smb2.mkdir smb2.timestamps smb2.set-sparse-ioctl smb2.zero-data-ioctl smb2.check-sharemode"}
+smb2.tcon smb2.mkdir smb2.timestamps smb2.set-sparse-ioctl smb2.zero-data-ioctl smb2.check-sharemode smb2.multichannel"}
 # Subtests whose own sleeps outlast SMBTORTURE_TIMEOUT on any server get
 # three times as long: smb2.notify.mask sleeps 200 ms in each of its 384
 # rounds (77 s).
 slow='^smb2\.notify\.mask\.'
 # Within the suites, what is not a file-server matter.
-exclude='^smb2\.session\.bind|^smb2\.ioctl\.(compress_|dup_extents_|bug14788|shadow_copy)|^smb2\.create\.bench|^smb2\.create\.quota-fake-file|^smb2\.timestamps\.(time_t_|delayed-)'
+exclude='^smb2\.ioctl\.(compress_|dup_extents_|bug14788|shadow_copy)|^smb2\.create\.bench|^smb2\.create\.quota-fake-file|^smb2\.timestamps\.(time_t_|delayed-)'
 
 tools="smbtorture az"
 [ "$mode" = ci ] || [ "$mode" = lazuli ] || tools="$tools smbd smbpasswd smbclient"

@@ -63,7 +63,9 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 	}
 	copyID := s.newID()
 	var out *Node
+	var brks []Break
 	err = s.update(ctx, func(tx storage.Tx) error {
+		brks = brks[:0]
 		var ssh *Share
 		var src *Node
 		var segs []content.Segment
@@ -175,9 +177,15 @@ func (s *Service) CopyFile(ctx context.Context, req CopyRequest) (*Node, error) 
 		if err := putNode(tx, sh.ID, n); err != nil {
 			return err
 		}
+		if err := s.breakParentLeases(tx, sh.ID, parent, [16]byte{}, [16]byte{}, &brks); err != nil {
+			return err
+		}
 		n.path, n.AsOf = JoinPath(parts), now
 		out = n
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }

@@ -13,7 +13,10 @@ import (
 // keeps its handle. Any change of the directory's entries, through SMB or
 // REST, breaks those leases to none without waiting (MS-FSA 2.1.4.12 with
 // PARENT_OBJECT), except the lease the changing open named as its parent
-// (the client knows of the change it makes itself).
+// (the client knows of the change it makes itself). REST changes of an
+// entry's size, times, attributes, properties or metadata (Put Range,
+// Clear Range, Put Range From URL, Set Properties, Set Metadata, Copy
+// File) count, as the listing the client caches shows them.
 
 // waitingKey carries the function called when an operation starts waiting
 // for SMB clients to acknowledge breaks (see WithWaiting).

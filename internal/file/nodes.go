@@ -168,28 +168,35 @@ func inheritedPerm(tx storage.Tx, sid uint64, parent *Node) (string, error) {
 // resolve loads the share and the node at ref.Path; a missing node is
 // ResourceNotFound.
 func (s *Service) resolve(tx storage.Tx, ref Ref, write bool) (*Share, *Node, error) {
+	sh, _, n, err := s.resolveIn(tx, ref, write)
+	return sh, n, err
+}
+
+// resolveIn is resolve that also returns the directory holding the node
+// (nil for the root), read on the way.
+func (s *Service) resolveIn(tx storage.Tx, ref Ref, write bool) (*Share, *Node, *Node, error) {
 	parts, err := SplitPath(ref.Path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if write && ref.Snapshot != "" {
-		return nil, nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
+		return nil, nil, nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
 	sid, err := shareID(tx, ref.share())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sh := &Share{ID: sid, Name: ref.Share, Snapshot: ref.Snapshot}
-	_, n, err := lookup(tx, sh.ID, parts)
+	parent, n, err := lookup(tx, sh.ID, parts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n == nil {
-		return nil, nil, azerr.New(azerr.ResourceNotFound)
+		return nil, nil, nil, azerr.New(azerr.ResourceNotFound)
 	}
 	n.path = JoinPath(parts)
 	n.AsOf = s.now()
-	return sh, n, nil
+	return sh, parent, n, nil
 }
 
 // TimeSet is one SMB time header of a create or set: unset means the
@@ -436,8 +443,10 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 		return nil, azerr.InvalidValue(InputFileSize, "")
 	}
 	var out *Node
+	var brks []Break
 	err := s.update(ctx, func(tx storage.Tx) error {
-		sh, n, err := s.resolve(tx, req.Ref, true)
+		brks = brks[:0]
+		sh, parent, n, err := s.resolveIn(tx, req.Ref, true)
 		if err != nil {
 			return err
 		}
@@ -477,10 +486,6 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 			n.Meta = *req.Meta
 		}
 		if req.SMB != nil {
-			parent, err := nodeByID(tx, sh.ID, n.Parent)
-			if err != nil {
-				return err
-			}
 			def := n.PermKey
 			if parent != nil && def == "" {
 				def = parent.PermKey
@@ -495,9 +500,15 @@ func (s *Service) Set(ctx context.Context, req SetRequest) (*Node, error) {
 		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}
+		if err := s.breakParentLeases(tx, sh.ID, parent, [16]byte{}, [16]byte{}, &brks); err != nil {
+			return err
+		}
 		out = n
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 

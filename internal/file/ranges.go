@@ -192,8 +192,10 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 		return nil, azerr.New(azerr.InvalidRange)
 	}
 	var out *Node
+	var brks []Break
 	err := s.update(ctx, func(tx storage.Tx) error {
-		sh, n, err := s.resolve(tx, req.Ref, true)
+		brks = brks[:0]
+		sh, parent, n, err := s.resolveIn(tx, req.Ref, true)
 		if err != nil {
 			return err
 		}
@@ -246,9 +248,15 @@ func (s *Service) PutRange(ctx context.Context, req PutRangeRequest) (*Node, err
 		if err := saveNode(tx, sh.ID, n); err != nil {
 			return err
 		}
+		if err := s.breakParentLeases(tx, sh.ID, parent, [16]byte{}, [16]byte{}, &brks); err != nil {
+			return err
+		}
 		out = n
 		return nil
 	})
+	if err == nil {
+		s.deliver(brks)
+	}
 	return out, err
 }
 

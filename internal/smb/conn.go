@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/sha512"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -66,6 +63,11 @@ type conn struct {
 	credHi    uint64
 	used      map[uint64]struct{}
 	sem       chan struct{}
+	// chans holds the signing keys of the sessions bound to this
+	// connection after their first channel, binds the bindings in
+	// progress (multichannel.go).
+	chans map[uint64]*keys
+	binds map[uint64]*binding
 	// preAuth is set until the first logon (counted in Server.unauth).
 	preAuth bool
 	// work counts goroutines of asynchronous and parallel requests;
@@ -76,20 +78,28 @@ type conn struct {
 type session struct {
 	id          uint64
 	auth        *ntlm.Auth
-	valid       bool
+	valid       atomic.Bool
 	account     string
 	preauth     [64]byte
 	signRequire bool
-	signKey     []byte
-	cmac        *crypt.CMAC
-	gmac        cipher.AEAD
-	encKey      []byte
-	decKey      []byte
-	encCCM      *crypt.CCM
-	decCCM      *crypt.CCM
-	encGCM      cipher.AEAD
-	decGCM      cipher.AEAD
-	nonce       uint64
+	// keys sign the messages of the session's first channel; a channel
+	// bound later has keys of its own (multichannel.go).
+	keys
+	encKey []byte
+	decKey []byte
+	encCCM *crypt.CCM
+	decCCM *crypt.CCM
+	encGCM cipher.AEAD
+	decGCM cipher.AEAD
+	nonce  atomic.Uint64
+	// The negotiated state of the connection the session was set up on,
+	// which a channel bound to it must match (multichannel.go).
+	dialect, signAlg, cipherID uint16
+	clientGUID                 [16]byte
+	// chmu guards channels: the connections the session is bound to,
+	// first the one it was set up on.
+	chmu     sync.Mutex
+	channels []*conn
 	// anonymous is set while the session is re-authenticated as the
 	// anonymous user (reauth.go).
 	anonymous atomic.Bool
@@ -265,7 +275,7 @@ func (c *conn) authenticated() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.sessions {
-		if s.valid {
+		if s.valid.Load() {
 			return true
 		}
 	}
@@ -288,7 +298,9 @@ func (c *conn) cleanup() {
 	c.mu.Unlock()
 	c.work.Wait()
 	for _, s := range sessions {
-		c.closeSession(s)
+		if !c.leaveSession(s) {
+			c.closeSession(s)
+		}
 	}
 }
 
@@ -334,6 +346,9 @@ type response struct {
 	body []byte
 	// sign is the key holder for signing; nil means unsigned.
 	sign *session
+	// sessionKeys signs with the session's own keys and algorithm rather
+	// than the channel's (a refused session binding).
+	sessionKeys bool
 	// post runs on the complete unsigned message (pre-auth hash).
 	post func([]byte)
 	// release runs once the response was sent (buffer reuse).
@@ -541,8 +556,15 @@ func (c *conn) handle(r *request, encSess *session) *response {
 	c.mu.Lock()
 	s := c.sessions[h.SessionID]
 	c.mu.Unlock()
-	if s == nil || !s.valid {
-		return c.errorResponse(r, statusUserSessionDeleted)
+	if s == nil || !s.valid.Load() {
+		resp := c.errorResponse(r, statusUserSessionDeleted)
+		if h.Flags&wire.FlagSigned != 0 {
+			// Flagged signed, with no signature to check: a client
+			// that signs (a session bound to another channel, say)
+			// takes no unsigned answer (MS-SMB2 3.2.5.1.3).
+			resp.hdr.Flags |= wire.FlagSigned
+		}
+		return resp
 	}
 	if encSess != nil && encSess != s {
 		return c.errorResponse(r, statusAccessDenied)
@@ -706,11 +728,20 @@ func (c *conn) send(out []*response, encSess *session) error {
 			buf = wire.Pad8(buf, start)
 			le.PutUint32(buf[start+20:], uint32(len(buf)-start))
 		}
-		if resp.post != nil {
-			resp.post(buf[start:])
+		if resp.hdr.Flags&wire.FlagSigned != 0 && resp.sign != nil {
+			if resp.sessionKeys {
+				m := buf[start:]
+				clear(m[48:64])
+				sig := resp.sign.keys.sign(resp.sign.dialect, resp.sign.signAlg, m)
+				copy(m[48:64], sig[:])
+			} else {
+				c.signMsg(resp.sign, buf[start:])
+			}
 		}
-		if resp.hdr.Flags&wire.FlagSigned != 0 {
-			c.signMsg(resp.sign, buf[start:])
+		if resp.post != nil {
+			// The pre-authentication hash covers the message as sent,
+			// signature included (a session binding's).
+			resp.post(buf[start:])
 		}
 	}
 	if encSess != nil {
@@ -733,49 +764,17 @@ func (c *conn) signMsg(s *session, m []byte) {
 }
 
 func (c *conn) signature(s *session, m []byte) [16]byte {
-	var sig [16]byte
-	switch {
-	case c.dialect < wire.Dialect300 || c.signAlg == 0:
-		// SMB 2.x, or 3.1.1 with HMAC-SHA256 negotiated in
-		// SIGNING_CAPABILITIES (MS-SMB2 3.1.4.1).
-		h := hmac.New(sha256.New, s.signKey)
-		h.Write(m)
-		copy(sig[:], h.Sum(nil))
-	case s.gmac != nil:
-		var nonce [12]byte
-		copy(nonce[:8], m[24:32])
-		if le.Uint32(m[16:])&wire.FlagServerToRedir != 0 {
-			nonce[8] |= 1
-		}
-		if le.Uint16(m[12:]) == wire.Cancel {
-			nonce[8] |= 2
-		}
-		copy(sig[:], s.gmac.Seal(nil, nonce[:], nil, m))
-	default:
-		sig = s.cmac.Sum(m)
-	}
-	return sig
+	return c.keysOf(s).sign(c.dialect, c.signAlg, m)
 }
 
 func (c *conn) verify(s *session, m []byte) bool {
-	if s.signKey == nil || len(m) < wire.HeaderSize {
-		return false
-	}
-	var got [16]byte
-	copy(got[:], m[48:64])
-	clear(m[48:64])
-	want := c.signature(s, m)
-	copy(m[48:64], got[:])
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return c.keysOf(s).verify(c.dialect, c.signAlg, m)
 }
 
 // encrypt fills the transform header at th (52 bytes, followed by the
 // plaintext) and encrypts in place.
 func (c *conn) encrypt(s *session, th []byte, plain []byte) {
-	c.mu.Lock()
-	s.nonce++
-	n := s.nonce
-	c.mu.Unlock()
+	n := s.nonce.Add(1)
 	t := wire.TransformHeader{OriginalMessageSize: uint32(len(plain)), Flags: 1, SessionID: s.id}
 	le.PutUint64(t.Nonce[:], n)
 	rand.Read(t.Nonce[8:11])
@@ -892,28 +891,21 @@ func (c *conn) finishAsync(op *asyncOp, status uint32, body []byte) {
 func (c *conn) deriveKeys(s *session, key []byte) error {
 	k := make([]byte, 16)
 	copy(k, key)
+	s.dialect, s.signAlg, s.cipherID, s.clientGUID = c.dialect, c.signAlg, c.cipherID, c.clientGUID
 	switch c.dialect {
 	case wire.Dialect202, wire.Dialect210:
 		s.signKey = k
 		return nil
 	case wire.Dialect300, wire.Dialect302:
-		s.signKey = crypt.KDF(k, []byte("SMB2AESCMAC\x00"), []byte("SmbSign\x00"))
 		s.encKey = crypt.KDF(k, []byte("SMB2AESCCM\x00"), []byte("ServerOut\x00"))
 		s.decKey = crypt.KDF(k, []byte("SMB2AESCCM\x00"), []byte("ServerIn \x00"))
 	default:
-		s.signKey = crypt.KDF(k, []byte("SMBSigningKey\x00"), s.preauth[:])
 		s.encKey = crypt.KDF(k, []byte("SMBS2CCipherKey\x00"), s.preauth[:])
 		s.decKey = crypt.KDF(k, []byte("SMBC2SCipherKey\x00"), s.preauth[:])
 	}
 	var err error
-	if s.cmac, err = crypt.NewCMAC(s.signKey); err != nil {
+	if s.keys, err = c.signingKeys(key, s.preauth); err != nil {
 		return err
-	}
-	if c.signAlg == 2 {
-		b, _ := aes.NewCipher(s.signKey)
-		if s.gmac, err = cipher.NewGCM(b); err != nil {
-			return err
-		}
 	}
 	if c.cipherID == 3 || c.cipherID == 4 {
 		// The 256-bit ciphers take 256-bit keys from the whole session

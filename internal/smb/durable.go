@@ -74,7 +74,7 @@ func (c *conn) closeAppInstance(id [16]byte, account, share, path string) {
 		cc.mu.Lock()
 		sessions := make([]*session, 0, len(cc.sessions))
 		for _, s := range cc.sessions {
-			if s.valid && s.account == account {
+			if s.valid.Load() && s.account == account {
 				sessions = append(sessions, s)
 			}
 		}

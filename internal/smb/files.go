@@ -196,8 +196,9 @@ func checkCreate(req *wire.CreateRequest) uint32 {
 }
 
 // create handles CREATE (MS-SMB2 §3.3.5.9); waiting is called when the
-// open starts waiting for other clients' cache breaks (createAsync).
-func (c *conn) create(r *request, waiting func()) *response {
+// open starts waiting for other clients' cache breaks (createAsync),
+// which base, when cancelled, ends.
+func (c *conn) create(base context.Context, r *request, waiting func()) *response {
 	req, err := wire.DecodeCreateRequest(r.msg)
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -285,7 +286,7 @@ func (c *conn) create(r *request, waiting func()) *response {
 		}
 		// An open may wait for other clients' breaks (up to their
 		// acknowledgement timeout) besides its own work.
-		ctx, cancel := context.WithTimeout(c.ctx, 4*time_30s)
+		ctx, cancel := context.WithTimeout(base, 4*time_30s)
 		defer cancel()
 		cr = c.cacheRequest(req)
 		h, hst, err := c.s.cfg.Backend.Open(ctx, &OpenRequest{Account: s.account, Share: r.tree.share, Path: path,
@@ -565,17 +566,18 @@ const statusInvalidLockRange uint32 = 0xC00001A1
 // may wait and conflicts goes asynchronous and retries until granted,
 // cancelled or the handle closes.
 // lockSequence checks a LOCK's LockSequence against the open's buckets
-// (MS-SMB2 3.3.5.14), for durable opens on SMB 3 and resilient ones: a
-// bucket (1 to 64) whose last successful LOCK carried the same number
-// makes the request a replay, answered with success and not run again.
-// done records a success in the bucket; a failed LOCK leaves it empty.
+// (MS-SMB2 3.3.5.14), on SMB 3 for every open (the server offers
+// multichannel: a LOCK may come again on another channel) and from SMB 2.1
+// for resilient ones: a bucket (1 to 64) whose last successful LOCK
+// carried the same number makes the request a replay, answered with
+// success and not run again. done records a success in the bucket; a
+// failed LOCK leaves it empty.
 func (c *conn) lockSequence(o *open, seq uint32) (done func(), replay bool) {
 	idx, num := seq>>4, uint8(seq&0xF)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	d := o.durable
-	// Resilient opens are checked from SMB 2.1 on, durable ones on SMB 3.
-	checked := d != nil && (d.resilient || c.dialect >= wire.Dialect300)
+	checked := c.dialect >= wire.Dialect300 || d != nil && d.resilient
 	if !checked || idx < 1 || idx > 64 {
 		return func() {}, false
 	}

@@ -571,12 +571,13 @@ func (c *conn) setSecurity(o *open, req *wire.SetInfoRequest) uint32 {
 // setInfoAsync runs SET_INFO, asynchronously once a rename or delete
 // disposition waits for other clients' cache breaks.
 func (c *conn) setInfoAsync(r *request) *response {
-	return c.runAsync(r, func(waiting func()) *response { return c.setInfo(r, waiting) })
+	return c.runAsync(r, func(ctx context.Context, waiting func()) *response { return c.setInfo(ctx, r, waiting) })
 }
 
 // setInfo handles SET_INFO; waiting, when set, is called as a rename or
-// delete disposition starts waiting for cache breaks.
-func (c *conn) setInfo(r *request, waiting func()) *response {
+// delete disposition starts waiting for cache breaks, which base, when
+// cancelled, ends.
+func (c *conn) setInfo(base context.Context, r *request, waiting func()) *response {
 	req, err := wire.DecodeSetInfoRequest(r.msg)
 	if err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
@@ -599,7 +600,7 @@ func (c *conn) setInfo(r *request, waiting func()) *response {
 	}
 	b := req.Buffer
 	// A rename or delete disposition may wait out a break timeout.
-	ctx, cancel := context.WithTimeout(c.ctx, 4*time_30s)
+	ctx, cancel := context.WithTimeout(base, 4*time_30s)
 	defer cancel()
 	ctx = withWaiting(ctx, waiting)
 	need := func(n int, access uint32) uint32 {

@@ -376,9 +376,9 @@ func (o *open) caching() bool {
 // acknowledgements may come on this very connection.
 func (c *conn) createAsync(r *request) *response {
 	if r.tree.ipc {
-		return c.create(r, nil)
+		return c.create(c.ctx, r, nil)
 	}
-	return c.runAsync(r, func(waiting func()) *response { return c.create(r, waiting) })
+	return c.runAsync(r, func(ctx context.Context, waiting func()) *response { return c.create(ctx, r, waiting) })
 }
 
 // runAsync runs run, the handling of r, answering STATUS_PENDING and
@@ -386,27 +386,37 @@ func (c *conn) createAsync(r *request) *response {
 // given (it waits for other clients' acknowledgements of cache breaks,
 // which may come on this very connection). A request within a compound
 // waits in place.
-func (c *conn) runAsync(r *request, run func(waiting func()) *response) *response {
+func (c *conn) runAsync(r *request, run func(ctx context.Context, waiting func()) *response) *response {
 	if r.hdr.NextCommand != 0 || r.hdr.Flags&wire.FlagRelated != 0 {
-		return run(nil)
+		return run(c.ctx, nil)
 	}
+	// CANCEL of the pending request ends its wait for breaks: the
+	// operation, which changed nothing while it waited, answers
+	// STATUS_CANCELLED.
+	ctx, cancelRun := context.WithCancel(c.ctx)
 	waiting := make(chan struct{})
 	var once sync.Once
 	done := make(chan *response, 1)
 	c.work.Add(1)
 	c.s.workers.run(func() {
 		defer c.work.Done()
-		done <- run(func() { once.Do(func() { close(waiting) }) })
+		done <- run(ctx, func() { once.Do(func() { close(waiting) }) })
 	})
 	select {
 	case resp := <-done:
+		cancelRun()
 		return resp
 	case <-waiting:
 	}
 	op, _, interim := c.goAsync(r)
 	if op == nil {
+		defer cancelRun()
 		return <-done
 	}
+	c.mu.Lock()
+	cancelOp := op.cancel
+	op.cancel = func() { cancelOp(); cancelRun() }
+	c.mu.Unlock()
 	c.work.Add(1)
 	go func() {
 		defer c.work.Done()

@@ -58,6 +58,10 @@ type Server struct {
 	// workers runs the requests connections handle concurrently.
 	workers *workers
 
+	// sessions holds every session by id, for binding (multichannel.go).
+	smu      sync.Mutex
+	sessions map[uint64]*session
+
 	mu       sync.Mutex
 	lns      map[net.Listener]struct{}
 	conns    map[*conn]uint64 // by order of arrival (accepted counts them)
@@ -200,11 +204,13 @@ func (s *Server) Stats() Stats {
 	}
 	s.mu.Unlock()
 	st := Stats{Connections: len(conns), Breaks: s.breaks.Load()}
+	seen := map[*session]bool{} // a session bound to several channels counts once
 	for _, c := range conns {
 		c.mu.Lock()
 		sessions := make([]*session, 0, len(c.sessions))
 		for _, ss := range c.sessions {
-			if ss.valid {
+			if ss.valid.Load() && !seen[ss] {
+				seen[ss] = true
 				st.Sessions++
 				sessions = append(sessions, ss)
 			}

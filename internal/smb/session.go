@@ -54,6 +54,10 @@ func (c *conn) negotiate(r *request) *response {
 		c.cipherID = 1
 	}
 	if dialect >= wire.Dialect300 {
+		// Channels may be bound to a session (multichannel.go).
+		resp.Capabilities |= wire.CapMultiChannel
+	}
+	if dialect >= wire.Dialect300 {
 		c.signAlg = 1
 	}
 	var post func([]byte)
@@ -159,7 +163,7 @@ func (c *conn) sessionSetup(r *request) *response {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
 	if req.Flags&wire.SessionSetupBinding != 0 {
-		return c.errorResponse(r, statusRequestNotAccepted)
+		return c.bind(r, req)
 	}
 	c.mu.Lock()
 	var s *session
@@ -169,7 +173,7 @@ func (c *conn) sessionSetup(r *request) *response {
 			return c.errorResponse(r, statusInsufficientResources)
 		}
 		s = &session{trees: map[uint32]*tree{}, opens: map[uint64]*open{}, preauth: c.preauth}
-		for s.id == 0 || c.sessions[s.id] != nil {
+		for s.id == 0 || c.sessions[s.id] != nil || !c.s.registerSession(s) {
 			var b [8]byte
 			rand.Read(b[:])
 			s.id = le.Uint64(b[:]) &^ (1 << 63)
@@ -180,10 +184,27 @@ func (c *conn) sessionSetup(r *request) *response {
 	}
 	c.mu.Unlock()
 	if s == nil {
-		return c.errorResponse(r, statusUserSessionDeleted)
+		resp := c.errorResponse(r, statusUserSessionDeleted)
+		if r.hdr.Flags&wire.FlagSigned != 0 {
+			resp.hdr.Flags |= wire.FlagSigned // as in handle
+		}
+		return resp
+	}
+	if s.valid.Load() {
+		// A re-authentication is signed with the channel's key, and
+		// must be signed on a channel bound later, whose key only the
+		// client that bound it knows.
+		signed := r.hdr.Flags&wire.FlagSigned != 0
+		if signed && !c.verify(s, r.msg) || !signed && c.boundLater(s) {
+			resp := c.errorResponse(r, statusAccessDenied)
+			if signed {
+				resp.hdr.Flags |= wire.FlagSigned // as in handle
+			}
+			return resp
+		}
 	}
 	r.hdr.SessionID = s.id
-	if s.valid && s.auth == nil {
+	if s.valid.Load() && s.auth == nil {
 		// Re-authentication of an established session, which may be
 		// as the anonymous user (reauth.go).
 		s.auth = c.s.auth.NewAuth()
@@ -192,16 +213,14 @@ func (c *conn) sessionSetup(r *request) *response {
 	if s.auth == nil {
 		s.auth = c.s.auth.NewAuth()
 	}
-	if c.dialect == wire.Dialect311 && !s.valid {
+	if c.dialect == wire.Dialect311 && !s.valid.Load() {
 		s.preauth = sha512Chain(s.preauth, r.msg)
 	}
 	token, done, err := s.auth.Step(req.SecurityBuffer)
 	if err != nil {
 		s.auth = nil
-		if !s.valid {
-			c.mu.Lock()
-			delete(c.sessions, s.id)
-			c.mu.Unlock()
+		if !s.valid.Load() {
+			c.dropSession(s)
 		} else {
 			// A failed re-authentication ends the session (smbtorture
 			// smb2.notify.invalid-reauth).
@@ -219,7 +238,7 @@ func (c *conn) sessionSetup(r *request) *response {
 	}
 	if !done {
 		out := c.newResponse(r, statusMoreProcessingRequired, wire.AppendSessionSetupResponse(nil, 0, token))
-		if c.dialect == wire.Dialect311 && !s.valid {
+		if c.dialect == wire.Dialect311 && !s.valid.Load() {
 			out.post = func(m []byte) { s.preauth = sha512Chain(s.preauth, m) }
 		}
 		return out
@@ -227,7 +246,7 @@ func (c *conn) sessionSetup(r *request) *response {
 	auth := s.auth
 	s.auth = nil
 	account, _, _ := c.s.account(auth.User)
-	if s.valid {
+	if s.valid.Load() {
 		return c.reauthenticated(r, s, auth, account, token)
 	}
 	if err := c.deriveKeys(s, auth.SessionKey()); err != nil {
@@ -235,9 +254,10 @@ func (c *conn) sessionSetup(r *request) *response {
 	}
 	s.account = account
 	s.signRequire = req.SecurityMode&uint8(wire.SigningRequired) != 0 || c.clientSecMode&wire.SigningRequired != 0
-	c.mu.Lock()
-	s.valid = true
-	c.mu.Unlock()
+	s.chmu.Lock()
+	s.channels = []*conn{c}
+	s.chmu.Unlock()
+	s.valid.Store(true)
 	c.loggedOn()
 	c.endPrevious(req.PreviousSessionID, s)
 	out := c.ok(r, wire.AppendSessionSetupResponse(nil, 0, token))
@@ -259,9 +279,7 @@ func (c *conn) logoff(r *request) *response {
 	if err := wire.DecodeSmall(r.msg); err != nil {
 		return c.errorResponse(r, statusInvalidParameter)
 	}
-	c.mu.Lock()
-	delete(c.sessions, r.sess.id)
-	c.mu.Unlock()
+	c.dropSession(r.sess)
 	c.closeSession(r.sess)
 	return c.ok(r, wire.SmallResponse(nil))
 }
@@ -367,6 +385,10 @@ func (c *conn) ioctl(r *request) *response {
 		out = le.AppendUint16(out, wire.SigningEnabled)
 		out = le.AppendUint16(out, c.dialect)
 		return c.ok(r, wire.AppendIoctlResponse(nil, req.CtlCode, req.FileID, out))
+	case fsctlQueryNetworkInterfaceInfo:
+		if c.dialect >= wire.Dialect300 {
+			return c.networkInterfaces(r, req)
+		}
 	case wire.FsctlSrvRequestResumeKey:
 		return c.requestResumeKey(r, req)
 	case wire.FsctlSrvCopyChunk, wire.FsctlSrvCopyChunkWrite:

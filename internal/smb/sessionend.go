@@ -4,14 +4,9 @@ package smb
 // (pending CHANGE_NOTIFYs answer STATUS_NOTIFY_CLEANUP); later requests
 // on it answer STATUS_USER_SESSION_DELETED.
 func (c *conn) endSession(s *session) {
-	c.mu.Lock()
-	if c.sessions[s.id] != s {
-		c.mu.Unlock()
-		return
+	if c.dropSession(s) {
+		c.closeSession(s)
 	}
-	delete(c.sessions, s.id)
-	c.mu.Unlock()
-	c.closeSession(s)
 }
 
 // endPrevious ends the session a new logon names as its previous one
@@ -31,7 +26,7 @@ func (c *conn) endPrevious(prev uint64, cur *session) {
 	for _, o := range conns {
 		o.mu.Lock()
 		old := o.sessions[prev]
-		ok := old != nil && old.valid && old.account == cur.account
+		ok := old != nil && old.valid.Load() && old.account == cur.account
 		o.mu.Unlock()
 		if ok {
 			o.endSession(old)

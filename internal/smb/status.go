@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"context"
 	"errors"
 )
 
@@ -105,6 +106,9 @@ func statusOf(err error) uint32 {
 	switch {
 	case err == nil:
 		return statusSuccess
+	case errors.Is(err, context.Canceled):
+		// The client cancelled the request while it waited.
+		return statusCancelled
 	case errors.Is(err, ErrNotFound):
 		return statusObjectNameNotFound
 	case errors.Is(err, ErrPathNotFound):

@@ -3,14 +3,10 @@ package smbfile
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/cluster"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
-	"github.com/lazuli-storage/lazuli/internal/file"
 	"github.com/lazuli-storage/lazuli/internal/smb"
 	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -50,24 +46,8 @@ func (e *flakyEngine) Update(ctx context.Context, fn func(storage.Tx) error) err
 func TestTransientEngineErrorIsRetryableOverSMB(t *testing.T) {
 	const statusInsufficientResources = 0xC000009A
 	eng := &flakyEngine{Engine: memstore.New()}
-	t.Cleanup(func() { eng.Close() })
-	svc := file.New(eng, time.Now, func() string { return fmt.Sprint(time.Now().UnixNano()) })
-	ctx := context.Background()
-	if _, err := svc.CreateShare(ctx, file.CreateShareRequest{Ref: file.ShareRef{Account: "acct", Name: "share"}}); err != nil {
-		t.Fatal(err)
-	}
-	mem := cluster.New(eng, cluster.Config{Holder: svc})
-	if err := mem.Join(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	srv := smb.New(smb.Config{Backend: New(svc, mem), Passwords: func(string) ([]string, bool) { return []string{"key"}, true }})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	c, err := smbtest.Dial(ln.Addr().String(), "acct", "key")
+	addr, _ := serveShare(t, eng)
+	c, err := smbtest.Dial(addr, "acct", "key")
 	if err != nil {
 		t.Fatal(err)
 	}

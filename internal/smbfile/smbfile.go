@@ -315,6 +315,8 @@ func mapErr(err error) error {
 		return nil
 	}
 	switch {
+	case errors.Is(err, context.Canceled):
+		return err // a CANCEL ended the wait for breaks
 	case errors.Is(err, file.ErrHandleClosed):
 		return smb.ErrFileClosed
 	case errors.Is(err, file.ErrAccessDenied):

@@ -38,10 +38,15 @@ const (
 
 // Client is one SMB connection with one session and one tree.
 type Client struct {
-	conn net.Conn
-	mid  uint64
-	sid  uint64
-	tid  uint32
+	conn    net.Conn
+	mid     uint64
+	sid     uint64
+	tid     uint32
+	dialect uint16
+	// sessionKey is the last logon's NTLM session key; signKey the key
+	// requests are signed with (SMB 3: AES-CMAC) once set.
+	sessionKey []byte
+	signKey    []byte
 }
 
 // Dial connects, negotiates SMB 2.1 and logs on.
@@ -52,25 +57,79 @@ func Dial(addr, user, password string) (*Client, error) {
 // DialDialect connects, negotiates dialect (2.0.2 to 3.0.2: no negotiate
 // contexts) and logs on, signing nothing.
 func DialDialect(addr, user, password string, dialect uint16) (*Client, error) {
+	return DialGUID(addr, user, password, dialect, [16]byte{})
+}
+
+// DialGUID is DialDialect with a client GUID, which the channels of one
+// client share (Connect, Bind).
+func DialGUID(addr, user, password string, dialect uint16, guid [16]byte) (*Client, error) {
+	c, err := Connect(addr, dialect, guid)
+	if err != nil {
+		return nil, err
+	}
+	if st := c.logon(user, password); st != 0 {
+		c.Close()
+		return nil, StatusError(st)
+	}
+	return c, nil
+}
+
+// Connect connects and negotiates dialect as client guid, offering
+// leases and directory leases, with no logon.
+func Connect(addr string, dialect uint16, guid [16]byte) (*Client, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: nc}
+	c := &Client{conn: nc, dialect: dialect}
 	body := make([]byte, 36)
 	le.PutUint16(body, 36)
 	le.PutUint16(body[2:], 1)
 	le.PutUint16(body[4:], 1)
+	le.PutUint32(body[8:], wire.CapLeasing|wire.CapDirectoryLeasing)
+	copy(body[12:28], guid[:])
 	body = le.AppendUint16(body, dialect)
 	if h, _, err := c.Do(wire.Negotiate, body); err != nil || h.Status != 0 {
 		nc.Close()
 		return nil, fmt.Errorf("negotiate: %v %#x", err, h.Status)
 	}
-	if st := c.logon(user, password); st != 0 {
-		nc.Close()
-		return nil, StatusError(st)
-	}
 	return c, nil
+}
+
+// SessionID and TreeID name the client's session and tree connect.
+func (c *Client) SessionID() uint64 { return c.sid }
+func (c *Client) TreeID() uint32    { return c.tid }
+
+// SigningKey is the session's SMB 3 signing key (MS-SMB2 3.3.5.5.3),
+// which binds another channel to the session.
+func (c *Client) SigningKey() []byte { return smb3SigningKey(c.sessionKey) }
+
+// Sign makes the client sign its requests with the session's signing key
+// (SMB 3 dialects).
+func (c *Client) Sign() { c.signKey = c.SigningKey() }
+
+func smb3SigningKey(sessionKey []byte) []byte {
+	if sessionKey == nil {
+		return nil
+	}
+	return crypt.KDF(sessionKey, []byte("SMB2AESCMAC\x00"), []byte("SmbSign\x00"))
+}
+
+// Bind binds this connection, negotiated with Connect, to session sid as
+// a new channel (SESSION_SETUP with SMB2_SESSION_FLAG_BINDING, MS-SMB2
+// 3.2.4.2.3), logging on as user; the requests are signed with key, or
+// not at all when key is nil. It returns the final status; on success the
+// client uses the session and tree tid, signing with the channel's key.
+func (c *Client) Bind(sid uint64, tid uint32, key []byte, user, password string) uint32 {
+	c.sid, c.signKey = sid, key
+	st, sessionKey := c.ntlm(wire.SessionSetupBinding, user, password)
+	c.signKey = nil
+	if st != StatusSuccess {
+		c.sid = 0
+		return st
+	}
+	c.tid, c.signKey = tid, smb3SigningKey(sessionKey)
+	return st
 }
 
 // Reauthenticate runs SESSION_SETUP again on the client's session, as
@@ -82,36 +141,49 @@ func (c *Client) Reauthenticate(user, password string) uint32 {
 // logon runs NTLM in SESSION_SETUP (on the client's session once it has
 // one) and returns the final status (an I/O error reads as 0xFFFFFFFF).
 func (c *Client) logon(user, password string) uint32 {
+	st, key := c.ntlm(0, user, password)
+	if st == StatusSuccess && key != nil {
+		c.sessionKey = key
+	}
+	return st
+}
+
+// ntlm runs NTLM in SESSION_SETUP requests carrying flags, and returns the
+// final status and the authentication's session key.
+func (c *Client) ntlm(flags uint8, user, password string) (uint32, []byte) {
 	neg := append([]byte("NTLMSSP\x00"), 1, 0, 0, 0)
 	neg = le.AppendUint32(neg, 0x00088207) // unicode, request target, NTLM, always sign, ESS
 	neg = append(neg, make([]byte, 16)...)
-	h, resp, err := c.Do(wire.SessionSetup, sessionSetup(neg))
+	h, resp, err := c.Do(wire.SessionSetup, sessionSetup(flags, neg))
 	if err != nil {
-		return 0xFFFFFFFF
+		return 0xFFFFFFFF, nil
 	}
 	if h.Status != StatusMoreProcessing {
-		return h.Status
+		return h.Status, nil
 	}
 	c.sid = h.SessionID
 	chal := resp[wire.HeaderSize+8:]
 	if len(chal) < 48 {
-		return 0xFFFFFFFF
+		return 0xFFFFFFFF, nil
 	}
-	auth := anonymous()
+	// Anonymous (MS-NLMP 3.1.5.1.2): no user, no NT response, a
+	// one-byte LM response, and no session key.
+	auth, key := authMessage([]byte{0}, nil, "", "", 0x00088a05), []byte(nil)
 	if user != "" {
-		auth = authenticate(chal, user, password)
+		auth, key = authenticate(chal, user, password)
 	}
-	h, _, err = c.Do(wire.SessionSetup, sessionSetup(auth))
+	h, _, err = c.Do(wire.SessionSetup, sessionSetup(flags, auth))
 	if err != nil {
-		return 0xFFFFFFFF
+		return 0xFFFFFFFF, nil
 	}
-	return h.Status
+	return h.Status, key
 }
 
-// anonymous is an anonymous AUTHENTICATE_MESSAGE (MS-NLMP 3.1.5.1.2): no
-// user, no NT response, a one-byte LM response.
-func anonymous() []byte {
-	fields := [][]byte{{0}, nil, nil, nil, wire.AppendUTF16(nil, "TEST"), nil}
+// authMessage builds an AUTHENTICATE_MESSAGE (MS-NLMP 2.2.1.3) from its
+// responses, names and negotiate flags; the workstation is TEST and no
+// session key is exchanged.
+func authMessage(lm, nt []byte, domain, user string, flags uint32) []byte {
+	fields := [][]byte{lm, nt, wire.AppendUTF16(nil, domain), wire.AppendUTF16(nil, user), wire.AppendUTF16(nil, "TEST"), nil}
 	m := append([]byte("NTLMSSP\x00"), 3, 0, 0, 0)
 	off := 64
 	for _, f := range fields {
@@ -120,7 +192,7 @@ func anonymous() []byte {
 		m = le.AppendUint32(m, uint32(off))
 		off += len(f)
 	}
-	m = le.AppendUint32(m, 0x00088a05) // unicode, request target, NTLM, anonymous, ESS
+	m = le.AppendUint32(m, flags)
 	for _, f := range fields {
 		m = append(m, f...)
 	}
@@ -154,9 +226,10 @@ type StatusError uint32
 
 func (e StatusError) Error() string { return fmt.Sprintf("NT status %#08x", uint32(e)) }
 
-func sessionSetup(tok []byte) []byte {
+func sessionSetup(flags uint8, tok []byte) []byte {
 	b := make([]byte, 24)
 	le.PutUint16(b, 25)
+	b[2] = flags
 	le.PutUint16(b[12:], wire.HeaderSize+24)
 	le.PutUint16(b[14:], uint16(len(tok)))
 	return append(b, tok...)
@@ -170,8 +243,10 @@ func hmacMD5(key []byte, parts ...[]byte) []byte {
 	return m.Sum(nil)
 }
 
-// authenticate builds an NTLMv2 AUTHENTICATE_MESSAGE for a challenge.
-func authenticate(chal []byte, user, password string) []byte {
+// authenticate builds an NTLMv2 AUTHENTICATE_MESSAGE for a challenge and
+// returns it with the session key it gives (no key exchange: the
+// session base key, MS-NLMP 3.3.2).
+func authenticate(chal []byte, user, password string) ([]byte, []byte) {
 	serverChallenge := chal[24:32]
 	infoLen, infoOff := int(le.Uint16(chal[40:])), int(le.Uint32(chal[44:]))
 	var info []byte
@@ -190,22 +265,8 @@ func authenticate(chal []byte, user, password string) []byte {
 	temp = append(temp, info...)
 	temp = append(temp, 0, 0, 0, 0)
 	proof := hmacMD5(owf, serverChallenge, temp)
-	nt := append(proof, temp...)
-	lm := make([]byte, 24)
-	fields := [][]byte{lm, nt, wire.AppendUTF16(nil, domain), wire.AppendUTF16(nil, user), wire.AppendUTF16(nil, "TEST"), nil}
-	m := append([]byte("NTLMSSP\x00"), 3, 0, 0, 0)
-	off := 64
-	for _, f := range fields {
-		m = le.AppendUint16(m, uint16(len(f)))
-		m = le.AppendUint16(m, uint16(len(f)))
-		m = le.AppendUint32(m, uint32(off))
-		off += len(f)
-	}
-	m = le.AppendUint32(m, 0x00088205)
-	for _, f := range fields {
-		m = append(m, f...)
-	}
-	return m
+	nt := append(append([]byte(nil), proof...), temp...)
+	return authMessage(make([]byte, 24), nt, domain, user, 0x00088205), hmacMD5(owf, proof)
 }
 
 // Do sends one request and returns the final response (waiting past
@@ -247,9 +308,19 @@ func (c *Client) Send(cmd uint16, body []byte) (uint64, error) {
 // SendCharged sends a request with the given credit charge.
 func (c *Client) SendCharged(cmd uint16, body []byte, charge uint16) (uint64, error) {
 	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: charge}
+	if c.signKey != nil {
+		h.Flags |= wire.FlagSigned
+	}
 	c.mid += uint64(max(charge, 1))
 	msg := h.Append(nil)
 	msg = append(msg, body...)
+	if c.signKey != nil {
+		// AES-CMAC over the message with a zero signature (MS-SMB2
+		// 3.1.4.1).
+		m, _ := crypt.NewCMAC(c.signKey)
+		sig := m.Sum(msg)
+		copy(msg[48:64], sig[:])
+	}
 	n := len(msg)
 	c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	_, err := c.conn.Write(append([]byte{0, byte(n >> 16), byte(n >> 8), byte(n)}, msg...))
