@@ -275,6 +275,10 @@ func (s *Server) Restart() error {
 	}
 }
 
+// Restartable reports whether the server is a throw-away one this
+// process started (Kill and Restart work on it).
+func (s *Server) Restartable() bool { return s.dir != "" }
+
 // Kill stops the server at once (SIGKILL to the postmaster and its
 // children), as a crash would, and waits until it is gone.
 func (s *Server) Kill() {
