@@ -19,6 +19,10 @@ STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # section names a step and how long the run has taken so far, so a slow
 # step shows in the log.
 section() { echo "== $* [${SECONDS}s]"; }
+# -trimpath keeps the checkout's directory out of every compiled package,
+# so a second clone or worktree reuses the build cache's packages instead
+# of compiling the whole tree again (under -race, about 280 s of CPU).
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 section "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
