@@ -153,6 +153,43 @@ type tx struct {
 	// serialization failure); should an UPDATE still miss a row, it fails
 	// (division by zero) and so does the transaction.
 	known map[string]bool
+	// read holds what Get and GetMany found in the table (nil for an
+	// absent key), so that reading a key again costs no round trip: the
+	// transaction reads one snapshot, and its own writes are in pend or,
+	// once sent, copied here (see queue). A caller that knows it will
+	// need a key later in the transaction can so fold that read into an
+	// earlier GetMany (Put Blob reads the account's delete retention
+	// policy with the blob, its staging record and its container).
+	read map[string][]byte
+}
+
+// countTrip counts a round trip of an Update (UpdateStats.RoundTrips).
+func (t *tx) countTrip() {
+	if t.write {
+		t.s.stats.roundTrips.Add(1)
+	}
+}
+
+// remember records what a read found at key (nil: absent).
+func (t *tx) remember(key string, v []byte) {
+	if t.read == nil {
+		t.read = map[string][]byte{}
+	}
+	t.read[key] = v
+}
+
+// recall returns what this transaction already knows to be at key: its
+// own pending write, or what it read; ok is false when it must ask the
+// database.
+func (t *tx) recall(key []byte) (v []byte, ok bool) {
+	if p, held := t.pend[string(key)]; held {
+		if p.del {
+			return nil, true
+		}
+		return p.v, true
+	}
+	v, ok = t.read[string(key)]
+	return v, ok
 }
 
 // learn records whether key is in the table.
@@ -177,11 +214,8 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if t.done {
 		return nil, errTxDone
 	}
-	if p, ok := t.pend[string(key)]; ok {
-		if p.del {
-			return nil, storage.ErrNotFound
-		}
-		return p.v, nil
+	if v, ok := t.recall(key); ok {
+		return foundValue(v != nil, v)
 	}
 	var v []byte
 	found := false
@@ -199,7 +233,9 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		return nil, err
 	}
 	t.learn(string(key), found)
-	return foundValue(found, v)
+	v, err = foundValue(found, v)
+	t.remember(string(key), v)
+	return v, err
 }
 
 // GetMany reads keys in one statement (see storage.MultiGetter).
@@ -211,10 +247,8 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 	hs := make([]int64, 0, len(keys))
 	need := make([]int, 0, len(keys))
 	for i, k := range keys {
-		if p, ok := t.pend[string(k)]; ok {
-			if !p.del {
-				out[i] = p.v
-			}
+		if v, ok := t.recall(k); ok {
+			out[i] = v
 			continue
 		}
 		hs, need = append(hs, keyHash(k)), append(need, i)
@@ -242,6 +276,7 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 	}
 	for _, i := range need {
 		t.learn(string(keys[i]), out[i] != nil)
+		t.remember(string(keys[i]), out[i])
 	}
 	return out, nil
 }
@@ -351,6 +386,7 @@ func (t *tx) queue(b *pgx.Batch) {
 		case p.del:
 			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
 			t.learn(k, false)
+			t.remember(k, nil)
 			continue
 		case known && there:
 			uhs, uks, uvs = append(uhs, keyHash([]byte(k))), append(uks, []byte(k)), append(uvs, p.v)
@@ -360,6 +396,7 @@ func (t *tx) queue(b *pgx.Batch) {
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
 		}
 		t.learn(k, true)
+		t.remember(k, p.v)
 	}
 	queueRows(b, sqlInsertValues, sqlInsert, ihs, iks, ivs)
 	switch {
@@ -389,6 +426,7 @@ func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
 	t.queue(b)
 	n := b.Len()
 	b.Queue(sql, args...)
+	t.countTrip()
 	br := t.c.SendBatch(t.ctx, b)
 	t.begun = true
 	err := func() error {
@@ -435,6 +473,7 @@ func (t *tx) commit() error {
 	b := &pgx.Batch{}
 	t.queue(b)
 	b.Queue("COMMIT")
+	t.countTrip()
 	br := t.c.SendBatch(ctx, b)
 	t.begun = true
 	var err error
