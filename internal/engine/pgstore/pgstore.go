@@ -4,7 +4,11 @@
 // Keys and values live in one table, lazuli_kv (h BIGINT, k BYTEA,
 // v BYTEA, primary key (h, k), h a hash of k; an index on k serves range
 // scans); chunk bytes live in the database too, as rows of at most
-// PartSize bytes, so an instance keeps nothing on local disk.
+// PartSize bytes, so an instance keeps nothing on local disk. The table
+// also holds 8,192 placeholder rows under keys that begin with eight
+// 0xFF bytes, which no Scan shows and no Update may write: they keep
+// the primary key's pages many however few keys there are (see
+// placeholders).
 //
 // Update runs a SERIALIZABLE transaction and runs it again, after a short
 // randomized backoff, when the database reports a serialization failure

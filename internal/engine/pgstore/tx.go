@@ -46,10 +46,10 @@ const (
 	sqlDelete = "DELETE FROM lazuli_kv AS t USING unnest($1::int8[], $2::bytea[]) AS x (h, k) " +
 		"WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k"
 
-	sqlScanUp       = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
-	sqlScanUpOpen   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k LIMIT $2"
-	sqlScanDown     = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
-	sqlScanDownOpen = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2"
+	// Scans always have an upper bound, at most reservedKeys (see
+	// tx.Scan).
+	sqlScanUp   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
+	sqlScanDown = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
 )
 
 // maxValuesRows is the most rows written with one of sqlUpsertValues;
@@ -121,6 +121,12 @@ const (
 
 // errTxDone is returned by a Tx used after its function returned.
 var errTxDone = errors.New("pgstore: transaction used after it ended")
+
+// errReservedKey is returned by a write of a key under reservedKeys.
+var errReservedKey = errors.New("pgstore: keys beginning with eight 0xFF bytes are reserved")
+
+// reserved reports whether key is one the engine keeps for itself.
+func reserved(key []byte) bool { return strings.HasPrefix(string(key), reservedKeys) }
 
 // tx is one View or Update attempt on one pooled connection. BEGIN is
 // sent with the first statement; writes are held in pend until a Scan or
@@ -306,6 +312,9 @@ func (t *tx) set(key, value []byte, insert bool) error {
 	if t.done {
 		return errTxDone
 	}
+	if reserved(key) {
+		return errReservedKey
+	}
 	if value == nil {
 		value = []byte{}
 	}
@@ -325,6 +334,9 @@ func (t *tx) Delete(key []byte) error {
 	}
 	if t.done {
 		return errTxDone
+	}
+	if reserved(key) {
+		return errReservedKey
 	}
 	t.put(key, pendingWrite{del: true})
 	return nil
@@ -523,6 +535,10 @@ func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 	if lower == nil {
 		lower = []byte{} // NULL would match nothing
 	}
+	if upper == nil || string(upper) > reservedKeys {
+		// The placeholders stay out of sight (see placeholders).
+		upper = []byte(reservedKeys)
+	}
 	return &iter{t: t, lower: lower, upper: upper, reverse: reverse, limit: firstPage}
 }
 
@@ -562,21 +578,13 @@ func (it *iter) fetch() bool {
 		it.err = errTxDone
 		return false
 	}
-	if it.upper != nil && string(it.lower) >= string(it.upper) {
+	if string(it.lower) >= string(it.upper) {
 		it.last = true
 		return false
 	}
-	var sql string
-	var args []any
-	switch {
-	case !it.reverse && it.upper != nil:
-		sql, args = sqlScanUp, []any{it.lower, it.upper, it.limit}
-	case !it.reverse:
-		sql, args = sqlScanUpOpen, []any{it.lower, it.limit}
-	case it.upper != nil:
-		sql, args = sqlScanDown, []any{it.lower, it.upper, it.limit}
-	default:
-		sql, args = sqlScanDownOpen, []any{it.lower, it.limit}
+	sql, args := sqlScanUp, []any{it.lower, it.upper, it.limit}
+	if it.reverse {
+		sql = sqlScanDown
 	}
 	page := it.page[:0]
 	err := it.t.run(sql, args, func(r pgx.Rows) error {
