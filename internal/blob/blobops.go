@@ -72,7 +72,7 @@ func (s *Service) loadChecked(tx storage.Tx, ref Ref, cond Cond, o checkOpts, no
 	var b *Blob
 	var err error
 	if o.staged != nil {
-		b, *o.staged, err = getBlobStagedIn(tx, ref)
+		b, *o.staged, err = getBlobStagedIn(tx, ref, !s.Versioning(ref.Account))
 	} else {
 		b, err = getBlobIn(tx, ref)
 	}
@@ -181,12 +181,21 @@ func getBlobIn(tx storage.Tx, ref Ref) (*Blob, error) {
 // record, the staging record and the container record together, in one
 // round trip on a server engine instead of up to three (lazuli-bench
 // blob-put-ifmatch on PostgreSQL: see the commit that introduced it).
-func getBlobStagedIn(tx storage.Tx, ref Ref) (b *Blob, staged bool, err error) {
-	vals, err := storage.GetMany(tx, [][]byte{
+// With policy set (an account without versioning, whose overwrite then
+// consults the delete retention policy: keepOverwritten) it reads the
+// policy record in the same statement: the PostgreSQL engine answers the
+// later read of it from what the transaction already read, one round
+// trip and one statement fewer per Put Blob.
+func getBlobStagedIn(tx storage.Tx, ref Ref, policy bool) (b *Blob, staged bool, err error) {
+	keys := [][]byte{
 		blobKey(ref.Account, ref.Container, ref.key(), ref.Snapshot),
 		stagingKey(ref.Account, ref.Container, ref.key()),
 		containerKey(ref.Account, ref.Container),
-	})
+	}
+	if policy {
+		keys = append(keys, policyKey(ref.Account))
+	}
+	vals, err := storage.GetMany(tx, keys)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,6 +1,7 @@
 -- The table the pgbench scripts beside this file write: the same shape,
--- keys and index as lazuli's own (internal/engine/pgstore/schema.go), apart from
--- lazuli's so that replaying its statements leaves its data alone.
+-- keys, index and placeholder rows as lazuli's own
+-- (internal/engine/pgstore/schema.go), apart from lazuli's so that
+-- replaying its statements leaves its data alone.
 -- Rows 1..4 stand for what every operation reads besides its own key (the
 -- account, the container, the table, the queue); rows 1000+c are client
 -- c's own blob, 2000+c its own message, 7000+c its queue count shard.
@@ -21,4 +22,11 @@ INSERT INTO bench_kv (h, k, v)
 INSERT INTO bench_kv (h, k, v)
   SELECT 7000 + c, convert_to(rpad('s/' || c, 26, '.'), 'UTF8'), '\x02'::bytea
   FROM generate_series(0, 1023) AS c;
+-- lazuli's placeholder rows (schema version 2): 8,192 long keys spread
+-- over the hash space keep the primary key's pages many however few rows
+-- the table holds (internal/engine/pgstore/schema.go, placeholders).
+INSERT INTO bench_kv (h, k, v)
+  SELECT (i - 4096) * 2251799813685248 + 1125899906842624,
+    '\xffffffffffffffff'::bytea || decode(lpad(to_hex(i), 8, '0') || repeat('00', 244), 'hex'), ''::bytea
+  FROM generate_series(0, 8191) AS i;
 ANALYZE bench_kv;

@@ -4,7 +4,11 @@
 // Keys and values live in one table, lazuli_kv (h BIGINT, k BYTEA,
 // v BYTEA, primary key (h, k), h a hash of k; an index on k serves range
 // scans); chunk bytes live in the database too, as rows of at most
-// PartSize bytes, so an instance keeps nothing on local disk.
+// PartSize bytes, so an instance keeps nothing on local disk. The table
+// also holds 8,192 placeholder rows under keys that begin with eight
+// 0xFF bytes, which no Scan shows and no Update may write: they keep
+// the primary key's pages many however few keys there are (see
+// placeholders).
 //
 // Update runs a SERIALIZABLE transaction and runs it again, after a short
 // randomized backoff, when the database reports a serialization failure
@@ -180,10 +184,14 @@ type UpdateStats struct {
 	// laneWait.
 	LaneWait     time.Duration
 	LaneTimeouts int64
+	// RoundTrips counts the round trips to the database of every
+	// attempt (each sends its statements as one batch): what an
+	// Update costs the instance is mostly these.
+	RoundTrips int64
 }
 
 type updateStats struct {
-	updates, retries, maxAttempts, gaveUp, laneWait, laneTimeouts atomic.Int64
+	updates, retries, maxAttempts, gaveUp, laneWait, laneTimeouts, roundTrips atomic.Int64
 }
 
 // note records one finished Update of attempts attempts.
@@ -202,7 +210,8 @@ func (u *updateStats) note(attempts int) {
 func (s *Store) UpdateStats() UpdateStats {
 	return UpdateStats{Updates: s.stats.updates.Load(), Retries: s.stats.retries.Load(),
 		MaxAttempts: s.stats.maxAttempts.Load(), GaveUp: s.stats.gaveUp.Load(),
-		LaneWait: time.Duration(s.stats.laneWait.Load()), LaneTimeouts: s.stats.laneTimeouts.Load()}
+		LaneWait: time.Duration(s.stats.laneWait.Load()), LaneTimeouts: s.stats.laneTimeouts.Load(),
+		RoundTrips: s.stats.roundTrips.Load()}
 }
 
 // EngineStats implements storage.StatsReporter: Updates, their retries,
@@ -215,6 +224,7 @@ func (s *Store) EngineStats() []storage.Stat {
 		{Name: "retries_total", Help: "Update attempts run again after a serialization failure, a deadlock or a dead connection.", Counter: true, Value: float64(st.Retries)},
 		{Name: "gave_up_total", Help: "Updates that still conflicted after the last attempt.", Counter: true, Value: float64(st.GaveUp)},
 		{Name: "retry_lane_wait_seconds_total", Help: "Time retried attempts waited for the retry lane.", Counter: true, Value: st.LaneWait.Seconds()},
+		{Name: "round_trips_total", Help: "Round trips of Update attempts to the database.", Counter: true, Value: float64(st.RoundTrips)},
 		{Name: "retry_lane_timeouts_total", Help: "Retried attempts that ran without the lane after waiting for it.", Counter: true, Value: float64(st.LaneTimeouts)},
 		{Name: "connections", Help: "Connections open in the pool.", Value: float64(ps.TotalConns())},
 		{Name: "connections_in_use", Help: "Connections of the pool in use.", Value: float64(ps.AcquiredConns())},

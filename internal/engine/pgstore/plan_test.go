@@ -35,7 +35,7 @@ func TestNoSequentialScans(t *testing.T) {
 		{sqlUpdate, []any{int64(3), []byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("w")}},
 		{sqlDelete, []any{[]int64{3}, [][]byte{{0, 0, 0, 0, 0, 0, 0, 3}}}},
 		{sqlScanUp, []any{[]byte{0}, []byte{1}, 32}},
-		{sqlScanDownOpen, []any{[]byte{0}, 32}},
+		{sqlScanDown, []any{[]byte{0}, []byte(reservedKeys), 32}},
 	} {
 		if p := explain(t, s, c.sql, c.args); strings.Contains(p, "Seq Scan") {
 			t.Errorf("%s\nplans a sequential scan:\n%s", c.sql, p)

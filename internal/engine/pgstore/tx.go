@@ -46,10 +46,10 @@ const (
 	sqlDelete = "DELETE FROM lazuli_kv AS t USING unnest($1::int8[], $2::bytea[]) AS x (h, k) " +
 		"WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k"
 
-	sqlScanUp       = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
-	sqlScanUpOpen   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k LIMIT $2"
-	sqlScanDown     = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
-	sqlScanDownOpen = "SELECT k, v FROM lazuli_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2"
+	// Scans always have an upper bound, at most reservedKeys (see
+	// tx.Scan).
+	sqlScanUp   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
+	sqlScanDown = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3"
 )
 
 // maxValuesRows is the most rows written with one of sqlUpsertValues;
@@ -122,6 +122,12 @@ const (
 // errTxDone is returned by a Tx used after its function returned.
 var errTxDone = errors.New("pgstore: transaction used after it ended")
 
+// errReservedKey is returned by a write of a key under reservedKeys.
+var errReservedKey = errors.New("pgstore: keys beginning with eight 0xFF bytes are reserved")
+
+// reserved reports whether key is one the engine keeps for itself.
+func reserved(key []byte) bool { return strings.HasPrefix(string(key), reservedKeys) }
+
 // tx is one View or Update attempt on one pooled connection. BEGIN is
 // sent with the first statement; writes are held in pend until a Scan or
 // the commit sends them.
@@ -153,6 +159,43 @@ type tx struct {
 	// serialization failure); should an UPDATE still miss a row, it fails
 	// (division by zero) and so does the transaction.
 	known map[string]bool
+	// read holds what Get and GetMany found in the table (nil for an
+	// absent key), so that reading a key again costs no round trip: the
+	// transaction reads one snapshot, and its own writes are in pend or,
+	// once sent, copied here (see queue). A caller that knows it will
+	// need a key later in the transaction can so fold that read into an
+	// earlier GetMany (Put Blob reads the account's delete retention
+	// policy with the blob, its staging record and its container).
+	read map[string][]byte
+}
+
+// countTrip counts a round trip of an Update (UpdateStats.RoundTrips).
+func (t *tx) countTrip() {
+	if t.write {
+		t.s.stats.roundTrips.Add(1)
+	}
+}
+
+// remember records what a read found at key (nil: absent).
+func (t *tx) remember(key string, v []byte) {
+	if t.read == nil {
+		t.read = map[string][]byte{}
+	}
+	t.read[key] = v
+}
+
+// recall returns what this transaction already knows to be at key: its
+// own pending write, or what it read; ok is false when it must ask the
+// database.
+func (t *tx) recall(key []byte) (v []byte, ok bool) {
+	if p, held := t.pend[string(key)]; held {
+		if p.del {
+			return nil, true
+		}
+		return p.v, true
+	}
+	v, ok = t.read[string(key)]
+	return v, ok
 }
 
 // learn records whether key is in the table.
@@ -177,11 +220,8 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if t.done {
 		return nil, errTxDone
 	}
-	if p, ok := t.pend[string(key)]; ok {
-		if p.del {
-			return nil, storage.ErrNotFound
-		}
-		return p.v, nil
+	if v, ok := t.recall(key); ok {
+		return foundValue(v != nil, v)
 	}
 	var v []byte
 	found := false
@@ -199,7 +239,9 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		return nil, err
 	}
 	t.learn(string(key), found)
-	return foundValue(found, v)
+	v, err = foundValue(found, v)
+	t.remember(string(key), v)
+	return v, err
 }
 
 // GetMany reads keys in one statement (see storage.MultiGetter).
@@ -211,10 +253,8 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 	hs := make([]int64, 0, len(keys))
 	need := make([]int, 0, len(keys))
 	for i, k := range keys {
-		if p, ok := t.pend[string(k)]; ok {
-			if !p.del {
-				out[i] = p.v
-			}
+		if v, ok := t.recall(k); ok {
+			out[i] = v
 			continue
 		}
 		hs, need = append(hs, keyHash(k)), append(need, i)
@@ -242,6 +282,7 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 	}
 	for _, i := range need {
 		t.learn(string(keys[i]), out[i] != nil)
+		t.remember(string(keys[i]), out[i])
 	}
 	return out, nil
 }
@@ -271,6 +312,9 @@ func (t *tx) set(key, value []byte, insert bool) error {
 	if t.done {
 		return errTxDone
 	}
+	if reserved(key) {
+		return errReservedKey
+	}
 	if value == nil {
 		value = []byte{}
 	}
@@ -290,6 +334,9 @@ func (t *tx) Delete(key []byte) error {
 	}
 	if t.done {
 		return errTxDone
+	}
+	if reserved(key) {
+		return errReservedKey
 	}
 	t.put(key, pendingWrite{del: true})
 	return nil
@@ -351,6 +398,7 @@ func (t *tx) queue(b *pgx.Batch) {
 		case p.del:
 			dhs, dels = append(dhs, keyHash([]byte(k))), append(dels, []byte(k))
 			t.learn(k, false)
+			t.remember(k, nil)
 			continue
 		case known && there:
 			uhs, uks, uvs = append(uhs, keyHash([]byte(k))), append(uks, []byte(k)), append(uvs, p.v)
@@ -360,6 +408,7 @@ func (t *tx) queue(b *pgx.Batch) {
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, p.v)
 		}
 		t.learn(k, true)
+		t.remember(k, p.v)
 	}
 	queueRows(b, sqlInsertValues, sqlInsert, ihs, iks, ivs)
 	switch {
@@ -389,6 +438,7 @@ func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
 	t.queue(b)
 	n := b.Len()
 	b.Queue(sql, args...)
+	t.countTrip()
 	br := t.c.SendBatch(t.ctx, b)
 	t.begun = true
 	err := func() error {
@@ -435,6 +485,7 @@ func (t *tx) commit() error {
 	b := &pgx.Batch{}
 	t.queue(b)
 	b.Queue("COMMIT")
+	t.countTrip()
 	br := t.c.SendBatch(ctx, b)
 	t.begun = true
 	var err error
@@ -484,6 +535,10 @@ func (t *tx) Scan(lower, upper []byte, reverse bool) storage.Iterator {
 	if lower == nil {
 		lower = []byte{} // NULL would match nothing
 	}
+	if upper == nil || string(upper) > reservedKeys {
+		// The placeholders stay out of sight (see placeholders).
+		upper = []byte(reservedKeys)
+	}
 	return &iter{t: t, lower: lower, upper: upper, reverse: reverse, limit: firstPage}
 }
 
@@ -523,21 +578,13 @@ func (it *iter) fetch() bool {
 		it.err = errTxDone
 		return false
 	}
-	if it.upper != nil && string(it.lower) >= string(it.upper) {
+	if string(it.lower) >= string(it.upper) {
 		it.last = true
 		return false
 	}
-	var sql string
-	var args []any
-	switch {
-	case !it.reverse && it.upper != nil:
-		sql, args = sqlScanUp, []any{it.lower, it.upper, it.limit}
-	case !it.reverse:
-		sql, args = sqlScanUpOpen, []any{it.lower, it.limit}
-	case it.upper != nil:
-		sql, args = sqlScanDown, []any{it.lower, it.upper, it.limit}
-	default:
-		sql, args = sqlScanDownOpen, []any{it.lower, it.limit}
+	sql, args := sqlScanUp, []any{it.lower, it.upper, it.limit}
+	if it.reverse {
+		sql = sqlScanDown
 	}
 	page := it.page[:0]
 	err := it.t.run(sql, args, func(r pgx.Rows) error {
