@@ -169,23 +169,28 @@ func (c *conn) bind(r *request, req *wire.SessionSetupRequest) *response {
 		}
 		return out
 	}
+	// The order of the checks, and that a channel of another client GUID
+	// may bind, are Windows' (Samba's smb2.session.bind_negative_*
+	// subtests, written against Windows, pin each status). AES-GMAC
+	// signs with nonces a channel of another algorithm cannot share: a
+	// GMAC session meets such a channel before anything else, a GMAC
+	// channel of another session's algorithm after the dialect floor.
+	gmacSession, gmacChannel := s != nil && s.signAlg == 2, c.signAlg == 2
 	switch {
+	case gmacSession && !gmacChannel:
+		return fail(statusRequestOutOfSequence)
 	case c.dialect < wire.Dialect300:
 		return fail(statusRequestNotAccepted)
 	case s == nil:
 		return fail(statusUserSessionDeleted)
+	case gmacChannel && !gmacSession:
+		return fail(statusNotSupported)
 	case s.dialect != c.dialect:
 		return fail(statusInvalidParameter)
 	case !signed:
 		return fail(statusInvalidParameter)
-	case s.clientGUID != c.clientGUID:
-		return fail(statusUserSessionDeleted)
 	case c.dialect == wire.Dialect311 && s.cipherID != c.cipherID:
 		return fail(statusInvalidParameter)
-	case (s.signAlg == 2) != (c.signAlg == 2):
-		// AES-GMAC signs with nonces a channel of another algorithm
-		// cannot share.
-		return fail(statusNotSupported)
 	case s.anonymous.Load():
 		return fail(statusNotSupported)
 	case !trusted:

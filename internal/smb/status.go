@@ -40,6 +40,7 @@ const (
 	statusNetworkNameDeleted     uint32 = 0xC00000C9
 	statusBadNetworkName         uint32 = 0xC00000CC
 	statusRequestNotAccepted     uint32 = 0xC00000D0
+	statusRequestOutOfSequence   uint32 = 0xC000042A
 	statusInternalError          uint32 = 0xC00000E5
 	statusDirectoryNotEmpty      uint32 = 0xC0000101
 	statusNotADirectory          uint32 = 0xC0000103
