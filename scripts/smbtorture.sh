@@ -59,6 +59,9 @@ done
 out=${SMBTORTURE_OUT:-$(mktemp -d)}
 mkdir -p "$out"
 tmp=$(mktemp -d)
+# smbtorture makes a scratch directory in its base directory (by default
+# the current one, the checkout, whose packages the Go tests walk meanwhile).
+topts+=(--basedir="$tmp")
 chmod 755 "$tmp" # smbd serves a share below it as an unprivileged user
 cleanup() {
   [ -n "${lz_pid:-}" ] && kill "$lz_pid" 2>/dev/null
