@@ -1,6 +1,9 @@
 package storage
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // DeleteRange deletes the keys k with lower <= k < upper (nil upper: no
 // bound) inside tx, in key order, at most limit of them when limit > 0,
@@ -80,4 +83,28 @@ func Insert(tx Tx, key, value []byte) error {
 		return i.Insert(key, value)
 	}
 	return tx.Set(key, value)
+}
+
+// TransientUpdater is implemented by engines for which committing state
+// that ends with the process anyway (open SMB handles and the counts and
+// leases that go with them: a restart closes every handle of the instance
+// it replaces) can cost less than a durable Update: the log engine skips
+// the wait for an fsync.
+type TransientUpdater interface {
+	// UpdateTransient is Update, except that once it returns nil its
+	// writes are visible to every later View and Update but MAY be lost
+	// if the process ends before a later Update (or Close) puts them on
+	// disk. It never exposes another Update's writes before they are as
+	// durable as Update promises. The writes of fn MUST be ones a restart
+	// makes moot; fn decides nothing that must outlive the process.
+	UpdateTransient(ctx context.Context, fn func(Tx) error) error
+}
+
+// UpdateTransient runs fn as TransientUpdater.UpdateTransient where eng
+// has it, else as a plain Update.
+func UpdateTransient(ctx context.Context, eng Engine, fn func(Tx) error) error {
+	if t, ok := eng.(TransientUpdater); ok {
+		return t.UpdateTransient(ctx, fn)
+	}
+	return eng.Update(ctx, fn)
 }

@@ -386,14 +386,39 @@ func loadOpen(tx storage.Tx, ref HandleRef) (*Handle, *Node, error) {
 // Close closes a handle. If it was the last handle of a node pending
 // deletion (or this handle was opened delete-on-close), the node is
 // deleted. It returns the node as it was at close.
+//
+// A close that deletes nothing changes only what a restart undoes anyway
+// (the handle, its lease binding and the node's count of handles: a
+// restart closes the handles of the instance it replaces), so it commits
+// as a transient Update; one that takes a delete to effect is durable.
 func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
+	out, err := s.close(ctx, ref, true)
+	if errors.Is(err, errLastingClose) {
+		out, err = s.close(ctx, ref, false)
+	}
+	return out, err
+}
+
+// errLastingClose ends a transient close that would delete.
+var errLastingClose = errors.New("file: the close deletes")
+
+func (s *Service) close(ctx context.Context, ref HandleRef, transient bool) (*Node, error) {
 	var out *Node
 	var brks []Break
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+	update := s.eng.Update
+	if transient {
+		update = func(ctx context.Context, fn func(storage.Tx) error) error {
+			return storage.UpdateTransient(ctx, s.eng, fn)
+		}
+	}
+	err := update(ctx, func(tx storage.Tx) error {
 		brks = brks[:0]
 		h, n, err := loadOpen(tx, ref)
 		if err != nil {
 			return err
+		}
+		if transient && (h.DeleteOnClose || n.DeletePending) {
+			return errLastingClose
 		}
 		out = n
 		if err := s.closeHandle(tx, ref.Share, h, n); err != nil {

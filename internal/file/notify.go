@@ -353,12 +353,23 @@ type watchedEngine struct {
 }
 
 func (e watchedEngine) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	return e.update(ctx, fn, e.Engine.Update)
+}
+
+// UpdateTransient implements storage.TransientUpdater over the engine's.
+func (e watchedEngine) UpdateTransient(ctx context.Context, fn func(storage.Tx) error) error {
+	return e.update(ctx, fn, func(ctx context.Context, fn func(storage.Tx) error) error {
+		return storage.UpdateTransient(ctx, e.Engine, fn)
+	})
+}
+
+func (e watchedEngine) update(ctx context.Context, fn func(storage.Tx) error, commit func(context.Context, func(storage.Tx) error) error) error {
 	hb := e.h
 	if !hb.active() || ctx.Value(quietKey{}) != nil {
-		return e.Engine.Update(ctx, fn)
+		return commit(ctx, fn)
 	}
 	var ds []delivery
-	err := e.Engine.Update(ctx, func(tx storage.Tx) error {
+	err := commit(ctx, func(tx storage.Tx) error {
 		wt := &watchTx{Tx: tx, h: hb, seen: map[string]int{}}
 		if err := fn(wt); err != nil {
 			return err

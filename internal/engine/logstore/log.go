@@ -143,6 +143,10 @@ type wal struct {
 	lastEnd     time.Time
 	endSeq      uint64
 
+	// The last record appended by a durable Update (mu): records after
+	// it that are not on disk yet are all transient ones.
+	durable uint64
+
 	// While an fsync gathers, the record gatherSeq closes gatherCh (mu).
 	gatherSeq uint64
 	gatherCh  chan struct{}
@@ -430,6 +434,22 @@ func (w *wal) fsync(s *Store) error {
 	w.handOff()
 	w.cond.Broadcast() // for lockExclusive
 	return nil
+}
+
+// publishTransient makes the tree, whose newest record is a transient
+// Update's, visible at once if that exposes nothing less durable than
+// Update promises: every durable record is on disk and no fsync or
+// rotation has captured an older tree that it would publish later. It
+// runs under mu.
+func (w *wal) publishTransient(s *Store) bool {
+	w.smu.Lock()
+	defer w.smu.Unlock()
+	if w.inflight || w.exclusive || w.syncErr != nil || w.synced < w.durable {
+		return false
+	}
+	pub := s.tree.Clone()
+	s.pub.Store(&pub)
+	return true
 }
 
 // handOff gives the next batch, if any, a leader. It runs under smu.

@@ -157,6 +157,21 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 // Update: in the create + Put Range benchmark, cloning per Update spent a
 // tenth of the server's CPU copying B-tree nodes.
 func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	return s.update(ctx, fn, false)
+}
+
+// UpdateTransient implements storage.TransientUpdater: with Sync, its
+// writes are visible as soon as they are in the tree when every earlier
+// durable Update's record is on disk and no fsync or rotation has taken a
+// copy of the tree yet (one would later publish that older copy); they
+// reach the disk with the next fsync. Otherwise it waits as Update does.
+// Closing an SMB handle is such a write: a durable close cost a third of
+// the fsyncs of a small file put (create, write, close).
+func (s *Store) UpdateTransient(ctx context.Context, fn func(storage.Tx) error) error {
+	return s.update(ctx, fn, true)
+}
+
+func (s *Store) update(ctx context.Context, fn func(storage.Tx) error, transient bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -205,6 +220,11 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if !w.opts.Sync {
 		pub := s.tree.Clone()
 		s.pub.Store(&pub)
+		return nil
+	}
+	if !transient {
+		w.durable = seq
+	} else if w.publishTransient(s) {
 		return nil
 	}
 	// Later Updates already build on these writes (their records follow
