@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Compares lazuli's SMB server with Samba's smbd, in one run, through
 # smbclient: a 256 MiB file put and get, and 1,000 small files put.
-# lazuli runs on a data directory (log engine); smbd serves a plain
-# directory. Needs root (smbd), smbclient, samba and the az CLI (to create
-# the share over REST). Ports: LAZULI_BENCH_BASE (default 32400) and up.
+# lazuli runs on a data directory (log engine) twice: durable (its default)
+# and with --sync=false; smbd serves a plain directory and, like lazuli
+# with --sync=false, acknowledges writes before they reach the disk. For
+# the durable lazuli it also reports the time its log's fsyncs took within
+# each call (lazuli_engine_fsync_seconds_total on its admin listener): one
+# client waits for each of its requests, so that time is all on the
+# critical path, and what is left is lazuli's own. Needs root (smbd),
+# smbclient, samba, curl and the az CLI (to create the shares over REST).
+# Ports: LAZULI_BENCH_BASE (default 32400) and the 15 after it.
 # Each workload runs [rounds] times through each server; medians compared.
 #
 #   scripts/smb-bench.sh [big MiB (256)] [small files (1000)] [rounds (3)]
@@ -15,25 +21,38 @@ small=${2:-1000}
 rounds=${3:-3}
 base=${LAZULI_BENCH_BASE:-32400}
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
-for tool in smbd smbpasswd smbclient az bc; do
+for tool in smbd smbpasswd smbclient az bc curl; do
   command -v "$tool" >/dev/null || { echo "smb-bench: $tool is needed (Debian: samba, smbclient, bc; az: the Azure CLI)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
-trap 'kill ${lz_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'kill ${lz_pid:-} ${ns_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/lazuli" ./cmd/lazuli
-"$tmp/lazuli" --location "$tmp/lz-data" --silent --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
-  --filePort $((base + 3)) --smbPort $((base + 4)) --adminPort 0 2>"$tmp/lz.log" &
-lz_pid=$!
+# lazuli LOG BASE FLAGS...: starts lazuli on ports BASE..BASE+5 (SMB at
+# BASE+4, admin at BASE+5) and creates the share over REST.
+lazuli() {
+  local log=$1 p=$2
+  shift 2
+  "$tmp/lazuli" --location "$tmp/$log-data" --silent --blobPort "$p" --queuePort $((p + 1)) --tablePort $((p + 2)) \
+    --filePort $((p + 3)) --smbPort $((p + 4)) --adminPort $((p + 5)) "$@" 2>"$tmp/$log.log" &
+  pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^lazuli: blob' "$tmp/$log.log" && break
+    sleep 0.1
+  done
+  az storage share create --name bench -o none --connection-string \
+    "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;FileEndpoint=http://127.0.0.1:$((p + 3))/devstoreaccount1;"
+}
+lazuli lz "$base"
+lz_pid=$pid
+lazuli ns $((base + 8)) --sync=false
+ns_pid=$pid
+smbd_start "$tmp/samba" $((base + 6)) bench root "$key" "force user = root"
 
-smbd_start "$tmp/samba" $((base + 5)) bench root "$key" "force user = root"
-
-for _ in $(seq 1 100); do
-  grep -q '^lazuli: blob' "$tmp/lz.log" && break
-  sleep 0.1
-done
-cs="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;FileEndpoint=http://127.0.0.1:$((base + 3))/devstoreaccount1;"
-az storage share create --name bench --connection-string "$cs" -o none
+# fsync_seconds: the durable lazuli's fsync time so far.
+fsync_seconds() {
+  curl -s "http://127.0.0.1:$((base + 5))/metrics" | awk '$1 == "lazuli_engine_fsync_seconds_total" {print $2}'
+}
 
 head -c $((big_mib << 20)) /dev/urandom >"$tmp/big.bin"
 mkdir "$tmp/small"
@@ -62,19 +81,43 @@ median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR
 
 # Each workload runs $rounds times through each server, alternating, and the
 # medians are compared: on a shared machine one run of each is mostly noise.
-printf '%-28s %12s %12s %8s   %s\n' workload "lazuli (s)" "smbd (s)" ratio "runs lazuli / smbd"
+# Columns: the durable lazuli, the fsync time within it, lazuli with
+# --sync=false, smbd, and the ratios of lazuli durable, durable without its
+# fsync time, and --sync=false to smbd.
+printf '%-24s %9s %9s %9s %9s %8s %8s %8s\n' workload lazuli fsync nosync smbd "lz/smbd" "-fsync" "ns/smbd"
 for w in "put ${big_mib} MiB" "get ${big_mib} MiB" "put ${small} small files"; do
-  ls=() ss=()
+  ls=() fs=() ns=() ss=()
   for i in $(seq 1 "$rounds"); do
     case $w in
       put*MiB) cmd="put big.bin big.bin" ;;
       get*MiB) cmd="get big.bin big.out; !rm -f big.out" ;;
       *) cmd="mkdir s$i; cd s$i; lcd small; prompt off; mput *" ;;
     esac
+    f0=$(fsync_seconds)
     ls+=("$(run lazuli $((base + 4)) "devstoreaccount1%$key" "$cmd" bench)")
-    ss+=("$(run smbd $((base + 5)) "root%$key" "$cmd" bench)")
+    fs+=("$(echo "$(fsync_seconds) - $f0" | bc -l)")
+    ns+=("$(run nosync $((base + 12)) "devstoreaccount1%$key" "$cmd" bench)")
+    ss+=("$(run smbd $((base + 6)) "root%$key" "$cmd" bench)")
   done
-  l=$(median "${ls[@]}") s=$(median "${ss[@]}")
-  printf '%-28s %12.2f %12.2f %8.2f   %s / %s\n' "$w" "$l" "$s" "$(echo "$l / $s" | bc -l)" "${ls[*]}" "${ss[*]}"
+  l=$(median "${ls[@]}") f=$(median "${fs[@]}") n=$(median "${ns[@]}") s=$(median "${ss[@]}")
+  # lazuli's own time: each round's time less its own fsync time.
+  own=()
+  for j in "${!ls[@]}"; do own+=("$(echo "${ls[$j]} - ${fs[$j]}" | bc -l)"); done
+  o=$(median "${own[@]}")
+  printf '%-24s %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %8.2f\n' "$w" "$l" "$f" "$n" "$s" \
+    "$(echo "$l / $s" | bc -l)" "$(echo "$o / $s" | bc -l)" "$(echo "$n / $s" | bc -l)"
+  echo "  runs lazuli ${ls[*]}; fsync ${fs[*]}; nosync ${ns[*]}; smbd ${ss[*]}"
 done
-echo "lazuli peak RSS: $(rss $lz_pid) KiB"
+# The disk's own durable write of the big file on lazuli's filesystem, in
+# the same run: no durable put can take less.
+ds=()
+for _ in $(seq 1 "$rounds"); do
+  sync
+  start=$(date +%s.%N)
+  dd if="$tmp/big.bin" of="$tmp/lz-data/dd.bin" bs=1M conv=fdatasync status=none
+  end=$(date +%s.%N)
+  rm -f "$tmp/lz-data/dd.bin"
+  ds+=("$(echo "$end - $start" | bc -l)")
+done
+printf 'disk: dd of %d MiB with conv=fdatasync on the data directory: %.2f s (median of %s)\n' "$big_mib" "$(median "${ds[@]}")" "${ds[*]}"
+echo "lazuli peak RSS: $(rss $lz_pid) KiB (durable), $(rss $ns_pid) KiB (--sync=false)"
