@@ -73,6 +73,8 @@ type conn struct {
 	// work counts goroutines of asynchronous and parallel requests;
 	// cleanup waits for them.
 	work sync.WaitGroup
+	// reqDeadline is the context requests starting now share (reqctx.go).
+	reqDeadline atomic.Pointer[deadlineCtx]
 }
 
 type session struct {
