@@ -88,45 +88,6 @@ func parentKeyOf(h *Handle) (client, parent [16]byte) {
 	return h.Cache.Client, h.Cache.Parent
 }
 
-// ReportWritten breaks the leases on the directory holding the file the
-// handle ref wrote to, as its close does on Windows: the directory's
-// listing shows the file's new size and time.
-func (s *Service) ReportWritten(ctx context.Context, ref HandleRef) error {
-	// Most directories hold no lease: a read decides first.
-	leased := false
-	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		_, n, err := loadOpen(tx, ref)
-		if err != nil || n.ID == rootID {
-			return err
-		}
-		dir, err := nodeByID(tx, ref.Share, n.Parent)
-		if err != nil || dir == nil || dir.Handles == 0 {
-			return err
-		}
-		hs, err := loadHandles(tx, ref.Share, dir.ID)
-		for _, o := range hs {
-			leased = leased || o.Cache != nil && o.Cache.State != 0
-		}
-		return err
-	})
-	if err != nil || !leased {
-		return err
-	}
-	var brks []Break
-	err = s.eng.Update(ctx, func(tx storage.Tx) error {
-		brks = brks[:0]
-		h, n, err := loadOpen(tx, ref)
-		if err != nil {
-			return err
-		}
-		return s.breakParentOf(tx, ref.Share, n, h, &brks)
-	})
-	if err == nil {
-		s.deliver(brks)
-	}
-	return err
-}
-
 // handleBreaks is the break a rename or delete of n through h waits for
 // (MS-FSA 2.1.4.12, SET_INFORMATION with FileRenameInformation or
 // FileDispositionInformation): other clients' handle caching, so that

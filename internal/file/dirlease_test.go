@@ -73,7 +73,8 @@ func TestDirectoryLease(t *testing.T) {
 	waitAcked(t, svc, d.Handle)
 	// And on the close of a file written through SMB.
 	smbOpen(t, svc, ctx, dir, FileReadData, allShare, dirLeaseReq(1, 2, CacheRead|CacheHandle))
-	mustNil(t, svc.ReportWritten(ctx, res.Handle))
+	_, err = svc.CloseWritten(ctx, res.Handle)
+	mustNil(t, err)
 	waitBreaks(t, log, 3)
 	waitAcked(t, svc, d.Handle)
 	// And on a REST delete.

@@ -392,9 +392,22 @@ func loadOpen(tx storage.Tx, ref HandleRef) (*Handle, *Node, error) {
 // restart closes the handles of the instance it replaces), so it commits
 // as a transient Update; one that takes a delete to effect is durable.
 func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
-	out, err := s.close(ctx, ref, true)
+	return s.closeAs(ctx, ref, false)
+}
+
+// CloseWritten is Close for a handle the file was written through: it
+// also breaks the leases on the directory holding the file, as the close
+// does on Windows (the directory's listing shows the file's new size and
+// time), in the same transaction.
+func (s *Service) CloseWritten(ctx context.Context, ref HandleRef) (*Node, error) {
+	return s.closeAs(ctx, ref, true)
+}
+
+// closeAs closes transiently, or durably if the close deletes.
+func (s *Service) closeAs(ctx context.Context, ref HandleRef, written bool) (*Node, error) {
+	out, err := s.close(ctx, ref, true, written)
 	if errors.Is(err, errLastingClose) {
-		out, err = s.close(ctx, ref, false)
+		out, err = s.close(ctx, ref, false, written)
 	}
 	return out, err
 }
@@ -402,7 +415,7 @@ func (s *Service) Close(ctx context.Context, ref HandleRef) (*Node, error) {
 // errLastingClose ends a transient close that would delete.
 var errLastingClose = errors.New("file: the close deletes")
 
-func (s *Service) close(ctx context.Context, ref HandleRef, transient bool) (*Node, error) {
+func (s *Service) close(ctx context.Context, ref HandleRef, transient, written bool) (*Node, error) {
 	var out *Node
 	var brks []Break
 	update := s.eng.Update
@@ -424,8 +437,9 @@ func (s *Service) close(ctx context.Context, ref HandleRef, transient bool) (*No
 		if err := s.closeHandle(tx, ref.Share, h, n); err != nil {
 			return err
 		}
-		if n.DeletePending && n.Handles == 0 {
-			// The file is gone from its directory's listing.
+		if written || n.DeletePending && n.Handles == 0 {
+			// The file's entry in its directory's listing changed, or
+			// it is gone from it.
 			return s.breakParentOf(tx, ref.Share, n, h, &brks)
 		}
 		return nil

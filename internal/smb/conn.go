@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"bufio"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -73,6 +74,8 @@ type conn struct {
 	// work counts goroutines of asynchronous and parallel requests;
 	// cleanup waits for them.
 	work sync.WaitGroup
+	// reqDeadline is the context requests starting now share (reqctx.go).
+	reqDeadline atomic.Pointer[deadlineCtx]
 }
 
 type session struct {
@@ -211,9 +214,16 @@ func (c *conn) loggedOn() {
 
 var errDisconnect = errors.New("smb: connection ended")
 
+// readBufSize is the read loop's buffer: a small request's frame, and
+// often the next one's, comes in with its length in one read instead of
+// two (smbclient's put of a 4 KiB file is three such requests). Frames
+// larger than the buffer are read straight into their own memory.
+const readBufSize = 8 << 10
+
 func (c *conn) serve() {
 	defer c.cleanup()
 	var hdr [4]byte
+	rd := bufio.NewReaderSize(c.nc, readBufSize)
 	for {
 		timeout, limit := c.s.cfg.IdleTimeout, maxFrame
 		if !c.authenticated() {
@@ -222,7 +232,7 @@ func (c *conn) serve() {
 			timeout, limit = c.s.cfg.AuthTimeout, maxPreAuthFrame
 		}
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
-		if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
+		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
 			return
 		}
 		n := int(hdr[1])<<16 | int(hdr[2])<<8 | int(hdr[3])
@@ -236,14 +246,14 @@ func (c *conn) serve() {
 			// recycled buffer.
 			bp = getBuf(n)
 			frame = *bp
-			if _, err := io.ReadFull(c.nc, frame); err != nil {
+			if _, err := io.ReadFull(rd, frame); err != nil {
 				return
 			}
 		} else {
 			// Read the frame in pieces so a client announcing a large
 			// frame and sending little holds little memory.
 			var err error
-			if frame, err = readFrame(c.nc, n); err != nil {
+			if frame, err = readFrame(rd, n); err != nil {
 				return
 			}
 		}

@@ -114,10 +114,6 @@ func (c *conn) lookupOpen(r *request, id wire.FileID) *open {
 	return o
 }
 
-func (c *conn) reqCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.ctx, time_30s)
-}
-
 func statTimes(st *Stat) wire.FileTimes {
 	t := wire.FileTimes{CreationTime: fileTime(st.Creation), LastAccessTime: fileTime(st.LastAccess),
 		LastWriteTime: fileTime(st.LastWrite), ChangeTime: fileTime(st.Change), FileAttributes: attrs(st)}

@@ -282,13 +282,17 @@ func (h *handle) SetSDDL(ctx context.Context, sddl string) error {
 }
 
 func (h *handle) Close(ctx context.Context) error {
-	if h.written.Load() {
+	written := h.written.Load()
+	if written {
 		// Best effort: the close matters more.
 		h.svc.NotifyWritten(ctx, h.ref)
-		h.svc.ReportWritten(ctx, h.ref)
 	}
 	h.b.caches.remove(h)
-	_, err := h.svc.Close(ctx, h.ref)
+	closeFn := h.svc.Close
+	if written {
+		closeFn = h.svc.CloseWritten
+	}
+	_, err := closeFn(ctx, h.ref)
 	return mapErr(err)
 }
 

@@ -1,0 +1,79 @@
+package smbfile
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/smb"
+	"github.com/lazuli-storage/lazuli/internal/smb/smbtest"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// countingEngine counts the transactions run through it.
+type countingEngine struct {
+	storage.Engine
+	mu             sync.Mutex
+	updates, views int
+}
+
+func (e *countingEngine) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	e.mu.Lock()
+	e.updates++
+	e.mu.Unlock()
+	return e.Engine.Update(ctx, fn)
+}
+
+func (e *countingEngine) View(ctx context.Context, fn func(storage.Tx) error) error {
+	e.mu.Lock()
+	e.views++
+	e.mu.Unlock()
+	return e.Engine.View(ctx, fn)
+}
+
+// take returns the counts so far and starts again from zero.
+func (e *countingEngine) take() (updates, views int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	updates, views = e.updates, e.views
+	e.updates, e.views = 0, 0
+	return updates, views
+}
+
+// TestSmallPutCosts pins what smbclient's put of a small file asks of the
+// engine, one request at a time (the client waits for each): CREATE of a
+// new file, one WRITE and CLOSE are one Update each (each a durable
+// commit the client waits for) and read nothing else. The close of a
+// written file breaks the leases of its directory in its own Update,
+// without a View first to look for them.
+func TestSmallPutCosts(t *testing.T) {
+	eng := &countingEngine{Engine: memstore.New()}
+	addr, _ := serveShare(t, eng)
+	c, err := smbtest.Dial(addr, "acct", "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.TreeConnect("share"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, st uint32, wantUpdates, wantViews int) {
+		t.Helper()
+		if st != 0 {
+			t.Fatalf("%s: status %#x", what, st)
+		}
+		if u, v := eng.take(); u != wantUpdates || v != wantViews {
+			t.Errorf("%s: %d Updates and %d Views, want %d and %d", what, u, v, wantUpdates, wantViews)
+		}
+	}
+	const rw = smb.FileReadData | smb.FileWriteData | smb.FileReadAttributes | smb.FileWriteAttributes
+	for _, path := range []string{"f", "f2"} {
+		eng.take()
+		fid, st := c.Create(path, rw, smb.FileShareRead|smb.FileShareWrite, smb.FileOverwriteIf, smb.FileNonDirectoryFile)
+		check("CREATE "+path, st, 1, 0)
+		check("WRITE "+path, c.Write(fid, 0, bytes.Repeat([]byte{7}, 4096)), 1, 0)
+		check("CLOSE "+path, c.CloseFile(fid), 1, 0)
+	}
+}
