@@ -269,7 +269,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 			return err
 		}
 		req.Protect.apply(b)
-		if err := s.beforeReplace(ctx, tx, req.Ref, old, b, now); err != nil {
+		if err := s.beforeReplace(ctx, tx, req.Ref, old, b, policyRead{}, now); err != nil {
 			return err
 		}
 		b.replacing(old)

@@ -189,7 +189,7 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 			return err
 		}
 		req.Protect.apply(b)
-		if err := s.beforeReplace(ctx, tx, req.Dst, old, b, now); err != nil {
+		if err := s.beforeReplace(ctx, tx, req.Dst, old, b, policyRead{}, now); err != nil {
 			return err
 		}
 		b.replacing(old)

@@ -156,6 +156,13 @@ func deletePolicy(tx storage.Tx, acct string) (*DeletePolicy, error) {
 	return decode[DeletePolicy](v)
 }
 
+// policyRead is the delete retention policy as a write read it: known
+// says it was read, pol is nil when the policy is off.
+type policyRead struct {
+	pol   *DeletePolicy
+	known bool
+}
+
 // DeletePolicyOf returns the account's DeleteRetentionPolicy (nil: off).
 func (s *Service) DeletePolicyOf(ctx context.Context, acct string) (*DeletePolicy, error) {
 	var out *DeletePolicy
@@ -262,11 +269,18 @@ func demoteDeletedBase(tx storage.Tx, acct, c string, k pathKey, now time.Time) 
 // Blob, Put Block List, Copy Blob) before they store the new record: with
 // soft delete on, the state they overwrite (old, nil when there is none)
 // becomes a soft-deleted snapshot, and a soft-deleted base of the same
-// name gives way to the new blob as a soft-deleted snapshot.
-func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, now time.Time) error {
-	pol, err := deletePolicy(tx, ref.Account)
-	if err != nil || pol == nil {
-		return err
+// name gives way to the new blob as a soft-deleted snapshot. known is the
+// policy when the write already read it (Put Blob: getBlobStagedIn).
+func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, known policyRead, now time.Time) error {
+	pol := known.pol
+	if !known.known {
+		var err error
+		if pol, err = deletePolicy(tx, ref.Account); err != nil {
+			return err
+		}
+	}
+	if pol == nil {
+		return nil
 	}
 	if old == nil {
 		return demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), now)

@@ -101,13 +101,13 @@ func saveVersion(tx storage.Tx, ref Ref, cur *Blob) error {
 // there is none): on an account with a hierarchical namespace it makes
 // the parent directories (namespaceWrite); with versioning on, old becomes
 // a previous version and b gets a new version id; otherwise soft delete
-// may keep old.
-func (s *Service) beforeReplace(ctx context.Context, tx storage.Tx, ref Ref, old, b *Blob, now time.Time) error {
+// may keep old (pol: the delete retention policy, when already read).
+func (s *Service) beforeReplace(ctx context.Context, tx storage.Tx, ref Ref, old, b *Blob, pol policyRead, now time.Time) error {
 	if err := s.namespaceWrite(ctx, tx, ref, old, b, now); err != nil {
 		return err
 	}
 	if !s.Versioning(ref.Account) {
-		return keepOverwritten(tx, ref, old, now)
+		return keepOverwritten(tx, ref, old, pol, now)
 	}
 	if old != nil {
 		if err := saveVersion(tx, ref, old); err != nil {

@@ -41,6 +41,17 @@ func requestResiliency(t *testing.T, c *smbtest.Client, fid wire.FileID, in []by
 	return h.Status
 }
 
+// openRW opens r.txt for reading and writing on c with disposition and
+// returns its file id.
+func openRW(t *testing.T, c *smbtest.Client, disposition uint32) wire.FileID {
+	t.Helper()
+	fid, st := c.Create("r.txt", FileReadData|FileWriteData, 7, disposition, 0)
+	if st != 0 {
+		t.Fatalf("open r.txt: %#x", st)
+	}
+	return fid
+}
+
 func resiliencyRequest(ms uint32) []byte { return le.AppendUint32(le.AppendUint32(nil, ms), 0) }
 
 const (
@@ -57,10 +68,7 @@ const (
 func TestResilientOpenReplaysLockSequence(t *testing.T) {
 	_, addr := startServer(t, newMemFS("share1"))
 	c := dialTest(t, addr)
-	fid, st := c.Create("r.txt", FileReadData|FileWriteData, 7, FileOpenIf, 0)
-	if st != 0 {
-		t.Fatalf("create: %#x", st)
-	}
+	fid := openRW(t, c, FileOpenIf)
 	// Not resilient: the sequence number is not looked at.
 	if st := lockSeq(t, c, fid, 0x11, 100, 100, lockExclusiveNow); st != 0 {
 		t.Fatalf("lock: %#x", st)
@@ -107,10 +115,7 @@ func TestResilientOpenReplaysLockSequence(t *testing.T) {
 func TestResilientOpenSurvivesConnectionLoss(t *testing.T) {
 	s, addr := startServer(t, newMemFS("share1"))
 	a := dialTest(t, addr)
-	fid, st := a.Create("r.txt", FileReadData|FileWriteData, 7, FileOpenIf, 0)
-	if st != 0 {
-		t.Fatalf("create: %#x", st)
-	}
+	fid := openRW(t, a, FileOpenIf)
 	if st := requestResiliency(t, a, fid, resiliencyRequest(300)); st != 0 {
 		t.Fatalf("resiliency request: %#x", st)
 	}
@@ -120,10 +125,7 @@ func TestResilientOpenSurvivesConnectionLoss(t *testing.T) {
 	a.Close()
 	waitConns(t, s, 0)
 	b := dialTest(t, addr)
-	other, st := b.Create("r.txt", FileReadData|FileWriteData, 7, FileOpen, 0)
-	if st != 0 {
-		t.Fatalf("second open: %#x", st)
-	}
+	other := openRW(t, b, FileOpen)
 	if st := lockSeq(t, b, other, 0, 0, 10, lockExclusiveNow); st != smbtest.StatusLockNotGranted {
 		t.Fatalf("lock over the lost connection's lock: %#x", st)
 	}
@@ -141,10 +143,7 @@ func TestResilientOpenSurvivesConnectionLoss(t *testing.T) {
 	b.Close()
 	waitConns(t, s, 0)
 	c := dialTest(t, addr)
-	other, st = c.Create("r.txt", FileReadData|FileWriteData, 7, FileOpen, 0)
-	if st != 0 {
-		t.Fatalf("third open: %#x", st)
-	}
+	other = openRW(t, c, FileOpen)
 	deadline := time.Now().Add(5 * time.Second)
 	for lockSeq(t, c, other, 0, 20, 10, lockExclusiveNow) != 0 {
 		if time.Now().After(deadline) {

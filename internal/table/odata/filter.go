@@ -374,33 +374,27 @@ func (p *parser) peekWord(w string) bool {
 }
 
 func (p *parser) parseOr(depth int) (*Expr, error) {
-	l, err := p.parseAnd(depth)
-	if err != nil {
-		return nil, err
-	}
-	for p.peekWord("or") {
-		p.pos++
-		r, err := p.parseAnd(depth)
-		if err != nil {
-			return nil, err
-		}
-		l = &Expr{Kind: KindOr, L: l, R: r}
-	}
-	return l, nil
+	return p.parseChain(depth, "or", KindOr, p.parseAnd)
 }
 
 func (p *parser) parseAnd(depth int) (*Expr, error) {
-	l, err := p.parseUnary(depth)
+	return p.parseChain(depth, "and", KindAnd, p.parseUnary)
+}
+
+// parseChain reads operands (next) joined by the operator word, left to
+// right, into a tree of kind: or and and differ only in these.
+func (p *parser) parseChain(depth int, word string, kind Kind, next func(int) (*Expr, error)) (*Expr, error) {
+	l, err := next(depth)
 	if err != nil {
 		return nil, err
 	}
-	for p.peekWord("and") {
+	for p.peekWord(word) {
 		p.pos++
-		r, err := p.parseUnary(depth)
+		r, err := next(depth)
 		if err != nil {
 			return nil, err
 		}
-		l = &Expr{Kind: KindAnd, L: l, R: r}
+		l = &Expr{Kind: kind, L: l, R: r}
 	}
 	return l, nil
 }
