@@ -76,6 +76,8 @@ type conn struct {
 	work sync.WaitGroup
 	// reqDeadline is the context requests starting now share (reqctx.go).
 	reqDeadline atomic.Pointer[deadlineCtx]
+	// ended is closed once cleanup has parked or closed every open.
+	ended chan struct{}
 }
 
 type session struct {
@@ -192,7 +194,7 @@ func (o *open) currentPosition() uint64 {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, sessions: map[uint64]*session{}, async: map[uint64]*asyncOp{},
-		used: map[uint64]struct{}{}, credHi: 1, sem: make(chan struct{}, maxParallel)}
+		used: map[uint64]struct{}{}, credHi: 1, sem: make(chan struct{}, maxParallel), ended: make(chan struct{})}
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.ip = a.IP.String()
 	}
@@ -220,6 +222,10 @@ var errDisconnect = errors.New("smb: connection ended")
 // larger than the buffer are read straight into their own memory.
 const readBufSize = 8 << 10
 
+// testHookConnLost, set by tests, runs when a connection's reader meets
+// the end of its connection, before cleanup: a slow reader under load.
+var testHookConnLost atomic.Pointer[func()]
+
 func (c *conn) serve() {
 	defer c.cleanup()
 	var hdr [4]byte
@@ -233,6 +239,9 @@ func (c *conn) serve() {
 		}
 		c.nc.SetReadDeadline(time.Now().Add(timeout))
 		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
+			if hook := testHookConnLost.Load(); hook != nil {
+				(*hook)()
+			}
 			return
 		}
 		n := int(hdr[1])<<16 | int(hdr[2])<<8 | int(hdr[3])
@@ -296,6 +305,7 @@ func (c *conn) authenticated() bool {
 // open of every session is closed, which releases their share access,
 // locks and delete-pending state in the Backend.
 func (c *conn) cleanup() {
+	defer close(c.ended)
 	c.loggedOn() // leaves the count of connections without a logon
 	c.end()
 	c.nc.Close()

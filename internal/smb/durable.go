@@ -258,6 +258,9 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2
 	cr := c.cacheRequest(req)
 	req.OplockLevel = level
 	o, status := c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID, cr, path)
+	if o == nil && status == statusObjectNameNotFound && c.awaitHolder(id) {
+		o, status = c.s.unpark(id, r.sess.account, v2, guid, c.clientGUID, cr, path)
+	}
 	if o == nil {
 		return c.errorResponse(r, status)
 	}
@@ -292,6 +295,66 @@ func (c *conn) reconnect(r *request, req *wire.CreateRequest, id wire.FileID, v2
 		resp.Contexts = append(resp.Contexts, *lc)
 	}
 	return c.ok(r, resp.Append(nil))
+}
+
+// holderWait bounds how long a reconnect waits for the connection that
+// still holds its open to end.
+const holderWait = 500 * time.Millisecond
+
+// awaitHolder waits, for holderWait at most, for the other connections
+// that hold the open id, or are ending (their opens on the way to being
+// parked), to end, and reports whether there were any. A client that
+// lost its connection reconnects at once, and the server may not have
+// read the end of the old connection yet (its reader not yet scheduled
+// under load): the open is then still on the old connection's session,
+// not parked, and the reconnect would find nothing.
+func (c *conn) awaitHolder(id wire.FileID) bool {
+	c.s.mu.Lock()
+	conns := make([]*conn, 0, len(c.s.conns))
+	for o := range c.s.conns {
+		if o != c {
+			conns = append(conns, o)
+		}
+	}
+	c.s.mu.Unlock()
+	var holders []*conn
+	for _, cc := range conns {
+		if cc.ctx.Err() != nil || cc.holds(id) {
+			holders = append(holders, cc)
+		}
+	}
+	if len(holders) == 0 {
+		return false
+	}
+	deadline := time.NewTimer(holderWait)
+	defer deadline.Stop()
+	for _, cc := range holders {
+		select {
+		case <-cc.ended:
+		case <-deadline.C:
+			return true
+		}
+	}
+	return true
+}
+
+// holds reports whether a session of c has the durable open id.
+func (c *conn) holds(id wire.FileID) bool {
+	c.mu.Lock()
+	sessions := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		sessions = append(sessions, s)
+	}
+	c.mu.Unlock()
+	for _, s := range sessions {
+		s.mu.Lock()
+		o := s.opens[id.Persistent]
+		s.mu.Unlock()
+		if o != nil && o.id.Volatile == id.Volatile && o.durableState() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // sendCacheBreak sends a break for o on the connection that has it now. A

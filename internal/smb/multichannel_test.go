@@ -165,3 +165,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		t.Fatal("condition not reached")
 	}
 }
+
+// A re-authentication sent unsigned on a channel bound later does not get
+// in, yet its credentials are checked: good ones are refused with
+// ACCESS_DENIED and the session lives on, bad ones answer LOGON_FAILURE
+// and end the session on every channel, as on Windows (smbtorture
+// smb2.session.bind_invalid_auth).
+func TestUnsignedReauthOnBoundChannel(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	a, fid := primary(t, addr)
+	b := connect(t, addr, wire.Dialect302, testGUID)
+	if st := b.Bind(a.SessionID(), a.TreeID(), a.SigningKey(), testAccount, testKey); st != 0 {
+		t.Fatalf("bind: %#x", st)
+	}
+	b.Unsigned()
+	if st := b.Reauthenticate(testAccount, testKey); st != statusAccessDenied {
+		t.Fatalf("unsigned re-authentication with good credentials: %#x, want ACCESS_DENIED", st)
+	}
+	if _, st := a.Read(fid, 0, 100); st != 0 {
+		t.Fatalf("session after the refused re-authentication: %#x", st)
+	}
+	if st := b.Reauthenticate(testAccount, "not-the-key"); st != statusLogonFailure {
+		t.Fatalf("unsigned re-authentication with bad credentials: %#x, want LOGON_FAILURE", st)
+	}
+	if _, st := a.Read(fid, 0, 100); st != statusUserSessionDeleted {
+		t.Fatalf("first channel after the failed re-authentication: %#x, want USER_SESSION_DELETED", st)
+	}
+}

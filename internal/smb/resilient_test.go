@@ -174,3 +174,32 @@ func reconnectBody(path string, fid wire.FileID) []byte {
 	le.PutUint32(b[52:], uint32(len(ctx)))
 	return append(b, ctx...)
 }
+
+// A client that lost its connection reconnects at once, before the
+// server has read the end of the old connection (its reader is slow to
+// run under load): the reconnect waits for the old connection to end and
+// park the open, and takes it back, rather than finding nothing
+// (smbtorture smb2.durable-v2-open.reopen2-lease under load).
+func TestReconnectBeforeTheLostConnectionEnds(t *testing.T) {
+	_, addr := startServer(t, newMemFS("share1"))
+	slow := func() { time.Sleep(100 * time.Millisecond) }
+	testHookConnLost.Store(&slow)
+	t.Cleanup(func() { testHookConnLost.Store(nil) })
+	a := dialTest(t, addr)
+	fid, st := a.Create("r.txt", FileReadData|FileWriteData, 7, FileOpenIf, 0)
+	if st != 0 {
+		t.Fatalf("create: %#x", st)
+	}
+	if st := requestResiliency(t, a, fid, resiliencyRequest(5000)); st != 0 {
+		t.Fatalf("resiliency request: %#x", st)
+	}
+	b := dialTest(t, addr)
+	a.Close()
+	h, _, err := b.Do(wire.Create, reconnectBody("r.txt", fid))
+	if err != nil || h.Status != 0 {
+		t.Fatalf("reconnect: %v %#x", err, h.Status)
+	}
+	if st := lockSeq(t, b, fid, 0, 0, 10, lockExclusiveNow); st != 0 {
+		t.Fatalf("lock through the reconnected open: %#x", st)
+	}
+}

@@ -190,18 +190,21 @@ func (c *conn) sessionSetup(r *request) *response {
 		}
 		return resp
 	}
+	// unsignedLater is set for a re-authentication sent unsigned on a
+	// channel bound later, whose key only the client that bound it
+	// knows: its credentials are checked all the same (bad ones end the
+	// session with STATUS_LOGON_FAILURE, as on Windows: smbtorture
+	// smb2.session.bind_invalid_auth), but good ones do not let it in.
+	unsignedLater := false
 	if s.valid.Load() {
-		// A re-authentication is signed with the channel's key, and
-		// must be signed on a channel bound later, whose key only the
-		// client that bound it knows.
+		// A re-authentication is signed with the channel's key.
 		signed := r.hdr.Flags&wire.FlagSigned != 0
-		if signed && !c.verify(s, r.msg) || !signed && c.boundLater(s) {
+		if signed && !c.verify(s, r.msg) {
 			resp := c.errorResponse(r, statusAccessDenied)
-			if signed {
-				resp.hdr.Flags |= wire.FlagSigned // as in handle
-			}
+			resp.hdr.Flags |= wire.FlagSigned // as in handle
 			return resp
 		}
+		unsignedLater = !signed && c.boundLater(s)
 	}
 	r.hdr.SessionID = s.id
 	if s.valid.Load() && s.auth == nil {
@@ -247,6 +250,9 @@ func (c *conn) sessionSetup(r *request) *response {
 	s.auth = nil
 	account, _, _ := c.s.account(auth.User)
 	if s.valid.Load() {
+		if unsignedLater {
+			return c.errorResponse(r, statusAccessDenied)
+		}
 		return c.reauthenticated(r, s, auth, account, token)
 	}
 	if err := c.deriveKeys(s, auth.SessionKey()); err != nil {

@@ -108,6 +108,9 @@ func (c *Client) SigningKey() []byte { return smb3SigningKey(c.sessionKey) }
 // (SMB 3 dialects).
 func (c *Client) Sign() { c.signKey = c.SigningKey() }
 
+// Unsigned makes the client send its requests unsigned.
+func (c *Client) Unsigned() { c.signKey = nil }
+
 func smb3SigningKey(sessionKey []byte) []byte {
 	if sessionKey == nil {
 		return nil
