@@ -354,6 +354,15 @@ func benchmark(ctx context.Context, o *options) *report {
 	}
 	if o.goals {
 		rep.Goals = evalGoals(rep)
+		if o.settings.diskDir != "" {
+			// After the workloads, so that nothing else syncs meanwhile.
+			p, err := probeFsync(o.settings.diskDir, 200)
+			if err != nil {
+				fmt.Fprintln(o.progress, "fsync probe:", err)
+			}
+			rep.Fsync = p
+			applyFsyncCeiling(rep.Goals, o.settings.concurrency, p)
+		}
 	}
 	rep.LoadAfter = loadAverage()
 	return rep
