@@ -53,8 +53,12 @@ func probeFsync(dir string, count int) (*fsyncProbe, error) {
 	return &fsyncProbe{Syncs: count, MedianMS: ms(lat[len(lat)/2]), P99MS: ms(lat[len(lat)*99/100])}, nil
 }
 
+// syncsPerOp is how many dependent durable requests one op of a
+// workload makes, each waiting for a sync of its own; 1 when not listed.
+var syncsPerOp = map[string]float64{"blob-lease": 2, "file-put-1k": 2}
+
 // applyFsyncCeiling sets, on each durable-over-nosync goal, the ratio
-// N / (F * nosync ops/s) the probe's median latency F allows and the
+// N / (S * F * nosync ops/s), S its syncsPerOp, the probe's median latency F allows and the
 // fraction of it the measured ratio reaches.
 func applyFsyncCeiling(gs []goalResult, clients int, p *fsyncProbe) {
 	if p == nil || p.MedianMS <= 0 {
@@ -65,7 +69,11 @@ func applyFsyncCeiling(gs []goalResult, clients int, p *fsyncProbe) {
 		if g.Target != goalDurable || g.AnchorTarget != goalNoSync || g.AnchorOpsPerSec <= 0 {
 			continue
 		}
-		g.FsyncCeiling = float64(clients) / (p.MedianMS / 1000 * g.AnchorOpsPerSec)
+		s := syncsPerOp[g.Workload]
+		if s == 0 {
+			s = 1
+		}
+		g.FsyncCeiling = float64(clients) / (s * p.MedianMS / 1000 * g.AnchorOpsPerSec)
 		if g.Ratio > 0 {
 			g.OfCeiling = g.Ratio / min(g.FsyncCeiling, 1)
 		}
