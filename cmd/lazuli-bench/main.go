@@ -435,7 +435,9 @@ func progressLine(r *result) string {
 		s += "  " + fmtRate(r.MBPerSec) + " MB/s"
 	}
 	if r.ClientCPU > 0 {
-		s += fmt.Sprintf("  client %.2f cores", r.ClientCPU)
+		// Per op too, so that client, lazuli and PostgreSQL add up to the
+		// CPU one op costs the machine.
+		s += fmt.Sprintf("  client %.2f cores %.0f µs/op", r.ClientCPU, r.ClientCPU/r.OpsPerSec*1e6)
 	}
 	for _, c := range r.ServerCPU {
 		s += fmt.Sprintf("  %s %.0f µs/op", c.Tier, c.MicrosPerOp)
