@@ -38,6 +38,11 @@ type goalResult struct {
 	// Ratio is OpsPerSec / AnchorOpsPerSec; 0 when either is missing.
 	Ratio float64 `json:"ratio,omitempty"`
 	Met   bool    `json:"met"`
+	// FsyncCeiling, on a durable-over-nosync goal, is the highest ratio
+	// the data directory's fdatasync latency allows at this concurrency
+	// (see fsyncProbe); OfCeiling is Ratio over min(FsyncCeiling, 1).
+	FsyncCeiling float64 `json:"fsync_ceiling,omitempty"`
+	OfCeiling    float64 `json:"of_ceiling,omitempty"`
 }
 
 // goals are the speed goals, in the order they print.
@@ -86,7 +91,7 @@ func evalGoals(rep *report) []goalResult {
 func writeGoals(w io.Writer, gs []goalResult) error {
 	fmt.Fprintln(w, "\ngoals (ops/s, medians; the ratio is measured over limit):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "goal\tmeasured\tops/s\tlimit or anchor\tops/s\tratio\twant\tmet\t")
+	fmt.Fprintln(tw, "goal\tmeasured\tops/s\tlimit or anchor\tops/s\tratio\twant\tmet\tfsync ceiling\tof ceiling\t")
 	for _, g := range gs {
 		measured, anchor := g.Workload+" @"+g.Target, g.AnchorWorkload+" @"+g.AnchorTarget
 		ops, aops, ratio, met := "-", "-", "-", "not measured"
@@ -104,7 +109,14 @@ func writeGoals(w io.Writer, gs []goalResult) error {
 				met = "yes"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n", g.Name, measured, ops, anchor, aops, ratio, g.Want, met)
+		ceiling, of := "-", "-"
+		if g.FsyncCeiling > 0 {
+			ceiling = fmt.Sprintf("%.2f", g.FsyncCeiling)
+		}
+		if g.OfCeiling > 0 {
+			of = fmt.Sprintf("%.2f", g.OfCeiling)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", g.Name, measured, ops, anchor, aops, ratio, g.Want, met, ceiling, of)
 	}
 	return tw.Flush()
 }

@@ -221,3 +221,27 @@ func TestRoundsDiskAndPgbench(t *testing.T) {
 		t.Errorf("disk-write-64m left %d entries", len(left))
 	}
 }
+
+// TestFsyncCeiling pins the bound N / (F * nosync ops/s) and the
+// fraction of it a durable ratio reaches.
+func TestFsyncCeiling(t *testing.T) {
+	gs := []goalResult{
+		{goal: goal{Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.5, AnchorOpsPerSec: 4000},
+		{goal: goal{Target: goalPG, AnchorTarget: pgbenchTarget}, Ratio: 0.5, AnchorOpsPerSec: 4000},
+		{goal: goal{Workload: "blob-lease", Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.5, AnchorOpsPerSec: 4000},
+	}
+	applyFsyncCeiling(gs, 16, &fsyncProbe{MedianMS: 2})
+	if gs[0].FsyncCeiling != 2 || gs[0].OfCeiling != 0.5 {
+		t.Fatalf("durable goal: ceiling %v of %v, want 2 and 0.5", gs[0].FsyncCeiling, gs[0].OfCeiling)
+	}
+	if gs[2].FsyncCeiling != 1 || gs[2].OfCeiling != 0.5 {
+		t.Fatalf("two syncs per op: ceiling %v of %v, want 1 and 0.5", gs[2].FsyncCeiling, gs[2].OfCeiling)
+	}
+	if gs[1].FsyncCeiling != 0 {
+		t.Fatalf("PostgreSQL goal got a fsync ceiling %v", gs[1].FsyncCeiling)
+	}
+	p, err := probeFsync(t.TempDir(), 5)
+	if err != nil || p.MedianMS <= 0 {
+		t.Fatalf("probe: %+v, %v", p, err)
+	}
+}

@@ -354,6 +354,15 @@ func benchmark(ctx context.Context, o *options) *report {
 	}
 	if o.goals {
 		rep.Goals = evalGoals(rep)
+		if o.settings.diskDir != "" {
+			// After the workloads, so that nothing else syncs meanwhile.
+			p, err := probeFsync(o.settings.diskDir, 200)
+			if err != nil {
+				fmt.Fprintln(o.progress, "fsync probe:", err)
+			}
+			rep.Fsync = p
+			applyFsyncCeiling(rep.Goals, o.settings.concurrency, p)
+		}
 	}
 	rep.LoadAfter = loadAverage()
 	return rep
@@ -426,7 +435,9 @@ func progressLine(r *result) string {
 		s += "  " + fmtRate(r.MBPerSec) + " MB/s"
 	}
 	if r.ClientCPU > 0 {
-		s += fmt.Sprintf("  client %.2f cores", r.ClientCPU)
+		// Per op too, so that client, lazuli and PostgreSQL add up to the
+		// CPU one op costs the machine.
+		s += fmt.Sprintf("  client %.2f cores %.0f µs/op", r.ClientCPU, r.ClientCPU/r.OpsPerSec*1e6)
 	}
 	for _, c := range r.ServerCPU {
 		s += fmt.Sprintf("  %s %.0f µs/op", c.Tier, c.MicrosPerOp)

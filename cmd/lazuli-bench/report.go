@@ -33,6 +33,9 @@ type report struct {
 	Results []*result `json:"results"`
 	// Goals are the speed goals with this run's figures (--goals).
 	Goals []goalResult `json:"goals,omitempty"`
+	// Fsync is the data directory's fdatasync latency (--goals with
+	// --disk-dir), the bound of the durable small-write goals.
+	Fsync *fsyncProbe `json:"fsync,omitempty"`
 }
 
 // loadAverage returns the 1, 5 and 15 minute load averages where the
@@ -167,6 +170,10 @@ func (rep *report) writeTable(w io.Writer) error {
 		for _, n := range notes {
 			fmt.Fprintln(w, n)
 		}
+	}
+	if rep.Fsync != nil {
+		fmt.Fprintf(w, "\nfdatasync of a 512-byte record in the data directory: median %.2f ms, p99 %.2f ms (%d syncs); "+
+			"fsync ceiling = clients / (median * nosync ops/s)\n", rep.Fsync.MedianMS, rep.Fsync.P99MS, rep.Fsync.Syncs)
 	}
 	if rep.Goals != nil {
 		return writeGoals(w, rep.Goals)
