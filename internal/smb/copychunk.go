@@ -45,13 +45,7 @@ func (c *conn) requestResumeKey(r *request, req *wire.IoctlRequest) *response {
 
 // sourceOpen finds the open of this connection a resume key names.
 func (c *conn) sourceOpen(key []byte) *open {
-	c.mu.Lock()
-	sessions := make([]*session, 0, len(c.sessions))
-	for _, s := range c.sessions {
-		sessions = append(sessions, s)
-	}
-	c.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range c.sessionList() {
 		s.mu.Lock()
 		for _, o := range s.opens {
 			o.mu.Lock()

@@ -338,15 +338,21 @@ func (c *conn) awaitHolder(id wire.FileID) bool {
 	return true
 }
 
-// holds reports whether a session of c has the durable open id.
-func (c *conn) holds(id wire.FileID) bool {
+// sessionList returns the sessions of c as of now, to be walked without
+// c's lock (each session has its own).
+func (c *conn) sessionList() []*session {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	sessions := make([]*session, 0, len(c.sessions))
 	for _, s := range c.sessions {
 		sessions = append(sessions, s)
 	}
-	c.mu.Unlock()
-	for _, s := range sessions {
+	return sessions
+}
+
+// holds reports whether a session of c has the durable open id.
+func (c *conn) holds(id wire.FileID) bool {
+	for _, s := range c.sessionList() {
 		s.mu.Lock()
 		o := s.opens[id.Persistent]
 		s.mu.Unlock()

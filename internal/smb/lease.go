@@ -337,13 +337,7 @@ func (c *conn) leaseOpen(key [16]byte) *open {
 
 // leaseOpenHere finds an open of this connection holding the lease key.
 func (c *conn) leaseOpenHere(key [16]byte) *open {
-	c.mu.Lock()
-	sessions := make([]*session, 0, len(c.sessions))
-	for _, s := range c.sessions {
-		sessions = append(sessions, s)
-	}
-	c.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range c.sessionList() {
 		s.mu.Lock()
 		for _, o := range s.opens {
 			if o.lease != nil && *o.lease == key {
