@@ -156,11 +156,15 @@ type treeWalk struct {
 	stack   []*walkFrame
 	err     error
 
-	// Name, Snap and Value describe the current record; Key is its key
-	// name.
-	Name, Snap, Key string
-	Value           []byte
+	// Name, Snap and Value describe the current record (Value valid
+	// until the next call to Next).
+	Name, Snap string
+	Value      []byte
+	cur        *walkFrame
 }
+
+// Key is the key name of the current record.
+func (w *treeWalk) Key() string { return childKey(w.cur.id, w.cur.rec.leaf) }
 
 // walkFrame is one directory of a walk: its records and its child
 // directories, and the children whose subtree is still to come, ordered
@@ -169,10 +173,11 @@ type walkFrame struct {
 	dir, id         string // full name ("" the root) and id
 	recs, dirs      storage.Iterator
 	recBase, idBase []byte
-	rec             struct {
-		ok         bool
+	// rec is the next record; stale once handed out, until the scan
+	// moves (lazily, so that Value needs no copy).
+	rec struct {
+		ok, stale  bool
 		leaf, snap string
-		value      []byte
 	}
 	sub struct {
 		ok       bool
@@ -279,6 +284,7 @@ func (f *walkFrame) push(p pendingDir) {
 }
 
 func (w *treeWalk) advanceRec(f *walkFrame) {
+	f.rec.stale = false
 	if f.rec.ok = f.recs.Next(); !f.rec.ok {
 		w.setErr(f.recs.Err())
 		return
@@ -295,7 +301,7 @@ func (w *treeWalk) advanceRec(f *walkFrame) {
 		f.rec.ok = false
 		return
 	}
-	f.rec.leaf, f.rec.snap, f.rec.value = leaf, snap, append([]byte(nil), f.recs.Value()...)
+	f.rec.leaf, f.rec.snap = leaf, snap
 }
 
 func (w *treeWalk) advanceSub(f *walkFrame) {
@@ -322,6 +328,10 @@ func (w *treeWalk) setErr(err error) {
 func (w *treeWalk) Next() bool {
 	for w.err == nil && len(w.stack) > 0 {
 		f := w.stack[len(w.stack)-1]
+		if f.rec.stale {
+			w.advanceRec(f)
+			continue
+		}
 		// The next output is the least of the next record's leaf and the
 		// sort keys of the subtrees to come. A child directory not yet
 		// read sorts at or after its leaf, so reading those below that
@@ -354,8 +364,9 @@ func (w *treeWalk) Next() bool {
 			w.stack = w.stack[:len(w.stack)-1]
 			continue
 		}
-		w.Name, w.Snap, w.Key, w.Value = join(f.dir, f.rec.leaf), f.rec.snap, childKey(f.id, f.rec.leaf), f.rec.value
-		w.advanceRec(f)
+		w.Name, w.Snap, w.Value = join(f.dir, f.rec.leaf), f.rec.snap, f.recs.Value()
+		f.rec.stale = true
+		w.cur = f
 		return true
 	}
 	return false

@@ -2,15 +2,19 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -66,6 +70,9 @@ func walkNames(tb testing.TB, w *treeWalk) []string {
 		}
 		if w.Snap == "" {
 			out = append(out, w.Name)
+			if n, err := fullName(w.tx, w.acct, w.c, w.Key()); err != nil || n != w.Name {
+				tb.Fatalf("key of %q names %q (%v)", w.Name, n, err)
+			}
 		}
 	}
 	if err := w.Err(); err != nil {
@@ -78,7 +85,7 @@ func walkNames(tb testing.TB, w *treeWalk) []string {
 // the names come in full-name byte order, as a scan of full names would
 // give them.
 func TestHNSIndexWalkOrder(t *testing.T) {
-	onHNSEngines(t, func(t *testing.T, s *Service) {
+	onIndexEngines(t, func(t *testing.T, s *Service) {
 		all := append(slices.Clone(indexDirs), indexFiles...)
 		sort.Strings(all)
 		err := s.eng.Update(context.Background(), func(tx storage.Tx) error {
@@ -141,7 +148,7 @@ func TestHNSIndexWalkOrder(t *testing.T) {
 // index entry: the walk, the reverse lookup and resolution of the paths
 // under it then give the new name, and the old one resolves no more.
 func TestHNSIndexRename(t *testing.T) {
-	onHNSEngines(t, func(t *testing.T, s *Service) {
+	onIndexEngines(t, func(t *testing.T, s *Service) {
 		ctx := context.Background()
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
 			seedIndex(t, tx)
@@ -210,6 +217,23 @@ func TestHNSIndexRename(t *testing.T) {
 	})
 }
 
+// onIndexEngines is onHNSEngines and PostgreSQL.
+func onIndexEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
+	onHNSEngines(t, fn)
+	t.Run("postgres", func(t *testing.T) {
+		e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+		if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
+}
+
 // seedIndexTree is seedTree in the layout of the name index: the
 // directory root with n descendants (n/1000 subdirectories holding the
 // rest as files), each with its record and access control.
@@ -260,6 +284,8 @@ func seedIndexTree(tb testing.TB, s *Service, root string, n int) {
 	}
 }
 
+var errNoSource, errTaken = errors.New("no source directory"), errors.New("destination exists")
+
 // renameIndexed renames the directory src to dst in the layout of the
 // name index: its record, its access control and its index entries
 // move; what lies under it stays.
@@ -273,14 +299,25 @@ func renameIndexed(tx storage.Tx, src, dst string) error {
 		return err
 	}
 	id, ok, err := dirIDOf(tx, "acct", "fsys", from)
-	if err != nil || !ok {
-		return fmt.Errorf("no directory %q: %v", src, err)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNoSource
+	}
+	if _, err := tx.Get(blobKey("acct", "fsys", to, "")); err == nil {
+		return errTaken
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
 	}
 	for _, k := range [][2][]byte{
 		{blobKey("acct", "fsys", from, ""), blobKey("acct", "fsys", to, "")},
 		{pathACLKey("acct", "fsys", from), pathACLKey("acct", "fsys", to)},
 	} {
 		v, err := tx.Get(k[0])
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // a path without access control of its own
+		}
 		if err != nil {
 			return err
 		}
@@ -385,4 +422,161 @@ func newBenchService(b *testing.B, eng string) *Service {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// deleteIndexed deletes the directory name and everything under it.
+func deleteIndexed(tx storage.Tx, name string) error {
+	key, _, err := resolveKey(tx, "acct", "fsys", name)
+	if err != nil {
+		return err
+	}
+	id, ok, err := dirIDOf(tx, "acct", "fsys", key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNoSource
+	}
+	keys := []string{key}
+	w := walkTree(tx, "acct", "fsys", name, id, "", "")
+	for w.Next() {
+		keys = append(keys, w.Key())
+	}
+	w.Close()
+	if err := w.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(blobKey("acct", "fsys", k, "")); err != nil {
+			return err
+		}
+		if sub, ok, err := dirIDOf(tx, "acct", "fsys", k); err != nil {
+			return err
+		} else if ok {
+			if err := dropDirID(tx, "acct", "fsys", k, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TestHNSIndexRenameRace races renames of one directory to several
+// names and its deletion with creates of files under it, on every
+// engine: exactly one rename or the delete wins; every create that
+// succeeded lies under the name the directory has at its commit
+// (resolution read the entry the rename replaced), so each file is there
+// once, under the winner's name, and none is left without a name.
+func TestHNSIndexRenameRace(t *testing.T) {
+	onIndexEngines(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		if err := s.eng.Update(ctx, func(tx storage.Tx) error { seedIndex(t, tx); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		const renames, creates = 4, 12
+		retry := func(fn func(tx storage.Tx) error) error {
+			for {
+				err := s.eng.Update(ctx, fn)
+				if !errors.Is(err, storage.ErrConflict) {
+					return err
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		winners, created := 0, 0
+		start := make(chan struct{})
+		for i := 0; i < renames+1+creates; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				<-start
+				if i <= renames {
+					err := retry(func(tx storage.Tx) error {
+						if i == renames {
+							return deleteIndexed(tx, "a/b")
+						}
+						return renameIndexed(tx, "a/b", fmt.Sprintf("dst%d", i))
+					})
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						winners++
+					case !errors.Is(err, errNoSource) && !errors.Is(err, errNotDir):
+						t.Errorf("rename %d: %v", i, err)
+					}
+					return
+				}
+				err := retry(func(tx storage.Tx) error {
+					key, _, err := resolveKey(tx, "acct", "fsys", fmt.Sprintf("a/b/new%02d", i))
+					if err != nil {
+						return err
+					}
+					return tx.Set(blobKey("acct", "fsys", key, ""), nil)
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					created++
+				case !errors.Is(err, errNotDir):
+					t.Errorf("create %d: %v", i, err)
+				}
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		if winners != 1 {
+			t.Fatalf("%d renames won", winners)
+		}
+		err := s.eng.View(ctx, func(tx storage.Tx) error {
+			names := walkNames(t, walkTree(tx, "acct", "fsys", "", "", "", ""))
+			news, moved := 0, 0
+			for _, n := range names {
+				if strings.HasPrefix(n, "a/b/") {
+					t.Errorf("%q is still under the old name", n)
+				}
+				if strings.HasPrefix(n, "dst") && strings.Contains(n, "/") {
+					moved++
+				}
+				if strings.Contains(n, "/new") {
+					news++
+				}
+			}
+			deleted := !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "dst") })
+			if deleted && news != 0 || !deleted && news != created {
+				t.Errorf("%d new files listed, %d created, directory deleted %v", news, created, deleted)
+			}
+			// a/b held c, c.txt, c/d besides what was created.
+			if !deleted && moved != created+3 {
+				t.Errorf("%d paths under the winner, want %d: %q", moved, created+3, names)
+			}
+			// No record lies under a directory id that no name reaches.
+			lo := blobsPrefix("acct", "fsys")
+			it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
+			defer it.Close()
+			records := 0
+			for it.Next() {
+				key, rest, err := keyenc.ReadString(it.Key()[len(lo):])
+				if err != nil {
+					return err
+				}
+				if snap, _, _ := keyenc.ReadString(rest); snap != "" {
+					continue
+				}
+				records++
+				if _, err := fullName(tx, "acct", "fsys", key); err != nil {
+					t.Errorf("record %q has no name: %v", key, err)
+				}
+			}
+			if records != len(names) {
+				t.Errorf("%d records, %d listed", records, len(names))
+			}
+			return it.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }
