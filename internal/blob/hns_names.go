@@ -52,22 +52,23 @@ const keySep = "\x01"
 var errNotDir = errors.New("blob: an ancestor is not a directory")
 
 // childKey is the key name of leaf in the directory dirID ("" the root).
-func childKey(dirID, leaf string) string { return keySep + dirID + keySep + leaf }
+func childKey(dirID, leaf string) pathKey { return pathKey(keySep + dirID + keySep + leaf) }
 
 // splitKey reverses childKey.
-func splitKey(key string) (dirID, leaf string, ok bool) {
-	if !strings.HasPrefix(key, keySep) {
+func splitKey(key pathKey) (dirID, leaf string, ok bool) {
+	k, ok := strings.CutPrefix(string(key), keySep)
+	if !ok {
 		return "", "", false
 	}
-	return strings.Cut(key[len(keySep):], keySep)
+	return strings.Cut(k, keySep)
 }
 
-func dirIDKey(acct, c, key string) []byte  { return tupleKey(kindDirID, acct, c, key) }
-func dirNameKey(acct, c, id string) []byte { return tupleKey(kindDirName, acct, c, id) }
+func dirIDKey(acct, c string, key pathKey) []byte { return tupleKey(kindDirID, acct, c, string(key)) }
+func dirNameKey(acct, c, id string) []byte        { return tupleKey(kindDirName, acct, c, id) }
 
 // dirIDOf returns the id of the directory stored under key (ok false when
 // key is not a directory).
-func dirIDOf(tx storage.Tx, acct, c, key string) (id string, ok bool, err error) {
+func dirIDOf(tx storage.Tx, acct, c string, key pathKey) (id string, ok bool, err error) {
 	v, err := tx.Get(dirIDKey(acct, c, key))
 	if errors.Is(err, storage.ErrNotFound) {
 		return "", false, nil
@@ -80,7 +81,7 @@ func dirIDOf(tx storage.Tx, acct, c, key string) (id string, ok bool, err error)
 
 // resolveKey returns the key name of name and the id of its parent
 // directory; errNotDir when an ancestor is missing or a file.
-func resolveKey(tx storage.Tx, acct, c, name string) (key, parentID string, err error) {
+func resolveKey(tx storage.Tx, acct, c, name string) (key pathKey, parentID string, err error) {
 	for {
 		leaf, rest, more := strings.Cut(name, "/")
 		k := childKey(parentID, leaf)
@@ -99,16 +100,16 @@ func resolveKey(tx storage.Tx, acct, c, name string) (key, parentID string, err 
 }
 
 // putDirID records that key is the directory id.
-func putDirID(tx storage.Tx, acct, c, key, id string) error {
+func putDirID(tx storage.Tx, acct, c string, key pathKey, id string) error {
 	if err := tx.Set(dirIDKey(acct, c, key), []byte(id)); err != nil {
 		return err
 	}
-	return tx.Set(dirNameKey(acct, c, id), []byte(key))
+	return tx.Set(dirNameKey(acct, c, id), []byte(string(key)))
 }
 
 // moveDirID re-homes the directory id from key from to key to: the whole
 // index change of renaming a directory.
-func moveDirID(tx storage.Tx, acct, c, from, to, id string) error {
+func moveDirID(tx storage.Tx, acct, c string, from, to pathKey, id string) error {
 	if err := tx.Delete(dirIDKey(acct, c, from)); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func moveDirID(tx storage.Tx, acct, c, from, to, id string) error {
 }
 
 // dropDirID removes the index entries of the directory id under key.
-func dropDirID(tx storage.Tx, acct, c, key, id string) error {
+func dropDirID(tx storage.Tx, acct, c string, key pathKey, id string) error {
 	if err := tx.Delete(dirIDKey(acct, c, key)); err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func dropDirID(tx storage.Tx, acct, c, key, id string) error {
 
 // fullName is the name of the path stored under key, from the parent
 // links of its ancestors.
-func fullName(tx storage.Tx, acct, c, key string) (string, error) {
+func fullName(tx storage.Tx, acct, c string, key pathKey) (string, error) {
 	var parts []string
 	for {
 		id, leaf, ok := splitKey(key)
@@ -140,7 +141,7 @@ func fullName(tx storage.Tx, acct, c, key string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		key = string(v)
+		key = pathKey(v)
 	}
 	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
 		parts[i], parts[j] = parts[j], parts[i]
@@ -164,7 +165,7 @@ type treeWalk struct {
 }
 
 // Key is the key name of the current record.
-func (w *treeWalk) Key() string { return childKey(w.cur.id, w.cur.rec.leaf) }
+func (w *treeWalk) Key() pathKey { return childKey(w.cur.id, w.cur.rec.leaf) }
 
 // walkFrame is one directory of a walk: its records and its child
 // directories, and the children whose subtree is still to come, ordered

@@ -259,7 +259,7 @@ func seedIndexTree(tb testing.TB, s *Service, root string, n int) {
 				dir := lo+j <= dirs
 				var b *Blob
 				if dir {
-					b = s.newDirRecord(name, nil, now)
+					b = s.newDirRecord(key, name, nil, now)
 					if err := putDirID(tx, "acct", "fsys", key, fmt.Sprintf("%x", lo+j)); err != nil {
 						return err
 					}
@@ -437,7 +437,7 @@ func deleteIndexed(tx storage.Tx, name string) error {
 	if !ok {
 		return errNoSource
 	}
-	keys := []string{key}
+	keys := []pathKey{key}
 	w := walkTree(tx, "acct", "fsys", name, id, "", "")
 	for w.Next() {
 		keys = append(keys, w.Key())
@@ -566,7 +566,7 @@ func TestHNSIndexRenameRace(t *testing.T) {
 					continue
 				}
 				records++
-				if _, err := fullName(tx, "acct", "fsys", key); err != nil {
+				if _, err := fullName(tx, "acct", "fsys", pathKey(key)); err != nil {
 					t.Errorf("record %q has no name: %v", key, err)
 				}
 			}
