@@ -90,8 +90,6 @@ func TestHNSIndexFollowsDirectories(t *testing.T) {
 	onAllEngines(t, func(t *testing.T, s *Service) {
 		s.UseHierarchicalNamespace(func(string) bool { return true })
 		ctx := context.Background()
-		var n int
-		s.newID = func() string { n++; return fmt.Sprintf("%08d-0000-0000-0000-000000000000", n) }
 		step := func(what string, err error, want ...string) {
 			t.Helper()
 			if err != nil {
