@@ -182,3 +182,46 @@ func TestHNSIndexRecursiveDeleteInBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestHNSIndexSoftDelete deletes an empty directory and a container with
+// soft delete on: the directory leaves the index with its record and
+// comes back with it (Undelete Blob), and a restored container brings
+// its index back.
+func TestHNSIndexSoftDelete(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		s.UseHierarchicalNamespace(func(string) bool { return true })
+		s.UseContainerRetention(func(string) int { return 2 })
+		ctx := context.Background()
+		if err := s.SetServiceProps(ctx, "acct", &ServiceProps{XML: []byte(retainOneDay)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: ref("a/b"), Dir: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteBlob(ctx, ref("a/b"), "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexedDirs(t, s, "fsys"); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("after the delete: %q", got)
+		}
+		if err := s.Undelete(ctx, ref("a/b")); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexedDirs(t, s, "fsys"); !slices.Equal(got, []string{"a", "a/b"}) {
+			t.Fatalf("after the undelete: %q", got)
+		}
+		if err := s.DeleteContainer(ctx, "acct", "fsys", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.ListDeletedContainers(ctx, "acct", "")
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("deleted containers: %v %v", ds, err)
+		}
+		if _, err := s.RestoreContainer(ctx, "acct", "fsys", ds[0].Version); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexedDirs(t, s, "fsys"); !slices.Equal(got, []string{"a", "a/b"}) {
+			t.Fatalf("after the restore: %q", got)
+		}
+	})
+}
