@@ -125,6 +125,18 @@ func TestHNSIndexFollowsDirectories(t *testing.T) {
 		step("recursive delete of x/d", err, "x")
 		_, err = s.CreatePath(ctx, CreatePathRequest{Ref: ref("x/d/e"), Dir: true})
 		step("make x/d/e again", err, "x", "x/d", "x/d/e")
+		// To another filesystem: the subtree's entries go along.
+		if _, err := s.CreateContainer(ctx, "acct", "other", nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: Ref{Account: "acct", Container: "other", Name: "p"}, Dir: true}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.RenamePath(ctx, RenameRequest{Src: ref("x/d"), Dst: Ref{Account: "acct", Container: "other", Name: "p/d"}})
+		step("rename x/d to another filesystem", err, "x")
+		if got, want := indexedDirs(t, s, "other"), []string{"p", "p/d", "p/d/e"}; !slices.Equal(got, want) {
+			t.Fatalf("other filesystem: %q, want %q", got, want)
+		}
 		if err := s.DeleteContainer(ctx, "acct", "fsys", Cond{}); err != nil {
 			t.Fatal(err)
 		}
