@@ -56,7 +56,7 @@ func movedPrefix(acct, name, version string) []byte { return tupleKey(kindMoved,
 
 // containerKinds are the key kinds whose keys start with account and
 // container: everything a container holds.
-var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL}
+var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL, kindDirID, kindDirName}
 
 // softDeleteContainer moves container c and everything in it under a new
 // deleted-container version.

@@ -238,6 +238,9 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 	if len(missing) == 0 {
 		return nil
 	}
+	if _, _, _, err := s.indexDir(tx, acct, c, missing[0]); err != nil {
+		return err
+	}
 	// Each directory made here inherits the default ACL of the one above
 	// it, from the nearest existing ancestor down.
 	// The root keeps access control of its own.
@@ -278,6 +281,20 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 func (s *Service) materialize(tx storage.Tx, acct, c string, p *Path, now time.Time) error {
 	if p.Blob != nil {
 		return nil
+	}
+	if s.HierarchicalNamespace(acct) {
+		// The directory and its ancestors get records and ids, unless an
+		// ancestor is a file (a blob written under a file through the
+		// Blob API): then it stays out of the index, as they do.
+		err := s.ensureParents(tx, acct, c, p.Name, now)
+		if e, ok := azerr.As(err); !ok || e.Code != azerr.PathConflict {
+			if err != nil {
+				return err
+			}
+			if _, _, _, err := s.indexDir(tx, acct, c, p.Name); err != nil {
+				return err
+			}
+		}
 	}
 	b := s.newDirRecord(plainKey(p.Name), p.Name, nil, now)
 	if err := putBlob(tx, acct, c, b); err != nil {

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -108,7 +109,12 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 					if strings.Contains(r, "/") {
 						if !emitted[cname] {
 							emitted[cname] = true
-							out = append(out, &Path{Name: cname, Dir: true, ACL: defaultACL(true)})
+							if implied, err := impliedDir(tx, acct, c, cname); err != nil {
+								it.Close()
+								return err
+							} else if implied {
+								out = append(out, &Path{Name: cname, Dir: true, ACL: defaultACL(true)})
+							}
 						}
 						// Skip the rest of the child's subtree.
 						skipTo = keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), cname+"/"))
@@ -125,7 +131,12 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 					}
 					for i := len(anc) - 1; i >= 0; i-- {
 						emitted[anc[i]] = true
-						out = append(out, &Path{Name: anc[i], Dir: true, ACL: defaultACL(true)})
+						if implied, err := impliedDir(tx, acct, c, anc[i]); err != nil {
+							it.Close()
+							return err
+						} else if implied {
+							out = append(out, &Path{Name: anc[i], Dir: true, ACL: defaultACL(true)})
+						}
 					}
 				}
 				b, err := decodeBlobAt(it.Value(), name, "")
@@ -173,4 +184,17 @@ func (s *Service) listedFor(req ListPathsRequest, name string) []string {
 		return out[len(out)-1:]
 	}
 	return out
+}
+
+// impliedDir reports whether the directory dir, which a record under it
+// implies, has no record of its own. One that has was listed from its
+// record, which sorts before every path under it: on an earlier page
+// when a continuation resumes between the two (after "a" and "a-b" comes
+// "a/x", whose directory "a" the page must not list again).
+func impliedDir(tx storage.Tx, acct, c, dir string) (bool, error) {
+	_, err := tx.Get(blobKey(acct, c, plainKey(dir), ""))
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
 }

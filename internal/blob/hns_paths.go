@@ -69,6 +69,9 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 		}
 		var b *Blob
 		if req.Dir {
+			if _, _, _, err := s.indexDir(tx, req.Account, req.Container, req.Name); err != nil {
+				return err
+			}
 			b = s.newDirRecord(req.key(), req.Name, req.Meta, now)
 		} else {
 			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, key: req.key()}
@@ -342,7 +345,7 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 				}
 			}
 			for _, n := range names {
-				if err := deletePathRecords(tx, ref.Account, ref.Container, n); err != nil {
+				if err := s.deletePathRecords(tx, ref.Account, ref.Container, n); err != nil {
 					return err
 				}
 			}
@@ -353,14 +356,18 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 		if p.Blob == nil {
 			return nil
 		}
-		return deletePathRecords(tx, ref.Account, ref.Container, ref.Name)
+		return s.deletePathRecords(tx, ref.Account, ref.Container, ref.Name)
 	})
 	return next, err
 }
 
 // deletePathRecords removes one path: its record, snapshots, uncommitted
-// appends and access control.
-func deletePathRecords(tx storage.Tx, acct, c, name string) error {
+// appends and access control, and the index entries of a directory and
+// of the directories under it.
+func (s *Service) deletePathRecords(tx storage.Tx, acct, c, name string) error {
+	if err := s.unindexDir(tx, acct, c, name); err != nil {
+		return err
+	}
 	k := plainKey(name)
 	snaps, err := snapshotIDs(tx, Ref{Account: acct, Container: c, Name: name})
 	if err != nil {

@@ -106,13 +106,18 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 				}
 			}
 			if dp.Blob != nil {
-				if err := deletePathRecords(tx, dst.Account, dst.Container, dst.Name); err != nil {
+				if err := s.deletePathRecords(tx, dst.Account, dst.Container, dst.Name); err != nil {
 					return err
 				}
 			}
 		}
 		if err := s.materialize(tx, src.Account, src.Container, sp, now); err != nil {
 			return err
+		}
+		if sp.Dir {
+			if err := s.renameDirIndex(tx, src, dst); err != nil {
+				return err
+			}
 		}
 		if err := movePathKeys(tx, src, dst); err != nil {
 			return err

@@ -22,7 +22,8 @@ func onAllEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Close() })
-		s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+		var n atomic.Int64
+		s := New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", n.Add(1)) })
 		if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -39,6 +40,7 @@ func onAllEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 // names.
 func TestHNSRenameRaceUnderTree(t *testing.T) {
 	onAllEngines(t, func(t *testing.T, s *Service) {
+		s.UseHierarchicalNamespace(func(string) bool { return true })
 		ctx := context.Background()
 		const files = 24
 		for i := 0; i < files; i++ {
@@ -198,6 +200,8 @@ func TestHNSRenameRaceUnderTree(t *testing.T) {
 		if subErr != nil && code(subErr) != "SourcePathNotFound" {
 			t.Fatalf("rename of d1: %v", subErr)
 		}
+		// The name index agrees with the directories the races left.
+		indexedDirs(t, s, "fsys")
 	})
 }
 

@@ -49,6 +49,7 @@ func onHNSEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 			t.Cleanup(func() { e.Close() })
 			var n atomic.Int64
 			s := New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", n.Add(1)) })
+			s.UseHierarchicalNamespace(func(string) bool { return true })
 			if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
 				t.Fatal(err)
 			}

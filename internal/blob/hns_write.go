@@ -46,6 +46,16 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 			return err
 		}
 	}
+	// A blob written with hdi_isfolder=true is a directory.
+	if b.IsDir() {
+		if _, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
+			return err
+		}
+	} else if old != nil && old.IsDir() {
+		if err := s.unindexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
+			return err
+		}
+	}
 	if caller != nil && caller.OID != "" {
 		if err := z.ownMade(ref.Name, existed); err != nil {
 			return err
@@ -91,5 +101,5 @@ func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b
 	if kids {
 		return azerr.New(azerr.DirectoryNotEmpty)
 	}
-	return nil
+	return s.unindexDir(tx, ref.Account, ref.Container, ref.Name)
 }

@@ -337,10 +337,6 @@ func blockKey(acct, c string, k pathKey, id string) []byte {
 	return keyenc.AppendString(blocksPrefix(acct, c, k), id)
 }
 
-func containerBlocksPrefix(acct, c string) []byte {
-	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c)
-}
-
 // appendsPrefix covers the append blocks of one blob or snapshot.
 func appendsPrefix(acct, c string, k pathKey, snap string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c), string(k)), snap)
@@ -348,10 +344,6 @@ func appendsPrefix(acct, c string, k pathKey, snap string) []byte {
 
 func appendKey(acct, c string, k pathKey, snap string, i int) []byte {
 	return keyenc.AppendUint64(appendsPrefix(acct, c, k, snap), uint64(i))
-}
-
-func containerAppendsPrefix(acct, c string) []byte {
-	return keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c)
 }
 
 // pagesPrefix covers the written pages of one page blob or snapshot,
@@ -366,10 +358,6 @@ func blockListKey(acct, c string, k pathKey, snap string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c), string(k)), snap)
 }
 
-func containerBlockListsPrefix(acct, c string) []byte {
-	return keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c)
-}
-
 // tagIndexPrefix covers the base blobs of an account carrying tag = value.
 func tagIndexPrefix(acct, tag, value string) []byte {
 	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindTagIndex}, acct), tag), value)
@@ -377,10 +365,6 @@ func tagIndexPrefix(acct, tag, value string) []byte {
 
 func tagIndexKey(acct, tag, value, c string, k pathKey) []byte {
 	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), c), string(k))
-}
-
-func containerPagesPrefix(acct, c string) []byte {
-	return keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c)
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }

@@ -512,8 +512,8 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if err := unindexContainer(tx, acct, name); err != nil {
 			return err
 		}
-		for _, p := range [][]byte{blobsPrefix(acct, name), stagingPrefix(acct, name), containerBlocksPrefix(acct, name), containerAppendsPrefix(acct, name), containerPagesPrefix(acct, name), containerBlockListsPrefix(acct, name), deletedContainerPrefix(acct, name), containerACLsPrefix(acct, name)} {
-			if err := deleteRange(tx, p); err != nil {
+		for _, kind := range containerKinds {
+			if err := deleteRange(tx, tupleKey(kind, acct, name)); err != nil {
 				return err
 			}
 		}

@@ -443,6 +443,12 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 			if err := putBlob(tx, ref.Account, ref.Container, b); err != nil {
 				return err
 			}
+			if b.Snapshot == "" && b.IsDir() {
+				// A directory back under its name is back in the index.
+				if _, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
+					return err
+				}
+			}
 		}
 		if !restored {
 			return azerr.New(azerr.BlobNotFound)
