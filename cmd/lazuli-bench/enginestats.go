@@ -74,3 +74,16 @@ func engineNote(before, after engineStats, elapsed time.Duration) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// meanFsyncMS is the mean time of the log's fsyncs between two samples,
+// 0 when there were none (or no samples).
+func meanFsyncMS(before, after engineStats) float64 {
+	if before == nil || after == nil {
+		return 0
+	}
+	fs := after["fsyncs_total"] - before["fsyncs_total"]
+	if fs <= 0 {
+		return 0
+	}
+	return 1000 * (after["fsync_seconds_total"] - before["fsync_seconds_total"]) / fs
+}

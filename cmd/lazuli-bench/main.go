@@ -354,6 +354,7 @@ func benchmark(ctx context.Context, o *options) *report {
 	}
 	if o.goals {
 		rep.Goals = evalGoals(rep)
+		applyFsyncModel(rep.Goals, rep, o.settings.concurrency)
 		if o.settings.diskDir != "" {
 			// After the workloads, so that nothing else syncs meanwhile.
 			p, err := probeFsync(o.settings.diskDir, 200)

@@ -135,6 +135,9 @@ type result struct {
 	// Engine is what the target's engine did during the measurement
 	// (--engine-stats; see engineNote).
 	Engine string `json:"engine,omitempty"`
+	// FsyncMS is the mean time of the log's fsyncs during the
+	// measurement (--engine-stats), 0 without fsyncs.
+	FsyncMS float64 `json:"fsync_ms,omitempty"`
 	// RoundOpsPerSec are the ops/s of every round, in the order run, when
 	// --rounds is above 1; the result itself is the median round's.
 	RoundOpsPerSec []float64 `json:"round_ops_per_sec,omitempty"`
@@ -212,7 +215,9 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 			stats, elapsed := runClients(ctx, ops, s.duration, true)
 			cpu1, ok1 := processCPU()
 			srv1 := sampleTiers(tiers)
-			res.Engine = engineNote(eng0, sampleEngine(s.engineStats[t.name]), elapsed)
+			eng1 := sampleEngine(s.engineStats[t.name])
+			res.Engine = engineNote(eng0, eng1, elapsed)
+			res.FsyncMS = meanFsyncMS(eng0, eng1)
 			summarize(res, stats, elapsed)
 			if ok0 && ok1 && elapsed > 0 {
 				res.ClientCPU = float64(cpu1-cpu0) / float64(elapsed)
