@@ -1,0 +1,55 @@
+package blob
+
+// Blob writes against the shape of a hierarchical namespace.
+//
+// On an account with a hierarchical namespace a name is a file or a
+// directory, never both, and every ancestor of a path is a directory. A
+// Blob API write that would break that (a file over a directory, a
+// directory marker over a file, a blob under a file) answers 409
+// PathConflict, as the dfs API does for the same request; the check runs
+// in the write's transaction, so two racing writes that would together
+// break it cannot both succeed.
+
+import (
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/storage"
+)
+
+// namespaceConflict checks that b, written by the Blob API at ref over
+// old (nil when there is no record), keeps the resource type of the
+// name: a file stays a file and a directory (a record with hdi_isfolder,
+// or a name with paths under it) stays a directory.
+func namespaceConflict(tx storage.Tx, ref Ref, old, b *Blob) error {
+	if old != nil {
+		if old.IsDir() != b.IsDir() {
+			return azerr.New(azerr.PathConflict)
+		}
+		return nil
+	}
+	if b.IsDir() {
+		// A directory marker over an implied directory gives it a record.
+		return nil
+	}
+	kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name)
+	if err != nil {
+		return err
+	}
+	if kids {
+		return azerr.New(azerr.PathConflict)
+	}
+	return nil
+}
+
+// namespaceMeta is the metadata Set Blob Metadata stores on b when the
+// caller sends meta: on an account with a hierarchical namespace the
+// directory marker is the resource type, which metadata does not change,
+// so a directory keeps hdi_isfolder and a file never gains it.
+func (s *Service) namespaceMeta(ref Ref, b *Blob, meta []KV) []KV {
+	if !s.HierarchicalNamespace(ref.Account) || ref.Snapshot != "" {
+		return meta
+	}
+	if b.IsDir() {
+		return append([]KV{{FolderMeta, "true"}}, withoutFolder(meta)...)
+	}
+	return withoutFolder(meta)
+}
