@@ -1,0 +1,86 @@
+package dfs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+
+	"github.com/lazuli-storage/lazuli/conformance/harness"
+)
+
+// mustCode checks that err is the Azure error status/code.
+func mustCode(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != status || re.ErrorCode != code {
+		t.Fatalf("got %v, want %d %s", err, status, code)
+	}
+}
+
+// On an account with a hierarchical namespace a name is a file or a
+// directory: the Blob writes of a file at a directory, the From-URL
+// copies included, are 409 PathConflict, and page blobs are not offered
+// (409 BlobOperationNotSupported).
+func TestSDKBlobWritesKeepTheNamespace(t *testing.T) {
+	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		fs := newFS(t, tg)
+		if _, err := fs.NewFileClient("dir/f.txt").Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		cc := tg.Blob(t).ServiceClient().NewContainerClient(fsName(fs))
+		src := cc.NewBlockBlobClient("src.txt")
+		if _, err := src.Upload(ctx, body([]byte("source")), nil); err != nil {
+			t.Fatal(err)
+		}
+		srcURL, err := src.BlobClient().GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := cc.NewBlockBlobClient("dir")
+		_, err = dir.Upload(ctx, body([]byte("x")), nil)
+		mustCode(t, err, 409, "PathConflict")
+		_, err = dir.UploadBlobFromURL(ctx, srcURL, nil)
+		mustCode(t, err, 409, "PathConflict")
+		_, err = dir.CopyFromURL(ctx, srcURL, nil)
+		mustCode(t, err, 409, "PathConflict")
+		_, err = dir.StartCopyFromURL(ctx, src.URL(), nil)
+		mustCode(t, err, 409, "PathConflict")
+		_, err = cc.NewBlockBlobClient("src.txt/under").Upload(ctx, body([]byte("x")), nil)
+		mustCode(t, err, 409, "PathConflict")
+		p, err := fs.NewDirectoryClient("dir").GetProperties(ctx, nil)
+		if err != nil || !isFolder(p.Metadata) {
+			t.Fatalf("dir is no longer a directory: %v %v", err, p.Metadata)
+		}
+
+		_, err = cc.NewPageBlobClient("disk.vhd").Create(ctx, 512, nil)
+		mustCode(t, err, 409, "BlobOperationNotSupported")
+		_, err = cc.NewPageBlobClient("src.txt").NewGetPageRangesPager(nil).NextPage(ctx)
+		mustCode(t, err, 409, "BlobOperationNotSupported")
+		app := cc.NewAppendBlobClient("logs/app.log")
+		if _, err := app.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.AppendBlock(ctx, body([]byte("line\n")), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := download(t, fs.NewFileClient("logs/app.log")); got != "line\n" {
+			t.Fatalf("logs/app.log holds %q", got)
+		}
+	})
+}
+
+// isFolder reports whether metadata carries hdi_isfolder=true (in any
+// case, as the SDK may canonicalize the name).
+func isFolder(md map[string]*string) bool {
+	for k, v := range md {
+		if strings.EqualFold(k, "hdi_isfolder") && v != nil && strings.EqualFold(*v, "true") {
+			return true
+		}
+	}
+	return false
+}
