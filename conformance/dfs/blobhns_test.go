@@ -24,7 +24,8 @@ func mustCode(t *testing.T, err error, status int, code string) {
 // On an account with a hierarchical namespace a name is a file or a
 // directory: the Blob writes of a file at a directory, the From-URL
 // copies included, are 409 PathConflict, and page blobs are not offered
-// (409 BlobOperationNotSupported).
+// (409 BlobOperationNotSupported), nor blocks for a file Path - Create
+// made.
 func TestSDKBlobWritesKeepTheNamespace(t *testing.T) {
 	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
 		ctx := harness.Ctx(t)
@@ -55,6 +56,20 @@ func TestSDKBlobWritesKeepTheNamespace(t *testing.T) {
 		p, err := fs.NewDirectoryClient("dir").GetProperties(ctx, nil)
 		if err != nil || !isFolder(p.Metadata) {
 			t.Fatalf("dir is no longer a directory: %v %v", err, p.Metadata)
+		}
+
+		// A file Path - Create made takes no blocks until Put Blob
+		// replaces it.
+		made := cc.NewBlockBlobClient("dir/f.txt")
+		_, err = made.StageBlock(ctx, "QUFBQQ==", body([]byte("abcd")), nil)
+		mustCode(t, err, 409, "BlobOperationNotSupported")
+		_, err = made.CommitBlockList(ctx, nil, nil)
+		mustCode(t, err, 409, "BlobOperationNotSupported")
+		if _, err := made.Upload(ctx, body([]byte("blob")), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := made.StageBlock(ctx, "QUFBQQ==", body([]byte("abcd")), nil); err != nil {
+			t.Fatal(err)
 		}
 
 		_, err = cc.NewPageBlobClient("disk.vhd").Create(ctx, 512, nil)

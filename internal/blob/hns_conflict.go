@@ -53,3 +53,17 @@ func (s *Service) namespaceMeta(ref Ref, b *Blob, meta []KV) []KV {
 	}
 	return withoutFolder(meta)
 }
+
+// blockWritable refuses Put Block and Put Block List on b, the current
+// record of the blob they write, when the dfs API made it (Path -
+// Create): Azure's known issues of Data Lake Storage say such a file
+// can be overwritten by Put Blob but not by Put Block or Put Block List,
+// and its Blob error catalog names the answer, 409
+// BlobOperationNotSupported. Only an account with a hierarchical
+// namespace has such records.
+func blockWritable(b *Blob) error {
+	if b != nil && b.PathCreated {
+		return azerr.New(azerr.BlobOperationNotSupported)
+	}
+	return nil
+}

@@ -229,3 +229,38 @@ func TestBlobFileAndChildRace(t *testing.T) {
 		}
 	}
 }
+
+// A file made by Path - Create can be overwritten by Put Blob but not by
+// Put Block or Put Block List (409 BlobOperationNotSupported), as Azure's
+// known issues of Data Lake Storage and its Blob error catalog say; the
+// rule goes with the file when it is renamed and ends when Put Blob
+// replaces it. Blobs the Blob API made take blocks as before.
+func TestBlockWritesRefusedOnPathCreatedFile(t *testing.T) {
+	h := hnsTree(t)
+	const block = "?comp=block&blockid=QUFBQQ=="
+	const list = "?comp=blocklist"
+	const commit = "<BlockList><Latest>QUFBQQ==</Latest></BlockList>"
+	want(t, send(t, h, "PATCH", acct+"/fsys/dir/f?action=append&position=0", nil, "lake"), 202, "")
+	want(t, send(t, h, "PATCH", acct+"/fsys/dir/f?action=flush&position=4", nil, ""), 200, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/f"+block, nil, "abcd"), 409, "BlobOperationNotSupported")
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/f"+list, nil, commit), 409, "BlobOperationNotSupported")
+	if w := send(t, h, "GET", acct+"/fsys/dir/f", nil, ""); w.Body.String() != "lake" {
+		t.Fatalf("dir/f holds %q", w.Body.String())
+	}
+	// Renamed, it is still the file Path - Create made.
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/g", map[string]string{"x-ms-rename-source": "/fsys/dir/f"}, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/g"+block, nil, "abcd"), 409, "BlobOperationNotSupported")
+	// Put Blob replaces it with a blob of the Blob API.
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/g", blockBlob, "blob"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/g"+block, nil, "abcd"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/dir/g"+list, nil, commit), 201, "")
+	if w := send(t, h, "GET", acct+"/fsys/dir/g", nil, ""); w.Body.String() != "abcd" {
+		t.Fatalf("dir/g holds %q", w.Body.String())
+	}
+	// A blob the Blob API made, and one that does not exist yet, take
+	// blocks.
+	want(t, send(t, h, "PUT", acct+"/fsys/src.txt"+block, nil, "abcd"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/src.txt"+list, nil, commit), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/new/blocks.bin"+block, nil, "abcd"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/new/blocks.bin"+list, nil, commit), 201, "")
+}

@@ -40,6 +40,15 @@ await rejects(cont.getBlockBlobClient("file.txt/under").upload("x", 1), 409, "Pa
 assert.equal((await fs.getDirectoryClient("dir").getProperties()).metadata.hdi_isfolder, "true");
 assert.equal((await cont.getBlobClient("file.txt").downloadToBuffer()).toString(), "file");
 
+// A file Path - Create made takes no blocks until Put Blob replaces it.
+const made = cont.getBlockBlobClient("dir/f.txt");
+await rejects(made.stageBlock("QUFBQQ==", "abcd", 4), 409, "BlobOperationNotSupported");
+await rejects(made.commitBlockList([]), 409, "BlobOperationNotSupported");
+await made.upload("blob", 4);
+await made.stageBlock("QUFBQQ==", "abcd", 4);
+await made.commitBlockList(["QUFBQQ=="]);
+assert.equal((await fs.getFileClient("dir/f.txt").readToBuffer()).toString(), "abcd");
+
 // Set Blob Metadata leaves a directory a directory.
 await cont.getBlobClient("dir").setMetadata({ team: "lake" });
 const md = (await cont.getBlobClient("dir").getProperties()).metadata;
