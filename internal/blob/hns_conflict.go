@@ -11,6 +11,8 @@ package blob
 // break it cannot both succeed.
 
 import (
+	"time"
+
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -66,4 +68,24 @@ func blockWritable(b *Blob) error {
 		return azerr.New(azerr.BlobOperationNotSupported)
 	}
 	return nil
+}
+
+// namespaceRestore runs in the transaction of Undelete Blob before b, a
+// soft-deleted blob, comes back at ref over live (nil when no live blob
+// is there; otherwise b comes back as its snapshot): on an account with
+// a hierarchical namespace b must be of the type the name now has (409
+// PathConflict: no file where a directory now is, nor the reverse), and
+// the parents of a blob that comes back as the live one are made as a
+// Blob write makes them (PathConflict when one is now a file).
+func (s *Service) namespaceRestore(tx storage.Tx, ref Ref, live, b *Blob, now time.Time) error {
+	if !s.HierarchicalNamespace(ref.Account) {
+		return nil
+	}
+	if err := namespaceConflict(tx, ref, live, b); err != nil {
+		return err
+	}
+	if live != nil || parentOf(ref.Name) == "" {
+		return nil
+	}
+	return s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now)
 }

@@ -264,3 +264,53 @@ func TestBlockWritesRefusedOnPathCreatedFile(t *testing.T) {
 	want(t, send(t, h, "PUT", acct+"/fsys/new/blocks.bin"+block, nil, "abcd"), 201, "")
 	want(t, send(t, h, "PUT", acct+"/fsys/new/blocks.bin"+list, nil, commit), 201, "")
 }
+
+// Undelete Blob brings a soft-deleted file back only where the namespace
+// still has room for it: not as a file where a directory now is, nor
+// under what is now a file (409 PathConflict, as a Blob write there
+// answers). A file whose directories were deleted after it gets them
+// back as a Blob write makes them (lazuli's choice: Azure's pages do not
+// say).
+func TestUndeleteKeepsTheNamespace(t *testing.T) {
+	h := newPort()
+	want(t, send(t, h, "PUT", acct+"/?restype=service&comp=properties", nil, `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>`+
+		`<DeleteRetentionPolicy><Enabled>true</Enabled><Days>7</Days></DeleteRetentionPolicy></StorageServiceProperties>`), 202, "")
+	want(t, send(t, h, "PUT", acct+"/fsys?restype=container", nil, ""), 201, "")
+
+	// x was a file; x/y makes x a directory.
+	want(t, send(t, h, "PUT", acct+"/fsys/x", blockBlob, "x"), 201, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/x", nil, ""), 202, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/x/y", blockBlob, "y"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/x?comp=undelete", nil, ""), 409, "PathConflict")
+	if got := resourceType(t, h, "x"); got != "directory" {
+		t.Fatalf("x is %q", got)
+	}
+
+	// p/q was a file in the directory p, which is now a file.
+	want(t, send(t, h, "PUT", acct+"/fsys/p/q", blockBlob, "q"), 201, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/p/q", nil, ""), 202, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/p", nil, ""), 202, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/p", blockBlob, "p"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/p/q?comp=undelete", nil, ""), 409, "PathConflict")
+	if got := resourceType(t, h, "p"); got != "file" {
+		t.Fatalf("p is %q", got)
+	}
+
+	// a/b/c.txt outlived its directories: they come back with it.
+	want(t, send(t, h, "PUT", acct+"/fsys/a/b/c.txt", blockBlob, "c"), 201, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/a/b/c.txt", nil, ""), 202, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/a/b", nil, ""), 202, "")
+	want(t, send(t, h, "DELETE", acct+"/fsys/a", nil, ""), 202, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/a/b/c.txt?comp=undelete", nil, ""), 200, "")
+	for name, typ := range map[string]string{"a": "directory", "a/b": "directory", "a/b/c.txt": "file"} {
+		if got := resourceType(t, h, name); got != typ {
+			t.Fatalf("%s is %q, want %q", name, got, typ)
+		}
+	}
+	w := send(t, h, "GET", acct+"/fsys?restype=container&comp=list&prefix=a", nil, "")
+	for _, n := range []string{"<Name>a</Name>", "<Name>a/b</Name>", "<Name>a/b/c.txt</Name>"} {
+		if !strings.Contains(w.Body.String(), n) {
+			t.Fatalf("listing lacks %s: %s", n, w.Body.String())
+		}
+	}
+}
