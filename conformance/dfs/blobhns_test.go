@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 )
@@ -98,4 +100,44 @@ func isFolder(md map[string]*string) bool {
 		}
 	}
 	return false
+}
+
+// Undelete Blob brings a soft-deleted file back only as the type its
+// name now has: not where a directory now is (409 PathConflict).
+func TestSDKUndeleteKeepsTheNamespace(t *testing.T) {
+	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
+		ctx := harness.Ctx(t)
+		svc := tg.Blob(t).ServiceClient()
+		if _, err := svc.SetProperties(ctx, &service.SetPropertiesOptions{
+			DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr[int32](7)}}); err != nil {
+			t.Fatal(err)
+		}
+		fs := newFS(t, tg)
+		cc := svc.NewContainerClient(fsName(fs))
+		x := cc.NewBlockBlobClient("x")
+		if _, err := x.Upload(ctx, body([]byte("x")), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Delete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cc.NewBlockBlobClient("x/y").Upload(ctx, body([]byte("y")), nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := x.Undelete(ctx, nil)
+		mustCode(t, err, 409, "PathConflict")
+		if p, err := fs.NewDirectoryClient("x").GetProperties(ctx, nil); err != nil || !isFolder(p.Metadata) {
+			t.Fatalf("x is no longer a directory: %v", err)
+		}
+		// Gone again, x comes back as the file it was.
+		if _, err := fs.NewDirectoryClient("x").Delete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Undelete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := download(t, fs.NewFileClient("x")); got != "x" {
+			t.Fatalf("x holds %q", got)
+		}
+	})
 }
