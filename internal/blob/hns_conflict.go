@@ -20,8 +20,14 @@ import (
 // namespaceConflict checks that b, written by the Blob API at ref over
 // old (nil when there is no record), keeps the resource type of the
 // name: a file stays a file and a directory (a record with hdi_isfolder,
-// or a name with paths under it) stays a directory.
+// or a name with paths under it) stays a directory. A page blob is not
+// offered on such an account (409 BlobOperationNotSupported).
 func namespaceConflict(tx storage.Tx, ref Ref, old, b *Blob) error {
+	if b.Type == PageBlob {
+		// A copy from an account without a namespace would make one
+		// (Put Blob of a page blob is refused before it gets here).
+		return azerr.New(azerr.BlobOperationNotSupported)
+	}
 	if old != nil {
 		if old.IsDir() != b.IsDir() {
 			return azerr.New(azerr.PathConflict)
