@@ -1,9 +1,8 @@
 package blobhttp
 
 import (
-	"strings"
-
 	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/blob"
 )
 
 // hnsRefused answers the Blob operations an account with a hierarchical
@@ -19,8 +18,10 @@ func (h *handler) hnsRefused(rq *req, opName string) error {
 	}
 	switch opName {
 	case "PutPage", "GetPageRanges", "IncrementalCopyBlob":
-	case "PutBlob", "PutBlobFromURL":
-		if !strings.EqualFold(rq.r.Header.Get("X-Ms-Blob-Type"), "PageBlob") {
+	case "PutBlob":
+		// Put Blob From URL makes block blobs only and answers a page
+		// blob type with its own 400, on every account.
+		if rq.r.Header.Get("X-Ms-Blob-Type") != blob.PageBlob {
 			return nil
 		}
 	default:
