@@ -27,15 +27,16 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	if !s.HierarchicalNamespace(ref.Account) {
 		return nil
 	}
-	if err := namespaceConflict(tx, ref, old, b); err != nil {
-		return err
-	}
 	caller := callerOf(ctx)
 	z := &authz{c: caller, tx: tx, acct: ref.Account, fs: ref.Container}
 	if !caller.unchecked() {
 		if err := z.create(ref.Name, old); err != nil {
 			return err
 		}
+	}
+	// A caller the ACLs refuse learns nothing of what is there.
+	if err := namespaceConflict(tx, ref, old, b); err != nil {
+		return err
 	}
 	existed, err := existingAncestors(tx, ref.Account, ref.Container, ref.Name)
 	if err != nil {

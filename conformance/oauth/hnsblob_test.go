@@ -1,0 +1,32 @@
+package oauth_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+
+	"github.com/lazuli-storage/lazuli/emulator"
+)
+
+// A Blob write over a directory is checked against the ACLs before the
+// namespace: a caller that may not write there is refused (403), one
+// that may learns of the conflict (409 PathConflict).
+func TestDataLakeBlobWriteOverDirectoryChecksACLFirst(t *testing.T) {
+	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
+	ctx := context.Background()
+	l := newLake(t, s, "aclfirst")
+	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,user:"+aliceOID+":rwx,group::r-x,mask::rwx,other::---")
+	_, err := l.admin.NewFileClient("dir/f.txt").Create(ctx, nil)
+	must(t, err)
+	blobAs := func(oid string) *service.Client {
+		svc, err := service.NewClient(s.url("blob"), principal(oid, nil, nil), &service.ClientOptions{ClientOptions: s.opts()})
+		must(t, err)
+		return svc
+	}
+	_, err = blobAs(bobOID).NewContainerClient("aclfirst").NewBlockBlobClient("dir").UploadBuffer(ctx, []byte("x"), nil)
+	refused(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = blobAs(aliceOID).NewContainerClient("aclfirst").NewBlockBlobClient("dir").UploadBuffer(ctx, []byte("x"), nil)
+	refused(t, err, http.StatusConflict, "PathConflict")
+}
