@@ -105,7 +105,7 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		if b != nil && b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
-		if err := blockWritable(b); err != nil {
+		if err := blockWritable(ctx, tx, ref, b); err != nil {
 			return err
 		}
 		segs, size, err := source(tx, now)
@@ -195,7 +195,7 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		if err != nil {
 			return err
 		}
-		if err := blockWritable(old); err != nil {
+		if err := blockWritable(ctx, tx, req.Ref, old); err != nil {
 			return err
 		}
 		committed := map[string]Block{}

@@ -11,6 +11,7 @@ package blob
 // break it cannot both succeed.
 
 import (
+	"context"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -68,12 +69,16 @@ func (s *Service) namespaceMeta(ref Ref, b *Blob, meta []KV) []KV {
 // can be overwritten by Put Blob but not by Put Block or Put Block List,
 // and its Blob error catalog names the answer, 409
 // BlobOperationNotSupported. Only an account with a hierarchical
-// namespace has such records.
-func blockWritable(b *Blob) error {
-	if b != nil && b.PathCreated {
-		return azerr.New(azerr.BlobOperationNotSupported)
+// namespace has such records. The caller's ACL check comes first, so
+// that one the ACLs refuse learns nothing of how the file was made.
+func blockWritable(ctx context.Context, tx storage.Tx, ref Ref, b *Blob) error {
+	if b == nil || !b.PathCreated {
+		return nil
 	}
-	return nil
+	if err := checkPath(ctx, tx, ref, OpCreate); err != nil {
+		return err
+	}
+	return azerr.New(azerr.BlobOperationNotSupported)
 }
 
 // namespaceRestore runs in the transaction of Undelete Blob before b, a
