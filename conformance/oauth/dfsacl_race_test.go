@@ -156,7 +156,9 @@ var raceClasses = []raceClass{
 	}},
 	{"PutBlock", func(s *server, g, i int) (*http.Request, error) {
 		id := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("%08d", g*1_000_000+i)))
-		return blobReq(s, http.MethodPut, "race/d/f.txt?comp=block&blockid="+url.QueryEscape(id), "block", nil)
+		// Staged under a new name: a file Path - Create made takes no
+		// blocks (409 BlobOperationNotSupported).
+		return blobReq(s, http.MethodPut, "race/d/staged.bin?comp=block&blockid="+url.QueryEscape(id), "block", nil)
 	}},
 	{"AppendBlock", func(s *server, g, i int) (*http.Request, error) {
 		return blobReq(s, http.MethodPut, "race/d/log.txt?comp=appendblock", "line\n", nil)

@@ -77,6 +77,7 @@ const (
 	BothCrc64AndMd5HeaderPresent
 	Crc64Mismatch
 	BlobNotFound
+	BlobOperationNotSupported
 	BlobOverwritten
 	BlobTierInadequateForContentLength
 	BlockCountExceedsLimit
@@ -287,6 +288,7 @@ var catalog = [...]def{
 	BothCrc64AndMd5HeaderPresent:          {"BothCrc64AndMd5HeaderPresent", 400, "Both the Content-MD5 and x-ms-content-crc64 headers are present."},
 	Crc64Mismatch:                         {"Crc64Mismatch", 400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	BlobNotFound:                          {"BlobNotFound", 404, "The specified blob does not exist."},
+	BlobOperationNotSupported:             {"BlobOperationNotSupported", 409, "The operation is not supported in this scenario."},
 	BlobOverwritten:                       {"BlobOverwritten", 409, "The blob has been recreated since the previous snapshot was taken."},
 	BlobTierInadequateForContentLength:    {"BlobTierInadequateForContentLength", 409, "The specified blob tier size limit cannot be less than content length."},
 	BlockCountExceedsLimit:                {"BlockCountExceedsLimit", 409, "The committed block count cannot exceed the maximum limit of 50,000 blocks."},

@@ -522,7 +522,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 		if err := s.newMetadataVersion(tx, ref, b, now); err != nil {
 			return false, err
 		}
-		b.Meta = meta
+		b.Meta = s.namespaceMeta(ref, b, meta)
 		return true, nil
 	})
 }

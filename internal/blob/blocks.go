@@ -105,6 +105,9 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		if b != nil && b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
+		if err := blockWritable(ctx, tx, ref, b); err != nil {
+			return err
+		}
 		segs, size, err := source(tx, now)
 		if err != nil {
 			return err
@@ -190,6 +193,9 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 		now := s.now()
 		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
+			return err
+		}
+		if err := blockWritable(ctx, tx, req.Ref, old); err != nil {
 			return err
 		}
 		committed := map[string]Block{}

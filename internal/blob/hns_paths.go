@@ -74,7 +74,7 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			}
 			b = s.newDirRecord(req.key(), req.Name, req.Meta, now)
 		} else {
-			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, key: req.key()}
+			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, PathCreated: true, key: req.key()}
 		}
 		b.Props, b.Lease = req.Props, ls
 		var prev uint64

@@ -21,8 +21,8 @@ import (
 
 // namespaceWrite runs in the transaction of a write that replaces the
 // whole blob b (Put Blob, Put Block List, Copy Blob) over old (nil when
-// new). A missing parent directory is made; an ancestor that is a file
-// leaves the blob without directories, as before it.
+// new). A missing parent directory is made; a name whose type the write
+// would change, or an ancestor that is a file, is 409 PathConflict.
 func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, old, b *Blob, now time.Time) error {
 	if !s.HierarchicalNamespace(ref.Account) {
 		return nil
@@ -34,15 +34,16 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 			return err
 		}
 	}
+	// A caller the ACLs refuse learns nothing of what is there.
+	if err := namespaceConflict(tx, ref, old, b); err != nil {
+		return err
+	}
 	existed, err := existingAncestors(tx, ref.Account, ref.Container, ref.Name)
 	if err != nil {
 		return err
 	}
 	if parentOf(ref.Name) != "" {
-		err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now)
-		if e, ok := azerr.As(err); ok && e.Code == azerr.PathConflict {
-			return nil
-		} else if err != nil {
+		if err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
 			return err
 		}
 	}

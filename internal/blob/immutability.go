@@ -206,9 +206,10 @@ func checkImmutableContainer(tx storage.Tx, acct string, c *Container) error {
 
 // Bits of the second flags byte of a binary blob record (flagExt).
 const (
-	extPolicy    = 1 << iota // policy date and mode follow
-	extLegalHold             // the version has a legal hold
-	extExpiry                // the expiry time follows
+	extPolicy      = 1 << iota // policy date and mode follow
+	extLegalHold               // the version has a legal hold
+	extExpiry                  // the expiry time follows
+	extPathCreated             // a file made by Path - Create
 )
 
 // extFlags is the second flags byte of b's record (0: none needed).
@@ -222,6 +223,9 @@ func (b *Blob) extFlags() byte {
 	}
 	if !b.ExpiresOn.IsZero() {
 		f |= extExpiry
+	}
+	if b.PathCreated {
+		f |= extPathCreated
 	}
 	return f
 }
@@ -241,7 +245,7 @@ func (b *Blob) appendExt(dst []byte, ext byte) []byte {
 // readExt reads what appendExt wrote.
 func (b *Blob) readExt(r *content.Reader) {
 	ext := r.Byte()
-	if ext&^(extPolicy|extLegalHold|extExpiry) != 0 {
+	if ext&^(extPolicy|extLegalHold|extExpiry|extPathCreated) != 0 {
 		r.Fail()
 		return
 	}
@@ -250,6 +254,7 @@ func (b *Blob) readExt(r *content.Reader) {
 		b.ImmutableUntil = r.Time()
 	}
 	b.LegalHold = ext&extLegalHold != 0
+	b.PathCreated = ext&extPathCreated != 0
 	if ext&extExpiry != 0 {
 		b.ExpiresOn = r.Time()
 	}

@@ -177,6 +177,10 @@ type Blob struct {
 	// ExpiresOn is when Set Blob Expiry makes the blob go (zero: never;
 	// expiry.go).
 	ExpiresOn time.Time `json:"ex,omitempty"`
+	// PathCreated marks a file made by the dfs API's Path - Create (until
+	// a Blob write replaces it): Azure lets no Put Block or Put Block List
+	// write it (hns_conflict.go).
+	PathCreated bool `json:"pc,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

@@ -425,6 +425,13 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 		if err != nil {
 			return err
 		}
+		for _, e := range found {
+			if e.b.Snapshot == "" && now.Before(e.d.Expires()) {
+				if err := s.namespaceRestore(tx, ref, live, e.b, now); err != nil {
+					return err
+				}
+			}
+		}
 		restored := live != nil
 		for _, e := range found {
 			b := e.b

@@ -178,5 +178,8 @@ func (h *handler) route(rq *req, hasBlob bool) error {
 	if err != nil {
 		return err
 	}
+	if err := h.hnsRefused(rq, o.name); err != nil {
+		return err
+	}
 	return o.serve(h, rq)
 }
