@@ -7,7 +7,7 @@
 \set s random(-4000000000000000000, 4000000000000000000)
 \startpipeline
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT 1 / (count(*) = 4)::int FROM unnest(ARRAY[:h, :s, 2, 3141592653589793238]::int8[], ARRAY[convert_to(rpad('b/' || :h, 48, '.'), 'UTF8'), convert_to(rpad('s/' || :s, 48, '.'), 'UTF8'), convert_to('container', 'UTF8'), convert_to('policy', 'UTF8')]::bytea[], ARRAY[NULL, NULL, convert_to(repeat('c', 130), 'UTF8'), NULL]::bytea[]) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
+SELECT 1 / (count(*) = 4)::int FROM (VALUES (:h::int8, convert_to(rpad('b/' || :h, 48, '.'), 'UTF8'), NULL::bytea), (:s::int8, convert_to(rpad('s/' || :s, 48, '.'), 'UTF8'), NULL::bytea), (2::int8, convert_to('container', 'UTF8'), convert_to(repeat('c', 130), 'UTF8')::bytea), (3141592653589793238::int8, convert_to('policy', 'UTF8'), NULL::bytea)) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
 INSERT INTO bench_kv (h, k, v) VALUES (:h, convert_to(rpad('b/' || :h, 48, '.'), 'UTF8'), convert_to(repeat('x', 1148), 'UTF8'));
 COMMIT;
 \endpipeline

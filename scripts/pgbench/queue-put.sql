@@ -9,7 +9,7 @@
 \set h3 random(-4000000000000000000, 4000000000000000000)
 \startpipeline
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT 1 / (count(*) = 2)::int FROM unnest(ARRAY[4, 7000 + :client_id]::int8[], ARRAY[convert_to('queue', 'UTF8'), convert_to(rpad('s/' || :client_id, 26, '.'), 'UTF8')]::bytea[], ARRAY[convert_to(repeat('q', 90), 'UTF8'), '\x02'::bytea]::bytea[]) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
+SELECT 1 / (count(*) = 2)::int FROM (VALUES (4::int8, convert_to('queue', 'UTF8'), convert_to(repeat('q', 90), 'UTF8')::bytea), ((7000 + :client_id)::int8, convert_to(rpad('s/' || :client_id, 26, '.'), 'UTF8'), '\x02'::bytea)) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
 INSERT INTO bench_kv (h, k, v) VALUES
   (:h1, convert_to(rpad('m/' || :h1, 37, '.'), 'UTF8'), convert_to(repeat('m', 160), 'UTF8')),
   (:h2, convert_to(rpad('v/' || :h2, 42, '.'), 'UTF8'), ''::bytea),

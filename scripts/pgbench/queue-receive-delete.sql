@@ -21,7 +21,7 @@ COMMIT;
 \endpipeline
 \startpipeline
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT 1 / (count(*) = 3)::int FROM unnest(ARRAY[2000 + :client_id, 3000 + :client_id, 4]::int8[], ARRAY[convert_to(rpad('m/' || :client_id, 48, '.'), 'UTF8'), convert_to('v/' || :client_id || '/a', 'UTF8'), convert_to('queue', 'UTF8')]::bytea[], ARRAY[convert_to(repeat('m', 160), 'UTF8'), ''::bytea, convert_to(repeat('q', 90), 'UTF8')]::bytea[]) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
+SELECT 1 / (count(*) = 3)::int FROM (VALUES ((2000 + :client_id)::int8, convert_to(rpad('m/' || :client_id, 48, '.'), 'UTF8'), convert_to(repeat('m', 160), 'UTF8')::bytea), ((3000 + :client_id)::int8, convert_to('v/' || :client_id || '/a', 'UTF8'), ''::bytea), (4::int8, convert_to('queue', 'UTF8'), convert_to(repeat('q', 90), 'UTF8')::bytea)) AS x (h, k, v) WHERE (SELECT t.v FROM bench_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v;
 INSERT INTO bench_kv (h, k, v) VALUES (4000 + :client_id, convert_to('v/' || :client_id || '/b', 'UTF8'), '\x01'::bytea);
 DELETE FROM bench_kv AS t USING unnest(ARRAY[3000 + :client_id, 5000 + :client_id, 6000 + :client_id]::int8[], ARRAY[convert_to('v/' || :client_id || '/a', 'UTF8'), convert_to('s/' || :client_id, 'UTF8'), convert_to('s/' || :client_id, 'UTF8')]::bytea[]) AS x (h, k) WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k;
 COMMIT;

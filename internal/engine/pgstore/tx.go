@@ -47,10 +47,10 @@ const (
 	sqlDelete = "DELETE FROM lazuli_kv AS t USING unnest($1::int8[], $2::bytea[]) AS x (h, k) " +
 		"WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k"
 
-	// sqlCheck and sqlCheckMany check that keys hold the values an
-	// Update took from the hints (NULL: absent), failing with a division
-	// by zero (SQLSTATE 22012) if one does not (see hints). They read
-	// through the primary key, as point reads do.
+	// sqlCheck, sqlCheckValues and sqlCheckMany check that keys hold
+	// the values an Update took from the hints (NULL: absent), failing
+	// with a division by zero (SQLSTATE 22012) if one does not (see
+	// hints). They read through the primary key, as point reads do.
 	sqlCheck = "SELECT 1 / ((SELECT v FROM lazuli_kv WHERE h = $1 AND k IS NOT DISTINCT FROM $2) " +
 		"IS NOT DISTINCT FROM $3::bytea)::int"
 	sqlCheckMany = "SELECT 1 / (count(*) = $4)::int FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) AS x (h, k, v) " +
@@ -70,13 +70,22 @@ const maxValuesRows = 8
 
 // sqlUpsertValues[n] writes n rows given as 3n parameters (h, k, v);
 // sqlInsertValues[n] inserts n rows known to be absent.
-var sqlUpsertValues, sqlInsertValues = valuesStatements(" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"), valuesStatements("")
+var sqlUpsertValues, sqlInsertValues = valuesStatements(func(int) string { return "INSERT INTO lazuli_kv (h, k, v) VALUES " },
+	" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"),
+	valuesStatements(func(int) string { return "INSERT INTO lazuli_kv (h, k, v) VALUES " }, "")
 
-func valuesStatements(tail string) []string {
+// sqlCheckValues[n] is sqlCheckMany for n keys given as 3n parameters
+// (h, k, v), as a VALUES list for the reason above.
+var sqlCheckValues = valuesStatements(func(n int) string { return fmt.Sprintf("SELECT 1 / (count(*) = %d)::int FROM (VALUES ", n) },
+	") AS x (h, k, v) WHERE (SELECT t.v FROM lazuli_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v")
+
+// valuesStatements returns, for n from 1 to maxValuesRows, head(n), a
+// list of n rows of parameters (h, k, v), and tail.
+func valuesStatements(head func(n int) string, tail string) []string {
 	out := make([]string, maxValuesRows+1)
 	for n := 1; n <= maxValuesRows; n++ {
 		var b strings.Builder
-		b.WriteString("INSERT INTO lazuli_kv (h, k, v) VALUES ")
+		b.WriteString(head(n))
 		for i := range n {
 			if i > 0 {
 				b.WriteString(", ")
@@ -239,11 +248,18 @@ func (t *tx) queueCheck(b *pgx.Batch) {
 		return
 	}
 	t.check = b.Len()
-	if len(t.assumed) == 1 {
+	switch n := len(t.assumed); {
+	case n == 1:
 		for k, v := range t.assumed {
 			b.Queue(sqlCheck, keyHash([]byte(k)), []byte(k), v)
 		}
-	} else {
+	case n <= maxValuesRows:
+		args := make([]any, 0, 3*n)
+		for k, v := range t.assumed {
+			args = append(args, keyHash([]byte(k)), []byte(k), v)
+		}
+		b.Queue(sqlCheckValues[n], args...)
+	default:
 		hs := make([]int64, 0, len(t.assumed))
 		ks := make([][]byte, 0, len(t.assumed))
 		vs := make([][]byte, 0, len(t.assumed))
