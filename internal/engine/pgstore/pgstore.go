@@ -18,10 +18,12 @@
 // it returns an error wrapping storage.ErrUnavailable. Writes are held in
 // the transaction and sent with COMMIT in one round trip, and BEGIN goes
 // out with the first statement, so an Update costs one round trip per read
-// (GetMany reads several keys in one) plus one. A key the transaction read
-// is written with a plain UPDATE or INSERT as it found it present or
-// absent, and only keys it never read with INSERT ... ON CONFLICT (see
-// tx.known).
+// (GetMany reads several keys in one) plus one; reads answered from the
+// instance's hints of what keys hold cost none, and are checked in the
+// transaction with its writes (see hints), so that most Updates cost one
+// round trip. A key the transaction read is written with a plain UPDATE
+// or INSERT as it found it present or absent, and only keys it never
+// read with INSERT ... ON CONFLICT (see tx.known).
 //
 // View runs a REPEATABLE READ READ ONLY transaction: one snapshot for all
 // its reads, taken at its first read.
