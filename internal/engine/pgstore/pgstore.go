@@ -221,8 +221,8 @@ func (s *Store) UpdateStats() UpdateStats {
 		RoundTrips: s.stats.roundTrips.Load(), StaleHints: s.stats.staleHints.Load()}
 }
 
-// EngineStats implements storage.StatsReporter: Updates, their retries,
-// and the pool's connections.
+// EngineStats implements storage.StatsReporter: Updates, their retries
+// (stale hints among them), and the pool's connections.
 func (s *Store) EngineStats() []storage.Stat {
 	st := s.UpdateStats()
 	ps := s.pool.Stat()
@@ -232,6 +232,7 @@ func (s *Store) EngineStats() []storage.Stat {
 		{Name: "gave_up_total", Help: "Updates that still conflicted after the last attempt.", Counter: true, Value: float64(st.GaveUp)},
 		{Name: "retry_lane_wait_seconds_total", Help: "Time retried attempts waited for the retry lane.", Counter: true, Value: st.LaneWait.Seconds()},
 		{Name: "round_trips_total", Help: "Round trips of Update attempts to the database.", Counter: true, Value: float64(st.RoundTrips)},
+		{Name: "stale_hints_total", Help: "Update attempts run again because what they read from the instance's hints had changed in the database.", Counter: true, Value: float64(st.StaleHints)},
 		{Name: "retry_lane_timeouts_total", Help: "Retried attempts that ran without the lane after waiting for it.", Counter: true, Value: float64(st.LaneTimeouts)},
 		{Name: "connections", Help: "Connections open in the pool.", Value: float64(ps.TotalConns())},
 		{Name: "connections_in_use", Help: "Connections of the pool in use.", Value: float64(ps.AcquiredConns())},
