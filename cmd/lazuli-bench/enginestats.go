@@ -57,7 +57,8 @@ func sampleEngine(url string) engineStats {
 // engineNote describes what the engine did between two samples taken
 // elapsed apart: for the log, its fsyncs (Updates each, mean time, and the
 // share of the time one ran, near 100 % when the disk's fsync latency
-// bounds the durable writes); for PostgreSQL, the transactions run again.
+// bounds the durable writes); for PostgreSQL, the transactions run again
+// and the round trips each took.
 func engineNote(before, after engineStats, elapsed time.Duration) string {
 	if before == nil || after == nil {
 		return ""
@@ -70,7 +71,13 @@ func engineNote(before, after engineStats, elapsed time.Duration) string {
 			fs, d("fsynced_updates_total")/fs, 1000*secs/fs, 100*secs/elapsed.Seconds()))
 	}
 	if tx := d("transactions_total"); tx > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f transactions, %.3f attempts run again per transaction", tx, d("retries_total")/tx))
+		note := fmt.Sprintf("%.0f transactions, %.3f attempts run again per transaction", tx, d("retries_total")/tx)
+		if rt := d("round_trips_total"); rt > 0 {
+			// PostgreSQL: the round trips to the database, and the
+			// attempts run again because a hinted read was stale.
+			note += fmt.Sprintf(" (%.3f after a stale hint), %.2f round trips per transaction", d("stale_hints_total")/tx, rt/tx)
+		}
+		parts = append(parts, note)
 	}
 	return strings.Join(parts, "; ")
 }

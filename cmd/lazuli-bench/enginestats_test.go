@@ -23,6 +23,8 @@ func TestEngineNote(t *testing.T) {
 		fmt.Fprintf(w, "lazuli_engine_fsync_seconds_total %g\n", 1+0.15*k)
 		fmt.Fprintf(w, "lazuli_engine_transactions_total %g\n", 7+1000*k)
 		fmt.Fprintf(w, "lazuli_engine_retries_total %g\n", 3+25*k)
+		fmt.Fprintf(w, "lazuli_engine_stale_hints_total %g\n", 2+5*k)
+		fmt.Fprintf(w, "lazuli_engine_round_trips_total %g\n", 9+1100*k)
 		fmt.Fprintf(w, "lazuli_requests_total{service=\"blob\"} 99\n")
 	}))
 	defer srv.Close()
@@ -30,7 +32,7 @@ func TestEngineNote(t *testing.T) {
 	after := sampleEngine(srv.URL)
 	got := engineNote(before, after, 300*time.Millisecond)
 	for _, want := range []string{"100 fsyncs", "8.0 Updates each", "1.50 ms each", "50 % of the time",
-		"1000 transactions", "0.025 attempts run again"} {
+		"1000 transactions", "0.025 attempts run again", "(0.005 after a stale hint)", "1.10 round trips per transaction"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("note %q lacks %q", got, want)
 		}

@@ -4,7 +4,10 @@
 -- replaying its statements leaves its data alone.
 -- Rows 1..4 stand for what every operation reads besides its own key (the
 -- account, the container, the table, the queue); rows 1000+c are client
--- c's own blob, 2000+c its own message, 7000+c its queue count shard.
+-- c's own blob, 8000+c its own leased blob, 2000+c its own message,
+-- 7000+c its queue count shard. Each holds what the scripts check it
+-- holds (as lazuli checks the values its engine's hints hold), and what
+-- they write leaves it so.
 DROP TABLE IF EXISTS bench_kv;
 CREATE TABLE bench_kv (h BIGINT NOT NULL, k BYTEA NOT NULL, v BYTEA NOT NULL, PRIMARY KEY (h, k));
 CREATE INDEX bench_kv_k ON bench_kv (k);
@@ -14,7 +17,10 @@ INSERT INTO bench_kv (h, k, v) VALUES
   (3, convert_to('table', 'UTF8'), convert_to(repeat('t', 60), 'UTF8')),
   (4, convert_to('queue', 'UTF8'), convert_to(repeat('q', 90), 'UTF8'));
 INSERT INTO bench_kv (h, k, v)
-  SELECT 1000 + c, convert_to(rpad('b/' || c, 48, '.'), 'UTF8'), convert_to(repeat('x', 1146), 'UTF8')
+  SELECT 1000 + c, convert_to(rpad('b/' || c, 48, '.'), 'UTF8'), convert_to(repeat('y', 1146), 'UTF8')
+  FROM generate_series(0, 1023) AS c;
+INSERT INTO bench_kv (h, k, v)
+  SELECT 8000 + c * 9007199254740992, convert_to(rpad('l/' || c, 48, '.'), 'UTF8'), convert_to(repeat('x', 1170), 'UTF8')
   FROM generate_series(0, 1023) AS c;
 INSERT INTO bench_kv (h, k, v)
   SELECT 2000 + c, convert_to(rpad('m/' || c, 48, '.'), 'UTF8'), convert_to(repeat('m', 160), 'UTF8')

@@ -18,10 +18,12 @@
 // it returns an error wrapping storage.ErrUnavailable. Writes are held in
 // the transaction and sent with COMMIT in one round trip, and BEGIN goes
 // out with the first statement, so an Update costs one round trip per read
-// (GetMany reads several keys in one) plus one. A key the transaction read
-// is written with a plain UPDATE or INSERT as it found it present or
-// absent, and only keys it never read with INSERT ... ON CONFLICT (see
-// tx.known).
+// (GetMany reads several keys in one) plus one; reads answered from the
+// instance's hints of what keys hold cost none, and are checked in the
+// transaction with its writes (see hints), so that most Updates cost one
+// round trip. A key the transaction read is written with a plain UPDATE
+// or INSERT as it found it present or absent, and only keys it never
+// read with INSERT ... ON CONFLICT (see tx.known).
 //
 // View runs a REPEATABLE READ READ ONLY transaction: one snapshot for all
 // its reads, taken at its first read.
@@ -76,6 +78,7 @@ type Store struct {
 	log    *slog.Logger
 	closed atomic.Bool
 	stats  updateStats
+	hints  hints
 	// retryLane admits one retried Update attempt at a time (see
 	// Update).
 	retryLane chan struct{}
@@ -188,10 +191,14 @@ type UpdateStats struct {
 	// attempt (each sends its statements as one batch): what an
 	// Update costs the instance is mostly these.
 	RoundTrips int64
+	// StaleHints counts attempts run again because what they read from
+	// the hints was not so in the database (see hints); Retries counts
+	// them too.
+	StaleHints int64
 }
 
 type updateStats struct {
-	updates, retries, maxAttempts, gaveUp, laneWait, laneTimeouts, roundTrips atomic.Int64
+	updates, retries, maxAttempts, gaveUp, laneWait, laneTimeouts, roundTrips, staleHints atomic.Int64
 }
 
 // note records one finished Update of attempts attempts.
@@ -211,11 +218,11 @@ func (s *Store) UpdateStats() UpdateStats {
 	return UpdateStats{Updates: s.stats.updates.Load(), Retries: s.stats.retries.Load(),
 		MaxAttempts: s.stats.maxAttempts.Load(), GaveUp: s.stats.gaveUp.Load(),
 		LaneWait: time.Duration(s.stats.laneWait.Load()), LaneTimeouts: s.stats.laneTimeouts.Load(),
-		RoundTrips: s.stats.roundTrips.Load()}
+		RoundTrips: s.stats.roundTrips.Load(), StaleHints: s.stats.staleHints.Load()}
 }
 
-// EngineStats implements storage.StatsReporter: Updates, their retries,
-// and the pool's connections.
+// EngineStats implements storage.StatsReporter: Updates, their retries
+// (stale hints among them), and the pool's connections.
 func (s *Store) EngineStats() []storage.Stat {
 	st := s.UpdateStats()
 	ps := s.pool.Stat()
@@ -225,6 +232,7 @@ func (s *Store) EngineStats() []storage.Stat {
 		{Name: "gave_up_total", Help: "Updates that still conflicted after the last attempt.", Counter: true, Value: float64(st.GaveUp)},
 		{Name: "retry_lane_wait_seconds_total", Help: "Time retried attempts waited for the retry lane.", Counter: true, Value: st.LaneWait.Seconds()},
 		{Name: "round_trips_total", Help: "Round trips of Update attempts to the database.", Counter: true, Value: float64(st.RoundTrips)},
+		{Name: "stale_hints_total", Help: "Update attempts run again because what they read from the instance's hints had changed in the database.", Counter: true, Value: float64(st.StaleHints)},
 		{Name: "retry_lane_timeouts_total", Help: "Retried attempts that ran without the lane after waiting for it.", Counter: true, Value: float64(st.LaneTimeouts)},
 		{Name: "connections", Help: "Connections open in the pool.", Value: float64(ps.TotalConns())},
 		{Name: "connections_in_use", Help: "Connections of the pool in use.", Value: float64(ps.AcquiredConns())},
@@ -259,6 +267,10 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		return err
 	}
 	deadConnRetries := 0
+	// The first attempt may read from the hints; one that runs again
+	// reads the database, whatever failed the one before.
+	spec := s.hints.allow()
+	conflicts := 0
 	for attempt := 0; ; attempt++ {
 		// Attempts after the first run one at a time in this
 		// instance: Updates that conflicted are likely to conflict
@@ -275,8 +287,9 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		// collapsed into retry storms (446 and 291 ops/s before, 2,898
 		// and 1,623 after); one queue's Put Message stays bounded by
 		// the commit latency either way (about 650 ops/s).
-		inLane := attempt > 0 && s.enterLane(ctx)
-		err, retry := s.updateOnce(ctx, fn)
+		inLane := conflicts > 0 && s.enterLane(ctx)
+		err, retry := s.updateOnce(ctx, fn, spec)
+		spec = false
 		if inLane {
 			<-s.retryLane
 		}
@@ -285,6 +298,13 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			s.stats.note(attempt + 1)
 			return fe.err // fn's own error, unchanged
 		}
+		if errors.Is(err, errStaleHint) {
+			// Not a conflict with a concurrent attempt: the hints were
+			// behind the database. Again at once.
+			s.stats.staleHints.Add(1)
+			continue
+		}
+		conflicts++
 		if !retry && deadConnRetries < 2 && pgconn.SafeToRetry(err) {
 			// Nothing reached the server (a connection it had closed,
 			// after a restart): the attempt never began there.
@@ -353,18 +373,33 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // updateOnce runs one attempt; retry reports whether the database rolled
 // it back for a reason another attempt may not meet.
-func (s *Store) updateOnce(ctx context.Context, fn func(storage.Tx) error) (err error, retry bool) {
+func (s *Store) updateOnce(ctx context.Context, fn func(storage.Tx) error, spec bool) (err error, retry bool) {
 	tctx, cancel := txContext(ctx)
 	defer cancel()
-	t := &tx{ctx: tctx, s: s, write: true, begin: beginSerializable}
+	t := &tx{ctx: tctx, s: s, write: true, begin: beginSerializable, spec: spec, check: -1}
 	defer func() {
 		// fn panicked or called runtime.Goexit: roll back, release.
 		if !t.released {
 			t.finish(false)
 		}
+		if len(t.hinted) > 0 {
+			var fe fnError
+			switch stale := errors.Is(err, errStaleHint); {
+			case stale:
+				s.hints.drop(t.hinted)
+				s.hints.note(true)
+			case err == nil || errors.As(err, &fe):
+				s.hints.note(false)
+			}
+		}
 	}()
 	ferr := fn(t)
 	t.done = true
+	if ferr != nil && t.err == nil {
+		// fn's outcome stands only if what it read from the hints was
+		// so.
+		t.verify()
+	}
 	if t.err != nil {
 		// A statement failed: the transaction is aborted whatever fn
 		// made of the error.

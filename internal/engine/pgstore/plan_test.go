@@ -34,6 +34,9 @@ func TestNoSequentialScans(t *testing.T) {
 		{sqlGetMany, []any{[]int64{3, 4, 5}}},
 		{sqlUpdate, []any{int64(3), []byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("w")}},
 		{sqlDelete, []any{[]int64{3}, [][]byte{{0, 0, 0, 0, 0, 0, 0, 3}}}},
+		{sqlCheck, []any{int64(3), []byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("v")}},
+		{sqlCheckMany, []any{[]int64{3, 4}, [][]byte{{0, 0, 0, 0, 0, 0, 0, 3}, {0, 0, 0, 0, 0, 0, 0, 4}}, [][]byte{[]byte("v"), nil}, 2}},
+		{sqlCheckValues[2], []any{int64(3), []byte{0, 0, 0, 0, 0, 0, 0, 3}, []byte("v"), int64(4), []byte{0, 0, 0, 0, 0, 0, 0, 4}, nil}},
 		{sqlScanUp, []any{[]byte{0}, []byte{1}, 32}},
 		{sqlScanDown, []any{[]byte{0}, []byte(reservedKeys), 32}},
 	} {
@@ -70,6 +73,9 @@ func TestPointWritesUsePrimaryKey(t *testing.T) {
 		{sqlUpdate, []any{int64(3), k, []byte("w")}},
 		{sqlUpdateMany, []any{[]int64{3, 3}, [][]byte{k, k}, [][]byte{k, k}, 2}},
 		{sqlDelete, []any{[]int64{3, 3}, [][]byte{k, k}}},
+		{sqlCheck, []any{int64(3), k, []byte("v")}},
+		{sqlCheckMany, []any{[]int64{3, 4}, [][]byte{k, k}, [][]byte{[]byte("v"), nil}, 2}},
+		{sqlCheckValues[2], []any{int64(3), k, []byte("v"), int64(4), k, nil}},
 	} {
 		p := explain(t, s, c.sql, c.args)
 		if strings.Contains(p, "lazuli_kv_k") || !strings.Contains(p, "lazuli_kv_pkey") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lazuli-storage/lazuli/storage"
@@ -46,6 +47,15 @@ const (
 	sqlDelete = "DELETE FROM lazuli_kv AS t USING unnest($1::int8[], $2::bytea[]) AS x (h, k) " +
 		"WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k"
 
+	// sqlCheck, sqlCheckValues and sqlCheckMany check that keys hold
+	// the values an Update took from the hints (NULL: absent), failing
+	// with a division by zero (SQLSTATE 22012) if one does not (see
+	// hints). They read through the primary key, as point reads do.
+	sqlCheck = "SELECT 1 / ((SELECT v FROM lazuli_kv WHERE h = $1 AND k IS NOT DISTINCT FROM $2) " +
+		"IS NOT DISTINCT FROM $3::bytea)::int"
+	sqlCheckMany = "SELECT 1 / (count(*) = $4)::int FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) AS x (h, k, v) " +
+		"WHERE (SELECT t.v FROM lazuli_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v"
+
 	// Scans always have an upper bound, at most reservedKeys (see
 	// tx.Scan).
 	sqlScanUp   = "SELECT k, v FROM lazuli_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"
@@ -60,13 +70,22 @@ const maxValuesRows = 8
 
 // sqlUpsertValues[n] writes n rows given as 3n parameters (h, k, v);
 // sqlInsertValues[n] inserts n rows known to be absent.
-var sqlUpsertValues, sqlInsertValues = valuesStatements(" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"), valuesStatements("")
+var sqlUpsertValues, sqlInsertValues = valuesStatements(func(int) string { return "INSERT INTO lazuli_kv (h, k, v) VALUES " },
+	" ON CONFLICT (h, k) DO UPDATE SET v = excluded.v"),
+	valuesStatements(func(int) string { return "INSERT INTO lazuli_kv (h, k, v) VALUES " }, "")
 
-func valuesStatements(tail string) []string {
+// sqlCheckValues[n] is sqlCheckMany for n keys given as 3n parameters
+// (h, k, v), as a VALUES list for the reason above.
+var sqlCheckValues = valuesStatements(func(n int) string { return fmt.Sprintf("SELECT 1 / (count(*) = %d)::int FROM (VALUES ", n) },
+	") AS x (h, k, v) WHERE (SELECT t.v FROM lazuli_kv AS t WHERE t.h = x.h AND t.k IS NOT DISTINCT FROM x.k) IS NOT DISTINCT FROM x.v")
+
+// valuesStatements returns, for n from 1 to maxValuesRows, head(n), a
+// list of n rows of parameters (h, k, v), and tail.
+func valuesStatements(head func(n int) string, tail string) []string {
 	out := make([]string, maxValuesRows+1)
 	for n := 1; n <= maxValuesRows; n++ {
 		var b strings.Builder
-		b.WriteString("INSERT INTO lazuli_kv (h, k, v) VALUES ")
+		b.WriteString(head(n))
 		for i := range n {
 			if i > 0 {
 				b.WriteString(", ")
@@ -167,6 +186,89 @@ type tx struct {
 	// earlier GetMany (Put Blob reads the account's delete retention
 	// policy with the blob, its staging record and its container).
 	read map[string][]byte
+	// spec: reads may come from the store's hints (see hints).
+	spec bool
+	// assumed holds what reads took from the hints that no statement has
+	// checked yet (nil: absent); hinted lists every key read from them
+	// in this attempt.
+	assumed map[string][]byte
+	hinted  []string
+	// check is the place, in the batch being sent, of the statement
+	// that checks assumed (-1: none).
+	check int
+	// wrote lists the keys of the writes sent, for the hints once the
+	// transaction commits.
+	wrote []string
+}
+
+// errStaleHint fails an attempt whose reads from the hints did not match
+// the database: the attempt is run again reading the database.
+var errStaleHint = errors.New("pgstore: a hinted read was stale")
+
+// checkFailed returns the error of statement i of the batch just sent:
+// errStaleHint when it is the check of hinted reads and found them stale.
+func (t *tx) checkFailed(i int, err error) error {
+	var pe *pgconn.PgError
+	if i == t.check && errors.As(err, &pe) && pe.Code == "22012" {
+		return fmt.Errorf("%w: %v", errStaleHint, err)
+	}
+	return err
+}
+
+// hinted answers a read of keys from the hints, if every one of them can
+// be: what each holds, copied, in vs (nil: absent).
+func (t *tx) fromHints(keys [][]byte) (vs [][]byte, ok bool) {
+	if !t.spec || t.err != nil {
+		return nil, false
+	}
+	hs := make([][]byte, len(keys))
+	for i, k := range keys {
+		if hs[i], ok = t.s.hints.get(string(k)); !ok {
+			return nil, false
+		}
+	}
+	vs = make([][]byte, len(keys))
+	for i, k := range keys {
+		if t.assumed == nil {
+			t.assumed = map[string][]byte{}
+		}
+		t.assumed[string(k)] = hs[i]
+		t.hinted = append(t.hinted, string(k))
+		vs[i] = bytes.Clone(hs[i])
+		t.learn(string(k), vs[i] != nil)
+		t.remember(string(k), vs[i])
+	}
+	return vs, true
+}
+
+// queueCheck adds to b the check of the hinted reads not checked yet.
+func (t *tx) queueCheck(b *pgx.Batch) {
+	t.check = -1
+	if len(t.assumed) == 0 {
+		return
+	}
+	t.check = b.Len()
+	switch n := len(t.assumed); {
+	case n == 1:
+		for k, v := range t.assumed {
+			b.Queue(sqlCheck, keyHash([]byte(k)), []byte(k), v)
+		}
+	case n <= maxValuesRows:
+		args := make([]any, 0, 3*n)
+		for k, v := range t.assumed {
+			args = append(args, keyHash([]byte(k)), []byte(k), v)
+		}
+		b.Queue(sqlCheckValues[n], args...)
+	default:
+		hs := make([]int64, 0, len(t.assumed))
+		ks := make([][]byte, 0, len(t.assumed))
+		vs := make([][]byte, 0, len(t.assumed))
+		for k, v := range t.assumed {
+			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, v)
+		}
+		b.Queue(sqlCheckMany, hs, ks, vs, len(ks))
+	}
+	t.assumed = nil
 }
 
 // countTrip counts a round trip of an Update (UpdateStats.RoundTrips).
@@ -223,6 +325,9 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if v, ok := t.recall(key); ok {
 		return foundValue(v != nil, v)
 	}
+	if vs, ok := t.fromHints([][]byte{key}); ok {
+		return foundValue(vs[0] != nil, vs[0])
+	}
 	var v []byte
 	found := false
 	err := t.run(sqlGet, []any{keyHash(key)}, func(r pgx.Rows) error {
@@ -241,7 +346,15 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	t.learn(string(key), found)
 	v, err = foundValue(found, v)
 	t.remember(string(key), v)
+	t.hint(string(key), v)
 	return v, err
+}
+
+// hint records in the hints what an Update read in the database.
+func (t *tx) hint(key string, v []byte) {
+	if t.write {
+		t.s.hints.put(key, v)
+	}
 }
 
 // GetMany reads keys in one statement (see storage.MultiGetter).
@@ -260,6 +373,16 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		hs, need = append(hs, keyHash(k)), append(need, i)
 	}
 	if len(hs) == 0 {
+		return out, nil
+	}
+	missing := make([][]byte, len(need))
+	for j, i := range need {
+		missing[j] = keys[i]
+	}
+	if vs, ok := t.fromHints(missing); ok {
+		for j, i := range need {
+			out[i] = vs[j]
+		}
 		return out, nil
 	}
 	err := t.run(sqlGetMany, []any{hs}, func(r pgx.Rows) error {
@@ -283,6 +406,7 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 	for _, i := range need {
 		t.learn(string(keys[i]), out[i] != nil)
 		t.remember(string(keys[i]), out[i])
+		t.hint(string(keys[i]), out[i])
 	}
 	return out, nil
 }
@@ -387,6 +511,9 @@ func (t *tx) queue(b *pgx.Batch) {
 	if !t.begun {
 		b.Queue(t.begin)
 	}
+	// The check goes before the writes, which may rewrite what it
+	// checks.
+	t.queueCheck(b)
 	if len(t.pend) == 0 {
 		return
 	}
@@ -409,6 +536,9 @@ func (t *tx) queue(b *pgx.Batch) {
 		}
 		t.learn(k, true)
 		t.remember(k, p.v)
+	}
+	for k := range t.pend {
+		t.wrote = append(t.wrote, k)
 	}
 	queueRows(b, sqlInsertValues, sqlInsert, ihs, iks, ivs)
 	switch {
@@ -442,9 +572,9 @@ func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
 	br := t.c.SendBatch(t.ctx, b)
 	t.begun = true
 	err := func() error {
-		for range n {
+		for i := range n {
 			if _, err := br.Exec(); err != nil {
-				return err
+				return t.checkFailed(i, err)
 			}
 		}
 		rows, err := br.Query()
@@ -473,8 +603,9 @@ func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
 // the caller's context ends: its outcome must be reported.
 func (t *tx) commit() error {
 	if !t.begun && len(t.pend) == 0 {
-		t.released = true
-		return nil
+		err := t.verify()
+		t.finish(false)
+		return err
 	}
 	if err := t.acquire(); err != nil {
 		t.released = true
@@ -489,8 +620,9 @@ func (t *tx) commit() error {
 	br := t.c.SendBatch(ctx, b)
 	t.begun = true
 	var err error
-	for range b.Len() {
+	for i := range b.Len() {
 		if _, err = br.Exec(); err != nil {
+			err = t.checkFailed(i, err)
 			break
 		}
 	}
@@ -498,7 +630,41 @@ func (t *tx) commit() error {
 		err = cerr
 	}
 	t.release(ctx)
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		for _, k := range t.wrote {
+			t.s.hints.put(k, t.read[k])
+		}
+	case !errors.Is(err, errStaleHint) && !errors.As(err, &pe):
+		// Whether the writes were committed is unknown.
+		t.s.hints.drop(t.wrote)
+	}
 	return err
+}
+
+// verify checks the hinted reads not checked yet, alone: inside the
+// transaction once it has begun, else as a statement of its own, whose
+// one snapshot is enough for an attempt that writes nothing.
+func (t *tx) verify() error {
+	if t.err != nil || len(t.assumed) == 0 {
+		return t.err
+	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	t.queueCheck(b)
+	t.countTrip()
+	br := t.c.SendBatch(t.ctx, b)
+	_, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.err = t.checkFailed(0, err)
+	}
+	return t.err
 }
 
 // finish ends the transaction without committing and releases the
