@@ -159,19 +159,34 @@ func readUpTo(r io.Reader, n int) ([]byte, error) {
 
 func (s *Chunks) ingestChunks(ctx context.Context, r io.Reader, h sums, wantMD5 []byte) (Ingested, error) {
 	var out Ingested
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		if _, err := br.Peek(1); err == io.EOF {
-			break
-		} else if err != nil {
-			return out, err
+	// Each piece's fsync runs while the next piece is written; the
+	// ingest waits for all of them at the end, before any record can
+	// point at the pieces.
+	var waits []func() error
+	err := func() error {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			if _, err := br.Peek(1); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			ref, n, wait, err := storage.PutDeferred(ctx, s.eng.Chunks(), io.LimitReader(br, ChunkPiece))
+			if err != nil {
+				return err
+			}
+			waits = append(waits, wait)
+			out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
+			out.Size += n
 		}
-		ref, n, err := s.eng.Chunks().Put(ctx, io.LimitReader(br, ChunkPiece))
-		if err != nil {
-			return out, err
+	}()
+	for _, wait := range waits {
+		if werr := wait(); err == nil {
+			err = werr
 		}
-		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
-		out.Size += n
+	}
+	if err != nil {
+		return Ingested{}, err
 	}
 	return finish(out, h, wantMD5)
 }
