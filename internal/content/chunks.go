@@ -158,28 +158,63 @@ func readUpTo(r io.Reader, n int) ([]byte, error) {
 }
 
 func (s *Chunks) ingestChunks(ctx context.Context, r io.Reader, h sums, wantMD5 []byte) (Ingested, error) {
-	var out Ingested
-	// Each piece's fsync runs while the next piece is written; the
-	// ingest waits for all of them at the end, before any record can
-	// point at the pieces.
-	var waits []func() error
-	err := func() error {
-		br := bufio.NewReaderSize(r, 64<<10)
-		for {
-			if _, err := br.Peek(1); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			ref, n, wait, err := storage.PutDeferred(ctx, s.eng.Chunks(), io.LimitReader(br, ChunkPiece))
-			if err != nil {
-				return err
-			}
-			waits = append(waits, wait)
-			out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
-			out.Size += n
+	br := bufio.NewReaderSize(r, 64<<10)
+	out, err := s.putPieces(ctx, func() (io.Reader, error) {
+		if _, err := br.Peek(1); err != nil {
+			return nil, err
 		}
-	}()
+		return io.LimitReader(br, ChunkPiece), nil
+	})
+	if err != nil {
+		return out, err
+	}
+	return finish(out, h, wantMD5)
+}
+
+// IngestBytes is IngestSize of a body held in memory, without checksums:
+// p stays the caller's (what is kept inline is a copy). The chunk store
+// writes each piece straight from p: copying an 8 MiB SMB WRITE through
+// a buffer on its way to the chunk files was a sixth of the server's CPU
+// time when smbclient put a 256 MiB file.
+func (s *Chunks) IngestBytes(ctx context.Context, p []byte, inline bool) (Ingested, error) {
+	if inline && len(p) <= InlineMax {
+		return s.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), true, nil, 0)
+	}
+	return s.putPieces(ctx, func() (io.Reader, error) {
+		if len(p) == 0 {
+			return nil, io.EOF
+		}
+		piece := p[:min(len(p), ChunkPiece)]
+		p = p[len(piece):]
+		return bytes.NewReader(piece), nil
+	})
+}
+
+// putPieces writes each piece next returns (until io.EOF) as a chunk.
+// Each piece's fsync runs while the next piece is written; putPieces
+// waits for all of them at the end, before any record can point at the
+// pieces.
+func (s *Chunks) putPieces(ctx context.Context, next func() (io.Reader, error)) (Ingested, error) {
+	var out Ingested
+	var waits []func() error
+	var err error
+	for {
+		var piece io.Reader
+		if piece, err = next(); err != nil {
+			break
+		}
+		ref, n, wait, perr := storage.PutDeferred(ctx, s.eng.Chunks(), piece)
+		if perr != nil {
+			err = perr
+			break
+		}
+		waits = append(waits, wait)
+		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
+		out.Size += n
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	for _, wait := range waits {
 		if werr := wait(); err == nil {
 			err = werr
@@ -188,7 +223,7 @@ func (s *Chunks) ingestChunks(ctx context.Context, r io.Reader, h sums, wantMD5 
 	if err != nil {
 		return Ingested{}, err
 	}
-	return finish(out, h, wantMD5)
+	return out, nil
 }
 
 func finish(out Ingested, h sums, wantMD5 []byte) (Ingested, error) {

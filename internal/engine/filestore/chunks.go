@@ -205,18 +205,26 @@ func (c *ChunkStore) write(ctx context.Context, r io.Reader) (written, error) {
 	}
 	d := &c.dirs[dirIndex(ref)]
 	w := written{f: f, path: final, ref: ref, dir: d, entry: d.add()}
-	bp, _ := c.bufs.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, copyBufSize)
-		bp = &b
-	}
 	// Hide the file's ReaderFrom so the copy uses the fixed buffer.
 	var dst io.Writer = struct{ io.Writer }{f}
 	if c.sync {
 		dst = &writeback{f: f}
 	}
-	w.n, err = io.CopyBuffer(dst, ctxReader{ctx, r}, *bp)
-	c.bufs.Put(bp)
+	if wt, ok := r.(io.WriterTo); ok {
+		// Bytes in memory (a bytes.Reader) go to the file as they are,
+		// not through the buffer.
+		if err = ctx.Err(); err == nil {
+			w.n, err = wt.WriteTo(dst)
+		}
+	} else {
+		bp, _ := c.bufs.Get().(*[]byte)
+		if bp == nil {
+			b := make([]byte, copyBufSize)
+			bp = &b
+		}
+		w.n, err = io.CopyBuffer(dst, ctxReader{ctx, r}, *bp)
+		c.bufs.Put(bp)
+	}
 	if err != nil {
 		f.Close()
 		c.fs.Remove(final)
@@ -317,13 +325,23 @@ type writeback struct {
 const writebackStep = 1 << 20
 
 func (w *writeback) Write(p []byte) (int, error) {
-	n, err := w.f.Write(p)
-	w.off += int64(n)
-	if w.off-w.sent >= writebackStep {
-		w.f.Writeback(w.sent, w.off-w.sent)
-		w.sent = w.off
+	total := 0
+	for len(p) > 0 {
+		// A large write goes in steps, each handed to Writeback.
+		step := p[:min(len(p), writebackStep)]
+		n, err := w.f.Write(step)
+		total += n
+		w.off += int64(n)
+		if w.off-w.sent >= writebackStep {
+			w.f.Writeback(w.sent, w.off-w.sent)
+			w.sent = w.off
+		}
+		if err != nil {
+			return total, err
+		}
+		p = p[n:]
 	}
-	return n, err
+	return total, nil
 }
 
 // chunkReader reads a section of a chunk file.
