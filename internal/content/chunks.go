@@ -184,7 +184,7 @@ func (s *Chunks) IngestBytes(ctx context.Context, p []byte, inline bool) (Ingest
 		if len(p) == 0 {
 			return nil, io.EOF
 		}
-		piece := p[:min(len(p), ChunkPiece)]
+		piece := p[:min(len(p), BytesPiece)]
 		p = p[len(piece):]
 		return bytes.NewReader(piece), nil
 	})
