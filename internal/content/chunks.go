@@ -191,40 +191,51 @@ func (s *Chunks) IngestBytes(ctx context.Context, p []byte, inline bool) (Ingest
 }
 
 // putPieces writes each piece next returns (until io.EOF) as a chunk.
-// Each piece's fsync runs while the next piece is written; putPieces
-// waits for all of them at the end, before any record can point at the
-// pieces.
+// Each piece's fsync runs while the next pieces are written (at most
+// maxUnsynced of them wait at once, each holding an open file); putPieces
+// waits for all of them before it returns, before any record can point
+// at the pieces.
 func (s *Chunks) putPieces(ctx context.Context, next func() (io.Reader, error)) (Ingested, error) {
 	var out Ingested
 	var waits []func() error
 	var err error
-	for {
+	wait := func() {
+		if werr := waits[0](); err == nil {
+			err = werr
+		}
+		waits = waits[1:]
+	}
+	for err == nil {
 		var piece io.Reader
 		if piece, err = next(); err != nil {
 			break
 		}
-		ref, n, wait, perr := storage.PutDeferred(ctx, s.eng.Chunks(), piece)
+		ref, n, w, perr := storage.PutDeferred(ctx, s.eng.Chunks(), piece)
 		if perr != nil {
 			err = perr
 			break
 		}
-		waits = append(waits, wait)
+		waits = append(waits, w)
 		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
 		out.Size += n
+		if len(waits) > maxUnsynced {
+			wait()
+		}
 	}
 	if err == io.EOF {
 		err = nil
 	}
-	for _, wait := range waits {
-		if werr := wait(); err == nil {
-			err = werr
-		}
+	for len(waits) > 0 {
+		wait()
 	}
 	if err != nil {
 		return Ingested{}, err
 	}
 	return out, nil
 }
+
+// maxUnsynced bounds the pieces of one ingest whose fsync is under way.
+const maxUnsynced = 4
 
 func finish(out Ingested, h sums, wantMD5 []byte) (Ingested, error) {
 	if h.md5 != nil {

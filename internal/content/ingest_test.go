@@ -146,3 +146,59 @@ func TestIngestBytesOnePiecePerWrite(t *testing.T) {
 		t.Fatalf("%d pieces of %d bytes, want one of 8 MiB", len(in.Segs), in.Size)
 	}
 }
+
+// slowSyncFS counts the chunk files written and not yet fsynced, each
+// fsync taking a while.
+type slowSyncFS struct {
+	filestore.FS
+	mu         sync.Mutex
+	open, most int
+}
+
+func (s *slowSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (filestore.File, error) {
+	f, err := s.FS.OpenFile(name, flag, perm)
+	if err != nil || flag&os.O_CREATE == 0 || !strings.Contains(name, "/chunks/") {
+		return f, err
+	}
+	s.mu.Lock()
+	s.open++
+	s.most = max(s.most, s.open)
+	s.mu.Unlock()
+	return &slowSyncFile{File: f, fs: s}, nil
+}
+
+type slowSyncFile struct {
+	filestore.File
+	fs *slowSyncFS
+}
+
+func (f *slowSyncFile) Sync() error {
+	time.Sleep(200 * time.Millisecond)
+	f.fs.mu.Lock()
+	f.fs.open--
+	f.fs.mu.Unlock()
+	return f.File.Sync()
+}
+
+// A long body does not leave a fsync (and an open file) per piece
+// waiting: at most a few pieces wait for theirs at once.
+func TestIngestBoundsUnsyncedPieces(t *testing.T) {
+	fsys := &slowSyncFS{FS: storagetest.NewPowerFS()}
+	eng, err := logstore.Open(logstore.Options{Dir: "/data", Sync: true, FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	body := make([]byte, 8*ChunkPiece)
+	in, err := NewChunks(eng).IngestSize(context.Background(), bytes.NewReader(body), int64(len(body)), false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Segs) != 8 {
+		t.Fatalf("%d pieces, want 8", len(in.Segs))
+	}
+	// maxUnsynced waiting, and the one just written.
+	if fsys.most > 5 {
+		t.Fatalf("%d pieces waited for their fsync at once, want at most 5", fsys.most)
+	}
+}
