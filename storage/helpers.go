@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // DeleteRange deletes the keys k with lower <= k < upper (nil upper: no
@@ -108,3 +109,28 @@ func UpdateTransient(ctx context.Context, eng Engine, fn func(Tx) error) error {
 	}
 	return eng.Update(ctx, fn)
 }
+
+// DeferredPutter is implemented by chunk stores whose durable Put waits for
+// the disk (filestore with sync). PutDeferred writes a chunk as Put does
+// but returns once its bytes are written, before they are durable, with
+// wait, which returns once the chunk is as durable as Put makes it (or the
+// error that kept it from being so; the chunk is then gone). A caller
+// MUST see wait return nil before it commits a reference to the chunk,
+// and MUST call wait exactly once. Writing the next chunk while the disk
+// flushes the last one is what it is for: an ingest of several chunks
+// waits for the disk once, not once per chunk.
+type DeferredPutter interface {
+	PutDeferred(ctx context.Context, r io.Reader) (ref ChunkRef, n int64, wait func() error, err error)
+}
+
+// PutDeferred runs DeferredPutter.PutDeferred where cs has it, else Put
+// with a wait that has nothing left to wait for.
+func PutDeferred(ctx context.Context, cs ChunkStore, r io.Reader) (ChunkRef, int64, func() error, error) {
+	if d, ok := cs.(DeferredPutter); ok {
+		return d.PutDeferred(ctx, r)
+	}
+	ref, n, err := cs.Put(ctx, r)
+	return ref, n, noWait, err
+}
+
+func noWait() error { return nil }

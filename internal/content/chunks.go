@@ -158,23 +158,84 @@ func readUpTo(r io.Reader, n int) ([]byte, error) {
 }
 
 func (s *Chunks) ingestChunks(ctx context.Context, r io.Reader, h sums, wantMD5 []byte) (Ingested, error) {
-	var out Ingested
 	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		if _, err := br.Peek(1); err == io.EOF {
-			break
-		} else if err != nil {
-			return out, err
+	out, err := s.putPieces(ctx, func() (io.Reader, error) {
+		if _, err := br.Peek(1); err != nil {
+			return nil, err
 		}
-		ref, n, err := s.eng.Chunks().Put(ctx, io.LimitReader(br, ChunkPiece))
-		if err != nil {
-			return out, err
-		}
-		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
-		out.Size += n
+		return io.LimitReader(br, ChunkPiece), nil
+	})
+	if err != nil {
+		return out, err
 	}
 	return finish(out, h, wantMD5)
 }
+
+// IngestBytes is IngestSize of a body held in memory, without checksums:
+// p stays the caller's (what is kept inline is a copy). The chunk store
+// writes each piece straight from p: copying an 8 MiB SMB WRITE through
+// a buffer on its way to the chunk files was a sixth of the server's CPU
+// time when smbclient put a 256 MiB file.
+func (s *Chunks) IngestBytes(ctx context.Context, p []byte, inline bool) (Ingested, error) {
+	if inline && len(p) <= InlineMax {
+		return s.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), true, nil, 0)
+	}
+	return s.putPieces(ctx, func() (io.Reader, error) {
+		if len(p) == 0 {
+			return nil, io.EOF
+		}
+		piece := p[:min(len(p), BytesPiece)]
+		p = p[len(piece):]
+		return bytes.NewReader(piece), nil
+	})
+}
+
+// putPieces writes each piece next returns (until io.EOF) as a chunk.
+// Each piece's fsync runs while the next pieces are written (at most
+// maxUnsynced of them wait at once, each holding an open file); putPieces
+// waits for all of them before it returns, before any record can point
+// at the pieces.
+func (s *Chunks) putPieces(ctx context.Context, next func() (io.Reader, error)) (Ingested, error) {
+	var out Ingested
+	var waits []func() error
+	var err error
+	wait := func() {
+		if werr := waits[0](); err == nil {
+			err = werr
+		}
+		waits = waits[1:]
+	}
+	for err == nil {
+		var piece io.Reader
+		if piece, err = next(); err != nil {
+			break
+		}
+		ref, n, w, perr := storage.PutDeferred(ctx, s.eng.Chunks(), piece)
+		if perr != nil {
+			err = perr
+			break
+		}
+		waits = append(waits, w)
+		out.Segs = append(out.Segs, Segment{Ref: ref, Len: n})
+		out.Size += n
+		if len(waits) > maxUnsynced {
+			wait()
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	for len(waits) > 0 {
+		wait()
+	}
+	if err != nil {
+		return Ingested{}, err
+	}
+	return out, nil
+}
+
+// maxUnsynced bounds the pieces of one ingest whose fsync is under way.
+const maxUnsynced = 4
 
 func finish(out Ingested, h sums, wantMD5 []byte) (Ingested, error) {
 	if h.md5 != nil {

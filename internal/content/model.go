@@ -15,6 +15,10 @@ const (
 	// ChunkPiece is the size of the pieces bodies are written to the chunk
 	// store in.
 	ChunkPiece = 4 << 20
+	// BytesPiece is the size of the pieces of a body held in memory
+	// (IngestBytes): an 8 MiB SMB WRITE is one chunk, one file to fsync
+	// and one journal commit on the disk, not two.
+	BytesPiece = 8 << 20
 	// MaxMetadataBytes bounds the names and values of one metadata set.
 	MaxMetadataBytes = 8 << 10
 )

@@ -226,7 +226,7 @@ func (s *Service) startBreak(tx storage.Tx, sid uint64, g []*Handle, to uint8, o
 				continue
 			}
 			h.Cache.BreakTo &= to
-			if err := tx.Set(handleKey(sid, h.FileID, h.ID), encode(h)); err != nil {
+			if err := tx.Set(handleKey(sid, h.FileID, h.ID), encodeHandle(h)); err != nil {
 				return false, err
 			}
 		}
@@ -243,7 +243,7 @@ func (s *Service) startBreak(tx storage.Tx, sid uint64, g []*Handle, to uint8, o
 		if !h.Cache.Oplock && h.Cache.V2 {
 			h.Cache.Epoch++
 		}
-		if err := tx.Set(handleKey(sid, h.FileID, h.ID), encode(h)); err != nil {
+		if err := tx.Set(handleKey(sid, h.FileID, h.ID), encodeHandle(h)); err != nil {
 			return false, err
 		}
 	}
@@ -277,7 +277,7 @@ func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
 				if err != nil {
 					return err
 				}
-				h, err := decode[Handle](v)
+				h, err := decodeHandle(v)
 				if err != nil {
 					return err
 				}
@@ -313,7 +313,7 @@ func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
 			if err != nil {
 				return err
 			}
-			h, err := decode[Handle](v)
+			h, err := decodeHandle(v)
 			if err != nil {
 				return err
 			}
@@ -321,7 +321,7 @@ func (s *Service) breakAndWait(ctx context.Context, e *errBreak) error {
 				continue
 			}
 			h.Cache.State, h.Cache.Breaking = 0, false
-			if err := tx.Set(handleKey(e.share, e.file, id), encode(h)); err != nil {
+			if err := tx.Set(handleKey(e.share, e.file, id), encodeHandle(h)); err != nil {
 				return err
 			}
 		}

@@ -38,7 +38,7 @@ func loadHandles(tx storage.Tx, sid, fid uint64) ([]*Handle, error) {
 	defer it.Close()
 	var out []*Handle
 	for it.Next() {
-		h, err := decode[Handle](it.Value())
+		h, err := decodeHandle(it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -333,7 +333,7 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (*OpenResult, error
 			// A snapshot's node is found by id through its handle too.
 			return err
 		}
-		if err := tx.Set(handleKey(sh.ID, n.ID, hid), encode(h)); err != nil {
+		if err := tx.Set(handleKey(sh.ID, n.ID, hid), encodeHandle(h)); err != nil {
 			return err
 		}
 		n.AsOf = now
@@ -369,7 +369,7 @@ func loadOpen(tx storage.Tx, ref HandleRef) (*Handle, *Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := decode[Handle](v)
+	h, err := decodeHandle(v)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -672,7 +672,7 @@ func (s *Service) SetBasicInfo(ctx context.Context, ref HandleRef, bi BasicInfo)
 		}
 		n.Modified, n.ETag = s.written(now), s.etag(n.ETag, now)
 		if h.UserSet != before {
-			return tx.Set(handleKey(ref.Share, n.ID, h.ID), encode(h))
+			return tx.Set(handleKey(ref.Share, n.ID, h.ID), encodeHandle(h))
 		}
 		return nil
 	})
@@ -960,7 +960,7 @@ func (s *Service) move(tx storage.Tx, sh *Share, n *Node, dst []string, replace,
 	}
 	for _, h := range hs {
 		h.ParentID = n.Parent
-		if err := tx.Set(handleKey(sh.ID, n.ID, h.ID), encode(h)); err != nil {
+		if err := tx.Set(handleKey(sh.ID, n.ID, h.ID), encodeHandle(h)); err != nil {
 			return nil, err
 		}
 	}
@@ -1157,7 +1157,7 @@ func (s *Service) closeShareHandles(tx storage.Tx, sid uint64) error {
 	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 	var hs []*Handle
 	for it.Next() {
-		h, err := decode[Handle](it.Value())
+		h, err := decodeHandle(it.Value())
 		if err != nil {
 			it.Close()
 			return err

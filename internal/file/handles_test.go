@@ -77,7 +77,7 @@ func insertHandle(t *testing.T, svc *Service, ctx context.Context, ref Ref, h Ha
 		}
 		n.Handles++
 		n.DeletePending = n.DeletePending || pending
-		if err := tx.Set(handleKey(sh.ID, n.ID, h.ID), encode(&h)); err != nil {
+		if err := tx.Set(handleKey(sh.ID, n.ID, h.ID), encodeHandle(&h)); err != nil {
 			return err
 		}
 		return putNode(tx, sh.ID, n)

@@ -157,7 +157,7 @@ func (s *Service) restBreaks(tx storage.Tx, hs []*Handle, sid uint64, n *Node, a
 			if !h.Cache.Oplock && h.Cache.V2 {
 				h.Cache.Epoch++
 			}
-			if err := tx.Set(handleKey(sid, n.ID, h.ID), encode(h)); err != nil {
+			if err := tx.Set(handleKey(sid, n.ID, h.ID), encodeHandle(h)); err != nil {
 				return err
 			}
 		}
@@ -329,7 +329,7 @@ func grantCache(tx storage.Tx, sid uint64, n *Node, hs []*Handle, h *Handle, req
 				continue
 			}
 			o.Cache = ptr(*c)
-			if err := tx.Set(handleKey(sid, n.ID, o.ID), encode(o)); err != nil {
+			if err := tx.Set(handleKey(sid, n.ID, o.ID), encodeHandle(o)); err != nil {
 				return false, err
 			}
 		}
@@ -394,7 +394,7 @@ func (s *Service) AckBreak(ctx context.Context, ref HandleRef, state uint8) (*Ca
 			default:
 				o.Cache.Breaking = false
 			}
-			if err := tx.Set(handleKey(ref.Share, n.ID, o.ID), encode(o)); err != nil {
+			if err := tx.Set(handleKey(ref.Share, n.ID, o.ID), encodeHandle(o)); err != nil {
 				return err
 			}
 		}
@@ -580,7 +580,7 @@ func (s *Service) breakHandleCaching(tx storage.Tx, sid uint64, n *Node, h *Hand
 			if !o.Cache.Oplock && o.Cache.V2 {
 				o.Cache.Epoch++
 			}
-			if err := tx.Set(handleKey(sid, n.ID, o.ID), encode(o)); err != nil {
+			if err := tx.Set(handleKey(sid, n.ID, o.ID), encodeHandle(o)); err != nil {
 				return err
 			}
 		}

@@ -69,7 +69,7 @@ func (s *Service) Lock(ctx context.Context, ref HandleRef, off, n uint64, exclus
 			return err
 		}
 		h.Locks = append(h.Locks, Lock{Off: off, Len: n, Exclusive: exclusive})
-		return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
+		return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encodeHandle(h))
 	})
 	if err == nil {
 		s.deliver(brks)
@@ -88,7 +88,7 @@ func (s *Service) Unlock(ctx context.Context, ref HandleRef, off, n uint64) erro
 		for i, l := range h.Locks {
 			if l.Off == off && l.Len == n {
 				h.Locks = append(h.Locks[:i], h.Locks[i+1:]...)
-				return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encode(h))
+				return tx.Set(handleKey(ref.Share, nd.ID, h.ID), encodeHandle(h))
 			}
 		}
 		return azerr.New(azerr.ResourceNotFound)

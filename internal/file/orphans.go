@@ -41,7 +41,7 @@ func (s *Service) ReleaseOrphans(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				h, err := decode[Handle](v)
+				h, err := decodeHandle(v)
 				if err != nil {
 					return err
 				}

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -166,7 +165,7 @@ func (s *Service) Ingest(ctx context.Context, body io.Reader, size int64, wantMD
 // transaction (up to 64 KiB stay inline, copied), computing no checksums:
 // for SMB WRITE, which has no Content-MD5 to check or return.
 func (s *Service) IngestBytes(ctx context.Context, p []byte) (content.Ingested, error) {
-	return s.chunks.IngestSize(ctx, bytes.NewReader(p), int64(len(p)), len(p) <= content.InlineMax, nil, 0)
+	return s.chunks.IngestBytes(ctx, p, true)
 }
 
 // PutRangeRequest is Put Range (update or clear) and Put Range From URL.

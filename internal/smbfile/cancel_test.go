@@ -21,7 +21,7 @@ var le = binary.LittleEndian
 
 // serveShare serves share "share" of account acct (key "key") over SMB on
 // the File service over eng, and returns the address and the service.
-func serveShare(t *testing.T, eng storage.Engine) (string, *file.Service) {
+func serveShare(t testing.TB, eng storage.Engine) (string, *file.Service) {
 	t.Helper()
 	t.Cleanup(func() { eng.Close() })
 	svc := file.New(eng, time.Now, func() string { return fmt.Sprint(time.Now().UnixNano()) })

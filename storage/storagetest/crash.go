@@ -117,9 +117,20 @@ func crashWriter(open CrashOpener, dir string, syncMode bool, round string) int 
 func writeLoad(ctx context.Context, s storage.Engine, round string, g int, acked func(ack)) error {
 	for i := 0; ctx.Err() == nil; i++ {
 		ref := storage.ChunkRef("-")
-		if i%3 == 0 {
+		switch i % 6 {
+		case 0:
 			r, _, err := s.Chunks().Put(ctx, bytes.NewReader(chunkBody(round, g, i)))
 			if err != nil {
+				return err
+			}
+			ref = r
+		case 3:
+			// A deferred Put is durable once its wait returns.
+			r, _, wait, err := storage.PutDeferred(ctx, s.Chunks(), bytes.NewReader(chunkBody(round, g, i)))
+			if err != nil {
+				return err
+			}
+			if err := wait(); err != nil {
 				return err
 			}
 			ref = r

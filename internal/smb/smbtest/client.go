@@ -310,7 +310,9 @@ func (c *Client) Send(cmd uint16, body []byte) (uint64, error) {
 
 // SendCharged sends a request with the given credit charge.
 func (c *Client) SendCharged(cmd uint16, body []byte, charge uint16) (uint64, error) {
-	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: 64, CreditCharge: charge}
+	// Ask for at least what the request uses, as clients do, so that
+	// large READs and WRITEs in a row do not run out of credits.
+	h := wire.Header{Command: cmd, MessageID: c.mid, SessionID: c.sid, TreeID: c.tid, Credits: max(64, charge), CreditCharge: charge}
 	if c.signKey != nil {
 		h.Flags |= wire.FlagSigned
 	}
@@ -422,11 +424,16 @@ func (c *Client) CloseFile(fid wire.FileID) uint32 {
 
 // Write writes data at off.
 func (c *Client) Write(fid wire.FileID, off uint64, data []byte) uint32 {
+	return c.status(wire.Write, WriteBody(fid, off, data))
+}
+
+// WriteBody is the body of a WRITE of data at off, for Send.
+func WriteBody(fid wire.FileID, off uint64, data []byte) []byte {
 	b := fileIDBody(49, 48, fid, 16)
 	le.PutUint16(b[2:], wire.HeaderSize+48)
 	le.PutUint32(b[4:], uint32(len(data)))
 	le.PutUint64(b[8:], off)
-	return c.status(wire.Write, append(b, data...))
+	return append(b, data...)
 }
 
 // Read reads up to n bytes at off.
