@@ -17,6 +17,10 @@ import (
 // Ref addresses a blob or one of its snapshots.
 type Ref struct {
 	Account, Container, Name, Snapshot string
+
+	// k is the key name of Name, once keyed has resolved it in the
+	// transaction of the operation (see key).
+	k pathKey
 }
 
 // checkOpts says how a write treats a missing blob and unmet conditions.
@@ -340,6 +344,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		now := s.now()
 		var staged bool
 		var pol policyRead
@@ -393,6 +400,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}
@@ -419,6 +429,9 @@ func (s *Service) GetBlobMetadata(ctx context.Context, ref Ref, cond Cond, versi
 func (s *Service) getProps(ctx context.Context, ref Ref, cond Cond, version string, op PathOp) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, op); err != nil {
 			return err
 		}
@@ -438,6 +451,9 @@ func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, f
 	o.mustExist = true
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -486,7 +502,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 				return false, azerr.InvalidValue(InputPageBlobSize, strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
-				pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
+				pp := pagesPrefix(ref.Account, ref.Container, b.key, "")
 				if err := content.ClearStoredPages(tx, pp, n, b.Size); err != nil {
 					return false, err
 				}
@@ -537,6 +553,9 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 // deleted (x-ms-delete-type-permanent: false).
 func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots string, cond Cond) (kept bool, err error) {
 	return kept, s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		kept = false
 		now := s.now()
 		if ref.Snapshot != "" && deleteSnapshots != "" {
@@ -624,6 +643,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -670,6 +692,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	cond := req.Cond
 	cond.LeaseID = ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -696,6 +721,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 // copy it to a new blob instead), which answers 409 BlobArchived.
 func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -785,5 +813,11 @@ func (b *Blob) settleRehydration(now time.Time) {
 	b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = "", "", time.Time{}
 }
 
-// key is the key name of the path ref names (see pathKey).
-func (r Ref) key() pathKey { return plainKey(r.Name) }
+// key is the key name of the path ref names (see pathKey), as keyed
+// resolved it.
+func (r Ref) key() pathKey {
+	if r.k == "" {
+		return plainKey(r.Name)
+	}
+	return r.k
+}

@@ -74,6 +74,9 @@ func (s *Service) SetExpiry(ctx context.Context, ref Ref, req ExpiryRequest, con
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err

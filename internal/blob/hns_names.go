@@ -388,3 +388,19 @@ func (f *walkFrame) close() {
 	f.recs.Close()
 	f.dirs.Close()
 }
+
+// keyOf is the key name of the path name in container c: the one place a
+// path's name becomes the key its records live under. An account without
+// a hierarchical namespace keys a path by its full name.
+func (s *Service) keyOf(tx storage.Tx, acct, c, name string) (pathKey, error) {
+	return plainKey(name), nil
+}
+
+// keyed resolves the key name of ref in tx (keyOf); every operation keys
+// its refs in its own transaction, so a rename of an ancestor conflicts
+// with it.
+func (s *Service) keyed(tx storage.Tx, ref *Ref) error {
+	k, err := s.keyOf(tx, ref.Account, ref.Container, ref.Name)
+	ref.k = k
+	return err
+}

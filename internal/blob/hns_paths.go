@@ -40,6 +40,9 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 	}
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		now := s.now()
 		var staged bool
 		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true, staged: &staged}, now)
@@ -165,6 +168,9 @@ func applyAccess(a *PathACL, perms, umask, owner, group, acl string, fresh, dir 
 func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error) {
 	var out *Path
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
@@ -204,6 +210,9 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx storage.Tx, p *Path, now time.Time) error) (*Path, error) {
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
 		if err != nil {
@@ -287,6 +296,9 @@ const DeleteBatch = 5000
 func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, continuation string, cond Cond) (string, error) {
 	next := ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		next = ""
 		now := s.now()
 		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
@@ -398,6 +410,9 @@ func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data 
 		return azerr.InvalidQuery("position", fmt.Sprint(position), "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
 			if err := z.access(ref.Name, permW); err != nil {
 				return err
@@ -456,6 +471,9 @@ type FlushRequest struct {
 func (s *Service) FlushData(ctx context.Context, req FlushRequest) (*Blob, error) {
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		if z := authzFor(ctx, tx, req.Account, req.Container); z != nil {
 			if err := z.access(req.Name, permW); err != nil {
 				return err
@@ -582,6 +600,9 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 	}
 	var out RecursiveACLResult
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		out = RecursiveACLResult{}
 		now := s.now()
 		p, err := recursiveTarget(tx, ref.Account, ref.Container, ref.Name)

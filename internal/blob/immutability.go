@@ -98,6 +98,9 @@ func checkProtectable(tx storage.Tx, acct, c string, p *Protection) error {
 func (s *Service) protect(ctx context.Context, ref Ref, cond Cond, fn func(b *Blob, now time.Time) error) (*Blob, error) {
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err

@@ -47,7 +47,7 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		if !req.Seq.ok(b.Seq) {
 			return false, azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
-		pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
+		pp := pagesPrefix(ref.Account, ref.Container, b.key, "")
 		if err := content.ClearStoredPages(tx, pp, req.Start, req.End+1); err != nil {
 			return false, err
 		}
@@ -84,6 +84,9 @@ type PageRanges struct {
 func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, prev string, cond Cond) (*PageRanges, error) {
 	out := &PageRanges{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}

@@ -361,6 +361,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 		return azerr.InvalidQuery("deletetype", "permanent", "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpDelete); err != nil {
 			return err
 		}
@@ -393,6 +396,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 // with neither a live nor a deleted blob is 404 BlobNotFound.
 func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
 		}

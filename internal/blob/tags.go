@@ -41,6 +41,9 @@ func ValidateTags(tags []KV) error {
 func (s *Service) GetTags(ctx context.Context, ref Ref, cond Cond) ([]KV, error) {
 	var out []KV
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}
@@ -61,6 +64,9 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
 		}
