@@ -34,7 +34,7 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 			return azerr.New(azerr.FilesystemNotFound)
 		}
 		if req.Dir != "" {
-			p, err := getPath(tx, acct, c, req.Dir)
+			p, err := getPath(tx, s.HierarchicalNamespace(acct), acct, c, req.Dir)
 			if err != nil {
 				return err
 			}

@@ -393,7 +393,23 @@ func (f *walkFrame) close() {
 // path's name becomes the key its records live under. An account without
 // a hierarchical namespace keys a path by its full name.
 func (s *Service) keyOf(tx storage.Tx, acct, c, name string) (pathKey, error) {
+	return nameKey(tx, s.HierarchicalNamespace(acct), acct, c, name)
+}
+
+// nameKey is keyOf for code that knows whether the account has a
+// hierarchical namespace (hns) without the Service at hand.
+func nameKey(tx storage.Tx, hns bool, acct, c, name string) (pathKey, error) {
 	return plainKey(name), nil
+}
+
+// getBlobNamed loads the base record of the path name (nil when there is
+// none).
+func getBlobNamed(tx storage.Tx, hns bool, acct, c, name string) (*Blob, error) {
+	k, err := nameKey(tx, hns, acct, c, name)
+	if err != nil {
+		return nil, err
+	}
+	return getBlob(tx, acct, c, k, name, "")
 }
 
 // keyed resolves the key name of ref in tx (keyOf); every operation keys

@@ -67,6 +67,10 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 		if err := s.ensureParents(tx, req.Account, req.Container, req.Name, now); err != nil {
 			return err
 		}
+		// The parents may be new: key the path under them.
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		if err := made(); err != nil {
 			return err
 		}
@@ -171,7 +175,7 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 		if err := s.keyed(tx, &ref); err != nil {
 			return err
 		}
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -214,7 +218,7 @@ func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx
 			return err
 		}
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -301,7 +305,7 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 		}
 		next = ""
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
 		now := s.now()
-		sp, err := getPath(tx, src.Account, src.Container, src.Name)
+		sp, err := getPath(tx, s.HierarchicalNamespace(src.Account), src.Account, src.Container, src.Name)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 			return azerr.New(azerr.FilesystemNotFound)
 		}
 		if parent := parentOf(dst.Name); parent != "" {
-			pp, err := getPath(tx, dst.Account, dst.Container, parent)
+			pp, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, parent)
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 				return azerr.New(azerr.PathConflict)
 			}
 		}
-		dp, err := getPath(tx, dst.Account, dst.Container, dst.Name)
+		dp, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 		if err := movePathKeys(tx, src, dst); err != nil {
 			return err
 		}
-		p, err := getPath(tx, dst.Account, dst.Container, dst.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name)
 		if err != nil {
 			return err
 		}

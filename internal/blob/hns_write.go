@@ -46,16 +46,16 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 		if err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
 			return err
 		}
+		// The parents may be new: the blob's records go under them (an
+		// old record was found under the same key, as its parents were
+		// there).
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
+		b.key = ref.key()
 	}
-	// A blob written with hdi_isfolder=true is a directory.
-	if b.IsDir() {
-		if _, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
-			return err
-		}
-	} else if old != nil && old.IsDir() {
-		if err := s.unindexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
-			return err
-		}
+	if err := s.indexFolderMeta(tx, ref, old != nil && old.IsDir(), b.IsDir()); err != nil {
+		return err
 	}
 	if caller != nil && caller.OID != "" {
 		if err := z.ownMade(ref.Name, existed); err != nil {
@@ -82,6 +82,20 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	}
 	a.Created = b.Created
 	return putACL(tx, ref.Account, ref.Container, ref.key(), a)
+}
+
+// indexFolderMeta keeps the name index in step with a write that sets the
+// metadata of the path ref: a blob with hdi_isfolder=true is a directory
+// (wasDir and isDir say whether it was and is one).
+func (s *Service) indexFolderMeta(tx storage.Tx, ref Ref, wasDir, isDir bool) error {
+	switch {
+	case isDir:
+		_, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name)
+		return err
+	case wasDir:
+		return s.unindexDir(tx, ref.Account, ref.Container, ref.Name)
+	}
+	return nil
 }
 
 // namespaceDelete runs in the transaction of Delete Blob on b, after its
