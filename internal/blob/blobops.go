@@ -444,21 +444,21 @@ func (s *Service) getProps(ctx context.Context, ref Ref, cond Cond, version stri
 
 // modify runs the common write path on an existing blob: checks, fn, new
 // ETag and Last-Modified unless fn says the write does not change them.
-func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, fn func(tx storage.Tx, b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
-	if err := snapshotWrite(ref); err != nil {
+func (s *Service) modify(ctx context.Context, ref *Ref, cond Cond, o checkOpts, fn func(tx storage.Tx, b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
+	if err := snapshotWrite(*ref); err != nil {
 		return nil, err
 	}
 	o.mustExist = true
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		if err := s.keyed(tx, &ref); err != nil {
+		if err := s.keyed(tx, ref); err != nil {
 			return err
 		}
 		now := s.now()
-		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+		if err := checkPath(ctx, tx, *ref, OpWrite); err != nil {
 			return err
 		}
-		b, ls, err := s.loadChecked(tx, ref, cond, o, now)
+		b, ls, err := s.loadChecked(tx, *ref, cond, o, now)
 		if err != nil {
 			return err
 		}
@@ -492,7 +492,7 @@ type SetPropsRequest struct {
 // SetBlobProperties is Set Blob Properties: every content property is
 // replaced (an omitted one is cleared).
 func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{guard: req.NewSize != nil}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, req.Cond, checkOpts{guard: req.NewSize != nil}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -534,7 +534,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
-	return s.modify(ctx, ref, cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if err := s.newMetadataVersion(tx, ref, b, now); err != nil {
 			return false, err
 		}
@@ -666,7 +666,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 			snap.Modified = s.written(now)
 		}
 		// Soft-deleted snapshots keep their ids, which a restore needs free.
-		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), now); err != nil {
+		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), ref.Name, now); err != nil {
 			return err
 		}
 		out = &snap
@@ -757,7 +757,7 @@ func (s *Service) SetTier(ctx context.Context, ref Ref, tier, priority string, c
 	if priority == "" {
 		priority = "Standard"
 	}
-	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	_, err = s.modify(ctx, &ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -814,10 +814,12 @@ func (b *Blob) settleRehydration(now time.Time) {
 }
 
 // key is the key name of the path ref names (see pathKey), as keyed
-// resolved it.
+// resolved it in the operation's transaction. A ref used unkeyed is a bug
+// that would touch the wrong records on an account with a namespace, so
+// it stops the request instead.
 func (r Ref) key() pathKey {
 	if r.k == "" {
-		return plainKey(r.Name)
+		panic("blob: ref not keyed: " + r.Name)
 	}
 	return r.k
 }

@@ -393,7 +393,7 @@ type AppendRequest struct {
 // appends never overlap.
 func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (*Blob, int64, error) {
 	var off int64
-	b, err := s.modify(ctx, ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	b, err := s.modify(ctx, &ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -435,7 +435,7 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 // Sealing a sealed blob succeeds; neither ETag nor Last-Modified change.
 // appendPos, when set, must equal the blob's length.
 func (s *Service) SealBlob(ctx context.Context, ref Ref, appendPos *int64, cond Cond) (*Blob, error) {
-	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}

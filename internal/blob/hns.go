@@ -145,9 +145,22 @@ func decodeACL(v []byte) (*PathACL, error) {
 	return a, nil
 }
 
-// hasChildren reports whether any record lies under dir/.
-func hasChildren(tx storage.Tx, acct, c, dir string) (bool, error) {
+// hasChildren reports whether any record lies under dir/: on an account
+// with a hierarchical namespace (hns), a record keyed under the
+// directory's id.
+func hasChildren(tx storage.Tx, hns bool, acct, c, dir string) (bool, error) {
 	lo := childrenPrefix(acct, c, dir)
+	if hns {
+		k, err := nameKey(tx, true, acct, c, dir)
+		if err != nil {
+			return false, err
+		}
+		id, ok, err := dirIDOf(tx, acct, c, k)
+		if err != nil || !ok {
+			return false, err
+		}
+		lo = keyenc.AppendPrefix(blobsPrefix(acct, c), keySep+id+keySep)
+	}
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
 	defer it.Close()
 	found := it.Next()
@@ -181,7 +194,7 @@ func getPath(tx storage.Tx, hns bool, acct, c, name string) (*Path, error) {
 	if err := containerExists(tx, acct, c); err != nil {
 		return nil, azerr.New(azerr.FilesystemNotFound)
 	}
-	kids, err := hasChildren(tx, acct, c, name)
+	kids, err := hasChildren(tx, hns, acct, c, name)
 	if err != nil || !kids {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b
 	if !b.IsDir() {
 		return nil
 	}
-	kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name)
+	kids, err := hasChildren(tx, true, ref.Account, ref.Container, ref.Name)
 	if err != nil {
 		return err
 	}

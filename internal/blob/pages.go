@@ -37,7 +37,7 @@ type PutPageRequest struct {
 
 // PutPage is Put Page.
 func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != PageBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}

@@ -268,6 +268,9 @@ func TestRacePutBlockSameID(t *testing.T) {
 		}
 		var st *Staging
 		if err := s.Engine().View(ctx, func(tx storage.Tx) error {
+			if err := s.keyed(tx, &ref); err != nil {
+				return err
+			}
 			st, err = getStaging(tx, ref)
 			return err
 		}); err != nil {
