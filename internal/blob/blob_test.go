@@ -62,7 +62,7 @@ func put(t *testing.T, s *Service, name, data string, cond Cond) *Blob {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.PutBlob(context.Background(), PutBlobRequest{Ref: Ref{"acct", "cont", name, ""}, Type: BlockBlob, Data: in, Cond: cond})
+	b, err := s.PutBlob(context.Background(), PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: name, Snapshot: ""}, Type: BlockBlob, Data: in, Cond: cond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestETagDistinctWithinOneTick(t *testing.T) {
 	b := put(t, s, "b", "1", Cond{})
 	seen[b.ETag] = true
 	for i := 0; i < 5; i++ {
-		nb, err := s.SetBlobMetadata(context.Background(), Ref{"acct", "cont", "b", ""}, []KV{{"i", fmt.Sprint(i)}}, Cond{})
+		nb, err := s.SetBlobMetadata(context.Background(), Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, []KV{{"i", fmt.Sprint(i)}}, Cond{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestETagDistinctWithinOneTick(t *testing.T) {
 func TestLeaseExpiryLazy(t *testing.T) {
 	s, clk := newService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	put(t, s, "b", "x", Cond{})
 	_, res, err := s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: 15}})
 	if err != nil {
@@ -174,7 +174,7 @@ func TestChunkMarker(t *testing.T) {
 	if len(in.Segs) != 1 || in.Segs[0].Ref == "" {
 		t.Fatalf("large body not chunked: %+v", in.Segs)
 	}
-	ref := Ref{"acct", "cont", "big", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "big", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestChunkMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutBlock(ctx, Ref{"acct", "cont", "other", ""}, "YWJj", staged, Cond{}); err != nil {
+	if err := s.PutBlock(ctx, Ref{Account: "acct", Container: "cont", Name: "other", Snapshot: ""}, "YWJj", staged, Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	// Overwrite the base: its old chunk is still referenced by the snapshot.
@@ -199,7 +199,7 @@ func TestChunkMarker(t *testing.T) {
 		t.Fatalf("marked %v", marked)
 	}
 	// Deleting the snapshot and the staged blob unreferences both.
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "big", snap.Snapshot}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "big", Snapshot: snap.Snapshot}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
@@ -222,11 +222,11 @@ func TestListBlobsPaging(t *testing.T) {
 	}
 	for i := 0; i < 2; i++ {
 		clk.add(time.Second)
-		if _, err := s.SnapshotBlob(ctx, Ref{"acct", "cont", "a", ""}, nil, Cond{}); err != nil {
+		if _, err := s.SnapshotBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "a", Snapshot: ""}, nil, Cond{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutBlock(ctx, Ref{"acct", "cont", "b/3", ""}, "YWJj", Ingested{}, Cond{}); err != nil {
+	if err := s.PutBlock(ctx, Ref{Account: "acct", Container: "cont", Name: "b/3", Snapshot: ""}, "YWJj", Ingested{}, Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -398,7 +398,7 @@ func (g *genReader) Read(p []byte) (int, error) {
 func TestStagedBlocksExpireAfterAWeek(t *testing.T) {
 	s, clk := newService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	if err := s.PutBlock(ctx, ref, "YWJj", Ingested{}, Cond{}); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestRecordRoundTrip(t *testing.T) {
 func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "log", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "log", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: AppendBlob}); err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, s, "log", "replaced by a block blob", Cond{})
-	sb, err := s.GetBlob(ctx, Ref{"acct", "cont", "log", snap.Snapshot}, Cond{}, "")
+	sb, err := s.GetBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "log", Snapshot: snap.Snapshot}, Cond{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
 	if len(marked) != 20 || !marked[chunks[0]] {
 		t.Fatalf("marked %d chunks", len(marked))
 	}
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "log", snap.Snapshot}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "log", Snapshot: snap.Snapshot}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	marked = map[storage.ChunkRef]bool{}
@@ -524,7 +524,7 @@ func TestAppendBlocksLiveOutsideTheRecord(t *testing.T) {
 func TestPageWritesAgainstModel(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "disk", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "disk", Snapshot: ""}
 	const size = 64 * 512
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: PageBlob, PageSize: size}); err != nil {
 		t.Fatal(err)
@@ -625,7 +625,7 @@ func TestPageWritesAgainstModel(t *testing.T) {
 func TestLongBlockListsLiveOutsideTheRecord(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "many", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "many", Snapshot: ""}
 	var items []BlockListItem
 	var want []byte
 	for i := 0; i < 40; i++ {
@@ -676,10 +676,10 @@ func TestLongBlockListsLiveOutsideTheRecord(t *testing.T) {
 	if got := read(ref); string(got) != "<00><01>" {
 		t.Fatalf("short list %q", got)
 	}
-	if got := read(Ref{"acct", "cont", "many", snap.Snapshot}); !bytes.Equal(got, want) {
+	if got := read(Ref{Account: "acct", Container: "cont", Name: "many", Snapshot: snap.Snapshot}); !bytes.Equal(got, want) {
 		t.Fatalf("snapshot %q", got)
 	}
-	bl, err := s.GetBlockList(ctx, Ref{"acct", "cont", "many", snap.Snapshot}, "committed", Cond{})
+	bl, err := s.GetBlockList(ctx, Ref{Account: "acct", Container: "cont", Name: "many", Snapshot: snap.Snapshot}, "committed", Cond{})
 	if err != nil || len(bl.Committed) != 40 {
 		t.Fatalf("snapshot block list %d %v", len(bl.Committed), err)
 	}
@@ -706,7 +706,7 @@ func TestFindBlobsIndexMatchesScan(t *testing.T) {
 	}
 	tagged := func(c, name string, tags []KV) {
 		in, _ := s.Ingest(ctx, bytes.NewReader([]byte("x")), true, nil)
-		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", c, name, ""}, Type: BlockBlob, Data: in, Tags: tags}); err != nil {
+		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: c, Name: name}, Type: BlockBlob, Data: in, Tags: tags}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -719,14 +719,14 @@ func TestFindBlobsIndexMatchesScan(t *testing.T) {
 	}
 	// Changes that must leave no stale entries: retag, overwrite, delete,
 	// snapshot (snapshots are not found), container delete.
-	if err := s.SetTags(ctx, Ref{"acct", "cont", "b01", ""}, []KV{{"team", "t0"}}, Cond{}); err != nil {
+	if err := s.SetTags(ctx, Ref{Account: "acct", Container: "cont", Name: "b01", Snapshot: ""}, []KV{{"team", "t0"}}, Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	tagged("cont", "b02", nil)
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "b04", ""}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b04", Snapshot: ""}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SnapshotBlob(ctx, Ref{"acct", "cont", "b05", ""}, nil, Cond{}); err != nil {
+	if _, err := s.SnapshotBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b05", Snapshot: ""}, nil, Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	find := func(expr, container string, max int) []string {

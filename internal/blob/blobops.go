@@ -17,6 +17,10 @@ import (
 // Ref addresses a blob or one of its snapshots.
 type Ref struct {
 	Account, Container, Name, Snapshot string
+
+	// k is the key name of Name, once keyed has resolved it in the
+	// transaction of the operation (see key).
+	k pathKey
 }
 
 // checkOpts says how a write treats a missing blob and unmet conditions.
@@ -340,6 +344,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		now := s.now()
 		var staged bool
 		var pol policyRead
@@ -393,6 +400,9 @@ func (s *Service) PutBlob(ctx context.Context, req PutBlobRequest) (*Blob, error
 func (s *Service) GetBlob(ctx context.Context, ref Ref, cond Cond, version string) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}
@@ -419,6 +429,9 @@ func (s *Service) GetBlobMetadata(ctx context.Context, ref Ref, cond Cond, versi
 func (s *Service) getProps(ctx context.Context, ref Ref, cond Cond, version string, op PathOp) (*Blob, error) {
 	var out *Blob
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, op); err != nil {
 			return err
 		}
@@ -431,18 +444,21 @@ func (s *Service) getProps(ctx context.Context, ref Ref, cond Cond, version stri
 
 // modify runs the common write path on an existing blob: checks, fn, new
 // ETag and Last-Modified unless fn says the write does not change them.
-func (s *Service) modify(ctx context.Context, ref Ref, cond Cond, o checkOpts, fn func(tx storage.Tx, b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
-	if err := snapshotWrite(ref); err != nil {
+func (s *Service) modify(ctx context.Context, ref *Ref, cond Cond, o checkOpts, fn func(tx storage.Tx, b *Blob, now time.Time) (touch bool, err error)) (*Blob, error) {
+	if err := snapshotWrite(*ref); err != nil {
 		return nil, err
 	}
 	o.mustExist = true
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
-		now := s.now()
-		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+		if err := s.keyed(tx, ref); err != nil {
 			return err
 		}
-		b, ls, err := s.loadChecked(tx, ref, cond, o, now)
+		now := s.now()
+		if err := checkPath(ctx, tx, *ref, OpWrite); err != nil {
+			return err
+		}
+		b, ls, err := s.loadChecked(tx, *ref, cond, o, now)
 		if err != nil {
 			return err
 		}
@@ -476,7 +492,7 @@ type SetPropsRequest struct {
 // SetBlobProperties is Set Blob Properties: every content property is
 // replaced (an omitted one is cleared).
 func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{guard: req.NewSize != nil}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, req.Cond, checkOpts{guard: req.NewSize != nil}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if (req.NewSize != nil || req.SeqAction != "") && b.Type != PageBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -486,7 +502,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, ref Ref, req SetPropsRe
 				return false, azerr.InvalidValue(InputPageBlobSize, strconv.FormatInt(n, 10))
 			}
 			if n < b.Size {
-				pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
+				pp := pagesPrefix(ref.Account, ref.Container, b.key, "")
 				if err := content.ClearStoredPages(tx, pp, n, b.Size); err != nil {
 					return false, err
 				}
@@ -518,7 +534,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, ref Ref, meta []KV, cond 
 	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
-	return s.modify(ctx, ref, cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if err := s.newMetadataVersion(tx, ref, b, now); err != nil {
 			return false, err
 		}
@@ -537,6 +553,9 @@ func (s *Service) DeleteBlob(ctx context.Context, ref Ref, deleteSnapshots strin
 // deleted (x-ms-delete-type-permanent: false).
 func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots string, cond Cond) (kept bool, err error) {
 	return kept, s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		kept = false
 		now := s.now()
 		if ref.Snapshot != "" && deleteSnapshots != "" {
@@ -624,6 +643,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -644,7 +666,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, ref Ref, meta []KV, cond Con
 			snap.Modified = s.written(now)
 		}
 		// Soft-deleted snapshots keep their ids, which a restore needs free.
-		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), now); err != nil {
+		if snap.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), ref.Name, now); err != nil {
 			return err
 		}
 		out = &snap
@@ -670,6 +692,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 	cond := req.Cond
 	cond.LeaseID = ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -696,6 +721,9 @@ func (s *Service) LeaseBlob(ctx context.Context, ref Ref, req LeaseRequest) (*Bl
 // copy it to a new blob instead), which answers 409 BlobArchived.
 func (s *Service) setSnapshotTier(ctx context.Context, ref Ref, tier string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -729,7 +757,7 @@ func (s *Service) SetTier(ctx context.Context, ref Ref, tier, priority string, c
 	if priority == "" {
 		priority = "Standard"
 	}
-	_, err = s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	_, err = s.modify(ctx, &ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != BlockBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -785,5 +813,13 @@ func (b *Blob) settleRehydration(now time.Time) {
 	b.RehydrateTo, b.RehydratePriority, b.RehydrateDone = "", "", time.Time{}
 }
 
-// key is the key name of the path ref names (see pathKey).
-func (r Ref) key() pathKey { return plainKey(r.Name) }
+// key is the key name of the path ref names (see pathKey), as keyed
+// resolved it in the operation's transaction. A ref used unkeyed is a bug
+// that would touch the wrong records on an account with a namespace, so
+// it stops the request instead.
+func (r Ref) key() pathKey {
+	if r.k == "" {
+		panic("blob: ref not keyed: " + r.Name)
+	}
+	return r.k
+}

@@ -94,6 +94,9 @@ func (s *Service) putBlock(ctx context.Context, ref Ref, id string, cond Cond, s
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpCreate); err != nil {
 			return err
@@ -190,6 +193,9 @@ func (s *Service) PutBlockList(ctx context.Context, req PutBlockListRequest) (*B
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		now := s.now()
 		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true}, now)
 		if err != nil {
@@ -303,6 +309,9 @@ type BlockList struct {
 func (s *Service) GetBlockList(ctx context.Context, ref Ref, which string, cond Cond) (*BlockList, error) {
 	out := &BlockList{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
@@ -384,7 +393,7 @@ type AppendRequest struct {
 // appends never overlap.
 func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (*Blob, int64, error) {
 	var off int64
-	b, err := s.modify(ctx, ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	b, err := s.modify(ctx, &ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -410,7 +419,7 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 		off = b.Size
 		// The block goes to its own key: the record does not grow.
 		if req.Data.Size > 0 {
-			k := appendKey(ref.Account, ref.Container, ref.key(), "", b.AppendCount)
+			k := appendKey(ref.Account, ref.Container, b.key, "", b.AppendCount)
 			if err := tx.Set(k, encodeBlock(&Block{Size: req.Data.Size, Segs: req.Data.Segs})); err != nil {
 				return false, err
 			}
@@ -426,7 +435,7 @@ func (s *Service) AppendBlock(ctx context.Context, ref Ref, req AppendRequest) (
 // Sealing a sealed blob succeeds; neither ETag nor Last-Modified change.
 // appendPos, when set, must equal the blob's length.
 func (s *Service) SealBlob(ctx context.Context, ref Ref, appendPos *int64, cond Cond) (*Blob, error) {
-	return s.modify(ctx, ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, cond, checkOpts{}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != AppendBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}

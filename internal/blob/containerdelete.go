@@ -176,7 +176,7 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 					return err
 				}
 				if b.Snapshot == "" && len(b.Tags) > 0 {
-					if err := reindexTags(tx, acct, name, plainKey(b.Name), nil, b.Tags); err != nil {
+					if err := reindexTags(tx, acct, name, recordKey(kv[0]), nil, b.Tags); err != nil {
 						return err
 					}
 				}
@@ -186,7 +186,7 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 				if err != nil {
 					return err
 				}
-				if err := tx.Set(expiryKey(del.Expires(), acct, name, plainKey(b.Name), b.Snapshot), nil); err != nil {
+				if err := tx.Set(expiryKey(del.Expires(), acct, name, recordKey(kv[0]), b.Snapshot), nil); err != nil {
 					return err
 				}
 			}
@@ -295,4 +295,21 @@ func markMoved(tx storage.Tx, mark func(storage.ChunkRef)) error {
 		}
 	}
 	return it.Err()
+}
+
+// recordKey is the key name in the key of a path's record (kind, account,
+// container, key name, ...); "" when the key is malformed.
+func recordKey(k []byte) pathKey {
+	rest := k[1:]
+	for i := 0; i < 2; i++ {
+		var err error
+		if _, rest, err = keyenc.ReadString(rest); err != nil {
+			return ""
+		}
+	}
+	name, _, err := keyenc.ReadString(rest)
+	if err != nil {
+		return ""
+	}
+	return pathKey(name)
 }

@@ -46,6 +46,9 @@ type CopyRequest struct {
 // sourceCheck loads and checks a copy source inside tx. An archived
 // source is 409 BlobArchived unless rehydrate is set.
 func (s *Service) sourceCheck(tx storage.Tx, src Ref, cond Cond, now time.Time, rehydrate bool) (*Blob, error) {
+	if err := s.keyed(tx, &src); err != nil {
+		return nil, err
+	}
 	if _, err := getContainer(tx, src.Account, src.Container); err != nil {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
@@ -114,6 +117,9 @@ func (s *Service) CopyBlob(ctx context.Context, req CopyRequest, copyID string) 
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Dst); err != nil {
+			return err
+		}
 		now := s.now()
 		// Copy to rehydrate: lazuli rehydrates at once, as Set Blob Tier
 		// does, so the copy completes in this transaction.
@@ -252,6 +258,9 @@ func (s *Service) incrementalSnapshot(tx storage.Tx, req CopyRequest, b *Blob, n
 // synchronously, so there is never a pending copy to abort.
 func (s *Service) AbortCopy(ctx context.Context, ref Ref, copyID string, cond Cond) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
@@ -61,7 +62,7 @@ func blobExpiryKey(at time.Time, acct, c string, pk pathKey) []byte {
 // removeExpired removes b, the expired base blob of ref's name, with its
 // snapshots and staged blocks.
 func removeExpired(tx storage.Tx, ref Ref, b *Blob) error {
-	return removeBlob(tx, Ref{Account: ref.Account, Container: ref.Container, Name: b.Name}, "include", nil, false, time.Time{})
+	return removeBlob(tx, Ref{Account: ref.Account, Container: ref.Container, Name: b.Name, k: b.key}, "include", nil, false, time.Time{})
 }
 
 // SetExpiry is Set Blob Expiry on the base blob at ref: the blob goes at
@@ -74,6 +75,9 @@ func (s *Service) SetExpiry(ctx context.Context, ref Ref, req ExpiryRequest, con
 	}
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		now := s.now()
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -129,7 +133,14 @@ func (s *Service) purgeExpiredBlobs(ctx context.Context) error {
 						return err
 					}
 				}
-				b, err := getBlob(tx, parts[0], parts[1], plainKey(parts[2]), parts[2], "")
+				name, err := keyName(tx, s.HierarchicalNamespace(parts[0]), parts[0], parts[1], pathKey(parts[2]))
+				if errors.Is(err, storage.ErrNotFound) {
+					continue // the directory above it is gone
+				}
+				if err != nil {
+					return err
+				}
+				b, err := getBlob(tx, parts[0], parts[1], pathKey(parts[2]), name, "")
 				if err != nil {
 					return err
 				}

@@ -17,7 +17,7 @@ func TestExpiredBlobIsPurged(t *testing.T) {
 	ctx := context.Background()
 	put(t, s, "gone", "data", Cond{})
 	put(t, s, "kept", "data", Cond{})
-	gone, kept := Ref{"acct", "cont", "gone", ""}, Ref{"acct", "cont", "kept", ""}
+	gone, kept := Ref{Account: "acct", Container: "cont", Name: "gone", Snapshot: ""}, Ref{Account: "acct", Container: "cont", Name: "kept", Snapshot: ""}
 	if _, err := s.SetExpiry(ctx, gone, ExpiryRequest{Option: ExpiryRelativeToNow, After: time.Hour}, Cond{}); err != nil {
 		t.Fatal(err)
 	}

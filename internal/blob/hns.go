@@ -145,9 +145,22 @@ func decodeACL(v []byte) (*PathACL, error) {
 	return a, nil
 }
 
-// hasChildren reports whether any record lies under dir/.
-func hasChildren(tx storage.Tx, acct, c, dir string) (bool, error) {
+// hasChildren reports whether any record lies under dir/: on an account
+// with a hierarchical namespace (hns), a record keyed under the
+// directory's id.
+func hasChildren(tx storage.Tx, hns bool, acct, c, dir string) (bool, error) {
 	lo := childrenPrefix(acct, c, dir)
+	if hns {
+		k, err := nameKey(tx, true, acct, c, dir)
+		if err != nil {
+			return false, err
+		}
+		id, ok, err := dirIDOf(tx, acct, c, k)
+		if err != nil || !ok {
+			return false, err
+		}
+		lo = keyenc.AppendPrefix(blobsPrefix(acct, c), keySep+id+keySep)
+	}
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
 	defer it.Close()
 	found := it.Next()
@@ -166,8 +179,8 @@ func childrenPrefix(acct, c, dir string) []byte {
 // getPath loads the path name: its record, or an implied directory, or
 // nil when neither exists. The container must exist (404
 // FilesystemNotFound).
-func getPath(tx storage.Tx, acct, c, name string) (*Path, error) {
-	b, err := getBlob(tx, acct, c, plainKey(name), name, "")
+func getPath(tx storage.Tx, hns bool, acct, c, name string) (*Path, error) {
+	b, err := getBlobNamed(tx, hns, acct, c, name)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +194,7 @@ func getPath(tx storage.Tx, acct, c, name string) (*Path, error) {
 	if err := containerExists(tx, acct, c); err != nil {
 		return nil, azerr.New(azerr.FilesystemNotFound)
 	}
-	kids, err := hasChildren(tx, acct, c, name)
+	kids, err := hasChildren(tx, hns, acct, c, name)
 	if err != nil || !kids {
 		return nil, err
 	}
@@ -222,7 +235,7 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 	var missing []string
 	var top *Blob
 	for p := parentOf(name); p != ""; p = parentOf(p) {
-		b, err := getBlob(tx, acct, c, plainKey(p), p, "")
+		b, err := getBlobNamed(tx, s.HierarchicalNamespace(acct), acct, c, p)
 		if err != nil {
 			return err
 		}
@@ -255,7 +268,11 @@ func (s *Service) ensureParents(tx storage.Tx, acct, c, name string, now time.Ti
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		b := s.newDirRecord(plainKey(missing[i]), missing[i], nil, now)
+		k, err := s.keyOf(tx, acct, c, missing[i])
+		if err != nil {
+			return err
+		}
+		b := s.newDirRecord(k, missing[i], nil, now)
 		if err := putBlob(tx, acct, c, b); err != nil {
 			return err
 		}
@@ -296,7 +313,11 @@ func (s *Service) materialize(tx storage.Tx, acct, c string, p *Path, now time.T
 			}
 		}
 	}
-	b := s.newDirRecord(plainKey(p.Name), p.Name, nil, now)
+	k, err := s.keyOf(tx, acct, c, p.Name)
+	if err != nil {
+		return err
+	}
+	b := s.newDirRecord(k, p.Name, nil, now)
 	if err := putBlob(tx, acct, c, b); err != nil {
 		return err
 	}

@@ -233,7 +233,7 @@ func (z *authz) load(name string) (*Path, error) {
 		}
 		return &Path{Dir: true, ACL: a}, nil
 	}
-	return getPath(z.tx, z.acct, z.fs, name)
+	return getPath(z.tx, true, z.acct, z.fs, name)
 }
 
 // reach checks execute on every existing ancestor of name, root first,
@@ -388,7 +388,7 @@ func (z *authz) ownMade(name string, existed map[string]bool) error {
 		return nil
 	}
 	for p := parentOf(name); p != "" && !existed[p]; p = parentOf(p) {
-		b, err := getBlob(z.tx, z.acct, z.fs, plainKey(p), p, "")
+		b, err := getBlobNamed(z.tx, true, z.acct, z.fs, p)
 		if err != nil || b == nil {
 			return err
 		}
@@ -408,7 +408,7 @@ func (z *authz) ownMade(name string, existed map[string]bool) error {
 func existingAncestors(tx storage.Tx, acct, fs, name string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for p := parentOf(name); p != ""; p = parentOf(p) {
-		b, err := getBlob(tx, acct, fs, plainKey(p), p, "")
+		b, err := getBlobNamed(tx, true, acct, fs, p)
 		if err != nil {
 			return nil, err
 		}
@@ -608,7 +608,7 @@ func (s *Service) checkListed(ctx context.Context, acct, fs string, req ListPath
 // getPath does.
 func recursiveTarget(tx storage.Tx, acct, fs, name string) (*Path, error) {
 	if name != "" {
-		return getPath(tx, acct, fs, name)
+		return getPath(tx, true, acct, fs, name)
 	}
 	if err := containerExists(tx, acct, fs); err != nil {
 		return nil, azerr.New(azerr.FilesystemNotFound)

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,11 +66,15 @@ func seedTree(tb testing.TB, s *Service, root string, n int) []string {
 			now := s.now()
 			for j, name := range part {
 				dir := lo+j <= dirs
+				k, err := s.keyOf(tx, "acct", "fsys", name)
+				if err != nil {
+					return err
+				}
 				var b *Blob
 				if dir {
-					b = s.newDirRecord(plainKey(name), name, nil, now)
+					b = s.newDirRecord(k, name, nil, now)
 				} else {
-					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), key: plainKey(name)}
+					b = &Blob{Name: name, Type: BlockBlob, Created: now, Modified: s.written(now), ETag: s.etag(0, now), key: k}
 					b.replacing(nil)
 				}
 				if err := putBlob(tx, "acct", "fsys", b); err != nil {
@@ -82,7 +87,7 @@ func seedTree(tb testing.TB, s *Service, root string, n int) []string {
 				}
 				a := defaultACL(dir)
 				a.Created = b.Created
-				if err := putACL(tx, "acct", "fsys", plainKey(name), a); err != nil {
+				if err := putACL(tx, "acct", "fsys", k, a); err != nil {
 					return err
 				}
 			}
@@ -194,6 +199,34 @@ func BenchmarkHNSRenameDirectory(b *testing.B) {
 				b.ReportMetric(float64(c.written), "keys-written/rename")
 			})
 		}
+	}
+}
+
+// TestHNSRenameCostBounded renames a directory with 10 and with 1,000
+// descendants: the engine reads and writes the same keys for both, as
+// a rename moves the one path it names whatever lies under it.
+func TestHNSRenameCostBounded(t *testing.T) {
+	var got [2]keyCounts
+	for i, n := range []int{10, 1000} {
+		e := memstore.New()
+		s := newHNSService(e)
+		ctx := context.Background()
+		if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		files := seedTree(t, s, "one", n)
+		cs := New(countingEngine{e, &got[i]}, time.Now, s.newID)
+		cs.UseHierarchicalNamespace(s.namespace)
+		if _, err := cs.RenamePath(ctx, RenameRequest{Src: ref("one"), Dst: ref("two")}); err != nil {
+			t.Fatal(err)
+		}
+		last := "two" + strings.TrimPrefix(files[len(files)-1], "one")
+		if _, err := s.GetPath(ctx, ref(last), Cond{}); err != nil {
+			t.Fatalf("%d descendants: %s after the rename: %v", n, last, err)
+		}
+	}
+	if got[0] != got[1] {
+		t.Fatalf("keys read/written: %+v with 10 descendants, %+v with 1,000", got[0], got[1])
 	}
 }
 

@@ -66,7 +66,7 @@ func checkPath(ctx context.Context, tx storage.Tx, ref Ref, op PathOp) error {
 	case OpWrite:
 		return z.access(name, permW)
 	case OpCreate:
-		b, err := getBlob(tx, ref.Account, ref.Container, plainKey(name), name, "")
+		b, err := getBlobNamed(tx, true, ref.Account, ref.Container, name)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func namespaceConflict(tx storage.Tx, ref Ref, old, b *Blob) error {
 		// A directory marker over an implied directory gives it a record.
 		return nil
 	}
-	kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name)
+	kids, err := hasChildren(tx, true, ref.Account, ref.Container, ref.Name)
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,20 @@ func (s *Service) renameDirIndex(tx storage.Tx, src, dst Ref) error {
 	return putDirID(tx, dst.Account, dst.Container, to, id)
 }
 
+// subtreeIDs returns the directory id and the ids of every directory
+// under it.
+func subtreeIDs(tx storage.Tx, acct, c, id string) ([]string, error) {
+	out := []string{id}
+	for i := 0; i < len(out); i++ {
+		_, ids, err := childDirs(tx, acct, c, out[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+	}
+	return out, nil
+}
+
 // copyDirTree writes the entries of the directories under id in the
 // container of src to the container of dst, ids unchanged.
 func copyDirTree(tx storage.Tx, src, dst Ref, id string) error {

@@ -24,12 +24,16 @@ func indexedDirs(t *testing.T, s *Service, c string) []string {
 		it := tx.Scan(base, keyenc.PrefixEnd(base), false)
 		var names []string
 		for it.Next() {
-			name, rest, err := keyenc.ReadString(it.Key()[len(base):])
+			key, rest, err := keyenc.ReadString(it.Key()[len(base):])
 			if err != nil {
 				return err
 			}
 			if snap, _, _ := keyenc.ReadString(rest); snap != "" {
 				continue
+			}
+			name, err := fullName(tx, "acct", c, pathKey(key))
+			if err != nil {
+				return err
 			}
 			b, err := decodeBlobAt(it.Value(), name, "")
 			if err != nil {
@@ -53,7 +57,7 @@ func indexedDirs(t *testing.T, s *Service, c string) []string {
 				continue
 			}
 			if n, err := fullName(tx, "acct", c, key); err != nil || n != d {
-				t.Errorf("id of %q names %q (%v)", d, n, err)
+				t.Errorf("key of %q names %q (%v)", d, n, err)
 			}
 			ids[id] = true
 		}
@@ -73,6 +77,7 @@ func indexedDirs(t *testing.T, s *Service, c string) []string {
 				t.Errorf("%d entries of kind %c for %d directories", n, kind, len(names))
 			}
 		}
+		sort.Strings(names)
 		dirs = names
 		return nil
 	})
@@ -165,7 +170,12 @@ func TestHNSIndexRecursiveDeleteInBatches(t *testing.T) {
 		err := s.eng.Update(ctx, func(tx storage.Tx) error {
 			now := s.now()
 			for i := 0; i < DeleteBatch; i++ {
-				b := &Blob{Name: fmt.Sprintf("top/d1/f%05d", i), Type: BlockBlob, Created: now, Modified: now, key: plainKey(fmt.Sprintf("top/d1/f%05d", i))}
+				name := fmt.Sprintf("top/d1/f%05d", i)
+				k, err := s.keyOf(tx, "acct", "fsys", name)
+				if err != nil {
+					return err
+				}
+				b := &Blob{Name: name, Type: BlockBlob, Created: now, Modified: now, key: k}
 				b.replacing(nil)
 				if err := putBlob(tx, "acct", "fsys", b); err != nil {
 					return err

@@ -106,7 +106,7 @@ func parentACL(tx storage.Tx, acct, c, name string) (PathACL, bool, error) {
 		a, err := rootACL(tx, acct, c)
 		return a, err == nil, err
 	}
-	b, err := getBlob(tx, acct, c, plainKey(parent), parent, "")
+	b, err := getBlobNamed(tx, true, acct, c, parent)
 	if err != nil || b == nil {
 		return PathACL{}, false, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
-	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -25,35 +24,41 @@ func treeNames(tb testing.TB, s *Service, dir string) (names []string, acls int)
 	tb.Helper()
 	err := s.eng.View(context.Background(), func(tx storage.Tx) error {
 		names, acls = nil, 0
-		base := blobsPrefix("acct", "fsys")
-		self := keyenc.AppendString(append([]byte(nil), base...), dir)
-		under := childrenPrefix("acct", "fsys", dir)
-		for _, lo := range [][]byte{self, under} {
-			it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
-			for it.Next() {
-				name, rest, err := keyenc.ReadString(it.Key()[len(base):])
-				if err != nil {
-					it.Close()
-					return err
-				}
-				if snap, _, _ := keyenc.ReadString(rest); snap != "" || (name != dir && !strings.HasPrefix(name, dir+"/")) {
-					continue
-				}
-				names = append(names, name)
-				if _, err := tx.Get(pathACLKey("acct", "fsys", plainKey(name))); err == nil {
-					acls++
-				} else if !errors.Is(err, storage.ErrNotFound) {
-					it.Close()
-					return err
-				}
+		count := func(name string, k pathKey) error {
+			names = append(names, name)
+			if _, err := tx.Get(pathACLKey("acct", "fsys", k)); err == nil {
+				acls++
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return err
 			}
-			err := it.Err()
-			it.Close()
-			if err != nil {
+			return nil
+		}
+		k, err := nameKey(tx, true, "acct", "fsys", dir)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Get(blobKey("acct", "fsys", k, "")); err == nil {
+			if err := count(dir, k); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		id, ok, err := dirIDOf(tx, "acct", "fsys", k)
+		if err != nil || !ok {
+			return err
+		}
+		w := walkTree(tx, "acct", "fsys", dir, id, "", "")
+		defer w.Close()
+		for w.Next() {
+			if w.Snap != "" {
+				continue
+			}
+			if err := count(w.Name, w.Key()); err != nil {
 				return err
 			}
 		}
-		return nil
+		return w.Err()
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -83,7 +88,7 @@ func TestHNSRenameLargeTree(t *testing.T) {
 					for i, dir := range []string{"one", "two"} {
 						// The first and the last file of the tree.
 						for _, f := range []string{files[0], files[len(files)-1]} {
-							b, err := getBlob(tx, "acct", "fsys", plainKey(dir+strings.TrimPrefix(f, "one")), dir+strings.TrimPrefix(f, "one"), "")
+							b, err := getBlobNamed(tx, true, "acct", "fsys", dir+strings.TrimPrefix(f, "one"))
 							if err != nil {
 								return err
 							}
@@ -157,6 +162,7 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 		}
 		t.Cleanup(func() { e.Close() })
 		insts[i] = New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", ids.Add(1)) })
+		insts[i].UseHierarchicalNamespace(func(string) bool { return true })
 	}
 	a, b := insts[0], insts[1]
 	ctx := context.Background()
@@ -214,7 +220,7 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 				found := 0
 				leaf := strings.TrimPrefix(files[0], "src")
 				for _, dir := range []string{"src", "dst0", "dst1", "dst2", "dst3", "dst4", "dst5"} {
-					bl, err := getBlob(tx, "acct", "fsys", plainKey(dir+leaf), dir+leaf, "")
+					bl, err := getBlobNamed(tx, true, "acct", "fsys", dir+leaf)
 					if err != nil {
 						return err
 					}
@@ -237,19 +243,28 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 	wg.Wait()
 	stop.Store(true)
 	readers.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d renames won", wins.Load())
+	// One rename moves the seeded tree. A create that comes after it
+	// makes src again (with its parents), which a later rename may move
+	// in turn: a rename costs so little now that one often does.
+	if w := wins.Load(); w < 1 || w > 1+creates {
+		t.Fatalf("%d renames won", w)
 	}
 	count := map[string]int{}
+	top := map[string]string{}
 	for _, p := range allPaths(t, b) {
 		if p = strings.TrimSuffix(p, "/"); strings.Contains(p, "/") {
-			_, rest, _ := strings.Cut(p, "/")
+			dir, rest, _ := strings.Cut(p, "/")
 			count[rest]++
+			top[rest] = dir
 		}
 	}
+	seededUnder := top[strings.TrimPrefix(files[0], "src/")]
 	for _, f := range files {
 		if c := count[strings.TrimPrefix(f, "src/")]; c != 1 {
 			t.Fatalf("%s is there %d times", f, c)
+		}
+		if d := top[strings.TrimPrefix(f, "src/")]; d != seededUnder {
+			t.Fatalf("the seeded tree is split between %s and %s", seededUnder, d)
 		}
 	}
 	for i := 0; i < creates; i++ {
@@ -279,7 +294,7 @@ func TestHNSRenameOverLeftovers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := open[name](t)
 			t.Cleanup(func() { e.Close() })
-			s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
+			s := newHNSService(e)
 			ctx := context.Background()
 			if _, err := s.CreateContainer(ctx, "acct", "fsys", nil, ""); err != nil {
 				t.Fatal(err)

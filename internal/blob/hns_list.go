@@ -34,7 +34,7 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 			return azerr.New(azerr.FilesystemNotFound)
 		}
 		if req.Dir != "" {
-			p, err := getPath(tx, acct, c, req.Dir)
+			p, err := getPath(tx, s.HierarchicalNamespace(acct), acct, c, req.Dir)
 			if err != nil {
 				return err
 			}
@@ -49,6 +49,11 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 			if err := z.access(req.Dir, permR|permX); err != nil {
 				return err
 			}
+		}
+		if s.HierarchicalNamespace(acct) {
+			var err error
+			out, next, err = listTree(tx, acct, c, req)
+			return err
 		}
 		base := blobsPrefix(acct, c)
 		lo := childrenPrefix(acct, c, req.Dir)
@@ -197,4 +202,76 @@ func impliedDir(tx storage.Tx, acct, c, dir string) (bool, error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// listTree is List Paths on an account with a hierarchical namespace: a
+// walk of the name index from the directory down (recursive), or the one
+// range of its children's keys.
+func listTree(tx storage.Tx, acct, c string, req ListPathsRequest) (out []*Path, next string, err error) {
+	id := ""
+	if req.Dir != "" {
+		k, err := nameKey(tx, true, acct, c, req.Dir)
+		if err != nil {
+			return nil, "", err
+		}
+		var ok bool
+		if id, ok, err = dirIDOf(tx, acct, c, k); err != nil || !ok {
+			return nil, "", err
+		}
+	}
+	emit := func(name string, k pathKey, v []byte) (bool, error) {
+		if len(out) >= req.Max {
+			next = name
+			return false, nil
+		}
+		b, err := decodeBlobAt(v, name, "")
+		if err != nil {
+			return false, err
+		}
+		b.key = k
+		a, err := loadACL(tx, acct, c, b)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, &Path{Name: name, Dir: b.IsDir(), Blob: b, ACL: a})
+		return true, nil
+	}
+	if req.Recursive {
+		w := walkTree(tx, acct, c, req.Dir, id, "", req.Continuation)
+		defer w.Close()
+		for w.Next() {
+			if w.Snap != "" {
+				continue
+			}
+			if more, err := emit(w.Name, w.Key(), w.Value); err != nil || !more {
+				return out, next, err
+			}
+		}
+		return out, next, w.Err()
+	}
+	base := keyenc.AppendPrefix(blobsPrefix(acct, c), keySep+id+keySep)
+	lo := base
+	if r, ok := strings.CutPrefix(req.Continuation, req.Dir+"/"); ok || req.Dir == "" && req.Continuation != "" {
+		if req.Dir == "" {
+			r = req.Continuation
+		}
+		lo = keyenc.AppendPrefix(append([]byte(nil), base...), r)
+	}
+	it := tx.Scan(lo, keyenc.PrefixEnd(base), false)
+	defer it.Close()
+	prefix := blobsPrefix(acct, c)
+	for it.Next() {
+		k, rest, err := keyenc.ReadString(it.Key()[len(prefix):])
+		if err != nil {
+			return nil, "", err
+		}
+		if snap, _, _ := keyenc.ReadString(rest); snap != "" {
+			continue
+		}
+		_, leaf, _ := splitKey(pathKey(k))
+		if more, err := emit(join(req.Dir, leaf), pathKey(k), it.Value()); err != nil || !more {
+			return out, next, err
+		}
+	}
+	return out, next, it.Err()
 }

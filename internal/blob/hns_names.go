@@ -154,8 +154,12 @@ func fullName(tx storage.Tx, acct, c string, key pathKey) (string, error) {
 type treeWalk struct {
 	tx      storage.Tx
 	acct, c string
-	stack   []*walkFrame
-	err     error
+	// kind is the kind of the records walked; snaps says their keys end
+	// in a snapshot slot.
+	kind  byte
+	snaps bool
+	stack []*walkFrame
+	err   error
 
 	// Name, Snap and Value describe the current record (Value valid
 	// until the next call to Next).
@@ -194,7 +198,13 @@ type pendingDir struct{ sortKey, leaf, id string }
 // from the first path at or after the full name from ("" from the
 // start).
 func walkTree(tx storage.Tx, acct, c, dir, id, leafPrefix, from string) *treeWalk {
-	w := &treeWalk{tx: tx, acct: acct, c: c}
+	return walkRecords(tx, kindBlob, true, acct, c, dir, id, leafPrefix, from)
+}
+
+// walkRecords is walkTree over the records of kind (snaps: keyed with a
+// snapshot slot) instead of the blob records.
+func walkRecords(tx storage.Tx, kind byte, snaps bool, acct, c, dir, id, leafPrefix, from string) *treeWalk {
+	w := &treeWalk{tx: tx, acct: acct, c: c, kind: kind, snaps: snaps}
 	rel := ""
 	if from != "" {
 		if dir == "" {
@@ -219,7 +229,7 @@ func walkTree(tx storage.Tx, acct, c, dir, id, leafPrefix, from string) *treeWal
 // dir) lies in a child directory, the frames down to it.
 func (w *treeWalk) seek(dir, id, leafPrefix, rel string) {
 	f := &walkFrame{dir: dir, id: id}
-	f.recBase = keyenc.AppendPrefix(blobsPrefix(w.acct, w.c), keySep+id+keySep)
+	f.recBase = keyenc.AppendPrefix(tupleKey(w.kind, w.acct, w.c), keySep+id+keySep)
 	f.idBase = keyenc.AppendPrefix(tupleKey(kindDirID, w.acct, w.c), keySep+id+keySep)
 	lo := func(base []byte) []byte {
 		s := leafPrefix
@@ -296,11 +306,13 @@ func (w *treeWalk) advanceRec(f *walkFrame) {
 		f.rec.ok = false
 		return
 	}
-	snap, _, err := keyenc.ReadString(rest)
-	if err != nil {
-		w.setErr(err)
-		f.rec.ok = false
-		return
+	snap := ""
+	if w.snaps {
+		if snap, _, err = keyenc.ReadString(rest); err != nil {
+			w.setErr(err)
+			f.rec.ok = false
+			return
+		}
 	}
 	f.rec.leaf, f.rec.snap = leaf, snap
 }
@@ -387,4 +399,56 @@ func (w *treeWalk) Close() {
 func (f *walkFrame) close() {
 	f.recs.Close()
 	f.dirs.Close()
+}
+
+// keyOf is the key name of the path name in container c: the one place a
+// path's name becomes the key its records live under. An account without
+// a hierarchical namespace keys a path by its full name.
+func (s *Service) keyOf(tx storage.Tx, acct, c, name string) (pathKey, error) {
+	return nameKey(tx, s.HierarchicalNamespace(acct), acct, c, name)
+}
+
+// nameKey is keyOf for code that knows whether the account has a
+// hierarchical namespace (hns) without the Service at hand.
+func nameKey(tx storage.Tx, hns bool, acct, c, name string) (pathKey, error) {
+	if !hns {
+		return plainKey(name), nil
+	}
+	k, _, err := resolveKey(tx, acct, c, name)
+	if errors.Is(err, errNotDir) {
+		return absentKey(name), nil
+	}
+	return k, err
+}
+
+// keyName is the full name of the path keyed k (keyOf reversed).
+func keyName(tx storage.Tx, hns bool, acct, c string, k pathKey) (string, error) {
+	if !hns {
+		return string(k), nil
+	}
+	return fullName(tx, acct, c, k)
+}
+
+// absentKey keys a path whose parent directory does not exist: no record
+// is ever stored under it (no directory id holds keySep), so a read finds
+// nothing.
+func absentKey(name string) pathKey { return childKey(keySep, name) }
+
+// getBlobNamed loads the base record of the path name (nil when there is
+// none).
+func getBlobNamed(tx storage.Tx, hns bool, acct, c, name string) (*Blob, error) {
+	k, err := nameKey(tx, hns, acct, c, name)
+	if err != nil {
+		return nil, err
+	}
+	return getBlob(tx, acct, c, k, name, "")
+}
+
+// keyed resolves the key name of ref in tx (keyOf); every operation keys
+// its refs in its own transaction, so a rename of an ancestor conflicts
+// with it.
+func (s *Service) keyed(tx storage.Tx, ref *Ref) error {
+	k, err := s.keyOf(tx, ref.Account, ref.Container, ref.Name)
+	ref.k = k
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
@@ -40,6 +41,9 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 	}
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		now := s.now()
 		var staged bool
 		old, ls, err := s.loadChecked(tx, req.Ref, req.Cond, checkOpts{create: true, staged: &staged}, now)
@@ -50,7 +54,7 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			return azerr.New(azerr.PathConflict)
 		}
 		if old == nil && !req.Dir {
-			if kids, err := hasChildren(tx, req.Account, req.Container, req.Name); err != nil {
+			if kids, err := hasChildren(tx, s.HierarchicalNamespace(req.Account), req.Account, req.Container, req.Name); err != nil {
 				return err
 			} else if kids {
 				// An implied directory is there.
@@ -62,6 +66,10 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			return err
 		}
 		if err := s.ensureParents(tx, req.Account, req.Container, req.Name, now); err != nil {
+			return err
+		}
+		// The parents may be new: key the path under them.
+		if err := s.keyed(tx, &req.Ref); err != nil {
 			return err
 		}
 		if err := made(); err != nil {
@@ -165,7 +173,10 @@ func applyAccess(a *PathACL, perms, umask, owner, group, acl string, fresh, dir 
 func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error) {
 	var out *Path
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -201,11 +212,14 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 
 // modifyPath runs a write on an existing path (an implied directory gets
 // a record first) under the write conditions and the lease rule.
-func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx storage.Tx, p *Path, now time.Time) error) (*Path, error) {
+func (s *Service) modifyPath(ctx context.Context, ref *Ref, cond Cond, fn func(tx storage.Tx, p *Path, now time.Time) error) (*Path, error) {
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, ref); err != nil {
+			return err
+		}
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -215,7 +229,7 @@ func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx
 		if err := s.materialize(tx, ref.Account, ref.Container, p, now); err != nil {
 			return err
 		}
-		b, ls, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true}, now)
+		b, ls, err := s.loadChecked(tx, *ref, cond, checkOpts{mustExist: true}, now)
 		if err != nil {
 			return err
 		}
@@ -238,7 +252,7 @@ func (s *Service) modifyPath(ctx context.Context, ref Ref, cond Cond, fn func(tx
 // SetAccessControl is Path - Update (setAccessControl): owner, group,
 // and either permissions or an ACL (both is 400, checked by the caller).
 func (s *Service) SetAccessControl(ctx context.Context, ref Ref, owner, group, perms, acl string, cond Cond) (*Path, error) {
-	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+	return s.modifyPath(ctx, &ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
 			if err := z.setAccess(p, owner, group); err != nil {
 				return err
@@ -257,7 +271,7 @@ func (s *Service) SetPathProperties(ctx context.Context, ref Ref, meta []KV, set
 	if err := content.ValidateMetadata(meta); err != nil {
 		return nil, err
 	}
-	return s.modifyPath(ctx, ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
+	return s.modifyPath(ctx, &ref, cond, func(tx storage.Tx, p *Path, now time.Time) error {
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
 			if err := z.access(ref.Name, permW); err != nil {
 				return err
@@ -287,9 +301,12 @@ const DeleteBatch = 5000
 func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, continuation string, cond Cond) (string, error) {
 	next := ""
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		next = ""
 		now := s.now()
-		p, err := getPath(tx, ref.Account, ref.Container, ref.Name)
+		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
 		}
@@ -313,39 +330,32 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 			lo := childrenPrefix(ref.Account, ref.Container, ref.Name)
 			hi := keyenc.PrefixEnd(lo)
 			if !recursive {
-				if kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name); err != nil {
+				if kids, err := hasChildren(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name); err != nil {
 					return err
 				} else if kids {
 					return azerr.New(azerr.DirectoryNotEmpty)
 				}
 			}
-			var names []string
-			it := tx.Scan(lo, hi, false)
-			for it.Next() && len(names) <= DeleteBatch {
-				name, _, err := keyenc.ReadString(it.Key()[len(blobsPrefix(ref.Account, ref.Container)):])
-				if err != nil {
-					it.Close()
-					return err
-				}
-				if len(names) == 0 || names[len(names)-1] != name {
-					names = append(names, name)
-				}
-			}
-			err := it.Err()
-			it.Close()
+			names, keys, err := s.treePaths(tx, ref, lo, hi, "", DeleteBatch+1)
 			if err != nil {
 				return err
 			}
 			if len(names) > DeleteBatch {
-				next, names = names[DeleteBatch], names[:DeleteBatch]
+				next, names, keys = names[DeleteBatch], names[:DeleteBatch], keys[:DeleteBatch]
 			}
 			if z != nil && len(names) > 0 {
 				if err := z.removeTree(ref.Name, names); err != nil {
 					return err
 				}
 			}
-			for _, n := range names {
-				if err := s.deletePathRecords(tx, ref.Account, ref.Container, n); err != nil {
+			for i, n := range names {
+				// A directory above the next path stays for a later
+				// batch: the walk reaches the rest of its tree through
+				// it.
+				if next != "" && strings.HasPrefix(next, n+"/") {
+					continue
+				}
+				if err := s.deletePathRecords(tx, ref.Account, ref.Container, n, keys[i], true); err != nil {
 					return err
 				}
 			}
@@ -356,20 +366,72 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 		if p.Blob == nil {
 			return nil
 		}
-		return s.deletePathRecords(tx, ref.Account, ref.Container, ref.Name)
+		return s.deletePathRecords(tx, ref.Account, ref.Container, ref.Name, ref.key(), true)
 	})
 	return next, err
 }
 
-// deletePathRecords removes one path: its record, snapshots, uncommitted
-// appends and access control, and the index entries of a directory and
-// of the directories under it.
-func (s *Service) deletePathRecords(tx storage.Tx, acct, c, name string) error {
-	if err := s.unindexDir(tx, acct, c, name); err != nil {
-		return err
+// treePaths returns the names and keys of the first n paths under the
+// directory ref from the name from on (the records in [lo, hi) on an
+// account without a hierarchical namespace, a walk of the name index on
+// one with).
+func (s *Service) treePaths(tx storage.Tx, ref Ref, lo, hi []byte, from string, n int) (names []string, keys []pathKey, err error) {
+	add := func(name string, k pathKey) {
+		if len(names) == 0 || names[len(names)-1] != name {
+			names, keys = append(names, name), append(keys, k)
+		}
 	}
-	k := plainKey(name)
-	snaps, err := snapshotIDs(tx, Ref{Account: acct, Container: c, Name: name})
+	if s.HierarchicalNamespace(ref.Account) {
+		id, ok := "", true
+		if ref.Name != "" {
+			if id, ok, err = dirIDOf(tx, ref.Account, ref.Container, ref.key()); err != nil || !ok {
+				return nil, nil, err
+			}
+		}
+		w := walkTree(tx, ref.Account, ref.Container, ref.Name, id, "", from)
+		defer w.Close()
+		for len(names) < n && w.Next() {
+			if w.Snap == "" {
+				add(w.Name, w.Key())
+			}
+		}
+		return names, keys, w.Err()
+	}
+	base := blobsPrefix(ref.Account, ref.Container)
+	if from != "" {
+		if f := keyenc.AppendString(append([]byte(nil), base...), from); string(f) > string(lo) {
+			lo = f
+		}
+	}
+	it := tx.Scan(lo, hi, false)
+	defer it.Close()
+	for len(names) < n && it.Next() {
+		name, _, err := keyenc.ReadString(it.Key()[len(base):])
+		if err != nil {
+			return nil, nil, err
+		}
+		add(name, plainKey(name))
+	}
+	return names, keys, it.Err()
+}
+
+// deletePathRecords removes one path, keyed k: its record, snapshots,
+// uncommitted appends and access control, and (unindex) the index
+// entries of a directory and of the directories under it.
+func (s *Service) deletePathRecords(tx storage.Tx, acct, c, name string, k pathKey, unindex bool) error {
+	if unindex && s.HierarchicalNamespace(acct) {
+		id, ok, err := dirIDOf(tx, acct, c, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := dropDirTree(tx, acct, c, k, id); err != nil {
+				return err
+			}
+		}
+	}
+	ref := Ref{Account: acct, Container: c, Name: name, k: k}
+	snaps, err := snapshotIDs(tx, ref)
 	if err != nil {
 		return err
 	}
@@ -378,7 +440,7 @@ func (s *Service) deletePathRecords(tx storage.Tx, acct, c, name string) error {
 			return err
 		}
 	}
-	if err := dropStaging(tx, Ref{Account: acct, Container: c, Name: name}); err != nil {
+	if err := dropStaging(tx, ref); err != nil {
 		return err
 	}
 	if err := tx.Delete(pathACLKey(acct, c, k)); err != nil {
@@ -398,6 +460,9 @@ func (s *Service) AppendData(ctx context.Context, ref Ref, position int64, data 
 		return azerr.InvalidQuery("position", fmt.Sprint(position), "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
 			if err := z.access(ref.Name, permW); err != nil {
 				return err
@@ -456,6 +521,9 @@ type FlushRequest struct {
 func (s *Service) FlushData(ctx context.Context, req FlushRequest) (*Blob, error) {
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &req.Ref); err != nil {
+			return err
+		}
 		if z := authzFor(ctx, tx, req.Account, req.Container); z != nil {
 			if err := z.access(req.Name, permW); err != nil {
 				return err
@@ -582,6 +650,9 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 	}
 	var out RecursiveACLResult
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		out = RecursiveACLResult{}
 		now := s.now()
 		p, err := recursiveTarget(tx, ref.Account, ref.Container, ref.Name)
@@ -602,30 +673,12 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 			names = append(names, ref.Name)
 		}
 		if p.Dir {
-			base := blobsPrefix(ref.Account, ref.Container)
 			lo := childrenPrefix(ref.Account, ref.Container, ref.Name)
-			hi := keyenc.PrefixEnd(lo)
-			if continuation != "" {
-				if from := keyenc.AppendString(append([]byte(nil), base...), continuation); string(from) > string(lo) {
-					lo = from
-				}
-			}
-			it := tx.Scan(lo, hi, false)
-			for it.Next() && len(names) <= max {
-				name, rest, err := keyenc.ReadString(it.Key()[len(base):])
-				if err != nil {
-					it.Close()
-					return err
-				}
-				if snap, _, _ := keyenc.ReadString(rest); snap == "" {
-					names = append(names, name)
-				}
-			}
-			err := it.Err()
-			it.Close()
+			under, _, err := s.treePaths(tx, ref, lo, keyenc.PrefixEnd(lo), continuation, max+1-len(names))
 			if err != nil {
 				return err
 			}
+			names = append(names, under...)
 		}
 		if len(names) > max {
 			out.Next, names = names[max], names[:max]
@@ -661,7 +714,11 @@ func (s *Service) SetAccessControlRecursive(ctx context.Context, ref Ref, mode, 
 			if q.Blob != nil {
 				q.ACL.Created = q.Blob.Created
 			}
-			if err := putACL(tx, ref.Account, ref.Container, plainKey(n), q.ACL); err != nil {
+			k := pathKey("") // the root's
+			if q.Blob != nil {
+				k = q.Blob.key
+			}
+			if err := putACL(tx, ref.Account, ref.Container, k, q.ACL); err != nil {
 				return err
 			}
 			if q.Dir {

@@ -29,8 +29,8 @@ var pathKinds = []byte{kindBlob, kindBlockList, kindAppend, kindPage, kindStagin
 // RenamePath moves a file, or a directory with everything under it, in
 // one transaction: no reader sees part of the tree under either name, and
 // a racing rename, create or delete is ordered wholly before or after it.
-// The cost is one write per record under the directory (the keys name
-// each path in full).
+// Within a container the cost is that of moving the one path's records
+// and index entry, whatever lies under a directory (see hns_names.go).
 func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, error) {
 	if err := ValidateBlobName(req.Dst.Name); err != nil {
 		return nil, err
@@ -41,8 +41,14 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 	}
 	var out *Path
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &src); err != nil {
+			return err
+		}
+		if err := s.keyed(tx, &dst); err != nil {
+			return err
+		}
 		now := s.now()
-		sp, err := getPath(tx, src.Account, src.Container, src.Name)
+		sp, err := getPath(tx, s.HierarchicalNamespace(src.Account), src.Account, src.Container, src.Name)
 		if err != nil {
 			return err
 		}
@@ -62,7 +68,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 			return azerr.New(azerr.FilesystemNotFound)
 		}
 		if parent := parentOf(dst.Name); parent != "" {
-			pp, err := getPath(tx, dst.Account, dst.Container, parent)
+			pp, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, parent)
 			if err != nil {
 				return err
 			}
@@ -73,7 +79,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 				return azerr.New(azerr.PathConflict)
 			}
 		}
-		dp, err := getPath(tx, dst.Account, dst.Container, dst.Name)
+		dp, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name)
 		if err != nil {
 			return err
 		}
@@ -99,14 +105,18 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 				return azerr.New(azerr.InvalidSourceOrDestinationResourceType)
 			}
 			if dp.Dir {
-				if kids, err := hasChildren(tx, dst.Account, dst.Container, dst.Name); err != nil {
+				if kids, err := hasChildren(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name); err != nil {
 					return err
 				} else if kids {
 					return azerr.New(azerr.PathAlreadyExists)
 				}
 			}
 			if dp.Blob != nil {
-				if err := s.deletePathRecords(tx, dst.Account, dst.Container, dst.Name); err != nil {
+				k, err := s.keyOf(tx, dst.Account, dst.Container, dst.Name)
+				if err != nil {
+					return err
+				}
+				if err := s.deletePathRecords(tx, dst.Account, dst.Container, dst.Name, k, true); err != nil {
 					return err
 				}
 			}
@@ -114,15 +124,34 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 		if err := s.materialize(tx, src.Account, src.Container, sp, now); err != nil {
 			return err
 		}
+		from, err := s.keyOf(tx, src.Account, src.Container, src.Name)
+		if err != nil {
+			return err
+		}
+		// To another container the records under a directory go along.
+		var ids []string
+		if sp.Dir && (src.Account != dst.Account || src.Container != dst.Container) {
+			if id, ok, err := dirIDOf(tx, src.Account, src.Container, from); err != nil {
+				return err
+			} else if ok {
+				if ids, err = subtreeIDs(tx, src.Account, src.Container, id); err != nil {
+					return err
+				}
+			}
+		}
 		if sp.Dir {
 			if err := s.renameDirIndex(tx, src, dst); err != nil {
 				return err
 			}
 		}
-		if err := movePathKeys(tx, src, dst); err != nil {
+		to, err := s.keyOf(tx, dst.Account, dst.Container, dst.Name)
+		if err != nil {
 			return err
 		}
-		p, err := getPath(tx, dst.Account, dst.Container, dst.Name)
+		if err := movePath(tx, src, dst, from, to, ids); err != nil {
+			return err
+		}
+		p, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name)
 		if err != nil {
 			return err
 		}
@@ -153,56 +182,22 @@ func srcCheck(p *Path, cond Cond, now time.Time) error {
 	return nil
 }
 
-// movePathKeys rewrites every key of src and of the paths under it to the
-// same key under dst. Values move unchanged but for the path records,
-// which carry their name, and the tag index, which names its blobs.
-func movePathKeys(tx storage.Tx, src, dst Ref) error {
+// movePath moves the records of the one path src names, keyed from, to
+// the key to of dst: the whole of a rename within a container, whatever
+// lies under a directory (the paths under it are keyed by its id, which
+// moves with it: renameDirIndex). To another container the records of
+// the directories ids (the directory's id and those under it) go along,
+// keys unchanged.
+func movePath(tx storage.Tx, src, dst Ref, from, to pathKey, ids []string) error {
 	for _, kind := range pathKinds {
-		base := keyenc.AppendString(keyenc.AppendString([]byte{kind}, src.Account), src.Container)
-		newBase := keyenc.AppendString(keyenc.AppendString([]byte{kind}, dst.Account), dst.Container)
-		// Keys already under dst (what a Blob delete leaves behind, staged
-		// blocks of a blob never committed) are replaced; every other key
-		// is new, which PostgreSQL writes with a plain INSERT, cheaper
-		// than an upsert.
-		taken := map[string]bool{}
-		err := scanTree(tx, newBase, dst.Name, func(k, _ []byte) error {
-			taken[string(k)] = true
-			return nil
-		})
-		if err != nil {
+		lo := tupleKey(kind, src.Account, src.Container, string(from))
+		if err := moveRange(tx, kind, lo, tupleKey(kind, dst.Account, dst.Container, string(to)), src, dst); err != nil {
 			return err
 		}
-		type kv struct{ k, v []byte }
-		var moves []kv
-		err = scanTree(tx, base, src.Name, func(k, v []byte) error {
-			moves = append(moves, kv{append([]byte(nil), k...), append([]byte(nil), v...)})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, m := range moves {
-			name, rest, err := keyenc.ReadString(m.k[len(base):])
-			if err != nil {
-				return err
-			}
-			newName := dst.Name + name[len(src.Name):]
-			nk := append(keyenc.AppendString(append([]byte(nil), newBase...), newName), rest...)
-			v := m.v
-			if kind == kindBlob {
-				if v, err = renameRecord(tx, src, dst, name, newName, rest, v); err != nil {
-					return err
-				}
-			}
-			if err := tx.Delete(m.k); err != nil {
-				return err
-			}
-			if taken[string(nk)] {
-				err = tx.Set(nk, v)
-			} else {
-				err = storage.Insert(tx, nk, v)
-			}
-			if err != nil {
+		for _, id := range ids {
+			lo := keyenc.AppendPrefix(tupleKey(kind, src.Account, src.Container), keySep+id+keySep)
+			nlo := keyenc.AppendPrefix(tupleKey(kind, dst.Account, dst.Container), keySep+id+keySep)
+			if err := moveRange(tx, kind, lo, nlo, src, dst); err != nil {
 				return err
 			}
 		}
@@ -210,49 +205,66 @@ func movePathKeys(tx storage.Tx, src, dst Ref) error {
 	return nil
 }
 
-// scanTree calls fn for each key under base that names the path name or a
-// path under it.
-func scanTree(tx storage.Tx, base []byte, name string, fn func(k, v []byte) error) error {
-	self := keyenc.AppendString(append([]byte(nil), base...), name)
-	under := keyenc.AppendPrefix(append([]byte(nil), base...), name+"/")
-	for _, lo := range [][]byte{self, under} {
-		it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
-		for it.Next() {
-			if err := fn(it.Key(), it.Value()); err != nil {
-				it.Close()
+// moveRange moves every key under the prefix lo to the same key under the
+// prefix nlo, values unchanged; a base blob record takes its tag index
+// entries along (they name its key and container).
+func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
+	type kv struct{ k, v []byte }
+	var moves []kv
+	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
+	for it.Next() {
+		moves = append(moves, kv{append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)})
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	base := tupleKey(kind, src.Account, src.Container)
+	nbase := tupleKey(kind, dst.Account, dst.Container)
+	for _, m := range moves {
+		nk := append(append([]byte(nil), nlo...), m.k[len(lo):]...)
+		if kind == kindBlob {
+			if err := moveTags(tx, src, dst, m.k[len(base):], nk[len(nbase):], m.v); err != nil {
 				return err
 			}
 		}
-		err := it.Err()
-		it.Close()
-		if err != nil {
+		if err := tx.Delete(m.k); err != nil {
+			return err
+		}
+		if err := tx.Set(nk, m.v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// renameRecord re-encodes a blob record under its new name and moves its
-// tag index entries.
-func renameRecord(tx storage.Tx, src, dst Ref, name, newName string, rest, v []byte) ([]byte, error) {
-	snap, _, err := keyenc.ReadString(rest)
+// moveTags moves the tag index entries of the blob record v from its key
+// (the encoded key name and snapshot, rest) in src's container to nrest
+// in dst's.
+func moveTags(tx storage.Tx, src, dst Ref, rest, nrest, v []byte) error {
+	key, rest, err := keyenc.ReadString(rest)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	b, err := decodeBlobAt(v, name, snap)
+	if snap, _, err := keyenc.ReadString(rest); err != nil || snap != "" {
+		return err
+	}
+	nkey, _, err := keyenc.ReadString(nrest)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if snap == "" {
-		for _, kv := range b.Tags {
-			if err := tx.Delete(tagIndexKey(src.Account, kv[0], kv[1], src.Container, plainKey(name))); err != nil {
-				return nil, err
-			}
-			if err := tx.Set(tagIndexKey(dst.Account, kv[0], kv[1], dst.Container, plainKey(newName)), nil); err != nil {
-				return nil, err
-			}
+	b, err := decodeBlobAt(v, "", "")
+	if err != nil {
+		return err
+	}
+	for _, kv := range b.Tags {
+		if err := tx.Delete(tagIndexKey(src.Account, kv[0], kv[1], src.Container, pathKey(key))); err != nil {
+			return err
+		}
+		if err := tx.Set(tagIndexKey(dst.Account, kv[0], kv[1], dst.Container, pathKey(nkey)), nil); err != nil {
+			return err
 		}
 	}
-	b.Name = newName
-	return encodeBlob(b), nil
+	return nil
 }

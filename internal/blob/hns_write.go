@@ -46,16 +46,16 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 		if err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
 			return err
 		}
+		// The parents may be new: the blob's records go under them (an
+		// old record was found under the same key, as its parents were
+		// there).
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
+		b.key = ref.key()
 	}
-	// A blob written with hdi_isfolder=true is a directory.
-	if b.IsDir() {
-		if _, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
-			return err
-		}
-	} else if old != nil && old.IsDir() {
-		if err := s.unindexDir(tx, ref.Account, ref.Container, ref.Name); err != nil {
-			return err
-		}
+	if err := s.indexFolderMeta(tx, ref, old != nil && old.IsDir(), b.IsDir()); err != nil {
+		return err
 	}
 	if caller != nil && caller.OID != "" {
 		if err := z.ownMade(ref.Name, existed); err != nil {
@@ -84,6 +84,20 @@ func (s *Service) namespaceWrite(ctx context.Context, tx storage.Tx, ref Ref, ol
 	return putACL(tx, ref.Account, ref.Container, ref.key(), a)
 }
 
+// indexFolderMeta keeps the name index in step with a write that sets the
+// metadata of the path ref: a blob with hdi_isfolder=true is a directory
+// (wasDir and isDir say whether it was and is one).
+func (s *Service) indexFolderMeta(tx storage.Tx, ref Ref, wasDir, isDir bool) error {
+	switch {
+	case isDir:
+		_, _, _, err := s.indexDir(tx, ref.Account, ref.Container, ref.Name)
+		return err
+	case wasDir:
+		return s.unindexDir(tx, ref.Account, ref.Container, ref.Name)
+	}
+	return nil
+}
+
 // namespaceDelete runs in the transaction of Delete Blob on b, after its
 // checkPath: a directory goes only when it is empty, as Azure's Blob API
 // deletes no directory recursively (409 DirectoryNotEmpty; the dfs API's
@@ -95,7 +109,7 @@ func (s *Service) namespaceDelete(ctx context.Context, tx storage.Tx, ref Ref, b
 	if !b.IsDir() {
 		return nil
 	}
-	kids, err := hasChildren(tx, ref.Account, ref.Container, ref.Name)
+	kids, err := hasChildren(tx, true, ref.Account, ref.Container, ref.Name)
 	if err != nil {
 		return err
 	}

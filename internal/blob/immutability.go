@@ -95,18 +95,21 @@ func checkProtectable(tx storage.Tx, acct, c string, p *Protection) error {
 // support version-level immutability; If-Unmodified-Since is the only
 // condition these operations take, and they neither need a lease id nor
 // change the ETag.
-func (s *Service) protect(ctx context.Context, ref Ref, cond Cond, fn func(b *Blob, now time.Time) error) (*Blob, error) {
+func (s *Service) protect(ctx context.Context, ref *Ref, cond Cond, fn func(b *Blob, now time.Time) error) (*Blob, error) {
 	var out *Blob
 	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, ref); err != nil {
+			return err
+		}
 		now := s.now()
-		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
+		if err := checkPath(ctx, tx, *ref, OpWrite); err != nil {
 			return err
 		}
 		ct, err := getContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
 		}
-		b, _, err := s.loadChecked(tx, ref, cond, checkOpts{mustExist: true, read: true}, now)
+		b, _, err := s.loadChecked(tx, *ref, cond, checkOpts{mustExist: true, read: true}, now)
 		if err != nil {
 			return err
 		}
@@ -130,7 +133,7 @@ func (s *Service) protect(ctx context.Context, ref Ref, cond Cond, fn func(b *Bl
 // one can be changed freely. A date in the past is the caller's to refuse.
 func (s *Service) SetImmutabilityPolicy(ctx context.Context, ref Ref, until time.Time, mode string, cond Cond) (*Blob, error) {
 	until = until.UTC().Truncate(time.Second)
-	return s.protect(ctx, ref, cond, func(b *Blob, now time.Time) error {
+	return s.protect(ctx, &ref, cond, func(b *Blob, now time.Time) error {
 		if b.ImmutableMode == ModeLocked && (mode != ModeLocked || until.Before(b.ImmutableUntil)) {
 			return azerr.New(azerr.BlobImmutableDueToPolicy)
 		}
@@ -143,7 +146,7 @@ func (s *Service) SetImmutabilityPolicy(ctx context.Context, ref Ref, until time
 // unlocked policy goes (none at all is no error); a locked one is 409
 // BlobImmutableDueToPolicy.
 func (s *Service) DeleteImmutabilityPolicy(ctx context.Context, ref Ref) error {
-	_, err := s.protect(ctx, ref, Cond{}, func(b *Blob, now time.Time) error {
+	_, err := s.protect(ctx, &ref, Cond{}, func(b *Blob, now time.Time) error {
 		if b.ImmutableMode == ModeLocked {
 			return azerr.New(azerr.BlobImmutableDueToPolicy)
 		}
@@ -156,7 +159,7 @@ func (s *Service) DeleteImmutabilityPolicy(ctx context.Context, ref Ref) error {
 // SetLegalHold is Set Blob Legal Hold: it sets or clears the version's
 // legal hold.
 func (s *Service) SetLegalHold(ctx context.Context, ref Ref, hold bool) (*Blob, error) {
-	return s.protect(ctx, ref, Cond{}, func(b *Blob, now time.Time) error {
+	return s.protect(ctx, &ref, Cond{}, func(b *Blob, now time.Time) error {
 		b.LegalHold = hold
 		return nil
 	})

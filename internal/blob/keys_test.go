@@ -19,7 +19,7 @@ import (
 func TestFlatAccountKeysNameFullPaths(t *testing.T) {
 	s, clk := softService(t)
 	ctx := context.Background()
-	ref := func(name string) Ref { return Ref{"acct", "cont", name, ""} }
+	ref := func(name string) Ref { return Ref{Account: "acct", Container: "cont", Name: name, Snapshot: ""} }
 	in := func(data string) Ingested {
 		in, err := s.Ingest(ctx, bytes.NewReader([]byte(data)), true, nil)
 		if err != nil {

@@ -67,7 +67,7 @@ func TestLargeBlobMemoryFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := Ref{"acct", "big", "blob", ""}
+	ref := Ref{Account: "acct", Container: "big", Name: "blob", Snapshot: ""}
 	b, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in})
 	if err != nil {
 		t.Fatal(err)

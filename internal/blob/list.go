@@ -78,6 +78,7 @@ func decodeMarker(m string) (name, sortKey string, err error) {
 
 type peekIt struct {
 	it    storage.Iterator
+	w     *treeWalk // instead of it, on an account with a namespace
 	base  []byte
 	ok    bool
 	name  string
@@ -87,6 +88,14 @@ type peekIt struct {
 }
 
 func (p *peekIt) advance(withSnap bool) {
+	if p.w != nil {
+		if p.ok = p.w.Next(); !p.ok {
+			p.err = p.w.Err()
+			return
+		}
+		p.name, p.snap, p.value = p.w.Name, p.w.Snap, p.w.Value
+		return
+	}
 	p.ok = p.it.Next()
 	if !p.ok {
 		p.err = p.it.Err()
@@ -130,29 +139,78 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		}
 		now := s.now()
 		bBase, sBase, dBase := blobsPrefix(acct, container), stagingPrefix(acct, container), deletedContainerPrefix(acct, container)
-		start := func(base []byte) []byte {
-			lo := keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix)
-			for _, from := range [...]string{mName, req.StartFrom} {
-				if from == "" {
-					continue
-				}
-				if m := keyenc.AppendPrefix(append([]byte(nil), base...), from); string(m) > string(lo) {
-					lo = m
-				}
+		from := req.Prefix
+		for _, f := range [...]string{mName, req.StartFrom} {
+			if f > from {
+				from = f
 			}
-			return lo
+		}
+		start := func(base []byte) []byte {
+			return keyenc.AppendPrefix(append([]byte(nil), base...), from)
 		}
 		prefixHi := func(base []byte) []byte {
 			return keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), req.Prefix))
 		}
+		// On an account with a hierarchical namespace the records are
+		// keyed by the name index: walks of the directory the prefix
+		// names, in full-name order.
+		hns := s.HierarchicalNamespace(acct)
+		dir, leaf := "", req.Prefix
+		if i := strings.LastIndexByte(req.Prefix, '/'); i >= 0 {
+			dir, leaf = req.Prefix[:i], req.Prefix[i+1:]
+		}
+		dirID, dirOK := "", true
+		if hns && dir != "" {
+			k, err := nameKey(tx, true, acct, container, dir)
+			if err != nil {
+				return err
+			}
+			if dirID, dirOK, err = dirIDOf(tx, acct, container, k); err != nil {
+				return err
+			}
+		}
 		bi := &peekIt{}
 		si := &peekIt{}
 		di := &peekIt{}
-		reopen := func(bLo, sLo, dLo []byte) {
+		// reopen starts the three streams at from, or (past) after every
+		// name that starts with it.
+		reopen := func(from string, past bool) {
 			for _, p := range []*peekIt{bi, si, di} {
 				if p.it != nil {
 					p.it.Close()
 				}
+				if p.w != nil {
+					p.w.Close()
+				}
+			}
+			if hns {
+				bi, si, di = &peekIt{}, &peekIt{}, &peekIt{}
+				wfrom := from
+				if past {
+					wfrom = from[:len(from)-1] + string([]byte{from[len(from)-1] + 1})
+				}
+				if dirOK {
+					bi = &peekIt{w: walkRecords(tx, kindBlob, true, acct, container, dir, dirID, leaf, wfrom)}
+					bi.advance(true)
+				}
+				if dirOK && req.Uncommitted {
+					si = &peekIt{w: walkRecords(tx, kindStaging, false, acct, container, dir, dirID, leaf, wfrom)}
+					si.advance(false)
+				}
+				if req.Deleted {
+					// Soft-deleted records keep their full names.
+					dLo := start(dBase)
+					if past {
+						dLo = keyenc.PrefixEnd(dLo)
+					}
+					di = &peekIt{it: tx.Scan(dLo, prefixHi(dBase), false), base: dBase}
+					di.advance(true)
+				}
+				return
+			}
+			bLo, sLo, dLo := start(bBase), start(sBase), start(dBase)
+			if past {
+				bLo, sLo, dLo = keyenc.PrefixEnd(bLo), keyenc.PrefixEnd(sLo), keyenc.PrefixEnd(dLo)
 			}
 			bi = &peekIt{it: tx.Scan(bLo, prefixHi(bBase), false), base: bBase}
 			bi.advance(true)
@@ -165,11 +223,14 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				di.advance(true)
 			}
 		}
-		reopen(start(bBase), start(sBase), start(dBase))
+		reopen(from, false)
 		defer func() {
 			for _, p := range []*peekIt{bi, si, di} {
 				if p.it != nil {
 					p.it.Close()
+				}
+				if p.w != nil {
+					p.w.Close()
 				}
 			}
 		}()
@@ -210,10 +271,8 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					if !emit(ListItem{Prefix: p}, p, "") {
 						break
 					}
-					past := func(base []byte) []byte {
-						return keyenc.PrefixEnd(keyenc.AppendPrefix(append([]byte(nil), base...), p))
-					}
-					reopen(past(bBase), past(sBase), past(dBase))
+					from = p
+					reopen(from, true)
 					continue
 				}
 			}
@@ -229,6 +288,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					if err != nil {
 						return err
 					}
+					// A record keeps the name it was written under; a
+					// rename above it since leaves that behind.
+					b.Name = name
 					b.AsOf = now
 					b.settleRehydration(now)
 					if bi.snap == "" {
@@ -257,6 +319,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					b, d, err := decodeListedDeleted(di.value, now)
 					if err != nil {
 						return err
+					}
+					if b != nil {
+						b.Name = name
 					}
 					switch {
 					case b == nil:
@@ -296,6 +361,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				if err != nil {
 					return err
 				}
+				b.Name = name
 				b.Snapshot, b.VersionID, b.AsOf = "", "", now
 				emit(ListItem{Blob: b, HasVersionsOnly: true}, name, key)
 				key = deletedBaseSortKey

@@ -37,7 +37,7 @@ type PutPageRequest struct {
 
 // PutPage is Put Page.
 func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Blob, error) {
-	return s.modify(ctx, ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
+	return s.modify(ctx, &ref, req.Cond, checkOpts{guard: true}, func(tx storage.Tx, b *Blob, now time.Time) (bool, error) {
 		if b.Type != PageBlob {
 			return false, azerr.New(azerr.InvalidBlobType)
 		}
@@ -47,7 +47,7 @@ func (s *Service) PutPage(ctx context.Context, ref Ref, req PutPageRequest) (*Bl
 		if !req.Seq.ok(b.Seq) {
 			return false, azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
-		pp := pagesPrefix(ref.Account, ref.Container, ref.key(), "")
+		pp := pagesPrefix(ref.Account, ref.Container, b.key, "")
 		if err := content.ClearStoredPages(tx, pp, req.Start, req.End+1); err != nil {
 			return false, err
 		}
@@ -84,6 +84,9 @@ type PageRanges struct {
 func (s *Service) GetPageRanges(ctx context.Context, ref Ref, from, to int64, prev string, cond Cond) (*PageRanges, error) {
 	out := &PageRanges{}
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}

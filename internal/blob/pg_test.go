@@ -92,7 +92,7 @@ func TestPutBlobPostgres(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", "cont", name, ""}, Type: BlockBlob, Data: in, Cond: cond})
+		return s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: name, Snapshot: ""}, Type: BlockBlob, Data: in, Cond: cond})
 	}
 	run("Put Blob of new blobs", func(c, i int) error {
 		_, err := putAt(fmt.Sprintf("w%d-%d", c, i), Cond{})
@@ -115,7 +115,7 @@ func TestPutBlobPostgres(t *testing.T) {
 		return nil
 	})
 	run("Lease Blob acquire and release", func(c, i int) error {
-		ref := Ref{"acct", "cont", fmt.Sprintf("own-%d", c), ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: fmt.Sprintf("own-%d", c), Snapshot: ""}
 		_, res, err := s.LeaseBlob(ctx, ref, LeaseRequest{Action: lease.Action{Kind: lease.Acquire, Duration: lease.Infinite}})
 		if err != nil {
 			return err

@@ -58,7 +58,7 @@ func TestPutBlobPolicyReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", "cont", "b", ""}, Type: BlockBlob, Data: in}); err != nil {
+		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, Type: BlockBlob, Data: in}); err != nil {
 			t.Fatal(err)
 		}
 	}

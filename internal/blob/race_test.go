@@ -131,7 +131,7 @@ func bid(i int) string {
 func TestETagNotReusedAfterRecreate(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
-		ref := Ref{"acct", "cont", "b", ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 		old := put(t, s, "b", "old", Cond{})
 		if err := s.DeleteBlob(ctx, ref, "", Cond{}); err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestRacePutBlockListVsPutBlob(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
 		for round := 0; round < 20; round++ {
-			ref := Ref{"acct", "cont", fmt.Sprint("mix", round), ""}
+			ref := Ref{Account: "acct", Container: "cont", Name: fmt.Sprint("mix", round), Snapshot: ""}
 			var ids []BlockListItem
 			var listed bytes.Buffer
 			for i := 0; i < 4; i++ {
@@ -236,7 +236,7 @@ func TestRacePutBlockListVsPutBlob(t *testing.T) {
 func TestRacePutBlockSameID(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
-		ref := Ref{"acct", "cont", "same", ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: "same", Snapshot: ""}
 		const n = 12
 		payloads := map[string]bool{}
 		ins := make([]Ingested, n)
@@ -268,6 +268,9 @@ func TestRacePutBlockSameID(t *testing.T) {
 		}
 		var st *Staging
 		if err := s.Engine().View(ctx, func(tx storage.Tx) error {
+			if err := s.keyed(tx, &ref); err != nil {
+				return err
+			}
 			st, err = getStaging(tx, ref)
 			return err
 		}); err != nil {
@@ -295,7 +298,7 @@ func TestRaceLeaseAcquireVsDelete(t *testing.T) {
 		wonLease, wonDelete := 0, 0
 		for round := 0; round < 30; round++ {
 			name := fmt.Sprint("ld", round)
-			ref := Ref{"acct", "cont", name, ""}
+			ref := Ref{Account: "acct", Container: "cont", Name: name, Snapshot: ""}
 			put(t, s, name, "x", Cond{})
 			g := newGate(2)
 			var acqErr, delErr error
@@ -342,7 +345,7 @@ func TestRaceLeaseAcquireVsDelete(t *testing.T) {
 func TestRaceSnapshotVsWrite(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
-		ref := Ref{"acct", "cont", "snapped", ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: "snapped", Snapshot: ""}
 		first := put(t, s, "snapped", "v-initial", Cond{})
 		const writers, snappers, each = 4, 4, 10
 		var mu sync.Mutex
@@ -406,7 +409,7 @@ func TestRaceSnapshotVsWrite(t *testing.T) {
 			if !ok {
 				t.Fatalf("snapshot %s has ETag %x of no written version", sn.Snapshot, sn.ETag)
 			}
-			b, data := readBlob(t, s, Ref{"acct", "cont", "snapped", sn.Snapshot})
+			b, data := readBlob(t, s, Ref{Account: "acct", Container: "cont", Name: "snapped", Snapshot: sn.Snapshot})
 			if string(data) != want || b.ETag != sn.ETag {
 				t.Fatalf("snapshot %s holds %q, its ETag names %q", sn.Snapshot, data, want)
 			}
@@ -437,7 +440,7 @@ func TestRaceDeleteContainerVsPutBlob(t *testing.T) {
 			for w := 0; w < writers; w++ {
 				go func() {
 					defer wg.Done()
-					ref := Ref{"acct", cname, fmt.Sprint("b", w), ""}
+					ref := Ref{Account: "acct", Container: cname, Name: fmt.Sprint("b", w)}
 					g.wait()
 					var err error
 					switch w % 4 {
@@ -529,7 +532,7 @@ func TestPutBlockFromURLReadsTheClockOnce(t *testing.T) {
 		ctx := context.Background()
 		sc := &steppingClock{t: clk.now()}
 		s.now = sc.now
-		src := Ref{"acct", "cont", "src", ""}
+		src := Ref{Account: "acct", Container: "cont", Name: "src", Snapshot: ""}
 		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: src, Type: BlockBlob, Data: ingest(t, s, []byte("source bytes"))}); err != nil {
 			t.Fatal(err)
 		}
@@ -543,7 +546,7 @@ func TestPutBlockFromURLReadsTheClockOnce(t *testing.T) {
 		sc.mu.Lock()
 		sc.step = 25 * time.Second
 		sc.mu.Unlock()
-		dst := Ref{"acct", "cont", "dst", ""}
+		dst := Ref{Account: "acct", Container: "cont", Name: "dst", Snapshot: ""}
 		if err := s.PutBlockFromURL(ctx, dst, bid(1), src, 0, -1, Cond{LeaseID: res.LeaseID}, Cond{}); err != nil {
 			t.Fatalf("Put Block From URL under an active source lease: %v", err)
 		}
@@ -557,7 +560,7 @@ func TestPutBlockFromURLReadsTheClockOnce(t *testing.T) {
 func TestRaceSealAgainstAppends(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
-		ref := Ref{"acct", "cont", "log", ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: "log", Snapshot: ""}
 		if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: AppendBlob}); err != nil {
 			t.Fatal(err)
 		}
@@ -632,7 +635,7 @@ func TestRaceSealAgainstAppends(t *testing.T) {
 func TestRaceCreateOnlyPutBlob(t *testing.T) {
 	onEngines(t, func(t *testing.T, s *Service, clk *clock) {
 		ctx := context.Background()
-		ref := Ref{"acct", "cont", "once", ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: "once", Snapshot: ""}
 		const writers = 16
 		g := newGate(writers)
 		errs := make([]error, writers)

@@ -22,7 +22,7 @@ func TestRehydrationCompletes(t *testing.T) {
 		takes          time.Duration
 	}{{"high", "High", RehydrateHigh}, {"standard", "Standard", RehydrateStandard}, {"raised", "Standard", 2 * time.Hour}} {
 		put(t, s, c.name, "payload", Cond{})
-		ref := Ref{"acct", "cont", c.name, ""}
+		ref := Ref{Account: "acct", Container: "cont", Name: c.name, Snapshot: ""}
 		if _, err := s.SetTier(ctx, ref, "Archive", "", Cond{}); err != nil {
 			t.Fatal(err)
 		}

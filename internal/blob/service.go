@@ -182,6 +182,9 @@ func getBlob(tx storage.Tx, acct, c string, k pathKey, name, snap string) (*Blob
 	if err != nil {
 		return nil, err
 	}
+	// The name stored in the record is the one it was written under; a
+	// rename of an ancestor since leaves it behind.
+	b.Name = name
 	b.loaded = true
 	b.storedTags = b.Tags
 	b.key = k
@@ -537,7 +540,13 @@ func unindexContainer(tx storage.Tx, acct, c string) error {
 			return err
 		}
 		if b.Snapshot == "" && len(b.Tags) > 0 {
-			all = append(all, entry{b.Name, b.Tags})
+			// The tag index names the key, not the name in the record.
+			k, _, err := keyenc.ReadString(it.Key()[len(p):])
+			if err != nil {
+				it.Close()
+				return err
+			}
+			all = append(all, entry{k, b.Tags})
 		}
 	}
 	err := it.Err()
@@ -546,7 +555,7 @@ func unindexContainer(tx storage.Tx, acct, c string) error {
 		return err
 	}
 	for _, e := range all {
-		if err := reindexTags(tx, acct, c, plainKey(e.name), e.tags, nil); err != nil {
+		if err := reindexTags(tx, acct, c, pathKey(e.name), e.tags, nil); err != nil {
 			return err
 		}
 	}

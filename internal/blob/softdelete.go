@@ -193,12 +193,18 @@ func getDeleted(tx storage.Tx, acct, c string, k pathKey, snap string, now time.
 	return b, &d, nil
 }
 
+// deletedName keys the soft-deleted records of the path name: by its
+// full name on every account, so that one outlives the directories it
+// was deleted from (Undelete Blob brings them back with it).
+func deletedName(name string) pathKey { return plainKey(name) }
+
 // putDeleted stores b as the deleted record of snap, with its expiry entry.
 func putDeleted(tx storage.Tx, acct, c string, b *Blob, d Deletion) error {
-	if err := tx.Set(deletedKey(acct, c, b.key, b.Snapshot), encodeDeleted(b, d)); err != nil {
+	k := deletedName(b.Name)
+	if err := tx.Set(deletedKey(acct, c, k, b.Snapshot), encodeDeleted(b, d)); err != nil {
 		return err
 	}
-	return tx.Set(expiryKey(d.Expires(), acct, c, b.key, b.Snapshot), nil)
+	return tx.Set(expiryKey(d.Expires(), acct, c, k, b.Snapshot), nil)
 }
 
 // dropDeleted removes a deleted record and its expiry entry.
@@ -209,14 +215,14 @@ func dropDeleted(tx storage.Tx, acct, c string, k pathKey, snap string, d Deleti
 	return tx.Delete(deletedKey(acct, c, k, snap))
 }
 
-// freeSnapshotID is a snapshot id of name at or after t that neither a
-// live nor a deleted snapshot holds.
-func freeSnapshotID(tx storage.Tx, acct, c string, k pathKey, t time.Time) (string, error) {
+// freeSnapshotID is a snapshot id of name (keyed k) at or after t that
+// neither a live nor a deleted snapshot holds.
+func freeSnapshotID(tx storage.Tx, acct, c string, k pathKey, name string, t time.Time) (string, error) {
 	for {
 		id := SnapshotTime(t)
 		_, err := tx.Get(blobKey(acct, c, k, id))
 		if errors.Is(err, storage.ErrNotFound) {
-			_, err = tx.Get(deletedKey(acct, c, k, id))
+			_, err = tx.Get(deletedKey(acct, c, deletedName(name), id))
 			if errors.Is(err, storage.ErrNotFound) {
 				return id, nil
 			}
@@ -243,8 +249,8 @@ func retain(tx storage.Tx, acct, c string, b *Blob, snap string, d Deletion) err
 // demoteDeletedBase turns a deleted base blob of name (if any) into a
 // deleted snapshot, so that a newer base can take its key. An expired one
 // is simply dropped.
-func demoteDeletedBase(tx storage.Tx, acct, c string, k pathKey, now time.Time) error {
-	v, err := tx.Get(deletedKey(acct, c, k, ""))
+func demoteDeletedBase(tx storage.Tx, acct, c string, k pathKey, name string, now time.Time) error {
+	v, err := tx.Get(deletedKey(acct, c, deletedName(name), ""))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
@@ -255,11 +261,11 @@ func demoteDeletedBase(tx storage.Tx, acct, c string, k pathKey, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if err := dropDeleted(tx, acct, c, k, "", d); err != nil || !now.Before(d.Expires()) {
+	if err := dropDeleted(tx, acct, c, deletedName(name), "", d); err != nil || !now.Before(d.Expires()) {
 		return err
 	}
-	b.key = k
-	if b.Snapshot, err = freeSnapshotID(tx, acct, c, k, b.Modified); err != nil {
+	b.key, b.Name = k, name
+	if b.Snapshot, err = freeSnapshotID(tx, acct, c, k, name, b.Modified); err != nil {
 		return err
 	}
 	return putDeleted(tx, acct, c, b, d)
@@ -283,9 +289,9 @@ func keepOverwritten(tx storage.Tx, ref Ref, old *Blob, known policyRead, now ti
 		return nil
 	}
 	if old == nil {
-		return demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), now)
+		return demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), ref.Name, now)
 	}
-	id, err := freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), now)
+	id, err := freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), ref.Name, now)
 	if err != nil {
 		return err
 	}
@@ -343,7 +349,7 @@ func removeBlob(tx storage.Tx, ref Ref, deleteSnapshots string, pol *DeletePolic
 		return deleteBlobKey(tx, ref.Account, ref.Container, ref.key(), "")
 	}
 	if pol != nil {
-		if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), now); err != nil {
+		if err := demoteDeletedBase(tx, ref.Account, ref.Container, ref.key(), ref.Name, now); err != nil {
 			return err
 		}
 	}
@@ -361,6 +367,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 		return azerr.InvalidQuery("deletetype", "permanent", "")
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpDelete); err != nil {
 			return err
 		}
@@ -375,14 +384,14 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 			return azerr.Newf(azerr.InvalidOperation, "Permanent delete is not enabled for this account.")
 		}
 		now := s.now()
-		b, d, err := getDeleted(tx, ref.Account, ref.Container, ref.key(), ref.Snapshot, now)
+		b, d, err := getDeleted(tx, ref.Account, ref.Container, deletedName(ref.Name), ref.Snapshot, now)
 		if err != nil {
 			return err
 		}
 		if b == nil {
 			return azerr.New(azerr.BlobNotFound)
 		}
-		return dropDeleted(tx, ref.Account, ref.Container, ref.key(), ref.Snapshot, *d)
+		return dropDeleted(tx, ref.Account, ref.Container, deletedName(ref.Name), ref.Snapshot, *d)
 	})
 }
 
@@ -393,6 +402,9 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 // with neither a live nor a deleted blob is 404 BlobNotFound.
 func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
 		}
@@ -409,7 +421,7 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 			d Deletion
 		}
 		var found []entry
-		p := deletedNamePrefix(ref.Account, ref.Container, ref.key())
+		p := deletedNamePrefix(ref.Account, ref.Container, deletedName(ref.Name))
 		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 		for it.Next() {
 			b, d, err := decodeDeleted(it.Value())
@@ -417,7 +429,7 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 				it.Close()
 				return err
 			}
-			b.key = ref.key()
+			b.Name = ref.Name
 			found = append(found, entry{b, d})
 		}
 		err = it.Err()
@@ -432,17 +444,22 @@ func (s *Service) Undelete(ctx context.Context, ref Ref) error {
 				}
 			}
 		}
+		// The parents may be back: the records go under them.
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		restored := live != nil
 		for _, e := range found {
 			b := e.b
-			if err := dropDeleted(tx, ref.Account, ref.Container, ref.key(), b.Snapshot, e.d); err != nil {
+			b.key = ref.key()
+			if err := dropDeleted(tx, ref.Account, ref.Container, deletedName(ref.Name), b.Snapshot, e.d); err != nil {
 				return err
 			}
 			if !now.Before(e.d.Expires()) {
 				continue
 			}
 			if b.Snapshot == "" && live != nil {
-				if b.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), b.Modified); err != nil {
+				if b.Snapshot, err = freeSnapshotID(tx, ref.Account, ref.Container, ref.key(), ref.Name, b.Modified); err != nil {
 					return err
 				}
 			}

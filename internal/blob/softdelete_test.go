@@ -79,11 +79,11 @@ func TestSoftDeleteUndeleteRestoresEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blockRef := Ref{"acct", "cont", "block", ""}
+	blockRef := Ref{Account: "acct", Container: "cont", Name: "block", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: blockRef, Type: BlockBlob, Data: in, Meta: []KV{{"k", "v"}}, Props: Props{ContentType: "text/x"}}); err != nil {
 		t.Fatal(err)
 	}
-	appendRef := Ref{"acct", "cont", "log", ""}
+	appendRef := Ref{Account: "acct", Container: "cont", Name: "log", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: appendRef, Type: AppendBlob}); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSoftDeleteUndeleteRestoresEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pageRef := Ref{"acct", "cont", "disk", ""}
+	pageRef := Ref{Account: "acct", Container: "cont", Name: "disk", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: pageRef, Type: PageBlob, PageSize: 4096}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestSoftDeleteUndeleteRestoresEverything(t *testing.T) {
 	if err != nil || fmt.Sprint(b.Meta) != "[[k v]]" || b.Props.ContentType != "text/x" {
 		t.Fatalf("restored %+v, %v", b, err)
 	}
-	if c := blobText(t, s, Ref{"acct", "cont", "block", snap.Snapshot}); c != want["block"] {
+	if c := blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "block", Snapshot: snap.Snapshot}); c != want["block"] {
 		t.Fatal("snapshot not restored")
 	}
 	// Appends continue where the restored blob ended.
@@ -178,7 +178,7 @@ func TestSoftDeleteUndeleteRestoresEverything(t *testing.T) {
 	if n := countKind(t, s, kindDeleted) + countKind(t, s, kindExpiry); n != 0 {
 		t.Fatalf("%d soft delete keys left after undelete", n)
 	}
-	mustCode(t, s.Undelete(ctx, Ref{"acct", "cont", "never", ""}), azerr.BlobNotFound)
+	mustCode(t, s.Undelete(ctx, Ref{Account: "acct", Container: "cont", Name: "never", Snapshot: ""}), azerr.BlobNotFound)
 }
 
 func isCode(err error, code azerr.Code) bool {
@@ -192,7 +192,7 @@ func isCode(err error, code azerr.Code) bool {
 func TestSoftDeleteOverwriteKeepsOldState(t *testing.T) {
 	s, clk := softService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	put(t, s, "b", "one", Cond{})
 	clk.add(time.Second)
 	put(t, s, "b", "two", Cond{})
@@ -211,7 +211,7 @@ func TestSoftDeleteOverwriteKeepsOldState(t *testing.T) {
 	}
 	var got []string
 	for _, it := range listAll(t, s, ListBlobsRequest{Snapshots: true}) {
-		got = append(got, blobText(t, s, Ref{"acct", "cont", "b", it.Blob.Snapshot}))
+		got = append(got, blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: it.Blob.Snapshot}))
 	}
 	if fmt.Sprint(got) != "[one two three]" {
 		t.Fatalf("after undelete: %v", got)
@@ -223,7 +223,7 @@ func TestSoftDeleteOverwriteKeepsOldState(t *testing.T) {
 func TestSoftDeleteExpiresAndPurges(t *testing.T) {
 	s, clk := softService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	put(t, s, "b", "data", Cond{})
 	if err := s.DeleteBlob(ctx, ref, "", Cond{}); err != nil {
 		t.Fatal(err)
@@ -259,15 +259,15 @@ func TestSoftDeleteOffByDefault(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
 	put(t, s, "b", "data", Cond{})
-	kept, err := s.DeleteBlobKept(ctx, Ref{"acct", "cont", "b", ""}, "", Cond{})
+	kept, err := s.DeleteBlobKept(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, "", Cond{})
 	if err != nil || kept {
 		t.Fatalf("kept %v, %v", kept, err)
 	}
 	if n := countKind(t, s, kindDeleted); n != 0 {
 		t.Fatalf("%d deleted records without a policy", n)
 	}
-	mustCode(t, s.Undelete(ctx, Ref{"acct", "cont", "b", ""}), azerr.BlobNotFound)
-	mustCode(t, s.PermanentDelete(ctx, Ref{"acct", "cont", "b", "2025-01-01T00:00:00.0000000Z"}), azerr.InvalidOperation)
+	mustCode(t, s.Undelete(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}), azerr.BlobNotFound)
+	mustCode(t, s.PermanentDelete(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: "2025-01-01T00:00:00.0000000Z"}), azerr.InvalidOperation)
 }
 
 // TestPermanentDeleteOfSoftDeletedSnapshot: deletetype=permanent removes
@@ -276,13 +276,13 @@ func TestSoftDeleteOffByDefault(t *testing.T) {
 func TestPermanentDeleteOfSoftDeletedSnapshot(t *testing.T) {
 	s, _ := softService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	put(t, s, "b", "data", Cond{})
 	snap, err := s.SnapshotBlob(ctx, ref, nil, Cond{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sref := Ref{"acct", "cont", "b", snap.Snapshot}
+	sref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: snap.Snapshot}
 	mustCode(t, s.PermanentDelete(ctx, sref), azerr.BlobNotFound)
 	if err := s.DeleteBlob(ctx, sref, "", Cond{}); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestSoftDeleteConcurrentOverwritesLoseNothing(t *testing.T) {
 		wg.Go(func() {
 			in, err := s.Ingest(ctx, bytes.NewReader([]byte(fmt.Sprintf("w%02d", i))), true, nil)
 			if err == nil {
-				_, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", "cont", "b", ""}, Type: BlockBlob, Data: in})
+				_, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, Type: BlockBlob, Data: in})
 			}
 			errs <- err
 		})
@@ -324,15 +324,15 @@ func TestSoftDeleteConcurrentOverwritesLoseNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "b", ""}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Undelete(ctx, Ref{"acct", "cont", "b", ""}); err != nil {
+	if err := s.Undelete(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	for _, it := range listAll(t, s, ListBlobsRequest{Snapshots: true}) {
-		seen[blobText(t, s, Ref{"acct", "cont", "b", it.Blob.Snapshot})] = true
+		seen[blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: it.Blob.Snapshot})] = true
 	}
 	if len(seen) != writers {
 		t.Fatalf("%d of %d writes survive", len(seen), writers)
@@ -352,12 +352,12 @@ func TestContainerSoftDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := Ref{"acct", "cont", "big", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "big", Snapshot: ""}
 	if _, err := s.PutBlob(ctx, PutBlobRequest{Ref: ref, Type: BlockBlob, Data: in, Tags: []KV{{"t", "1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, "gone", "soft-deleted", Cond{})
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "gone", ""}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "gone", Snapshot: ""}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteContainer(ctx, "acct", "cont", Cond{}); err != nil {
@@ -399,10 +399,10 @@ func TestContainerSoftDelete(t *testing.T) {
 	if err != nil || len(found) != 1 {
 		t.Fatalf("tag index after restore: %+v, %v", found, err)
 	}
-	if err := s.Undelete(ctx, Ref{"acct", "cont", "gone", ""}); err != nil {
+	if err := s.Undelete(ctx, Ref{Account: "acct", Container: "cont", Name: "gone", Snapshot: ""}); err != nil {
 		t.Fatal(err)
 	}
-	if c := blobText(t, s, Ref{"acct", "cont", "gone", ""}); c != "soft-deleted" {
+	if c := blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "gone", Snapshot: ""}); c != "soft-deleted" {
 		t.Fatalf("undeleted blob reads %q", c)
 	}
 	// Past the retention the other deleted version is gone for good.

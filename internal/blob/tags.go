@@ -41,6 +41,9 @@ func ValidateTags(tags []KV) error {
 func (s *Service) GetTags(ctx context.Context, ref Ref, cond Cond) ([]KV, error) {
 	var out []KV
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpRead); err != nil {
 			return err
 		}
@@ -61,6 +64,9 @@ func (s *Service) SetTags(ctx context.Context, ref Ref, tags []KV, cond Cond) er
 		return err
 	}
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
+		if err := s.keyed(tx, &ref); err != nil {
+			return err
+		}
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
 		}
@@ -94,11 +100,12 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 	if tag, value, ok := q.equality(); ok {
 		err = s.eng.View(ctx, func(tx storage.Tx) error {
 			var err error
-			out, next, err = findIndexed(tx, acct, container, tag, value, marker, max, q)
+			out, next, err = findIndexed(tx, s.HierarchicalNamespace(acct), acct, container, tag, value, marker, max, q)
 			return err
 		})
 		return out, next, err
 	}
+	hns := s.HierarchicalNamespace(acct)
 	err = s.eng.View(ctx, func(tx storage.Tx) error {
 		lo := keyenc.AppendString([]byte{kindBlob}, acct)
 		if container != "" {
@@ -107,7 +114,7 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 		hi := keyenc.PrefixEnd(lo)
 		if marker != "" {
 			c, n, _ := strings.Cut(marker, "\x00")
-			if m := blobKey(acct, c, plainKey(n), ""); string(m) > string(lo) {
+			if m := blobKey(acct, c, pathKey(n), ""); string(m) > string(lo) {
 				lo = m
 			}
 		}
@@ -119,7 +126,7 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 			if err != nil {
 				return err
 			}
-			_, rest, err = keyenc.ReadString(rest)
+			k, rest, err := keyenc.ReadString(rest)
 			if err != nil {
 				return err
 			}
@@ -134,8 +141,13 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 				continue
 			}
 			if len(out) == max {
-				next = cname + "\x00" + b.Name
+				// Markers carry key names: a flat account's are its full
+				// names.
+				next = cname + "\x00" + k
 				break
+			}
+			if b.Name, err = keyName(tx, hns, acct, cname, pathKey(k)); err != nil {
+				return err
 			}
 			var named []KV
 			for _, kv := range b.Tags {
@@ -153,7 +165,7 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 // findIndexed answers Find Blobs by Tags from the tag index entries of
 // tag = value, checking the whole expression on each candidate; results
 // come in (container, name) order like a full scan.
-func findIndexed(tx storage.Tx, acct, container, tag, value, marker string, max int, q *tagExpr) ([]FoundBlob, string, error) {
+func findIndexed(tx storage.Tx, hns bool, acct, container, tag, value, marker string, max int, q *tagExpr) ([]FoundBlob, string, error) {
 	var out []FoundBlob
 	p := tagIndexPrefix(acct, tag, value)
 	lo := p
@@ -179,7 +191,11 @@ func findIndexed(tx storage.Tx, acct, container, tag, value, marker string, max 
 		if err != nil {
 			return nil, "", err
 		}
-		b, err := getBlob(tx, acct, cname, plainKey(bname), bname, "")
+		name, err := keyName(tx, hns, acct, cname, pathKey(bname))
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := getBlob(tx, acct, cname, pathKey(bname), name, "")
 		if err != nil {
 			return nil, "", err
 		}
@@ -195,7 +211,7 @@ func findIndexed(tx storage.Tx, acct, container, tag, value, marker string, max 
 				named = append(named, kv)
 			}
 		}
-		out = append(out, FoundBlob{Container: cname, Name: bname, Tags: named})
+		out = append(out, FoundBlob{Container: cname, Name: name, Tags: named})
 	}
 	return out, "", it.Err()
 }

@@ -25,11 +25,11 @@ func versionsOf(t *testing.T, s *Service, name string) (out []string, current st
 	for _, it := range listAll(t, s, ListBlobsRequest{Versions: true, Prefix: name}) {
 		b := it.Blob
 		if id, ok := VersionOf(b.Snapshot); ok {
-			out = append(out, blobText(t, s, Ref{"acct", "cont", name, VersionKey(id)}))
+			out = append(out, blobText(t, s, Ref{Account: "acct", Container: "cont", Name: name, Snapshot: VersionKey(id)}))
 			continue
 		}
 		current = b.VersionID
-		out = append(out, blobText(t, s, Ref{"acct", "cont", name, ""})+"*")
+		out = append(out, blobText(t, s, Ref{Account: "acct", Container: "cont", Name: name, Snapshot: ""})+"*")
 	}
 	return out, current
 }
@@ -41,7 +41,7 @@ func versionsOf(t *testing.T, s *Service, name string) (out []string, current st
 func TestVersionsKeepEveryWrite(t *testing.T) {
 	s, clk := versionedService(t)
 	ctx := context.Background()
-	ref := Ref{"acct", "cont", "b", ""}
+	ref := Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}
 	v1 := put(t, s, "b", "one", Cond{}).VersionID
 	clk.add(time.Second)
 	v2 := put(t, s, "b", "two", Cond{}).VersionID
@@ -58,23 +58,23 @@ func TestVersionsKeepEveryWrite(t *testing.T) {
 		t.Fatalf("versions %v, current %s", got, cur)
 	}
 	// The version Set Blob Metadata replaced has the old metadata.
-	old, err := s.GetBlob(ctx, Ref{"acct", "cont", "b", VersionKey(v2)}, Cond{}, "")
+	old, err := s.GetBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v2)}, Cond{}, "")
 	if err != nil || len(old.Meta) != 0 || old.VersionID != v2 {
 		t.Fatalf("version %s: %+v, %v", v2, old, err)
 	}
 	// versionid= of the current version reads the blob.
-	if c := blobText(t, s, Ref{"acct", "cont", "b", VersionKey(b3.VersionID)}); c != "two" {
+	if c := blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(b3.VersionID)}); c != "two" {
 		t.Fatalf("current version reads %q", c)
 	}
 	in, _ := s.Ingest(ctx, bytes.NewReader([]byte("x")), true, nil)
-	_, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", "cont", "b", VersionKey(v1)}, Type: BlockBlob, Data: in})
+	_, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v1)}, Type: BlockBlob, Data: in})
 	mustCode(t, err, azerr.InvalidOperation)
-	_, err = s.SetBlobMetadata(ctx, Ref{"acct", "cont", "b", VersionKey(v1)}, nil, Cond{})
+	_, err = s.SetBlobMetadata(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v1)}, nil, Cond{})
 	mustCode(t, err, azerr.InvalidOperation)
-	if _, err := s.SetTier(ctx, Ref{"acct", "cont", "b", VersionKey(v1)}, "Cool", "", Cond{}); err != nil {
+	if _, err := s.SetTier(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v1)}, "Cool", "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := s.GetBlob(ctx, Ref{"acct", "cont", "b", VersionKey(v1)}, Cond{}, ""); b.AccessTier != "Cool" {
+	if b, _ := s.GetBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v1)}, Cond{}, ""); b.AccessTier != "Cool" {
 		t.Fatalf("version tier %q", b.AccessTier)
 	}
 	// Deleting the blob leaves every version, the last one included.
@@ -95,7 +95,7 @@ func TestVersionsKeepEveryWrite(t *testing.T) {
 	}
 	// Promote the first version: a copy over the blob.
 	clk.add(time.Second)
-	p, err := s.CopyBlob(ctx, CopyRequest{Dst: ref, Src: Ref{"acct", "cont", "b", VersionKey(v1)}, SourceURL: "u"}, "copy")
+	p, err := s.CopyBlob(ctx, CopyRequest{Dst: ref, Src: Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v1)}, SourceURL: "u"}, "copy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestVersionsKeepEveryWrite(t *testing.T) {
 		t.Fatalf("after promote: %v", got)
 	}
 	// Deleting one version removes it alone.
-	if err := s.DeleteBlob(ctx, Ref{"acct", "cont", "b", VersionKey(v2)}, "", Cond{}); err != nil {
+	if err := s.DeleteBlob(ctx, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(v2)}, "", Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = versionsOf(t, s, "b")
@@ -148,7 +148,7 @@ func TestVersionsConcurrentWritersLoseNothing(t *testing.T) {
 			in, err := s.Ingest(ctx, bytes.NewReader([]byte(fmt.Sprintf("w%02d", i))), true, nil)
 			if err == nil {
 				var b *Blob
-				if b, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{"acct", "cont", "b", ""}, Type: BlockBlob, Data: in}); err == nil {
+				if b, err = s.PutBlob(ctx, PutBlobRequest{Ref: Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: ""}, Type: BlockBlob, Data: in}); err == nil {
 					ids[i] = b.VersionID
 				}
 			}
@@ -180,7 +180,7 @@ func TestVersionsConcurrentWritersLoseNothing(t *testing.T) {
 		}
 		prev = id
 		listed[id] = true
-		seen[blobText(t, s, Ref{"acct", "cont", "b", VersionKey(id)})] = true
+		seen[blobText(t, s, Ref{Account: "acct", Container: "cont", Name: "b", Snapshot: VersionKey(id)})] = true
 	}
 	if len(seen) != writers {
 		t.Fatalf("%d distinct contents for %d writes", len(seen), writers)
