@@ -46,3 +46,40 @@ func TestExpiredBlobIsPurged(t *testing.T) {
 		t.Fatalf("kept blob reads %q", got)
 	}
 }
+
+// TestRenamedBlobIsPurged: a file renamed after Set Blob Expiry, by its
+// own name or with its directory into another filesystem, is still
+// purged when its time comes (the purge finds it through its expiry
+// entry, which moves with its record).
+func TestRenamedBlobIsPurged(t *testing.T) {
+	s, clk := newService(t)
+	s.UseHierarchicalNamespace(func(string) bool { return true })
+	ctx := context.Background()
+	if _, err := s.CreateContainer(ctx, "acct", "other", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "a/f", "data", Cond{})
+	put(t, s, "b/g", "data", Cond{})
+	for _, name := range []string{"a/f", "b/g"} {
+		if _, err := s.SetExpiry(ctx, Ref{Account: "acct", Container: "cont", Name: name}, ExpiryRequest{Option: ExpiryRelativeToNow, After: time.Hour}, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.RenamePath(ctx, RenameRequest{Src: Ref{Account: "acct", Container: "cont", Name: "a/f"}, Dst: Ref{Account: "acct", Container: "cont", Name: "a/f2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RenamePath(ctx, RenameRequest{Src: Ref{Account: "acct", Container: "cont", Name: "b"}, Dst: Ref{Account: "acct", Container: "other", Name: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(time.Hour)
+	if err := s.PurgeExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Left: the directories a and b.
+	if n := countKind(t, s, kindBlob); n != 2 {
+		t.Fatalf("%d blob records after the purge, want 2 (the directories)", n)
+	}
+	if n := countKind(t, s, kindBlobExpiry); n != 0 {
+		t.Fatalf("%d expiry entries after the purge", n)
+	}
+}

@@ -207,7 +207,7 @@ func movePath(tx storage.Tx, src, dst Ref, from, to pathKey, ids []string) error
 
 // moveRange moves every key under the prefix lo to the same key under the
 // prefix nlo, values unchanged; a base blob record takes its tag index
-// entries along (they name its key and container).
+// and expiry entries along (they name its key and container).
 func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
 	type kv struct{ k, v []byte }
 	var moves []kv
@@ -225,7 +225,7 @@ func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
 	for _, m := range moves {
 		nk := append(append([]byte(nil), nlo...), m.k[len(lo):]...)
 		if kind == kindBlob {
-			if err := moveTags(tx, src, dst, m.k[len(base):], nk[len(nbase):], m.v); err != nil {
+			if err := moveIndexEntries(tx, src, dst, m.k[len(base):], nk[len(nbase):], m.v); err != nil {
 				return err
 			}
 		}
@@ -239,10 +239,11 @@ func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
 	return nil
 }
 
-// moveTags moves the tag index entries of the blob record v from its key
-// (the encoded key name and snapshot, rest) in src's container to nrest
-// in dst's.
-func moveTags(tx storage.Tx, src, dst Ref, rest, nrest, v []byte) error {
+// moveIndexEntries moves the tag index and expiry entries of the blob
+// record v from its key (the encoded key name and snapshot, rest) in src's
+// container to nrest in dst's: the purge finds an expiring blob through
+// its entry, so one left at the old key would leave the blob unpurged.
+func moveIndexEntries(tx storage.Tx, src, dst Ref, rest, nrest, v []byte) error {
 	key, rest, err := keyenc.ReadString(rest)
 	if err != nil {
 		return err
@@ -263,6 +264,14 @@ func moveTags(tx storage.Tx, src, dst Ref, rest, nrest, v []byte) error {
 			return err
 		}
 		if err := tx.Set(tagIndexKey(dst.Account, kv[0], kv[1], dst.Container, pathKey(nkey)), nil); err != nil {
+			return err
+		}
+	}
+	if !b.ExpiresOn.IsZero() {
+		if err := tx.Delete(blobExpiryKey(b.ExpiresOn, src.Account, src.Container, pathKey(key))); err != nil {
+			return err
+		}
+		if err := tx.Set(blobExpiryKey(b.ExpiresOn, dst.Account, dst.Container, pathKey(nkey)), nil); err != nil {
 			return err
 		}
 	}
