@@ -104,10 +104,6 @@ func (c *Client) TreeID() uint32    { return c.tid }
 // which binds another channel to the session.
 func (c *Client) SigningKey() []byte { return smb3SigningKey(c.sessionKey) }
 
-// Sign makes the client sign its requests with the session's signing key
-// (SMB 3 dialects).
-func (c *Client) Sign() { c.signKey = c.SigningKey() }
-
 // Unsigned makes the client send its requests unsigned.
 func (c *Client) Unsigned() { c.signKey = nil }
 
