@@ -227,15 +227,16 @@ func (t *tx) fromHints(keys [][]byte) (vs [][]byte, ok bool) {
 		}
 	}
 	vs = make([][]byte, len(keys))
+	if t.assumed == nil {
+		t.assumed = make(map[string][]byte, len(keys))
+	}
 	for i, k := range keys {
-		if t.assumed == nil {
-			t.assumed = map[string][]byte{}
-		}
-		t.assumed[string(k)] = hs[i]
-		t.hinted = append(t.hinted, string(k))
+		ks := string(k) // one copy of the key for every map below
+		t.assumed[ks] = hs[i]
+		t.hinted = append(t.hinted, ks)
 		vs[i] = bytes.Clone(hs[i])
-		t.learn(string(k), vs[i] != nil)
-		t.remember(string(k), vs[i])
+		t.learn(ks, vs[i] != nil)
+		t.remember(ks, vs[i])
 	}
 	return vs, true
 }
@@ -338,10 +339,11 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.learn(string(key), found)
+	ks := string(key)
+	t.learn(ks, found)
 	v, err = foundValue(found, v)
-	t.remember(string(key), v)
-	t.hint(string(key), v)
+	t.remember(ks, v)
+	t.hint(ks, v)
 	return v, err
 }
 
@@ -393,9 +395,10 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	for _, i := range need {
-		t.learn(string(keys[i]), out[i] != nil)
-		t.remember(string(keys[i]), out[i])
-		t.hint(string(keys[i]), out[i])
+		ks := string(keys[i])
+		t.learn(ks, out[i] != nil)
+		t.remember(ks, out[i])
+		t.hint(ks, out[i])
 	}
 	return out, nil
 }
