@@ -16,8 +16,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -161,10 +160,7 @@ func BenchmarkHNSRenameDirectory(b *testing.B) {
 			return e
 		}, []int{10000, 100000}},
 		{"postgres", func(b *testing.B) storage.Engine {
-			e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(b)})
-			if err != nil {
-				b.Fatal(err)
-			}
+			e, _ := pgstoretest.MustOpen(b, 0)
 			return e
 		}, []int{1000, 10000, 100000}},
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -156,11 +156,7 @@ func TestHNSRenameAcrossInstances(t *testing.T) {
 	var insts [2]*Service
 	var ids atomic.Int64
 	for i := range insts {
-		e, err := pgstore.Open(context.Background(), pgstore.Options{URL: url, MaxConns: 8})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
+		e := pgstoretest.MustOpenURL(t, url, 8)
 		insts[i] = New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", ids.Add(1)) })
 		insts[i].UseHierarchicalNamespace(func(string) bool { return true })
 	}
@@ -283,10 +279,7 @@ func TestHNSRenameOverLeftovers(t *testing.T) {
 	open := map[string]func(t *testing.T) storage.Engine{
 		"memory": func(*testing.T) storage.Engine { return memstore.New() },
 		"postgres": func(t *testing.T) storage.Engine {
-			e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, _ := pgstoretest.MustOpen(t, 0)
 			return e
 		},
 	}

@@ -13,8 +13,7 @@ import (
 
 	"github.com/lazuli-storage/lazuli/internal/engine/logstore"
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -221,11 +220,7 @@ func TestHNSIndexRename(t *testing.T) {
 func onIndexEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 	onHNSEngines(t, fn)
 	t.Run("postgres", func(t *testing.T) {
-		e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
+		e, _ := pgstoretest.MustOpen(t, 0)
 		s := New(e, time.Now, func() string { return "00000000-0000-0000-0000-000000000001" })
 		if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {
 			t.Fatal(err)

@@ -9,19 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 )
 
 // onAllEngines is onHNSEngines and PostgreSQL.
 func onAllEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 	onHNSEngines(t, fn)
 	t.Run("postgres", func(t *testing.T) {
-		e, err := pgstore.Open(context.Background(), pgstore.Options{URL: pgtest.NewDatabase(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
+		e, _ := pgstoretest.MustOpen(t, 0)
 		var n atomic.Int64
 		s := New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", n.Add(1)) })
 		if _, err := s.CreateContainer(context.Background(), "acct", "fsys", nil, ""); err != nil {

@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/lease"
 )
 
@@ -34,20 +31,8 @@ import (
 // again per Put Blob.
 func TestPutBlobPostgres(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	e, err := pgstore.Open(ctx, pgstore.Options{URL: url, MaxConns: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
+	e, url := pgstoretest.MustOpen(t, 32)
+	pgstoretest.MustAnalyze(t, url)
 	var ids atomic.Int64
 	s := New(e, time.Now, func() string { return fmt.Sprintf("%08d-0000-0000-0000-000000000000", ids.Add(1)) })
 	if _, err := s.CreateContainer(ctx, "acct", "cont", nil, ""); err != nil {

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -32,12 +30,7 @@ func TestMain(m *testing.M) {
 // conflict. The count stays exact.
 func TestPutMessagesNoRetriesPostgres(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	e, err := pgstore.Open(ctx, pgstore.Options{URL: url, MaxConns: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, url := pgstoretest.MustOpen(t, 32)
 	for b := range 25 {
 		err := e.Update(ctx, func(tx storage.Tx) error {
 			for i := range 4000 {
@@ -51,16 +44,7 @@ func TestPutMessagesNoRetriesPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Current statistics, as autovacuum keeps them in a database in use:
-	// the planner's choice of index depends on them.
-	c, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
+	pgstoretest.MustAnalyze(t, url)
 	s := startService(t, e, time.Now)
 	MustCreate(t, s, "q")
 	const clients, each = 16, 50

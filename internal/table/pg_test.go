@@ -6,10 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore"
-	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgtest"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/table/odata"
 )
 
@@ -20,20 +17,8 @@ import (
 // and COMMIT. An attempt run again reads the database, and costs two.
 func TestInsertEntityPostgres(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	e, err := pgstore.Open(ctx, pgstore.Options{URL: url, MaxConns: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
+	e, url := pgstoretest.MustOpen(t, 32)
+	pgstoretest.MustAnalyze(t, url)
 	s := New(e, Options{})
 	if _, err := s.CreateTable(ctx, acct, "inserts"); err != nil {
 		t.Fatal(err)

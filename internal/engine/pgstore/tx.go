@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -228,37 +227,38 @@ func (t *tx) fromHints(keys [][]byte) (vs [][]byte, ok bool) {
 		}
 	}
 	vs = make([][]byte, len(keys))
+	if t.assumed == nil {
+		t.assumed = make(map[string][]byte, len(keys))
+	}
 	for i, k := range keys {
-		if t.assumed == nil {
-			t.assumed = map[string][]byte{}
-		}
-		t.assumed[string(k)] = hs[i]
-		t.hinted = append(t.hinted, string(k))
+		ks := string(k) // one copy of the key for every map below
+		t.assumed[ks] = hs[i]
+		t.hinted = append(t.hinted, ks)
 		vs[i] = bytes.Clone(hs[i])
-		t.learn(string(k), vs[i] != nil)
-		t.remember(string(k), vs[i])
+		t.learn(ks, vs[i] != nil)
+		t.remember(ks, vs[i])
 	}
 	return vs, true
 }
 
 // queueCheck adds to b the check of the hinted reads not checked yet.
-func (t *tx) queueCheck(b *pgx.Batch) {
+func (t *tx) queueCheck(b *batch) {
 	t.check = -1
 	if len(t.assumed) == 0 {
 		return
 	}
-	t.check = b.Len()
+	t.check = b.len()
 	switch n := len(t.assumed); {
 	case n == 1:
 		for k, v := range t.assumed {
-			b.Queue(sqlCheck, keyHash([]byte(k)), []byte(k), v)
+			b.queue(sqlCheck, keyHash([]byte(k)), []byte(k), v)
 		}
 	case n <= maxValuesRows:
 		args := make([]any, 0, 3*n)
 		for k, v := range t.assumed {
 			args = append(args, keyHash([]byte(k)), []byte(k), v)
 		}
-		b.Queue(sqlCheckValues[n], args...)
+		b.queue(sqlCheckValues[n], args...)
 	default:
 		hs := make([]int64, 0, len(t.assumed))
 		ks := make([][]byte, 0, len(t.assumed))
@@ -266,7 +266,7 @@ func (t *tx) queueCheck(b *pgx.Batch) {
 		for k, v := range t.assumed {
 			hs, ks, vs = append(hs, keyHash([]byte(k))), append(ks, []byte(k)), append(vs, v)
 		}
-		b.Queue(sqlCheckMany, hs, ks, vs, len(ks))
+		b.queue(sqlCheckMany, hs, ks, vs, len(ks))
 	}
 	t.assumed = nil
 }
@@ -330,23 +330,20 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	}
 	var v []byte
 	found := false
-	err := t.run(sqlGet, []any{keyHash(key)}, func(r pgx.Rows) error {
-		var k, kv []byte
-		if err := r.Scan(&k, &kv); err != nil {
-			return err
-		}
-		if bytes.Equal(k, key) {
-			found, v = true, kv
+	err := t.run(sqlGet, []any{keyHash(key)}, func(r [][]byte) error {
+		if bytes.Equal(r[0], key) {
+			found, v = true, bytes.Clone(r[1])
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	t.learn(string(key), found)
+	ks := string(key)
+	t.learn(ks, found)
 	v, err = foundValue(found, v)
-	t.remember(string(key), v)
-	t.hint(string(key), v)
+	t.remember(ks, v)
+	t.hint(ks, v)
 	return v, err
 }
 
@@ -385,17 +382,11 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		}
 		return out, nil
 	}
-	err := t.run(sqlGetMany, []any{hs}, func(r pgx.Rows) error {
-		var k, v []byte
-		if err := r.Scan(&k, &v); err != nil {
-			return err
-		}
-		if v == nil {
-			v = []byte{}
-		}
+	err := t.run(sqlGetMany, []any{hs}, func(r [][]byte) error {
+		k := r[0]
 		for _, i := range need {
 			if bytes.Equal(keys[i], k) {
-				out[i] = v
+				out[i] = append([]byte{}, r[1]...)
 			}
 		}
 		return nil
@@ -404,9 +395,10 @@ func (t *tx) GetMany(keys [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	for _, i := range need {
-		t.learn(string(keys[i]), out[i] != nil)
-		t.remember(string(keys[i]), out[i])
-		t.hint(string(keys[i]), out[i])
+		ks := string(keys[i])
+		t.learn(ks, out[i] != nil)
+		t.remember(ks, out[i])
+		t.hint(ks, out[i])
 	}
 	return out, nil
 }
@@ -485,6 +477,11 @@ func (t *tx) acquire() error {
 		t.err = err
 		return err
 	}
+	if err := prepare(t.ctx, c.Conn().PgConn()); err != nil {
+		c.Release()
+		t.err = err
+		return err
+	}
 	t.c = c
 	return nil
 }
@@ -492,7 +489,7 @@ func (t *tx) acquire() error {
 // queueRows adds to b the statement that writes rows (hs[i], ks[i],
 // vs[i]): few[n] with its VALUES list for up to maxValuesRows rows, else
 // many with arrays.
-func queueRows(b *pgx.Batch, few []string, many string, hs []int64, ks, vs [][]byte) {
+func queueRows(b *batch, few []string, many string, hs []int64, ks, vs [][]byte) {
 	switch {
 	case len(ks) == 0:
 	case len(ks) <= maxValuesRows:
@@ -500,16 +497,16 @@ func queueRows(b *pgx.Batch, few []string, many string, hs []int64, ks, vs [][]b
 		for i := range ks {
 			args = append(args, hs[i], ks[i], vs[i])
 		}
-		b.Queue(few[len(ks)], args...)
+		b.queue(few[len(ks)], args...)
 	default:
-		b.Queue(many, hs, ks, vs)
+		b.queue(many, hs, ks, vs)
 	}
 }
 
 // queue adds BEGIN (once) and the held writes to b.
-func (t *tx) queue(b *pgx.Batch) {
+func (t *tx) queue(b *batch) {
 	if !t.begun {
-		b.Queue(t.begin)
+		b.queue(t.begin)
 	}
 	// The check goes before the writes, which may rewrite what it
 	// checks.
@@ -544,54 +541,33 @@ func (t *tx) queue(b *pgx.Batch) {
 	switch {
 	case len(uks) == 0:
 	case len(uks) == 1:
-		b.Queue(sqlUpdate, uhs[0], uks[0], uvs[0])
+		b.queue(sqlUpdate, uhs[0], uks[0], uvs[0])
 	default:
-		b.Queue(sqlUpdateMany, uhs, uks, uvs, len(uks))
+		b.queue(sqlUpdateMany, uhs, uks, uvs, len(uks))
 	}
 	queueRows(b, sqlUpsertValues, sqlUpsert, hs, ks, vs)
 	if len(dels) > 0 {
-		b.Queue(sqlDelete, dhs, dels)
+		b.queue(sqlDelete, dhs, dels)
 	}
 	t.pend = nil
 }
 
 // run sends BEGIN if needed, the held writes and one query in a single
-// round trip, and calls each for every row.
-func (t *tx) run(sql string, args []any, each func(pgx.Rows) error) error {
+// round trip, and calls each for every row (its columns' values, valid
+// during the call).
+func (t *tx) run(sql string, args []any, each func([][]byte) error) error {
 	if t.err != nil {
 		return t.err
 	}
 	if err := t.acquire(); err != nil {
 		return err
 	}
-	b := &pgx.Batch{}
+	b := &batch{}
 	t.queue(b)
-	n := b.Len()
-	b.Queue(sql, args...)
+	b.queue(sql, args...)
 	t.countTrip()
-	br := t.c.SendBatch(t.ctx, b)
+	err := send(t.ctx, t.c.Conn().PgConn(), b, t.checkFailed, each)
 	t.begun = true
-	err := func() error {
-		for i := range n {
-			if _, err := br.Exec(); err != nil {
-				return t.checkFailed(i, err)
-			}
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}()
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		t.err = err
 	}
@@ -611,25 +587,20 @@ func (t *tx) commit() error {
 		t.released = true
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), commitTimeout)
-	defer cancel()
-	b := &pgx.Batch{}
+	ctx := t.ctx
+	if dl, _ := ctx.Deadline(); time.Until(dl) < commitTimeout {
+		// fn ran long: the commit still gets its own commitTimeout.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+	}
+	b := &batch{}
 	t.queue(b)
-	b.Queue("COMMIT")
+	b.queue("COMMIT")
 	t.countTrip()
-	br := t.c.SendBatch(ctx, b)
+	err := send(ctx, t.c.Conn().PgConn(), b, t.checkFailed, nil)
 	t.begun = true
-	var err error
-	for i := range b.Len() {
-		if _, err = br.Exec(); err != nil {
-			err = t.checkFailed(i, err)
-			break
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	t.release(ctx)
+	t.release()
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -653,16 +624,11 @@ func (t *tx) verify() error {
 	if err := t.acquire(); err != nil {
 		return err
 	}
-	b := &pgx.Batch{}
+	b := &batch{}
 	t.queueCheck(b)
 	t.countTrip()
-	br := t.c.SendBatch(t.ctx, b)
-	_, err := br.Exec()
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.err = t.checkFailed(0, err)
+	if err := send(t.ctx, t.c.Conn().PgConn(), b, t.checkFailed, nil); err != nil {
+		t.err = err
 	}
 	return t.err
 }
@@ -671,24 +637,30 @@ func (t *tx) verify() error {
 // connection.
 func (t *tx) finish(bool) {
 	t.done = true
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
-	defer cancel()
-	t.release(ctx)
+	t.release()
 }
+
+// rollbackTimeout bounds the ROLLBACK of a transaction left open.
+const rollbackTimeout = 5 * time.Second
 
 // release rolls back whatever transaction is still open on the
 // connection and returns it to the pool (which drops a connection that is
-// broken or still inside a transaction).
-func (t *tx) release(ctx context.Context) {
+// broken or still inside a transaction). The ROLLBACK's context is made
+// only when one is sent: after a COMMIT or a read-only attempt that sent
+// nothing, none is, and the timer of a context per Update showed in the
+// server's CPU profile.
+func (t *tx) release() {
 	if t.c == nil {
 		t.released = true
 		return
 	}
 	pc := t.c.Conn().PgConn()
 	if !pc.IsClosed() && pc.TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), rollbackTimeout)
 		if _, err := pc.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
 			pc.Close(ctx)
 		}
+		cancel()
 	}
 	t.c.Release()
 	t.released = true
@@ -753,18 +725,8 @@ func (it *iter) fetch() bool {
 		sql = sqlScanDown
 	}
 	page := it.page[:0]
-	err := it.t.run(sql, args, func(r pgx.Rows) error {
-		var e kv
-		if err := r.Scan(&e.k, &e.v); err != nil {
-			return err
-		}
-		if e.v == nil {
-			e.v = []byte{}
-		}
-		if e.k == nil {
-			e.k = []byte{}
-		}
-		page = append(page, e)
+	err := it.t.run(sql, args, func(r [][]byte) error {
+		page = append(page, kv{k: append([]byte{}, r[0]...), v: append([]byte{}, r[1]...)})
 		return nil
 	})
 	if err != nil {
