@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Compares lazuli's SMB server with Samba's smbd, in one run, through
 # smbclient: a 256 MiB file put and get, and 1,000 small files put.
-# lazuli runs on a data directory (log engine) twice: durable (its default)
-# and with --sync=false; smbd serves a plain directory and, like lazuli
-# with --sync=false, acknowledges writes before they reach the disk. For
-# the durable lazuli it also reports the time its log's fsyncs took within
-# each call (lazuli_engine_fsync_seconds_total on its admin listener): one
-# client waits for each of its requests, so that time is all on the
-# critical path, and what is left is lazuli's own. Needs root (smbd),
+# Servers, like for like by durability:
+#   - lazuli on a data directory (log engine), durable (its default: a
+#     WRITE or CREATE is answered once on disk), against an smbd made as
+#     durable ("strict sync = yes", "sync always = yes": every write is
+#     fsynced before it is answered);
+#   - lazuli with --sync=false against smbd as configured by default,
+#     which answers writes before they reach the disk.
+# For the durable lazuli it also reports the time its log's fsyncs took
+# within each call (lazuli_engine_fsync_seconds_total on its admin
+# listener), and it times the disk's own durable write of the big file
+# (dd conv=fdatasync): no durable put can take less. Needs root (smbd),
 # smbclient, samba, curl and the az CLI (to create the shares over REST).
 # Ports: LAZULI_BENCH_BASE (default 32400) and the 15 after it.
-# Each workload runs [rounds] times through each server; medians compared.
+# Each workload runs [rounds] times through each server, alternating;
+# medians compared.
 #
 #   scripts/smb-bench.sh [big MiB (256)] [small files (1000)] [rounds (3)]
 set -euo pipefail
@@ -25,7 +30,7 @@ for tool in smbd smbpasswd smbclient az bc curl; do
   command -v "$tool" >/dev/null || { echo "smb-bench: $tool is needed (Debian: samba, smbclient, bc; az: the Azure CLI)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
-trap 'kill ${lz_pid:-} ${ns_pid:-} ${smbd_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'kill ${lz_pid:-} ${ns_pid:-} ${smbd_pid:-} ${sync_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/lazuli" ./cmd/lazuli
 # lazuli LOG BASE FLAGS...: starts lazuli on ports BASE..BASE+5 (SMB at
@@ -47,6 +52,8 @@ lazuli lz "$base"
 lz_pid=$pid
 lazuli ns $((base + 8)) --sync=false
 ns_pid=$pid
+smbd_start "$tmp/samba-sync" $((base + 7)) bench root "$key" "force user = root" "strict sync = yes" "sync always = yes"
+sync_pid=$smbd_pid
 smbd_start "$tmp/samba" $((base + 6)) bench root "$key" "force user = root"
 
 # fsync_seconds: the durable lazuli's fsync time so far.
@@ -81,12 +88,13 @@ median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR
 
 # Each workload runs $rounds times through each server, alternating, and the
 # medians are compared: on a shared machine one run of each is mostly noise.
-# Columns: the durable lazuli, the fsync time within it, lazuli with
-# --sync=false, smbd, and the ratios of lazuli durable, durable without its
-# fsync time, and --sync=false to smbd.
-printf '%-24s %9s %9s %9s %9s %8s %8s %8s\n' workload lazuli fsync nosync smbd "lz/smbd" "-fsync" "ns/smbd"
+# Columns: the durable lazuli, the fsync time within it, the durable smbd
+# and the ratio of the two; lazuli with --sync=false, smbd as by default
+# and the ratio of the two; and the durable lazuli less its fsync time
+# against the default smbd.
+printf '%-24s %8s %8s %9s %8s %8s %8s %8s %9s\n' workload lazuli fsync smbd-sync "lz/sync" nosync smbd "ns/smbd" "-fsync/smbd"
 for w in "put ${big_mib} MiB" "get ${big_mib} MiB" "put ${small} small files"; do
-  ls=() fs=() ns=() ss=()
+  ls=() fs=() ys=() ns=() ss=()
   for i in $(seq 1 "$rounds"); do
     case $w in
       put*MiB) cmd="put big.bin big.bin" ;;
@@ -96,17 +104,18 @@ for w in "put ${big_mib} MiB" "get ${big_mib} MiB" "put ${small} small files"; d
     f0=$(fsync_seconds)
     ls+=("$(run lazuli $((base + 4)) "devstoreaccount1%$key" "$cmd" bench)")
     fs+=("$(echo "$(fsync_seconds) - $f0" | bc -l)")
+    ys+=("$(run smbd-sync $((base + 7)) "root%$key" "$cmd" bench)")
     ns+=("$(run nosync $((base + 12)) "devstoreaccount1%$key" "$cmd" bench)")
     ss+=("$(run smbd $((base + 6)) "root%$key" "$cmd" bench)")
   done
-  l=$(median "${ls[@]}") f=$(median "${fs[@]}") n=$(median "${ns[@]}") s=$(median "${ss[@]}")
+  l=$(median "${ls[@]}") f=$(median "${fs[@]}") y=$(median "${ys[@]}") n=$(median "${ns[@]}") s=$(median "${ss[@]}")
   # lazuli's own time: each round's time less its own fsync time.
   own=()
   for j in "${!ls[@]}"; do own+=("$(echo "${ls[$j]} - ${fs[$j]}" | bc -l)"); done
   o=$(median "${own[@]}")
-  printf '%-24s %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %8.2f\n' "$w" "$l" "$f" "$n" "$s" \
-    "$(echo "$l / $s" | bc -l)" "$(echo "$o / $s" | bc -l)" "$(echo "$n / $s" | bc -l)"
-  echo "  runs lazuli ${ls[*]}; fsync ${fs[*]}; nosync ${ns[*]}; smbd ${ss[*]}"
+  printf '%-24s %8.2f %8.2f %9.2f %8.2f %8.2f %8.2f %8.2f %9.2f\n' "$w" "$l" "$f" "$y" \
+    "$(echo "$l / $y" | bc -l)" "$n" "$s" "$(echo "$n / $s" | bc -l)" "$(echo "$o / $s" | bc -l)"
+  echo "  runs lazuli ${ls[*]}; fsync ${fs[*]}; smbd-sync ${ys[*]}; nosync ${ns[*]}; smbd ${ss[*]}"
 done
 # The disk's own durable write of the big file on lazuli's filesystem, in
 # the same run: no durable put can take less.
