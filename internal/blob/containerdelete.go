@@ -56,7 +56,7 @@ func movedPrefix(acct, name, version string) []byte { return tupleKey(kindMoved,
 
 // containerKinds are the key kinds whose keys start with account and
 // container: everything a container holds.
-var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL, kindDirID, kindDirName}
+var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL, kindDirID, kindDirName, kindDeletedPath, kindDeletedTree}
 
 // softDeleteContainer moves container c and everything in it under a new
 // deleted-container version.
@@ -277,6 +277,12 @@ func markMoved(tx storage.Tx, mark func(storage.ChunkRef)) error {
 			segs = allSegs(b)
 		case kindDeleted:
 			b, _, err := decodeDeleted(it.Value())
+			if err != nil {
+				return err
+			}
+			segs = allSegs(b)
+		case kindDeletedPath, kindDeletedTree:
+			b, _, _, err := decodeDeletedPath(it.Value())
 			if err != nil {
 				return err
 			}

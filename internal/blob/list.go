@@ -48,6 +48,8 @@ type ListItem struct {
 	Prefix      string
 	// Deleted is set for a soft-deleted blob or snapshot.
 	Deleted *Deletion
+	// DeletionID names a deleted path entry (List Deleted Paths).
+	DeletionID string
 	// HasVersionsOnly marks a blob that has previous versions and no
 	// current one (Blob is its newest version, without version id).
 	HasVersionsOnly bool

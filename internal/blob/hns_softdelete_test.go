@@ -1,0 +1,204 @@
+package blob
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/lazuli-storage/lazuli/internal/conditional"
+)
+
+// softHNS turns soft delete on for the account of an onHNSEngines service.
+func softHNS(t *testing.T, s *Service) {
+	t.Helper()
+	if err := s.SetServiceProps(context.Background(), "acct", &ServiceProps{XML: []byte(retainOneDay)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deletedPaths(t *testing.T, s *Service) []DeletedPath {
+	t.Helper()
+	ds, next, err := s.ListDeletedPaths(context.Background(), "acct", "fsys", "", "", 5000)
+	if err != nil || next != "" {
+		t.Fatalf("list deleted paths: %v %q", err, next)
+	}
+	return ds
+}
+
+// TestHNSSoftDeleteTree deletes a directory recursively with soft delete
+// on: it is one deleted entry (its tree is not listed), and Undelete Path
+// brings back the directory with every path under it, content and access
+// control as they were.
+func TestHNSSoftDeleteTree(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		ctx := context.Background()
+		mustFile(t, s, "top/d/f1", []byte("one"))
+		mustFile(t, s, "top/d/e/f2", []byte("two"))
+		if _, err := s.SetAccessControl(ctx, ref("top/d/f1"), "", "", "rw-------", "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		before := allPaths(t, s)
+		next, id, err := s.DeletePathKept(ctx, ref("top/d"), true, "", Cond{})
+		if err != nil || next != "" || id == "" {
+			t.Fatalf("delete: %q %q %v", next, id, err)
+		}
+		ds := deletedPaths(t, s)
+		if len(ds) != 1 || ds[0].Blob.Name != "top/d" || ds[0].DeletionID != id || !ds[0].Blob.IsDir() {
+			t.Fatalf("deleted paths: %+v", ds)
+		}
+		if got := allPaths(t, s); !slices.Equal(got, []string{"top/"}) {
+			t.Fatalf("after the delete: %q", got)
+		}
+		dir, err := s.UndeletePath(ctx, ref("top/d"), id)
+		if err != nil || !dir {
+			t.Fatalf("undelete: %v %v", dir, err)
+		}
+		if got := allPaths(t, s); !slices.Equal(got, before) {
+			t.Fatalf("after the undelete: %q, want %q", got, before)
+		}
+		if got := readAll(t, s, "top/d/e/f2"); got != "two" {
+			t.Fatalf("content %q", got)
+		}
+		p, err := s.GetPath(ctx, ref("top/d/f1"), Cond{})
+		if err != nil || p.ACL.Permissions != "rw-------" {
+			t.Fatalf("access control: %+v %v", p, err)
+		}
+		if len(deletedPaths(t, s)) != 0 {
+			t.Fatal("the entry outlived its undelete")
+		}
+		// The index holds the tree again: a new file goes under it.
+		mustFile(t, s, "top/d/e/f3", []byte("three"))
+	})
+}
+
+// TestHNSSoftDeleteIDs deletes the same file twice (Path - Delete, then
+// Delete Blob): two entries with two ids. Pinned answers of Undelete
+// Path: an unknown id 404 BlobNotFound, a live path of the name 409
+// PathAlreadyExists, a parent that is gone 404 ParentNotFound.
+func TestHNSSoftDeleteIDs(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		ctx := context.Background()
+		mustFile(t, s, "a/f", []byte("first"))
+		if _, _, err := s.DeletePathKept(ctx, ref("a/f"), false, "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		mustFile(t, s, "a/f", []byte("second"))
+		if err := s.DeleteBlob(ctx, ref("a/f"), "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		ds := deletedPaths(t, s)
+		if len(ds) != 2 || ds[0].DeletionID == ds[1].DeletionID || ds[0].Blob.Name != "a/f" || ds[1].Blob.Name != "a/f" {
+			t.Fatalf("deleted paths: %+v", ds)
+		}
+		// Paging: one entry a page.
+		page, next, err := s.ListDeletedPaths(ctx, "acct", "fsys", "a/", "", 1)
+		if err != nil || len(page) != 1 || next == "" {
+			t.Fatalf("page 1: %v %q %v", page, next, err)
+		}
+		page, next, err = s.ListDeletedPaths(ctx, "acct", "fsys", "a/", next, 1)
+		if err != nil || len(page) != 1 || next != "" || page[0].DeletionID != ds[1].DeletionID {
+			t.Fatalf("page 2: %v %q %v", page, next, err)
+		}
+		if _, err := s.UndeletePath(ctx, ref("a/f"), "12345"); code(err) != "BlobNotFound" {
+			t.Fatalf("unknown id: %v", err)
+		}
+		if _, err := s.UndeletePath(ctx, ref("a/f"), ds[0].DeletionID); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, s, "a/f"); got != "first" {
+			t.Fatalf("content %q", got)
+		}
+		if _, err := s.UndeletePath(ctx, ref("a/f"), ds[1].DeletionID); code(err) != "PathAlreadyExists" {
+			t.Fatalf("over a live path: %v", err)
+		}
+		if _, err := s.DeletePath(ctx, ref("a"), true, "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.UndeletePath(ctx, ref("a/f"), ds[1].DeletionID); code(err) != "ParentNotFound" {
+			t.Fatalf("parent gone: %v", err)
+		}
+	})
+}
+
+// TestHNSUndeletePathRace races undeletes of one deletion id (exactly one
+// wins, the others find no entry) and an undelete against a create of the
+// same path (one of them wins; the path is the winner's).
+func TestHNSUndeletePathRace(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		ctx := context.Background()
+		for round := range 3 {
+			name := fmt.Sprintf("r%d/f", round)
+			mustFile(t, s, name, []byte("old"))
+			_, id, err := s.DeletePathKept(ctx, ref(name), false, "", Cond{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 8
+			g := newGate(n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					g.wait()
+					_, errs[i] = s.UndeletePath(ctx, ref(name), id)
+				}()
+			}
+			g.open()
+			wg.Wait()
+			wins := 0
+			for _, err := range errs {
+				switch code(err) {
+				case "":
+					wins++
+				case "BlobNotFound", "PathAlreadyExists", "ServerBusy":
+				default:
+					t.Fatalf("undelete: %v", err)
+				}
+			}
+			if wins != 1 {
+				t.Fatalf("round %d: %d undeletes won", round, wins)
+			}
+			// Undelete against a create of the same name.
+			if _, id, err = s.DeletePathKept(ctx, ref(name), false, "", Cond{}); err != nil {
+				t.Fatal(err)
+			}
+			g = newGate(2)
+			var undelErr, createErr error
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				g.wait()
+				_, undelErr = s.UndeletePath(ctx, ref(name), id)
+			}()
+			go func() {
+				defer wg.Done()
+				g.wait()
+				_, createErr = s.CreatePath(ctx, CreatePathRequest{Ref: ref(name), Cond: Cond{Conditions: conditional.Conditions{IfNoneMatch: []string{"*"}}}})
+			}()
+			g.open()
+			wg.Wait()
+			got := readAll(t, s, name)
+			switch {
+			case undelErr == nil && createErr == nil:
+				t.Fatal("both the undelete and the create won")
+			case undelErr == nil:
+				if got != "old" {
+					t.Fatalf("undelete won, content %q", got)
+				}
+			case createErr == nil:
+				if got != "" || code(undelErr) != "PathAlreadyExists" {
+					t.Fatalf("create won, content %q, undelete %v", got, undelErr)
+				}
+			default:
+				t.Fatalf("neither won: %v / %v", undelErr, createErr)
+			}
+		}
+	})
+}
