@@ -285,6 +285,11 @@ func (h *handler) leaseContainer(rq *req) error {
 
 func maxResults(rq *req) (int, error) {
 	v := rq.q.Get("maxresults")
+	if !rq.q.Has("maxresults") {
+		// Azure reads query names case-blind; the Data Lake SDKs send
+		// maxResults to the Blob endpoint.
+		v = rq.q.Get("maxResults")
+	}
 	if v == "" {
 		return blob.MaxListResults, nil
 	}
