@@ -189,6 +189,11 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 				if err := tx.Set(expiryKey(del.Expires(), acct, name, recordKey(kv[0]), b.Snapshot), nil); err != nil {
 					return err
 				}
+			case kindDeletedPath:
+				// So do deleted paths (the purge may have passed theirs).
+				if err := restorePathExpiry(tx, acct, name, kv[0], kv[1]); err != nil {
+					return err
+				}
 			}
 		}
 		if err := deleteRange(tx, mp); err != nil {

@@ -267,9 +267,17 @@ func (s *Service) ListDeletedPaths(ctx context.Context, acct, c, prefix, marker 
 // naming a deletion id): the deleted entry id of the path at ref comes
 // back, a directory with its whole tree as it was. It reports whether the
 // path is a directory. An unknown or expired id is 404 BlobNotFound; a
-// live path of the name 409 PathAlreadyExists; a parent that no longer
+// live path of the name 409 PathAlreadyExists (PathConflict when it is of
+// the other type, as for Undelete Blob); a parent that no longer
 // exists 404 ParentNotFound, and one that is now a file 409 PathConflict.
 func (s *Service) UndeletePath(ctx context.Context, ref Ref, id string) (dir bool, err error) {
+	return s.undeletePath(ctx, ref, id, false)
+}
+
+// undeletePath is UndeletePath; makeParents (Undelete Blob without a
+// deletion id) makes the missing parents as a Blob write makes them
+// instead of answering 404 ParentNotFound.
+func (s *Service) undeletePath(ctx context.Context, ref Ref, id string, makeParents bool) (dir bool, err error) {
 	err = s.eng.Update(ctx, func(tx storage.Tx) error {
 		if err := checkPath(ctx, tx, ref, OpWrite); err != nil {
 			return err
@@ -295,6 +303,9 @@ func (s *Service) UndeletePath(ctx context.Context, ref Ref, id string) (dir boo
 		hns := s.HierarchicalNamespace(ref.Account)
 		if p, err := getPath(tx, hns, ref.Account, ref.Container, ref.Name); err != nil {
 			return err
+		} else if p != nil && p.Dir != root.IsDir() {
+			// A file where a directory now is, or the reverse.
+			return azerr.New(azerr.PathConflict)
 		} else if p != nil {
 			return azerr.New(azerr.PathAlreadyExists)
 		}
@@ -303,11 +314,16 @@ func (s *Service) UndeletePath(ctx context.Context, ref Ref, id string) (dir boo
 			if err != nil {
 				return err
 			}
-			if p == nil {
+			if p != nil && !p.Dir {
+				return azerr.New(azerr.PathConflict)
+			}
+			if p == nil && !makeParents {
 				return azerr.New(azerr.ParentNotFound)
 			}
-			if !p.Dir {
-				return azerr.New(azerr.PathConflict)
+			if p == nil {
+				if err := s.ensureParents(tx, ref.Account, ref.Container, ref.Name, now); err != nil {
+					return err
+				}
 			}
 		}
 		dir = root.IsDir()
@@ -378,17 +394,26 @@ func (s *Service) restorePath(tx storage.Tx, acct, c, name string, b *Blob, a *P
 }
 
 // undeleteLatestPath is Undelete Blob without a deletion id on a name whose
-// soft-deleted states are path entries: the newest entry comes back.
-// found is false when the name has none.
+// soft-deleted states are path entries: the newest file entry comes back
+// (the Blob API names blobs), or the newest directory entry when the name
+// has no file entry, its missing parents made as a Blob write makes them
+// (lazuli's choices: Azure's pages do not say). found is false when the
+// name has none.
 func (s *Service) undeleteLatestPath(ctx context.Context, ref Ref) (found bool, err error) {
 	id := ""
 	err = s.eng.View(ctx, func(tx storage.Tx) error {
 		p := keyenc.AppendString(tupleKey(kindDeletedPath, ref.Account, ref.Container), ref.Name)
 		it := tx.Scan(p, keyenc.PrefixEnd(p), true)
 		defer it.Close()
-		if it.Next() {
-			var err error
-			if id, _, err = keyenc.ReadString(it.Key()[len(p):]); err != nil {
+		for it.Next() {
+			b, _, _, err := decodeDeletedPath(it.Value())
+			if err != nil {
+				return err
+			}
+			if id != "" && b.IsDir() {
+				continue
+			}
+			if id, _, err = keyenc.ReadString(it.Key()[len(p):]); err != nil || !b.IsDir() {
 				return err
 			}
 		}
@@ -397,8 +422,26 @@ func (s *Service) undeleteLatestPath(ctx context.Context, ref Ref) (found bool, 
 	if err != nil || id == "" {
 		return false, err
 	}
-	_, err = s.UndeletePath(ctx, ref, id)
+	_, err = s.undeletePath(ctx, ref, id, true)
 	return true, err
+}
+
+// restorePathExpiry sets the expiry entry of the deleted path entry k
+// (value v) of a container that comes back.
+func restorePathExpiry(tx storage.Tx, acct, c string, k, v []byte) error {
+	rest := k[1:]
+	var parts [4]string
+	for i := range parts {
+		var err error
+		if parts[i], rest, err = keyenc.ReadString(rest); err != nil {
+			return err
+		}
+	}
+	_, _, d, err := decodeDeletedPath(v)
+	if err != nil {
+		return err
+	}
+	return tx.Set(pathExpiryKey(d.Expires(), acct, c, parts[2], parts[3]), nil)
 }
 
 // purgeExpiredPaths removes the deleted path entries whose retention

@@ -401,15 +401,24 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 // overwrote). A blob with nothing to restore is left as it is; a name
 // with neither a live nor a deleted blob is 404 BlobNotFound.
 func (s *Service) Undelete(ctx context.Context, ref Ref) error {
-	err := s.undeleteBlob(ctx, ref)
-	if e, ok := azerr.As(err); ok && e.Code == azerr.BlobNotFound && s.HierarchicalNamespace(ref.Account) && ref.Snapshot == "" {
+	if s.HierarchicalNamespace(ref.Account) && ref.Snapshot == "" {
 		// A path deleted on an account with a namespace is a deleted
-		// path entry: the newest comes back.
-		if found, perr := s.undeleteLatestPath(ctx, ref); found {
-			return perr
+		// path entry: the newest comes back, then the deleted
+		// snapshots of the name.
+		found, err := s.undeleteLatestPath(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if found {
+			if err := s.undeleteBlob(ctx, ref); err != nil {
+				if e, ok := azerr.As(err); !ok || e.Code != azerr.BlobNotFound {
+					return err
+				}
+			}
+			return nil
 		}
 	}
-	return err
+	return s.undeleteBlob(ctx, ref)
 }
 
 func (s *Service) undeleteBlob(ctx context.Context, ref Ref) error {
