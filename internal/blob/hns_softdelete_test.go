@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/conditional"
+	"github.com/lazuli-storage/lazuli/storage"
 )
 
 // softHNS turns soft delete on for the account of an onHNSEngines service.
@@ -201,4 +203,95 @@ func TestHNSUndeletePathRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHNSSoftDeleteContainerRoundTrip deletes a path, then its container
+// (soft deleted too): the restored container brings the deleted path
+// entry back, still listed and restorable, and the purge of ended
+// retentions takes it with its tree.
+func TestHNSSoftDeleteContainerRoundTrip(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		s.UseContainerRetention(func(string) int { return 2 })
+		ctx := context.Background()
+		mustFile(t, s, "d/f", []byte("x"))
+		if _, err := s.DeletePath(ctx, ref("d"), true, "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteContainer(ctx, "acct", "fsys", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.ListDeletedContainers(ctx, "acct", "")
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("deleted containers: %v %v", ds, err)
+		}
+		if _, err := s.RestoreContainer(ctx, "acct", "fsys", ds[0].Version); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PurgeExpired(ctx); err != nil {
+			t.Fatal(err)
+		}
+		paths := deletedPaths(t, s)
+		if len(paths) != 1 || paths[0].Blob.Name != "d" {
+			t.Fatalf("deleted paths after the restore: %+v", paths)
+		}
+		if _, err := s.UndeletePath(ctx, ref("d"), paths[0].DeletionID); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, s, "d/f"); got != "x" {
+			t.Fatalf("content %q", got)
+		}
+	})
+}
+
+// TestHNSSoftDeletePurge lets the retention of a deleted tree end: the
+// entry leaves the listing at once, and the purge removes its records,
+// tree and expiry entry.
+func TestHNSSoftDeletePurge(t *testing.T) {
+	s, clk := newService(t)
+	s.UseHierarchicalNamespace(func(string) bool { return true })
+	ctx := context.Background()
+	if err := s.SetServiceProps(ctx, "acct", &ServiceProps{XML: []byte(retainOneDay)}); err != nil {
+		t.Fatal(err)
+	}
+	r := Ref{Account: "acct", Container: "cont", Name: "d/e/f"}
+	if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: r}); err != nil {
+		t.Fatal(err)
+	}
+	_, id, err := s.DeletePathKept(ctx, Ref{Account: "acct", Container: "cont", Name: "d"}, true, "", Cond{})
+	if err != nil || id == "" {
+		t.Fatalf("delete: %q %v", id, err)
+	}
+	count := func() (n int) {
+		err := s.eng.View(ctx, func(tx storage.Tx) error {
+			for _, kind := range []byte{kindDeletedPath, kindDeletedTree, kindPathExpiry} {
+				it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
+				for it.Next() {
+					n++
+				}
+				it.Close()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 4 {
+		t.Fatalf("%d keys after the delete, want 4 (entry, two tree paths, expiry)", n)
+	}
+	clk.add(24 * time.Hour)
+	if ds, _, err := s.ListDeletedPaths(ctx, "acct", "cont", "", "", 10); err != nil || len(ds) != 0 {
+		t.Fatalf("listed after its retention: %v %v", ds, err)
+	}
+	if _, err := s.UndeletePath(ctx, Ref{Account: "acct", Container: "cont", Name: "d"}, id); code(err) != "BlobNotFound" {
+		t.Fatalf("undelete after its retention: %v", err)
+	}
+	if err := s.PurgeExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d keys after the purge", n)
+	}
 }
