@@ -295,3 +295,71 @@ func TestHNSSoftDeletePurge(t *testing.T) {
 		t.Fatalf("%d keys after the purge", n)
 	}
 }
+
+// TestHNSSoftDeleteInBatches soft-deletes a directory larger than one
+// Path - Delete batch: the continuation carries the deletion id, so the
+// calls make one entry, and its undelete brings every path back.
+func TestHNSSoftDeleteInBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a directory of more than DeleteBatch paths")
+	}
+	s, _ := newService(t)
+	s.UseHierarchicalNamespace(func(string) bool { return true })
+	ctx := context.Background()
+	if err := s.SetServiceProps(ctx, "acct", &ServiceProps{XML: []byte(retainOneDay)}); err != nil {
+		t.Fatal(err)
+	}
+	top := Ref{Account: "acct", Container: "cont", Name: "top"}
+	if _, err := s.CreatePath(ctx, CreatePathRequest{Ref: Ref{Account: "acct", Container: "cont", Name: "top/d"}, Dir: true}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+		now := s.now()
+		for i := 0; i < DeleteBatch+5; i++ {
+			name := fmt.Sprintf("top/d/f%05d", i)
+			k, err := s.keyOf(tx, "acct", "cont", name)
+			if err != nil {
+				return err
+			}
+			b := &Blob{Name: name, Type: BlockBlob, Created: now, Modified: now, key: k}
+			b.replacing(nil)
+			if err := putBlob(tx, "acct", "cont", b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, id, err := s.DeletePathKept(ctx, top, true, "", Cond{})
+	if err != nil || next == "" || id != "" {
+		t.Fatalf("first batch: %q %q %v", next, id, err)
+	}
+	for next != "" {
+		if next, id, err = s.DeletePathKept(ctx, top, true, next, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, _, err := s.ListDeletedPaths(ctx, "acct", "cont", "", "", 10)
+	if err != nil || len(ds) != 1 || ds[0].DeletionID != id {
+		t.Fatalf("deleted paths: %+v %v (id %q)", ds, err, id)
+	}
+	if _, err := s.UndeletePath(ctx, top, id); err != nil {
+		t.Fatal(err)
+	}
+	n, cont := 0, ""
+	for {
+		ps, next, err := s.ListPaths(ctx, "acct", "cont", ListPathsRequest{Recursive: true, Continuation: cont})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n += len(ps); next == "" {
+			break
+		}
+		cont = next
+	}
+	if n != DeleteBatch+7 {
+		t.Fatalf("%d paths back, want %d", n, DeleteBatch+7)
+	}
+}
