@@ -222,6 +222,12 @@ func (s *Service) ListDeletedPaths(ctx context.Context, acct, c, prefix, marker 
 		if err := containerExists(tx, acct, c); err != nil {
 			return err
 		}
+		if z := authzFor(ctx, tx, acct, c); z != nil {
+			// A caller with an identity lists the root, as List Paths.
+			if err := z.access("", permR|permX); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		base := tupleKey(kindDeletedPath, acct, c)
 		lo := keyenc.AppendPrefix(append([]byte(nil), base...), prefix)

@@ -363,3 +363,38 @@ func TestHNSSoftDeleteInBatches(t *testing.T) {
 		t.Fatalf("%d paths back, want %d", n, DeleteBatch+7)
 	}
 }
+
+// TestHNSDeletedPathsAccess: a caller with an identity lists deleted
+// paths only with read and execute on the root, as it lists paths (403
+// AuthorizationPermissionMismatch otherwise), and undeletes only with
+// write on the parent.
+func TestHNSDeletedPathsAccess(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		bg := context.Background()
+		mustFile(t, s, "f", []byte("x"))
+		_, id, err := s.DeletePathKept(bg, ref("f"), false, "", Cond{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetRootAccessControl(bg, "acct", "fsys", "", "", "rwx------", ""); err != nil {
+			t.Fatal(err)
+		}
+		bob := WithCaller(bg, &Caller{OID: "bob"})
+		if _, _, err := s.ListDeletedPaths(bob, "acct", "fsys", "", "", 10); code(err) != "AuthorizationPermissionMismatch" {
+			t.Fatalf("list without access: %v", err)
+		}
+		if _, err := s.UndeletePath(bob, ref("f"), id); code(err) != "AuthorizationPermissionMismatch" {
+			t.Fatalf("undelete without access: %v", err)
+		}
+		if _, err := s.SetRootAccessControl(bg, "acct", "fsys", "", "", "rwxrwxrwx", ""); err != nil {
+			t.Fatal(err)
+		}
+		if ds, _, err := s.ListDeletedPaths(bob, "acct", "fsys", "", "", 10); err != nil || len(ds) != 1 {
+			t.Fatalf("list with access: %v %v", ds, err)
+		}
+		if _, err := s.UndeletePath(bob, ref("f"), id); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
