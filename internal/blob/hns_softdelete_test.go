@@ -398,3 +398,52 @@ func TestHNSDeletedPathsAccess(t *testing.T) {
 		}
 	})
 }
+
+// TestHNSListBlobsIncludeDeleted: List Blobs with include=deleted on an
+// account with a namespace lists the deleted path entries after the live
+// blob of their name, each with its DeletionId (a deleted tree as its
+// directory alone), page by page.
+func TestHNSListBlobsIncludeDeleted(t *testing.T) {
+	onHNSEngines(t, func(t *testing.T, s *Service) {
+		softHNS(t, s)
+		ctx := context.Background()
+		mustFile(t, s, "a/f", []byte("1"))
+		if err := s.DeleteBlob(ctx, ref("a/f"), "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		mustFile(t, s, "a/f", []byte("2"))
+		if err := s.DeleteBlob(ctx, ref("a/f"), "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		mustFile(t, s, "a/f", []byte("3"))
+		mustFile(t, s, "t/x/y", []byte("4"))
+		if _, err := s.DeletePath(ctx, ref("t/x"), true, "", Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		marker := ""
+		for {
+			items, next, err := s.ListBlobs(ctx, "acct", "fsys", ListBlobsRequest{Deleted: true, Max: 1, Marker: marker})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range items {
+				e := it.Blob.Name
+				if it.Deleted != nil {
+					e += " deleted"
+				}
+				if it.DeletionID != "" {
+					e += " id"
+				}
+				got = append(got, e)
+			}
+			if marker = next; next == "" {
+				break
+			}
+		}
+		want := []string{"a", "a/f", "a/f deleted id", "a/f deleted id", "t", "t/x deleted id"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("listing %q, want %q", got, want)
+		}
+	})
+}
