@@ -213,7 +213,7 @@ step_dfs() {
   local url="http://$(addr_of blob)/devstoreaccount1"
   npm_in conformance/dfs/js
   (cd conformance/dfs/js && LAZULI_BLOB_URL=$url node dfs.mjs && LAZULI_BLOB_URL=$url node blobapi.mjs &&
-    LAZULI_BLOB_URL=$url node move.mjs)
+    LAZULI_BLOB_URL=$url node move.mjs && LAZULI_BLOB_URL=$url node softdelete.mjs)
   LAZULI_BLOB_URL=$url /usr/bin/python3 conformance/dfs/python/dfs.py
   conformance/dfs/az/roundtrip.sh "$url"
   kill "$lz_pid"

@@ -589,6 +589,9 @@ func (s *Service) DeleteBlobKept(ctx context.Context, ref Ref, deleteSnapshots s
 		}
 		versioned := ref.Snapshot == "" && deleteSnapshots != "only" && s.Versioning(ref.Account)
 		kept = pol != nil || versioned
+		if pol != nil && !versioned && ref.Snapshot == "" && deleteSnapshots != "only" && s.HierarchicalNamespace(ref.Account) {
+			return s.softDeleteBase(tx, ref, deleteSnapshots, pol, now)
+		}
 		return removeBlob(tx, ref, deleteSnapshots, pol, versioned, now)
 	})
 }

@@ -56,7 +56,7 @@ func movedPrefix(acct, name, version string) []byte { return tupleKey(kindMoved,
 
 // containerKinds are the key kinds whose keys start with account and
 // container: everything a container holds.
-var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL, kindDirID, kindDirName}
+var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindPathACL, kindDirID, kindDirName, kindDeletedPath, kindDeletedTree}
 
 // softDeleteContainer moves container c and everything in it under a new
 // deleted-container version.
@@ -189,6 +189,11 @@ func (s *Service) RestoreContainer(ctx context.Context, acct, name, version stri
 				if err := tx.Set(expiryKey(del.Expires(), acct, name, recordKey(kv[0]), b.Snapshot), nil); err != nil {
 					return err
 				}
+			case kindDeletedPath:
+				// So do deleted paths (the purge may have passed theirs).
+				if err := restorePathExpiry(tx, acct, name, kv[0], kv[1]); err != nil {
+					return err
+				}
 			}
 		}
 		if err := deleteRange(tx, mp); err != nil {
@@ -277,6 +282,12 @@ func markMoved(tx storage.Tx, mark func(storage.ChunkRef)) error {
 			segs = allSegs(b)
 		case kindDeleted:
 			b, _, err := decodeDeleted(it.Value())
+			if err != nil {
+				return err
+			}
+			segs = allSegs(b)
+		case kindDeletedPath, kindDeletedTree:
+			b, _, _, err := decodeDeletedPath(it.Value())
 			if err != nil {
 				return err
 			}

@@ -46,15 +46,18 @@ func (s *Service) Open(ctx context.Context, b *Blob, off, n int64) io.ReadCloser
 // every chunk referenced by blobs, snapshots and staged blocks.
 func MarkChunks(ctx context.Context, e storage.Engine, mark func(storage.ChunkRef)) error {
 	return e.View(ctx, func(tx storage.Tx) error {
-		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted} {
+		for _, kind := range []byte{kindBlob, kindBlock, kindAppend, kindPage, kindBlockList, kindDeleted, kindDeletedPath, kindDeletedTree} {
 			it := tx.Scan([]byte{kind}, []byte{kind + 1}, false)
 			for it.Next() {
-				if kind == kindBlob || kind == kindBlockList || kind == kindDeleted {
+				if kind == kindBlob || kind == kindBlockList || kind == kindDeleted || kind == kindDeletedPath || kind == kindDeletedTree {
 					var b *Blob
 					var err error
-					if kind == kindDeleted {
+					switch kind {
+					case kindDeleted:
 						b, _, err = decodeDeleted(it.Value())
-					} else {
+					case kindDeletedPath, kindDeletedTree:
+						b, _, _, err = decodeDeletedPath(it.Value())
+					default:
 						b, err = decodeBlob(it.Value())
 					}
 					if err != nil {

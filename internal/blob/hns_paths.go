@@ -299,13 +299,34 @@ const DeleteBatch = 5000
 // and returns the continuation to pass to the next call ("" when the
 // directory itself is gone). Each call is one transaction.
 func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, continuation string, cond Cond) (string, error) {
-	next := ""
-	err := s.eng.Update(ctx, func(tx storage.Tx) error {
+	next, _, err := s.DeletePathKept(ctx, ref, recursive, continuation, cond)
+	return next, err
+}
+
+// DeletePathKept is DeletePath reporting the deletion id of the deleted
+// path entry soft delete kept ("" when it kept none, or the delete goes
+// on with the continuation).
+func (s *Service) DeletePathKept(ctx context.Context, ref Ref, recursive bool, continuation string, cond Cond) (next, deletionID string, err error) {
+	err = s.eng.Update(ctx, func(tx storage.Tx) error {
 		if err := s.keyed(tx, &ref); err != nil {
 			return err
 		}
-		next = ""
+		next, deletionID = "", ""
 		now := s.now()
+		var sd *pathSoftDelete
+		if s.HierarchicalNamespace(ref.Account) {
+			pol, err := deletePolicy(tx, ref.Account)
+			if err != nil {
+				return err
+			}
+			if id := continuedDeletion(continuation); pol != nil && id != "" {
+				sd = resumePathSoftDelete(id, pol)
+			} else if pol != nil {
+				if sd, err = newPathSoftDelete(tx, ref.Account, ref.Container, ref.Name, pol, now); err != nil {
+					return err
+				}
+			}
+		}
 		p, err := getPath(tx, s.HierarchicalNamespace(ref.Account), ref.Account, ref.Container, ref.Name)
 		if err != nil {
 			return err
@@ -355,20 +376,32 @@ func (s *Service) DeletePath(ctx context.Context, ref Ref, recursive bool, conti
 				if next != "" && strings.HasPrefix(next, n+"/") {
 					continue
 				}
+				if sd != nil {
+					if err := sd.keep(tx, ref.Account, ref.Container, ref.Name, n, keys[i]); err != nil {
+						return err
+					}
+				}
 				if err := s.deletePathRecords(tx, ref.Account, ref.Container, n, keys[i], true); err != nil {
 					return err
 				}
 			}
 			if next != "" {
+				next = encodeDeleteContinuation(sd, next)
 				return nil
 			}
 		}
 		if p.Blob == nil {
 			return nil
 		}
+		if sd != nil {
+			if err := sd.keep(tx, ref.Account, ref.Container, ref.Name, ref.Name, ref.key()); err != nil {
+				return err
+			}
+			deletionID = sd.id
+		}
 		return s.deletePathRecords(tx, ref.Account, ref.Container, ref.Name, ref.key(), true)
 	})
-	return next, err
+	return next, deletionID, err
 }
 
 // treePaths returns the names and keys of the first n paths under the

@@ -48,6 +48,8 @@ type ListItem struct {
 	Prefix      string
 	// Deleted is set for a soft-deleted blob or snapshot.
 	Deleted *Deletion
+	// DeletionID names a deleted path entry (List Deleted Paths).
+	DeletionID string
 	// HasVersionsOnly marks a blob that has previous versions and no
 	// current one (Blob is its newest version, without version id).
 	HasVersionsOnly bool
@@ -172,10 +174,14 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		bi := &peekIt{}
 		si := &peekIt{}
 		di := &peekIt{}
-		// reopen starts the three streams at from, or (past) after every
-		// name that starts with it.
+		// pi streams the deleted path entries of an account with a
+		// namespace (name, then deletion id in snap).
+		pi := &peekIt{}
+		pBase := tupleKey(kindDeletedPath, acct, container)
+		// reopen starts the streams at from, or (past) after every name
+		// that starts with it.
 		reopen := func(from string, past bool) {
-			for _, p := range []*peekIt{bi, si, di} {
+			for _, p := range []*peekIt{bi, si, di, pi} {
 				if p.it != nil {
 					p.it.Close()
 				}
@@ -184,7 +190,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				}
 			}
 			if hns {
-				bi, si, di = &peekIt{}, &peekIt{}, &peekIt{}
+				bi, si, di, pi = &peekIt{}, &peekIt{}, &peekIt{}, &peekIt{}
 				wfrom := from
 				if past {
 					wfrom = from[:len(from)-1] + string([]byte{from[len(from)-1] + 1})
@@ -205,6 +211,12 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 					}
 					di = &peekIt{it: tx.Scan(dLo, prefixHi(dBase), false), base: dBase}
 					di.advance(true)
+					pLo := start(pBase)
+					if past {
+						pLo = keyenc.PrefixEnd(pLo)
+					}
+					pi = &peekIt{it: tx.Scan(pLo, prefixHi(pBase), false), base: pBase}
+					pi.advance(true)
 				}
 				return
 			}
@@ -225,7 +237,7 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		}
 		reopen(from, false)
 		defer func() {
-			for _, p := range []*peekIt{bi, si, di} {
+			for _, p := range []*peekIt{bi, si, di, pi} {
 				if p.it != nil {
 					p.it.Close()
 				}
@@ -256,8 +268,11 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			if di.err != nil {
 				return di.err
 			}
+			if pi.err != nil {
+				return pi.err
+			}
 			name, found := "", false
-			for _, p := range []*peekIt{bi, si, di} {
+			for _, p := range []*peekIt{bi, si, di, pi} {
 				if p.ok && (!found || p.name < name) {
 					name, found = p.name, true
 				}
@@ -333,6 +348,18 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 				}
 				di.advance(true)
 			}
+			var delPaths []ListItem
+			for pi.ok && pi.name == name {
+				b, _, d, err := decodeDeletedPath(pi.value)
+				if err != nil {
+					return err
+				}
+				if now.Before(d.Expires()) {
+					b.Name, b.AsOf = name, now
+					delPaths = append(delPaths, ListItem{Blob: b, Deleted: &d, DeletionID: pi.snap})
+				}
+				pi.advance(true)
+			}
 			// Live and soft-deleted snapshots, in snapshot order.
 			for len(snaps) > 0 || len(delSnaps) > 0 {
 				var it ListItem
@@ -368,6 +395,13 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 			}
 			if delBase != nil && !full {
 				emit(*delBase, name, key)
+			}
+			// Deleted path entries last, in deletion id order (ids of one
+			// length sort as numbers).
+			for _, it := range delPaths {
+				if full || !emit(it, name, deletedBaseSortKey+"~"+it.DeletionID) {
+					break
+				}
 			}
 		}
 		return nil

@@ -401,6 +401,27 @@ func (s *Service) PermanentDelete(ctx context.Context, ref Ref) error {
 // overwrote). A blob with nothing to restore is left as it is; a name
 // with neither a live nor a deleted blob is 404 BlobNotFound.
 func (s *Service) Undelete(ctx context.Context, ref Ref) error {
+	if s.HierarchicalNamespace(ref.Account) && ref.Snapshot == "" {
+		// A path deleted on an account with a namespace is a deleted
+		// path entry: the newest comes back, then the deleted
+		// snapshots of the name.
+		found, err := s.undeleteLatestPath(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if found {
+			if err := s.undeleteBlob(ctx, ref); err != nil {
+				if e, ok := azerr.As(err); !ok || e.Code != azerr.BlobNotFound {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return s.undeleteBlob(ctx, ref)
+}
+
+func (s *Service) undeleteBlob(ctx context.Context, ref Ref) error {
 	return s.eng.Update(ctx, func(tx storage.Tx) error {
 		if err := s.keyed(tx, &ref); err != nil {
 			return err
@@ -534,6 +555,9 @@ func (s *Service) PurgeExpired(ctx context.Context) error {
 		return err
 	}
 	if err := s.purgeExpiredBlobs(ctx); err != nil {
+		return err
+	}
+	if err := s.purgeExpiredPaths(ctx); err != nil {
 		return err
 	}
 	for {

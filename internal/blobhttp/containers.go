@@ -285,6 +285,11 @@ func (h *handler) leaseContainer(rq *req) error {
 
 func maxResults(rq *req) (int, error) {
 	v := rq.q.Get("maxresults")
+	if !rq.q.Has("maxresults") {
+		// Azure reads query names case-blind; the Data Lake SDKs send
+		// maxResults to the Blob endpoint.
+		v = rq.q.Get("maxResults")
+	}
 	if v == "" {
 		return blob.MaxListResults, nil
 	}
@@ -400,12 +405,19 @@ func (h *handler) listBlobs(rq *req) error {
 			return azerr.InvalidQuery("include", k, "")
 		}
 	}
-	lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-		StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
-		DeletedWithVersions: inc["deletedwithversions"]}
-	items, next, err := h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr)
-	if err != nil {
-		return err
+	var items []blob.ListItem
+	var next string
+	if rq.q.Has("showonly") {
+		if items, next, err = h.listDeletedPaths(rq, max); err != nil {
+			return err
+		}
+	} else {
+		lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
+			StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
+			DeletedWithVersions: inc["deletedwithversions"]}
+		if items, next, err = h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr); err != nil {
+			return err
+		}
 	}
 	var b strings.Builder
 	b.WriteString(`<EnumerationResults ServiceEndpoint="` + azerr.EscapeXML(h.d.BaseURL(rq.info.Account)+"/") +
@@ -434,6 +446,9 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 		if it.Deleted != nil {
 			b.WriteString("<Deleted>true</Deleted>")
+		}
+		if it.DeletionID != "" {
+			b.WriteString("<DeletionId>" + it.DeletionID + "</DeletionId>")
 		}
 		if it.HasVersionsOnly {
 			b.WriteString("<HasVersionsOnly>true</HasVersionsOnly>")

@@ -11,6 +11,9 @@ import (
 // undeleteBlob is Undelete Blob: the soft-deleted blob and its
 // soft-deleted snapshots come back.
 func (h *handler) undeleteBlob(rq *req) error {
+	if src := rq.r.Header.Get("X-Ms-Undelete-Source"); src != "" {
+		return h.undeletePath(rq, src)
+	}
 	if err := h.svc.Undelete(rq.ctx(), rq.ref()); err != nil {
 		return err
 	}

@@ -680,11 +680,15 @@ func (h *handler) deletePath(x *rq) error {
 	if err != nil {
 		return err
 	}
-	next, err := h.svc.DeletePath(x.ctx(), x.ref(), recursive, cont, cond)
+	next, id, err := h.svc.DeletePathKept(x.ctx(), x.ref(), recursive, cont, cond)
 	if err != nil {
 		return err
 	}
 	x.setContinuation(next)
+	if id != "" {
+		// Soft delete kept the path: the id Undelete Path takes.
+		x.w.Header().Set("X-Ms-Deletion-Id", id)
+	}
 	x.w.Header().Set("Content-Length", "0")
 	x.w.WriteHeader(http.StatusOK)
 	return nil

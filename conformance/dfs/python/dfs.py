@@ -72,4 +72,25 @@ except ResourceNotFoundError:
 names = sorted(p.name for p in fs.get_paths(recursive=True))
 assert names == ["archive", "archive/day1", "archive/day1/events.log"], names
 fs.delete_file_system()
+
+# Path soft delete: a directory deleted recursively is one deleted path;
+# undelete_path sends "<path>?deletionid=<id>" and brings its tree back.
+from azure.storage.filedatalake import RetentionPolicy
+svc.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=1))
+try:
+    sd = svc.get_file_system_client("pysd%d" % int(time.time() * 1000))
+    sd.create_file_system()
+    fx = sd.create_file("old/a/x.txt")
+    fx.append_data(b"x", 0, 1)
+    fx.flush_data(1)
+    sd.get_directory_client("old").delete_directory()
+    gone = list(sd.list_deleted_paths())
+    assert [p.name for p in gone] == ["old"] and gone[0].deletion_id and gone[0].remaining_retention_days == 1, gone
+    back = sd._undelete_path("old", gone[0].deletion_id)
+    assert back.get_directory_properties().metadata.get("hdi_isfolder") == "true"
+    assert sd.get_file_client("old/a/x.txt").download_file().readall() == b"x"
+    assert list(sd.list_deleted_paths()) == []
+    sd.delete_file_system()
+finally:
+    svc.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=False))
 print("dfs python: ok")
