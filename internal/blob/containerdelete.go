@@ -60,7 +60,7 @@ var containerKinds = []byte{kindBlob, kindStaging, kindBlock, kindAppend, kindPa
 
 // softDeleteContainer moves container c and everything in it under a new
 // deleted-container version.
-func softDeleteContainer(tx storage.Tx, acct string, c *Container, days int, now time.Time) error {
+func softDeleteContainer(tx storage.Tx, hns bool, acct string, c *Container, days int, now time.Time) error {
 	version := ""
 	for t := now.UnixNano(); ; t++ {
 		version = fmt.Sprintf("%016X", t)
@@ -70,28 +70,19 @@ func softDeleteContainer(tx storage.Tx, acct string, c *Container, days int, now
 			return err
 		}
 	}
-	if err := unindexContainer(tx, acct, c.Name); err != nil {
+	if err := unindexContainer(tx, hns, acct, c.Name); err != nil {
 		return err
 	}
 	mp := movedPrefix(acct, c.Name, version)
-	for _, kind := range containerKinds {
-		p := tupleKey(kind, acct, c.Name)
-		var kvs [][2][]byte
-		it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-		for it.Next() {
-			kvs = append(kvs, [2][]byte{append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)})
-		}
-		err := it.Err()
-		it.Close()
-		if err != nil {
+	kvs, err := collectContainerKeys(tx, hns, acct, c.Name, containerKinds)
+	if err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		if err := tx.Set(append(append([]byte(nil), mp...), kv[0]...), kv[1]); err != nil {
 			return err
 		}
-		for _, kv := range kvs {
-			if err := tx.Set(append(append([]byte(nil), mp...), kv[0]...), kv[1]); err != nil {
-				return err
-			}
-		}
-		if err := deleteRange(tx, p); err != nil {
+		if err := tx.Delete(kv[0]); err != nil {
 			return err
 		}
 	}

@@ -53,7 +53,7 @@ func (b *Blob) expired(now time.Time) bool {
 
 func blobExpiryKey(at time.Time, acct, c string, pk pathKey) []byte {
 	k := keyenc.AppendUint64([]byte{kindBlobExpiry}, uint64(at.UnixNano()))
-	for _, p := range [...]string{acct, c, string(pk)} {
+	for _, p := range [...]string{acct, segOf(c, pk), string(pk)} {
 		k = keyenc.AppendString(k, p)
 	}
 	return k
@@ -133,21 +133,23 @@ func (s *Service) purgeExpiredBlobs(ctx context.Context) error {
 						return err
 					}
 				}
-				name, err := keyName(tx, s.HierarchicalNamespace(parts[0]), parts[0], parts[1], pathKey(parts[2]))
+				// parts[1] is the key's container segment: the container
+				// the path lies in comes from its ancestors.
+				c, name, err := keyName(tx, s.HierarchicalNamespace(parts[0]), parts[0], parts[1], pathKey(parts[2]))
 				if errors.Is(err, storage.ErrNotFound) {
 					continue // the directory above it is gone
 				}
 				if err != nil {
 					return err
 				}
-				b, err := getBlob(tx, parts[0], parts[1], pathKey(parts[2]), name, "")
+				b, err := getBlob(tx, parts[0], c, pathKey(parts[2]), name, "")
 				if err != nil {
 					return err
 				}
 				if b == nil || !b.expired(now) {
 					continue
 				}
-				if err := removeExpired(tx, Ref{Account: parts[0], Container: parts[1]}, b); err != nil {
+				if err := removeExpired(tx, Ref{Account: parts[0], Container: c}, b); err != nil {
 					return err
 				}
 			}

@@ -48,7 +48,9 @@ type PathACL struct {
 	Created time.Time `json:"c"`
 }
 
-func pathACLKey(acct, c string, k pathKey) []byte { return tupleKey(kindPathACL, acct, c, string(k)) }
+func pathACLKey(acct, c string, k pathKey) []byte {
+	return tupleKey(kindPathACL, acct, segOf(c, k), string(k))
+}
 
 // IsDir reports whether a blob record is a directory of a hierarchical
 // namespace.
@@ -159,7 +161,7 @@ func hasChildren(tx storage.Tx, hns bool, acct, c, dir string) (bool, error) {
 		if err != nil || !ok {
 			return false, err
 		}
-		lo = keyenc.AppendPrefix(blobsPrefix(acct, c), keySep+id+keySep)
+		lo = keyenc.AppendPrefix(blobsPrefix(acct, idSeg(c, id)), keySep+id+keySep)
 	}
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
 	defer it.Close()

@@ -30,7 +30,7 @@ func (s *Service) indexDir(tx storage.Tx, acct, c, name string) (key pathKey, id
 			return "", "", false, err
 		}
 		if !found {
-			sub = s.newID()
+			sub = s.newDirID(c)
 			if err := putDirID(tx, acct, c, key, sub); err != nil {
 				return "", "", false, err
 			}
@@ -81,7 +81,7 @@ func dropDirTree(tx storage.Tx, acct, c string, key pathKey, id string) error {
 // childDirs returns the key names and ids of the directories in the
 // directory id.
 func childDirs(tx storage.Tx, acct, c, id string) (keys []pathKey, ids []string, err error) {
-	base := tupleKey(kindDirID, acct, c)
+	base := tupleKey(kindDirID, acct, idSeg(c, id))
 	lo := keyenc.AppendPrefix(append([]byte(nil), base...), keySep+id+keySep)
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
 	defer it.Close()
@@ -96,28 +96,17 @@ func childDirs(tx storage.Tx, acct, c, id string) (keys []pathKey, ids []string,
 }
 
 // renameDirIndex moves the index entry of the directory src to dst, in
-// the rename's transaction: within a container one entry, whatever lies
-// under it (the directories under it keep theirs, keyed by its id). A
-// rename to another container takes the entries of the whole subtree
-// along, as it takes the records.
+// the rename's transaction: one entry, whatever lies under it (the
+// directories under it keep theirs, keyed by its id and its home), within
+// a container or to another one of the account. To an account without a
+// namespace it drops the entries of the whole subtree.
 func (s *Service) renameDirIndex(tx storage.Tx, src, dst Ref) error {
 	from, id, ok, err := s.indexDir(tx, src.Account, src.Container, src.Name)
 	if err != nil || !ok {
 		return err
 	}
-	same := src.Account == dst.Account && src.Container == dst.Container
-	if !same {
-		if s.HierarchicalNamespace(dst.Account) {
-			if err := copyDirTree(tx, src, dst, id); err != nil {
-				return err
-			}
-		}
-		if err := dropDirTree(tx, src.Account, src.Container, from, id); err != nil {
-			return err
-		}
-	}
 	if !s.HierarchicalNamespace(dst.Account) {
-		return nil
+		return dropDirTree(tx, src.Account, src.Container, from, id)
 	}
 	parent := ""
 	if p := parentOf(dst.Name); p != "" {
@@ -126,40 +115,5 @@ func (s *Service) renameDirIndex(tx storage.Tx, src, dst Ref) error {
 		}
 	}
 	to := childKey(parent, dst.Name[strings.LastIndexByte(dst.Name, '/')+1:])
-	if same {
-		return moveDirID(tx, src.Account, src.Container, from, to, id)
-	}
-	return putDirID(tx, dst.Account, dst.Container, to, id)
-}
-
-// subtreeIDs returns the directory id and the ids of every directory
-// under it.
-func subtreeIDs(tx storage.Tx, acct, c, id string) ([]string, error) {
-	out := []string{id}
-	for i := 0; i < len(out); i++ {
-		_, ids, err := childDirs(tx, acct, c, out[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ids...)
-	}
-	return out, nil
-}
-
-// copyDirTree writes the entries of the directories under id in the
-// container of src to the container of dst, ids unchanged.
-func copyDirTree(tx storage.Tx, src, dst Ref, id string) error {
-	keys, ids, err := childDirs(tx, src.Account, src.Container, id)
-	if err != nil {
-		return err
-	}
-	for i := range keys {
-		if err := putDirID(tx, dst.Account, dst.Container, keys[i], ids[i]); err != nil {
-			return err
-		}
-		if err := copyDirTree(tx, src, dst, ids[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return moveDirID(tx, src.Account, src.Container, dst.Container, from, to, id)
 }

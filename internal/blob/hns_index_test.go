@@ -20,30 +20,33 @@ func indexedDirs(t *testing.T, s *Service, c string) []string {
 	t.Helper()
 	var dirs []string
 	err := s.eng.View(context.Background(), func(tx storage.Tx) error {
-		base := blobsPrefix("acct", c)
-		it := tx.Scan(base, keyenc.PrefixEnd(base), false)
+		// The container's records: its keys lie under the segments of
+		// the homes of their directories (hns_container.go).
 		var names []string
-		for it.Next() {
-			key, rest, err := keyenc.ReadString(it.Key()[len(base):])
+		err := containerKeys(tx, true, "acct", c, []byte{kindBlob}, func(k, v []byte) error {
+			key := recordKey(k)
+			if snap, _, _ := keyenc.ReadString(k[len(blobVersionsPrefix("acct", c, key)):]); snap != "" {
+				return nil
+			}
+			in, name, err := fullPath(tx, "acct", c, key)
 			if err != nil {
 				return err
 			}
-			if snap, _, _ := keyenc.ReadString(rest); snap != "" {
-				continue
+			if in != c {
+				t.Errorf("path %q of %s names container %s", name, c, in)
 			}
-			name, err := fullName(tx, "acct", c, pathKey(key))
-			if err != nil {
-				return err
-			}
-			b, err := decodeBlobAt(it.Value(), name, "")
+			b, err := decodeBlobAt(v, name, "")
 			if err != nil {
 				return err
 			}
 			if b.IsDir() {
 				names = append(names, name)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		it.Close()
 		ids := map[string]bool{}
 		for _, d := range names {
 			key, _, err := resolveKey(tx, "acct", c, d)
@@ -62,17 +65,17 @@ func indexedDirs(t *testing.T, s *Service, c string) []string {
 			ids[id] = true
 		}
 		for _, kind := range []byte{kindDirID, kindDirName} {
-			p := tupleKey(kind, "acct", c)
-			it := tx.Scan(p, keyenc.PrefixEnd(p), false)
 			n := 0
-			for it.Next() {
+			err := containerKeys(tx, true, "acct", c, []byte{kind}, func(k, v []byte) error {
 				n++
-				if kind == kindDirID && !ids[string(it.Value())] {
-					k, _, _ := keyenc.ReadString(it.Key()[len(p):])
-					t.Errorf("index entry %q -> %s for no directory", k, it.Value())
+				if kind == kindDirID && !ids[string(v)] {
+					t.Errorf("index entry %q -> %s for no directory", recordKey(k), v)
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			it.Close()
 			if n != len(names) {
 				t.Errorf("%d entries of kind %c for %d directories", n, kind, len(names))
 			}

@@ -249,7 +249,7 @@ func listTree(tx storage.Tx, acct, c string, req ListPathsRequest) (out []*Path,
 		}
 		return out, next, w.Err()
 	}
-	base := keyenc.AppendPrefix(blobsPrefix(acct, c), keySep+id+keySep)
+	base := keyenc.AppendPrefix(blobsPrefix(acct, idSeg(c, id)), keySep+id+keySep)
 	lo := base
 	if r, ok := strings.CutPrefix(req.Continuation, req.Dir+"/"); ok || req.Dir == "" && req.Continuation != "" {
 		if req.Dir == "" {
@@ -259,7 +259,7 @@ func listTree(tx storage.Tx, acct, c string, req ListPathsRequest) (out []*Path,
 	}
 	it := tx.Scan(lo, keyenc.PrefixEnd(base), false)
 	defer it.Close()
-	prefix := blobsPrefix(acct, c)
+	prefix := blobsPrefix(acct, idSeg(c, id))
 	for it.Next() {
 		k, rest, err := keyenc.ReadString(it.Key()[len(prefix):])
 		if err != nil {

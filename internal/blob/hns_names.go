@@ -15,9 +15,19 @@ package blob
 // path it names (and its index entries), never those of its descendants.
 // A directory's id is fixed when it is made; two entries map it both ways:
 //
-//	n account container keyName -> id     (resolving a name, level by level)
-//	N account container id -> keyName     (the full name of a key, for tag
-//	                                       search, expiry and outputs)
+//	n account home keyName -> id     (resolving a name, level by level)
+//	N account home id -> [container] keyName
+//	                                 (the full name of a key, for tag
+//	                                  search, expiry and outputs; the
+//	                                  container only at the top level)
+//
+// The container segment of every key is the HOME of the key's parent
+// directory: the container the directory was made in, written into its
+// id, or the container itself for a top-level path. The paths under a
+// directory thus keep their keys when it moves to another container of
+// the account too, and such a rename costs what one within a container
+// does. What walks a container (delete, soft delete, tag search) goes by
+// the tree, not by the container's key prefix: hns_container.go.
 //
 // Resolving a name reads the n entry of each ancestor inside the caller's
 // transaction, so a rename of any ancestor (which deletes that entry)
@@ -63,8 +73,48 @@ func splitKey(key pathKey) (dirID, leaf string, ok bool) {
 	return strings.Cut(k, keySep)
 }
 
-func dirIDKey(acct, c string, key pathKey) []byte { return tupleKey(kindDirID, acct, c, string(key)) }
-func dirNameKey(acct, c, id string) []byte        { return tupleKey(kindDirName, acct, c, id) }
+// homeSep ends the home container in a directory id; container names
+// never hold it.
+const homeSep = ":"
+
+// newDirID is a new id for a directory made in container c.
+func (s *Service) newDirID(c string) string { return c + homeSep + s.newID() }
+
+// idSeg is the container segment of the keys of the paths in the
+// directory id of container c: c for its root ("").
+func idSeg(c, id string) string {
+	if h, _, ok := strings.Cut(id, homeSep); ok {
+		return h
+	}
+	return c
+}
+
+// segOf is the container segment of the records of the key k in
+// container c: the home of its parent directory. A flat account's key
+// (a full name, never holding keySep) keeps c. Passing a segment for c
+// gives the same segment, so a key read back from storage can be used
+// with the segment it was found under.
+func segOf(c string, k pathKey) string {
+	if len(k) == 0 || k[0] != keySep[0] {
+		return c
+	}
+	id, _, _ := splitKey(k)
+	return idSeg(c, id)
+}
+
+func dirIDKey(acct, c string, key pathKey) []byte {
+	return tupleKey(kindDirID, acct, segOf(c, key), string(key))
+}
+func dirNameKey(acct, id string) []byte { return tupleKey(kindDirName, acct, idSeg("", id), id) }
+
+// dirNameValue is the N entry of a directory keyed key in container c:
+// the container goes with a top-level key, whose segment is its own.
+func dirNameValue(c string, key pathKey) []byte {
+	if id, _, _ := splitKey(key); id != "" {
+		return []byte(key)
+	}
+	return []byte(c + string(key))
+}
 
 // dirIDOf returns the id of the directory stored under key (ok false when
 // key is not a directory).
@@ -104,16 +154,16 @@ func putDirID(tx storage.Tx, acct, c string, key pathKey, id string) error {
 	if err := tx.Set(dirIDKey(acct, c, key), []byte(id)); err != nil {
 		return err
 	}
-	return tx.Set(dirNameKey(acct, c, id), []byte(string(key)))
+	return tx.Set(dirNameKey(acct, id), dirNameValue(c, key))
 }
 
-// moveDirID re-homes the directory id from key from to key to: the whole
-// index change of renaming a directory.
-func moveDirID(tx storage.Tx, acct, c string, from, to pathKey, id string) error {
-	if err := tx.Delete(dirIDKey(acct, c, from)); err != nil {
+// moveDirID re-homes the directory id from key from in container fc to
+// key to in container tc: the whole index change of renaming a directory.
+func moveDirID(tx storage.Tx, acct, fc, tc string, from, to pathKey, id string) error {
+	if err := tx.Delete(dirIDKey(acct, fc, from)); err != nil {
 		return err
 	}
-	return putDirID(tx, acct, c, to, id)
+	return putDirID(tx, acct, tc, to, id)
 }
 
 // dropDirID removes the index entries of the directory id under key.
@@ -121,32 +171,48 @@ func dropDirID(tx storage.Tx, acct, c string, key pathKey, id string) error {
 	if err := tx.Delete(dirIDKey(acct, c, key)); err != nil {
 		return err
 	}
-	return tx.Delete(dirNameKey(acct, c, id))
+	return tx.Delete(dirNameKey(acct, id))
 }
 
 // fullName is the name of the path stored under key, from the parent
 // links of its ancestors.
 func fullName(tx storage.Tx, acct, c string, key pathKey) (string, error) {
+	_, name, err := fullPath(tx, acct, c, key)
+	return name, err
+}
+
+// fullPath is the container and name of the path stored under key with
+// the container segment seg: its ancestors may have come from another
+// container, the top one knows where it lies.
+func fullPath(tx storage.Tx, acct, seg string, key pathKey) (c, name string, err error) {
+	c = seg
 	var parts []string
 	for {
 		id, leaf, ok := splitKey(key)
 		if !ok {
-			return "", errors.New("blob: corrupt key name")
+			return "", "", errors.New("blob: corrupt key name")
 		}
 		parts = append(parts, leaf)
 		if id == "" {
 			break
 		}
-		v, err := tx.Get(dirNameKey(acct, c, id))
+		v, err := tx.Get(dirNameKey(acct, id))
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		key = pathKey(v)
+		i := strings.Index(string(v), keySep)
+		if i < 0 {
+			return "", "", errors.New("blob: corrupt directory entry")
+		}
+		if i > 0 {
+			c = string(v[:i])
+		}
+		key = pathKey(v[i:])
 	}
 	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
 		parts[i], parts[j] = parts[j], parts[i]
 	}
-	return strings.Join(parts, "/"), nil
+	return c, strings.Join(parts, "/"), nil
 }
 
 // treeWalk visits the blob records (every snapshot slot) of the paths
@@ -229,8 +295,9 @@ func walkRecords(tx storage.Tx, kind byte, snaps bool, acct, c, dir, id, leafPre
 // dir) lies in a child directory, the frames down to it.
 func (w *treeWalk) seek(dir, id, leafPrefix, rel string) {
 	f := &walkFrame{dir: dir, id: id}
-	f.recBase = keyenc.AppendPrefix(tupleKey(w.kind, w.acct, w.c), keySep+id+keySep)
-	f.idBase = keyenc.AppendPrefix(tupleKey(kindDirID, w.acct, w.c), keySep+id+keySep)
+	seg := idSeg(w.c, id)
+	f.recBase = keyenc.AppendPrefix(tupleKey(w.kind, w.acct, seg), keySep+id+keySep)
+	f.idBase = keyenc.AppendPrefix(tupleKey(kindDirID, w.acct, seg), keySep+id+keySep)
 	lo := func(base []byte) []byte {
 		s := leafPrefix
 		if rel > s {
@@ -421,12 +488,13 @@ func nameKey(tx storage.Tx, hns bool, acct, c, name string) (pathKey, error) {
 	return k, err
 }
 
-// keyName is the full name of the path keyed k (keyOf reversed).
-func keyName(tx storage.Tx, hns bool, acct, c string, k pathKey) (string, error) {
+// keyName is the container and full name of the path keyed k under the
+// container segment seg (keyOf reversed).
+func keyName(tx storage.Tx, hns bool, acct, seg string, k pathKey) (c, name string, err error) {
 	if !hns {
-		return string(k), nil
+		return seg, string(k), nil
 	}
-	return fullName(tx, acct, c, k)
+	return fullPath(tx, acct, seg, k)
 }
 
 // absentKey keys a path whose parent directory does not exist: no record

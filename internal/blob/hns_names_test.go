@@ -173,7 +173,7 @@ func TestHNSIndexRename(t *testing.T) {
 			if err := tx.Set(blobKey("acct", "fsys", to, ""), v); err != nil {
 				return err
 			}
-			return moveDirID(tx, "acct", "fsys", from, to, id)
+			return moveDirID(tx, "acct", "fsys", "fsys", from, to, id)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -323,7 +323,7 @@ func renameIndexed(tx storage.Tx, src, dst string) error {
 			return err
 		}
 	}
-	return moveDirID(tx, "acct", "fsys", from, to, id)
+	return moveDirID(tx, "acct", "fsys", "fsys", from, to, id)
 }
 
 // BenchmarkHNSIndexRename renames a directory with 1,000, 10,000 and

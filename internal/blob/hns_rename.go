@@ -29,8 +29,9 @@ var pathKinds = []byte{kindBlob, kindBlockList, kindAppend, kindPage, kindStagin
 // RenamePath moves a file, or a directory with everything under it, in
 // one transaction: no reader sees part of the tree under either name, and
 // a racing rename, create or delete is ordered wholly before or after it.
-// Within a container the cost is that of moving the one path's records
-// and index entry, whatever lies under a directory (see hns_names.go).
+// The cost is that of moving the one path's records and index entry,
+// whatever lies under a directory, within a container or to another one
+// of the account (see hns_names.go).
 func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, error) {
 	if err := ValidateBlobName(req.Dst.Name); err != nil {
 		return nil, err
@@ -128,17 +129,6 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 		if err != nil {
 			return err
 		}
-		// To another container the records under a directory go along.
-		var ids []string
-		if sp.Dir && (src.Account != dst.Account || src.Container != dst.Container) {
-			if id, ok, err := dirIDOf(tx, src.Account, src.Container, from); err != nil {
-				return err
-			} else if ok {
-				if ids, err = subtreeIDs(tx, src.Account, src.Container, id); err != nil {
-					return err
-				}
-			}
-		}
 		if sp.Dir {
 			if err := s.renameDirIndex(tx, src, dst); err != nil {
 				return err
@@ -148,7 +138,7 @@ func (s *Service) RenamePath(ctx context.Context, req RenameRequest) (*Path, err
 		if err != nil {
 			return err
 		}
-		if err := movePath(tx, src, dst, from, to, ids); err != nil {
+		if err := movePath(tx, src, dst, from, to); err != nil {
 			return err
 		}
 		p, err := getPath(tx, s.HierarchicalNamespace(dst.Account), dst.Account, dst.Container, dst.Name)
@@ -183,23 +173,17 @@ func srcCheck(p *Path, cond Cond, now time.Time) error {
 }
 
 // movePath moves the records of the one path src names, keyed from, to
-// the key to of dst: the whole of a rename within a container, whatever
-// lies under a directory (the paths under it are keyed by its id, which
-// moves with it: renameDirIndex). To another container the records of
-// the directories ids (the directory's id and those under it) go along,
-// keys unchanged.
-func movePath(tx storage.Tx, src, dst Ref, from, to pathKey, ids []string) error {
+// the key to of dst: the whole of a rename, whatever lies under a
+// directory (the paths under it are keyed by its id and its home, which
+// move with it: renameDirIndex), within a container or to another.
+func movePath(tx storage.Tx, src, dst Ref, from, to pathKey) error {
+	sseg, dseg := segOf(src.Container, from), segOf(dst.Container, to)
 	for _, kind := range pathKinds {
-		lo := tupleKey(kind, src.Account, src.Container, string(from))
-		if err := moveRange(tx, kind, lo, tupleKey(kind, dst.Account, dst.Container, string(to)), src, dst); err != nil {
+		base, nbase := tupleKey(kind, src.Account, sseg), tupleKey(kind, dst.Account, dseg)
+		lo := keyenc.AppendString(append([]byte(nil), base...), string(from))
+		nlo := keyenc.AppendString(append([]byte(nil), nbase...), string(to))
+		if err := moveRange(tx, kind, base, nbase, lo, nlo, src, dst); err != nil {
 			return err
-		}
-		for _, id := range ids {
-			lo := keyenc.AppendPrefix(tupleKey(kind, src.Account, src.Container), keySep+id+keySep)
-			nlo := keyenc.AppendPrefix(tupleKey(kind, dst.Account, dst.Container), keySep+id+keySep)
-			if err := moveRange(tx, kind, lo, nlo, src, dst); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -207,8 +191,9 @@ func movePath(tx storage.Tx, src, dst Ref, from, to pathKey, ids []string) error
 
 // moveRange moves every key under the prefix lo to the same key under the
 // prefix nlo, values unchanged; a base blob record takes its tag index
-// and expiry entries along (they name its key and container).
-func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
+// and expiry entries along (they name its key and container). base and
+// nbase are the kind's prefixes of the two containers' segments.
+func moveRange(tx storage.Tx, kind byte, base, nbase, lo, nlo []byte, src, dst Ref) error {
 	type kv struct{ k, v []byte }
 	var moves []kv
 	it := tx.Scan(lo, keyenc.PrefixEnd(lo), false)
@@ -220,8 +205,6 @@ func moveRange(tx storage.Tx, kind byte, lo, nlo []byte, src, dst Ref) error {
 	if err != nil {
 		return err
 	}
-	base := tupleKey(kind, src.Account, src.Container)
-	nbase := tupleKey(kind, dst.Account, dst.Container)
 	for _, m := range moves {
 		nk := append(append([]byte(nil), nlo...), m.k[len(lo):]...)
 		if kind == kindBlob {

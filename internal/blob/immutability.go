@@ -2,11 +2,11 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/azerr"
 	"github.com/lazuli-storage/lazuli/internal/content"
-	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
 
@@ -180,24 +180,31 @@ func (s *Service) checkOverwrite(tx storage.Tx, ref Ref, old *Blob, p *Protectio
 
 // containerHoldsBlobs reports whether container c of acct holds any blob
 // record (a blob, snapshot or version).
-func containerHoldsBlobs(tx storage.Tx, acct, c string) (bool, error) {
-	p := blobsPrefix(acct, c)
-	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-	defer it.Close()
-	found := it.Next()
-	return found, it.Err()
+func containerHoldsBlobs(tx storage.Tx, hns bool, acct, c string) (bool, error) {
+	found := false
+	err := containerKeys(tx, hns, acct, c, []byte{kindBlob}, func(k, v []byte) error {
+		found = true
+		return errStop
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return found, err
 }
+
+// errStop ends a containerKeys walk early.
+var errStop = errors.New("blob: stop")
 
 // checkImmutableContainer is Delete Container's part in immutability: a
 // container with version-level immutability support that still holds
 // blobs is 409 ContainerImmutableStorageWithVersioningEnabled. (Azure's
 // data plane refuses such a container even empty and leaves its deletion
 // to the management plane, which lazuli does not have.)
-func checkImmutableContainer(tx storage.Tx, acct string, c *Container) error {
+func checkImmutableContainer(tx storage.Tx, hns bool, acct string, c *Container) error {
 	if !c.ImmutableVersioning {
 		return nil
 	}
-	has, err := containerHoldsBlobs(tx, acct, c.Name)
+	has, err := containerHoldsBlobs(tx, hns, acct, c.Name)
 	if err != nil {
 		return err
 	}

@@ -279,7 +279,9 @@ func ValidSnapshot(s string) bool {
 //	i account tag value container name  tag index entry of a base blob
 //
 // Listing blobs is a scan of the b range; the per-blob extents (k, x, g)
-// keep the b records small however large the blob.
+// keep the b records small however large the blob. On an account with a
+// hierarchical namespace the name is a key name and the container the
+// home of its parent directory (segOf, hns_names.go).
 const (
 	kindContainer = 'c'
 	kindBlob      = 'b'
@@ -319,22 +321,24 @@ func blobsPrefix(acct, c string) []byte {
 }
 
 func blobKey(acct, c string, k pathKey, snap string) []byte {
-	return tupleKey(kindBlob, acct, c, string(k), snap)
+	return tupleKey(kindBlob, acct, segOf(c, k), string(k), snap)
 }
 
 // blobVersionsPrefix covers the base blob and all snapshots of name.
 func blobVersionsPrefix(acct, c string, k pathKey) []byte {
-	return keyenc.AppendString(blobsPrefix(acct, c), string(k))
+	return keyenc.AppendString(blobsPrefix(acct, segOf(c, k)), string(k))
 }
 
 func stagingPrefix(acct, c string) []byte {
 	return keyenc.AppendString(keyenc.AppendString([]byte{kindStaging}, acct), c)
 }
 
-func stagingKey(acct, c string, k pathKey) []byte { return tupleKey(kindStaging, acct, c, string(k)) }
+func stagingKey(acct, c string, k pathKey) []byte {
+	return tupleKey(kindStaging, acct, segOf(c, k), string(k))
+}
 
 func blocksPrefix(acct, c string, k pathKey) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlock}, acct), c), string(k))
+	return tupleKey(kindBlock, acct, segOf(c, k), string(k))
 }
 
 func blockKey(acct, c string, k pathKey, id string) []byte {
@@ -343,7 +347,7 @@ func blockKey(acct, c string, k pathKey, id string) []byte {
 
 // appendsPrefix covers the append blocks of one blob or snapshot.
 func appendsPrefix(acct, c string, k pathKey, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindAppend}, acct), c), string(k)), snap)
+	return tupleKey(kindAppend, acct, segOf(c, k), string(k), snap)
 }
 
 func appendKey(acct, c string, k pathKey, snap string, i int) []byte {
@@ -353,13 +357,13 @@ func appendKey(acct, c string, k pathKey, snap string, i int) []byte {
 // pagesPrefix covers the written pages of one page blob or snapshot,
 // keyed by start offset.
 func pagesPrefix(acct, c string, k pathKey, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindPage}, acct), c), string(k)), snap)
+	return tupleKey(kindPage, acct, segOf(c, k), string(k), snap)
 }
 
 // blockListKey holds the committed block list of a block blob with more
 // than ExtBlocksMin blocks.
 func blockListKey(acct, c string, k pathKey, snap string) []byte {
-	return keyenc.AppendString(keyenc.AppendString(keyenc.AppendString(keyenc.AppendString([]byte{kindBlockList}, acct), c), string(k)), snap)
+	return tupleKey(kindBlockList, acct, segOf(c, k), string(k), snap)
 }
 
 // tagIndexPrefix covers the base blobs of an account carrying tag = value.
@@ -368,7 +372,7 @@ func tagIndexPrefix(acct, tag, value string) []byte {
 }
 
 func tagIndexKey(acct, tag, value, c string, k pathKey) []byte {
-	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), c), string(k))
+	return keyenc.AppendString(keyenc.AppendString(tagIndexPrefix(acct, tag, value), segOf(c, k)), string(k))
 }
 
 func serviceKey(acct string) []byte { return keyenc.AppendString([]byte{kindService}, acct) }

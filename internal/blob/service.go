@@ -503,20 +503,33 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 		if _, err := containerCheck(c, cond, true, now); err != nil {
 			return err
 		}
-		if err := checkImmutableContainer(tx, acct, c); err != nil {
+		if err := checkImmutableContainer(tx, s.HierarchicalNamespace(acct), acct, c); err != nil {
 			return err
 		}
+		hns := s.HierarchicalNamespace(acct)
 		if days := s.containerRetention(acct); days > 0 {
-			return softDeleteContainer(tx, acct, c, days, now)
+			return softDeleteContainer(tx, hns, acct, c, days, now)
 		}
 		if err := tx.Delete(containerKey(acct, name)); err != nil {
 			return err
 		}
-		if err := unindexContainer(tx, acct, name); err != nil {
+		if err := unindexContainer(tx, hns, acct, name); err != nil {
 			return err
 		}
-		for _, kind := range containerKinds {
-			if err := deleteRange(tx, tupleKey(kind, acct, name)); err != nil {
+		if !hns {
+			for _, kind := range containerKinds {
+				if err := deleteRange(tx, tupleKey(kind, acct, name)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		kvs, err := collectContainerKeys(tx, true, acct, name, containerKinds)
+		if err != nil {
+			return err
+		}
+		for _, kv := range kvs {
+			if err := tx.Delete(kv[0]); err != nil {
 				return err
 			}
 		}
@@ -525,37 +538,28 @@ func (s *Service) DeleteContainer(ctx context.Context, acct, name string, cond C
 }
 
 // unindexContainer removes the tag index entries of a container's blobs.
-func unindexContainer(tx storage.Tx, acct, c string) error {
+func unindexContainer(tx storage.Tx, hns bool, acct, c string) error {
 	type entry struct {
-		name string
+		key  pathKey
 		tags []KV
 	}
 	var all []entry
-	p := blobsPrefix(acct, c)
-	it := tx.Scan(p, keyenc.PrefixEnd(p), false)
-	for it.Next() {
-		b, err := decodeBlob(it.Value())
+	err := containerKeys(tx, hns, acct, c, []byte{kindBlob}, func(k, v []byte) error {
+		b, err := decodeBlob(v)
 		if err != nil {
-			it.Close()
 			return err
 		}
 		if b.Snapshot == "" && len(b.Tags) > 0 {
 			// The tag index names the key, not the name in the record.
-			k, _, err := keyenc.ReadString(it.Key()[len(p):])
-			if err != nil {
-				it.Close()
-				return err
-			}
-			all = append(all, entry{k, b.Tags})
+			all = append(all, entry{recordKey(k), b.Tags})
 		}
-	}
-	err := it.Err()
-	it.Close()
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	for _, e := range all {
-		if err := reindexTags(tx, acct, c, pathKey(e.name), e.tags, nil); err != nil {
+		if err := reindexTags(tx, acct, c, e.key, e.tags, nil); err != nil {
 			return err
 		}
 	}

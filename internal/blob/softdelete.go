@@ -69,18 +69,18 @@ func (d Deletion) RemainingDays(now time.Time) int {
 func policyKey(acct string) []byte { return tupleKey(kindPolicy, acct) }
 
 func deletedKey(acct, c string, k pathKey, snap string) []byte {
-	return tupleKey(kindDeleted, acct, c, string(k), snap)
+	return tupleKey(kindDeleted, acct, segOf(c, k), string(k), snap)
 }
 
 func deletedContainerPrefix(acct, c string) []byte { return tupleKey(kindDeleted, acct, c) }
 
 func deletedNamePrefix(acct, c string, k pathKey) []byte {
-	return tupleKey(kindDeleted, acct, c, string(k))
+	return tupleKey(kindDeleted, acct, segOf(c, k), string(k))
 }
 
 func expiryKey(at time.Time, acct, c string, pk pathKey, snap string) []byte {
 	k := keyenc.AppendUint64([]byte{kindExpiry}, uint64(at.UnixNano()))
-	for _, p := range [...]string{acct, c, string(pk), snap} {
+	for _, p := range [...]string{acct, segOf(c, pk), string(pk), snap} {
 		k = keyenc.AppendString(k, p)
 	}
 	return k

@@ -108,7 +108,10 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 	hns := s.HierarchicalNamespace(acct)
 	err = s.eng.View(ctx, func(tx storage.Tx) error {
 		lo := keyenc.AppendString([]byte{kindBlob}, acct)
-		if container != "" {
+		// On a namespace account a key's container segment is the home
+		// of its parent directory: every segment may hold the container's
+		// paths.
+		if container != "" && !hns {
 			lo = blobsPrefix(acct, container)
 		}
 		hi := keyenc.PrefixEnd(lo)
@@ -137,17 +140,21 @@ func (s *Service) FindBlobs(ctx context.Context, acct, container, expr, marker s
 			if err != nil {
 				return err
 			}
-			if len(b.Tags) == 0 || !q.eval(b.Tags, cname) {
+			if len(b.Tags) == 0 {
+				continue
+			}
+			seg := cname
+			if cname, b.Name, err = keyName(tx, hns, acct, seg, pathKey(k)); err != nil {
+				return err
+			}
+			if container != "" && cname != container || !q.eval(b.Tags, cname) {
 				continue
 			}
 			if len(out) == max {
-				// Markers carry key names: a flat account's are its full
-				// names.
-				next = cname + "\x00" + k
+				// Markers carry segments and key names: a flat account's
+				// are its containers and full names.
+				next = seg + "\x00" + k
 				break
-			}
-			if b.Name, err = keyName(tx, hns, acct, cname, pathKey(k)); err != nil {
-				return err
 			}
 			var named []KV
 			for _, kv := range b.Tags {
@@ -169,7 +176,7 @@ func findIndexed(tx storage.Tx, hns bool, acct, container, tag, value, marker st
 	var out []FoundBlob
 	p := tagIndexPrefix(acct, tag, value)
 	lo := p
-	if container != "" {
+	if container != "" && !hns {
 		lo = keyenc.AppendString(append([]byte(nil), p...), container)
 	}
 	hi := keyenc.PrefixEnd(lo)
@@ -183,7 +190,7 @@ func findIndexed(tx storage.Tx, hns bool, acct, container, tag, value, marker st
 	defer it.Close()
 	names := q.names()
 	for it.Next() {
-		cname, rest, err := keyenc.ReadString(it.Key()[len(p):])
+		seg, rest, err := keyenc.ReadString(it.Key()[len(p):])
 		if err != nil {
 			return nil, "", err
 		}
@@ -191,9 +198,12 @@ func findIndexed(tx storage.Tx, hns bool, acct, container, tag, value, marker st
 		if err != nil {
 			return nil, "", err
 		}
-		name, err := keyName(tx, hns, acct, cname, pathKey(bname))
+		cname, name, err := keyName(tx, hns, acct, seg, pathKey(bname))
 		if err != nil {
 			return nil, "", err
+		}
+		if container != "" && cname != container {
+			continue
 		}
 		b, err := getBlob(tx, acct, cname, pathKey(bname), name, "")
 		if err != nil {
@@ -203,7 +213,7 @@ func findIndexed(tx storage.Tx, hns bool, acct, container, tag, value, marker st
 			continue
 		}
 		if len(out) == max {
-			return out, cname + "\x00" + bname, it.Err()
+			return out, seg + "\x00" + bname, it.Err()
 		}
 		var named []KV
 		for _, kv := range b.Tags {
