@@ -54,6 +54,20 @@ func New(d httpx.Deps, svc *blob.Service) http.Handler {
 	return h
 }
 
+// foldQuery lowercases the query's parameter names, merging the values of
+// names that differ only in case: Azure reads them case-blind (Shared Key
+// signs them lowercased), and the Data Lake SDKs send camelCase names such
+// as maxResults to the Blob endpoint.
+func foldQuery(q url.Values) url.Values {
+	for k, vs := range q {
+		if l := strings.ToLower(k); l != k {
+			delete(q, k)
+			q[l] = append(q[l], vs...)
+		}
+	}
+	return q
+}
+
 // req bundles what every operation needs.
 type req struct {
 	w         http.ResponseWriter
@@ -77,7 +91,7 @@ type req struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := httpx.FromContext(r.Context())
 	httpx.CanonicalizeHeaders(r)
-	q := r.URL.Query()
+	q := foldQuery(r.URL.Query())
 	rq := &req{w: w, r: r, info: info, q: q}
 	path := info.Path
 	cpart, bpart, hasBlob := strings.Cut(path, "/")

@@ -128,3 +128,28 @@ func FuzzBatchBoundary(f *testing.F) {
 		}
 	})
 }
+
+// Query parameter names are read case-blind, as Azure reads them: the Data
+// Lake SDKs send maxResults to the Blob endpoint, and a name in any case
+// means the same parameter.
+func TestQueryNamesCaseBlind(t *testing.T) {
+	h := handlerFor(memstore.New())
+	if w := do(t, h, "PUT", "cc1?ResType=container", nil, nil); w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	for _, b := range []string{"a", "b", "c"} {
+		if w := do(t, h, "PUT", "cc1/"+b, map[string]string{"x-ms-blob-type": "BlockBlob"}, []byte("x")); w.Code != 201 {
+			t.Fatal(w.Code)
+		}
+	}
+	for _, q := range []string{"maxresults=2", "maxResults=2", "MAXRESULTS=2"} {
+		w := do(t, h, "GET", "cc1?restype=container&COMP=list&"+q, nil, nil)
+		body := w.Body.String()
+		if w.Code != 200 || strings.Count(body, "<Blob>") != 2 || !strings.Contains(body, "<NextMarker>") {
+			t.Fatalf("%s: %d %s", q, w.Code, body)
+		}
+	}
+	if w := do(t, h, "GET", "cc1?restype=container&comp=list&MaxResults=0", nil, nil); w.Code != 400 {
+		t.Fatalf("MaxResults=0: %d", w.Code)
+	}
+}

@@ -285,11 +285,6 @@ func (h *handler) leaseContainer(rq *req) error {
 
 func maxResults(rq *req) (int, error) {
 	v := rq.q.Get("maxresults")
-	if !rq.q.Has("maxresults") {
-		// Azure reads query names case-blind; the Data Lake SDKs send
-		// maxResults to the Blob endpoint.
-		v = rq.q.Get("maxResults")
-	}
 	if v == "" {
 		return blob.MaxListResults, nil
 	}
@@ -413,7 +408,7 @@ func (h *handler) listBlobs(rq *req) error {
 		}
 	} else {
 		lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
-			StartFrom: rq.q.Get("startFrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
+			StartFrom: rq.q.Get("startfrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
 			DeletedWithVersions: inc["deletedwithversions"]}
 		if items, next, err = h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr); err != nil {
 			return err
