@@ -26,6 +26,178 @@ func onAllEngines(t *testing.T, fn func(t *testing.T, s *Service)) {
 	})
 }
 
+// treeRace is the frame of the races of a directory rename against what
+// happens under the directory: treeFiles files are made at
+// top/d{i%3}/fNN of fsys (content fNN), then renames of top to dst race one
+// more actor (other), creates of top/d0/new{i}, deletes of the files
+// f02 and f05 of top/d2 and a reader (read, called until the rest is
+// done; false stops it).
+type treeRace struct {
+	top, dst Ref
+	other    func()
+	read     func() bool
+}
+
+const treeFiles = 24
+
+// retryBusy calls f until it answers other than ServerBusy.
+func retryBusy(f func() error) error {
+	for {
+		if err := f(); code(err) != "ServerBusy" {
+			return err
+		}
+	}
+}
+
+// run makes the tree, races the actors and asserts that exactly one
+// rename of the top won; it reports which creates and deletes won.
+func (tr treeRace) run(t *testing.T, s *Service) (created, deleted []bool) {
+	ctx := context.Background()
+	for i := 0; i < treeFiles; i++ {
+		mustFile(t, s, fmt.Sprintf("%s/d%d/f%02d", tr.top.Name, i%3, i), []byte(fmt.Sprintf("f%02d", i)))
+	}
+	const tops, creates, deletes = 4, 4, 2
+	g := newGate(tops + 1 + creates + deletes + 1)
+	var wins atomic.Int32
+	created = make([]bool, creates)
+	deleted = make([]bool, deletes)
+	var wg sync.WaitGroup
+	for i := 0; i < tops; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			g.wait()
+			// One destination: once a rename has filled it, no later
+			// rename of a top that a create made again can win too.
+			_, err := s.RenamePath(ctx, RenameRequest{Src: tr.top, Dst: tr.dst})
+			switch code(err) {
+			case "":
+				wins.Add(1)
+			case "SourcePathNotFound", "PathAlreadyExists", "ServerBusy":
+			default:
+				t.Errorf("rename %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		g.wait()
+		tr.other()
+	}()
+	under := func(name string) Ref {
+		r := tr.top
+		r.Name = tr.top.Name + "/" + name
+		return r
+	}
+	for i := 0; i < creates; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			g.wait()
+			err := retryBusy(func() error {
+				_, err := s.CreatePath(ctx, CreatePathRequest{Ref: under(fmt.Sprintf("d0/new%d", i))})
+				return err
+			})
+			if err != nil {
+				t.Errorf("create %d: %v", i, err)
+			}
+			created[i] = err == nil
+		}(i)
+	}
+	for i := 0; i < deletes; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			g.wait()
+			err := retryBusy(func() error {
+				_, err := s.DeletePath(ctx, under(fmt.Sprintf("d2/f%02d", 2+3*i)), false, "", Cond{})
+				return err
+			})
+			switch code(err) {
+			case "":
+				deleted[i] = true
+			case "PathNotFound":
+			default:
+				t.Errorf("delete %d: %v", i, err)
+			}
+		}(i)
+	}
+	var stop atomic.Bool
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		g.wait()
+		for !stop.Load() && tr.read() {
+		}
+	}()
+	g.open()
+	wg.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d renames of the top won", wins.Load())
+	}
+	return created, deleted
+}
+
+// checkTreeFiles asserts that every file of a treeRace is where (keyed
+// by its leaf name) exactly once with its content, or not at all when
+// its delete won, and that each created file is there once exactly when
+// its create won.
+func checkTreeFiles(t *testing.T, s *Service, where map[string][]Ref, created, deleted []bool) {
+	t.Helper()
+	gone := map[string]bool{}
+	for i, ok := range deleted {
+		gone[fmt.Sprintf("f%02d", 2+3*i)] = ok
+	}
+	for i := 0; i < treeFiles; i++ {
+		leaf := fmt.Sprintf("f%02d", i)
+		want := 1
+		if gone[leaf] {
+			want = 0
+		}
+		if len(where[leaf]) != want {
+			t.Fatalf("%s is there %d times (%v), want %d", leaf, len(where[leaf]), where[leaf], want)
+		}
+		if want == 1 {
+			if got := readRef(t, s, where[leaf][0]); got != leaf {
+				t.Fatalf("%v holds %q", where[leaf][0], got)
+			}
+		}
+	}
+	for i, ok := range created {
+		leaf := fmt.Sprintf("new%d", i)
+		want := 0
+		if ok {
+			want = 1
+		}
+		if len(where[leaf]) != want {
+			t.Fatalf("created %s is there %d times (%v)", leaf, len(where[leaf]), where[leaf])
+		}
+	}
+}
+
+// filesByLeaf lists the files of the filesystems cs by their leaf name.
+func filesByLeaf(t *testing.T, s *Service, cs ...string) map[string][]Ref {
+	t.Helper()
+	where := map[string][]Ref{}
+	for _, c := range cs {
+		ps, next, err := s.ListPaths(context.Background(), "acct", c, ListPathsRequest{Recursive: true})
+		if err != nil || next != "" {
+			t.Fatalf("list %s: %v, continuation %q", c, err, next)
+		}
+		for _, p := range ps {
+			if !p.Dir {
+				leaf := p.Name[strings.LastIndex(p.Name, "/")+1:]
+				where[leaf] = append(where[leaf], Ref{Account: "acct", Container: c, Name: p.Name})
+			}
+		}
+	}
+	return where
+}
+
 // TestHNSRenameRaceUnderTree races renames of a directory with renames of
 // a directory under it, creates and deletes of files under it and
 // readers of the whole tree, on every engine. Exactly one rename of the
@@ -37,100 +209,24 @@ func TestHNSRenameRaceUnderTree(t *testing.T) {
 	onAllEngines(t, func(t *testing.T, s *Service) {
 		s.UseHierarchicalNamespace(func(string) bool { return true })
 		ctx := context.Background()
-		const files = 24
-		for i := 0; i < files; i++ {
-			mustFile(t, s, fmt.Sprintf("src/d%d/f%02d", i%3, i), []byte(fmt.Sprintf("f%02d", i)))
-		}
-		// d0 only gains files and d2 only loses one; d1 may move.
-		const tops, creates, deletes = 4, 4, 2
-		g := newGate(tops + 1 + creates + deletes + 1)
-		var wins atomic.Int32
 		var subErr error
-		created := make([]bool, creates)
-		deleted := make([]bool, deletes)
-		retry := func(f func() error) error {
-			for {
-				if err := f(); code(err) != "ServerBusy" {
-					return err
-				}
-			}
-		}
-		var wg sync.WaitGroup
-		for i := 0; i < tops; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				g.wait()
-				// One destination: once a rename has filled it, no
-				// later rename of a src that a create made again
-				// can win too.
-				_, err := s.RenamePath(ctx, RenameRequest{Src: ref("src"), Dst: ref("dst")})
-				switch code(err) {
-				case "":
-					wins.Add(1)
-				case "SourcePathNotFound", "PathAlreadyExists", "ServerBusy":
-				default:
-					t.Errorf("rename %d: %v", i, err)
-				}
-			}(i)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g.wait()
-			subErr = retry(func() error {
-				_, err := s.RenamePath(ctx, RenameRequest{Src: ref("src/d1"), Dst: ref("src/e1")})
-				return err
-			})
-		}()
-		for i := 0; i < creates; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				g.wait()
-				err := retry(func() error {
-					_, err := s.CreatePath(ctx, CreatePathRequest{Ref: ref(fmt.Sprintf("src/d0/new%d", i))})
+		created, deleted := treeRace{
+			top: ref("src"), dst: ref("dst"),
+			// d0 only gains files and d2 only loses some; d1 may move.
+			other: func() {
+				subErr = retryBusy(func() error {
+					_, err := s.RenamePath(ctx, RenameRequest{Src: ref("src/d1"), Dst: ref("src/e1")})
 					return err
 				})
-				if err != nil {
-					t.Errorf("create %d: %v", i, err)
-				}
-				created[i] = err == nil
-			}(i)
-		}
-		for i := 0; i < deletes; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				g.wait()
-				// f02 and f05 are in d2.
-				err := retry(func() error {
-					_, err := s.DeletePath(ctx, ref(fmt.Sprintf("src/d2/f%02d", 2+3*i)), false, "", Cond{})
-					return err
-				})
-				switch code(err) {
-				case "":
-					deleted[i] = true
-				case "PathNotFound":
-				default:
-					t.Errorf("delete %d: %v", i, err)
-				}
-			}(i)
-		}
-		var stop atomic.Bool
-		var readers sync.WaitGroup
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			g.wait()
-			for !stop.Load() {
+			},
+			read: func() bool {
 				ps, _, err := s.ListPaths(ctx, "acct", "fsys", ListPathsRequest{Recursive: true})
 				if code(err) == "ServerBusy" {
-					continue
+					return true
 				}
 				if err != nil {
 					t.Error(err)
-					return
+					return false
 				}
 				// The untouched files of d0: all under one top.
 				tops := map[string]int{}
@@ -140,58 +236,14 @@ func TestHNSRenameRaceUnderTree(t *testing.T) {
 						tops[top]++
 					}
 				}
-				if len(tops) != 1 || tops[firstKey(tops)] != files/3 {
+				if len(tops) != 1 || tops[firstKey(tops)] != treeFiles/3 {
 					t.Errorf("a listing saw d0 as %v", tops)
-					return
+					return false
 				}
-			}
-		}()
-		g.open()
-		wg.Wait()
-		stop.Store(true)
-		readers.Wait()
-		if wins.Load() != 1 {
-			t.Fatalf("%d renames of the top won", wins.Load())
-		}
-		count := map[string][]string{}
-		for _, p := range allPaths(t, s) {
-			if strings.HasSuffix(p, "/") {
-				continue
-			}
-			// Key by the leaf and the directory it was made in.
-			parts := strings.Split(p, "/")
-			leaf := parts[len(parts)-1]
-			count[leaf] = append(count[leaf], p)
-		}
-		gone := map[string]bool{}
-		for i, ok := range deleted {
-			gone[fmt.Sprintf("f%02d", 2+3*i)] = ok
-		}
-		for i := 0; i < files; i++ {
-			leaf := fmt.Sprintf("f%02d", i)
-			want := 1
-			if gone[leaf] {
-				want = 0
-			}
-			if len(count[leaf]) != want {
-				t.Fatalf("%s is there %d times (%v), want %d", leaf, len(count[leaf]), count[leaf], want)
-			}
-			if want == 1 {
-				if got := readAll(t, s, count[leaf][0]); got != leaf {
-					t.Fatalf("%s holds %q", count[leaf][0], got)
-				}
-			}
-		}
-		for i := 0; i < creates; i++ {
-			leaf := fmt.Sprintf("new%d", i)
-			want := 0
-			if created[i] {
-				want = 1
-			}
-			if len(count[leaf]) != want {
-				t.Fatalf("created %s is there %d times (%v)", leaf, len(count[leaf]), count[leaf])
-			}
-		}
+				return true
+			},
+		}.run(t, s)
+		checkTreeFiles(t, s, filesByLeaf(t, s, "fsys"), created, deleted)
 		if subErr != nil && code(subErr) != "SourcePathNotFound" {
 			t.Fatalf("rename of d1: %v", subErr)
 		}

@@ -184,7 +184,13 @@ func TestHNSFlushPosition(t *testing.T) {
 
 func readAll(tb testing.TB, s *Service, name string) string {
 	tb.Helper()
-	b, err := s.GetBlob(context.Background(), ref(name), Cond{}, "")
+	return readRef(tb, s, ref(name))
+}
+
+// readRef is the content of the file r.
+func readRef(tb testing.TB, s *Service, r Ref) string {
+	tb.Helper()
+	b, err := s.GetBlob(context.Background(), r, Cond{}, "")
 	if err != nil {
 		tb.Fatal(err)
 	}
