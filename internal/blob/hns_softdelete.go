@@ -411,18 +411,25 @@ func (s *Service) undeleteLatestPath(ctx context.Context, ref Ref) (found bool, 
 		p := keyenc.AppendString(tupleKey(kindDeletedPath, ref.Account, ref.Container), ref.Name)
 		it := tx.Scan(p, keyenc.PrefixEnd(p), true)
 		defer it.Close()
+		dirID := ""
 		for it.Next() {
 			b, _, _, err := decodeDeletedPath(it.Value())
 			if err != nil {
 				return err
 			}
-			if id != "" && b.IsDir() {
-				continue
-			}
-			if id, _, err = keyenc.ReadString(it.Key()[len(p):]); err != nil || !b.IsDir() {
+			eid, _, err := keyenc.ReadString(it.Key()[len(p):])
+			if err != nil {
 				return err
 			}
+			if !b.IsDir() {
+				id = eid // the newest deleted file
+				return nil
+			}
+			if dirID == "" {
+				dirID = eid // the newest deleted directory, if no file
+			}
 		}
+		id = dirID
 		return it.Err()
 	})
 	if err != nil || id == "" {
