@@ -27,7 +27,17 @@ type ListBlobsRequest struct {
 	// whose current version was deleted but which has previous versions,
 	// as its newest version marked HasVersionsOnly.
 	DeletedWithVersions bool
+	// Only (showonly=files|directories, accounts with a hierarchical
+	// namespace) keeps the items of one kind of path: OnlyFiles or
+	// OnlyDirectories; prefixes are listed whatever it is.
+	Only string
 }
+
+// The kinds of path ListBlobsRequest.Only keeps.
+const (
+	OnlyFiles       = "files"
+	OnlyDirectories = "directories"
+)
 
 // lists reports whether a listing shows the record in snapshot slot snap.
 func (req *ListBlobsRequest) lists(snap string) bool {
@@ -249,6 +259,9 @@ func (s *Service) ListBlobs(ctx context.Context, acct, container string, req Lis
 		full := false
 		emit := func(it ListItem, name, key string) bool {
 			if name == mName && key < mKey {
+				return true
+			}
+			if req.Only != "" && it.Blob != nil && it.Blob.IsDir() != (req.Only == OnlyDirectories) {
 				return true
 			}
 			if len(out) == req.Max {

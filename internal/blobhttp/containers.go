@@ -402,14 +402,19 @@ func (h *handler) listBlobs(rq *req) error {
 	}
 	var items []blob.ListItem
 	var next string
-	if rq.q.Has("showonly") {
+	only := rq.q.Get("showonly")
+	if only == "deleted" {
 		if items, next, err = h.listDeletedPaths(rq, max); err != nil {
 			return err
 		}
 	} else {
+		// showonly names a kind of path of a hierarchical namespace.
+		if rq.q.Has("showonly") && (only != blob.OnlyFiles && only != blob.OnlyDirectories || !h.svc.HierarchicalNamespace(rq.info.Account)) {
+			return azerr.InvalidQuery("showonly", only, "")
+		}
 		lr := blob.ListBlobsRequest{Prefix: rq.q.Get("prefix"), Delimiter: rq.q.Get("delimiter"), Marker: rq.q.Get("marker"),
 			StartFrom: rq.q.Get("startfrom"), Max: max, Snapshots: inc["snapshots"], Uncommitted: inc["uncommittedblobs"], Deleted: inc["deleted"], Versions: inc["versions"],
-			DeletedWithVersions: inc["deletedwithversions"]}
+			DeletedWithVersions: inc["deletedwithversions"], Only: only}
 		if items, next, err = h.svc.ListBlobs(rq.ctx(), rq.info.Account, rq.container, lr); err != nil {
 			return err
 		}

@@ -13,11 +13,10 @@ import (
 // SDKs' List Deleted Paths): the deleted path entries of an account with
 // a hierarchical namespace, each with its DeletionId. A delimiter is
 // ignored, as the entries are whole deleted paths; showonly is offered
-// only on such an account (400 InvalidQueryParameterValue otherwise, and
-// for a value other than deleted).
+// only on such an account (400 InvalidQueryParameterValue otherwise).
 func (h *handler) listDeletedPaths(rq *req, max int) ([]blob.ListItem, string, error) {
-	if v := rq.q.Get("showonly"); v != "deleted" || !h.svc.HierarchicalNamespace(rq.info.Account) {
-		return nil, "", azerr.InvalidQuery("showonly", v, "")
+	if !h.svc.HierarchicalNamespace(rq.info.Account) {
+		return nil, "", azerr.InvalidQuery("showonly", "deleted", "")
 	}
 	paths, next, err := h.svc.ListDeletedPaths(rq.ctx(), rq.info.Account, rq.container, rq.q.Get("prefix"), rq.q.Get("marker"), max)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -325,7 +327,6 @@ func TestUndeleteWithoutIDPrefersTheNewestFile(t *testing.T) {
 	want(t, send(t, h, "PUT", acct+"/?restype=service&comp=properties", nil, `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>`+
 		`<DeleteRetentionPolicy><Enabled>true</Enabled><Days>7</Days></DeleteRetentionPolicy></StorageServiceProperties>`), 202, "")
 	want(t, send(t, h, "PUT", acct+"/fsys?restype=container", nil, ""), 201, "")
-	blockBlob := map[string]string{"x-ms-blob-type": "BlockBlob"}
 
 	// m: an older file, a newer file, then a directory, each deleted.
 	for _, c := range []string{"m1", "m2"} {
@@ -351,4 +352,62 @@ func TestUndeleteWithoutIDPrefersTheNewestFile(t *testing.T) {
 	if w := send(t, h, "GET", acct+"/fsys/n/c", nil, ""); w.Code != 200 || w.Body.String() != "c" {
 		t.Fatalf("n/c: %d %q", w.Code, w.Body.String())
 	}
+}
+
+// List Blobs showonly=files or showonly=directories (the Data Lake SDKs'
+// List Directory Paths) keeps the paths of one kind; prefixes stay; a
+// page of maxresults counts only what it keeps; an account without a
+// hierarchical namespace answers 400.
+func TestListBlobsShowOnlyKind(t *testing.T) {
+	h := newPort()
+	want(t, send(t, h, "PUT", acct+"/fsys?restype=container", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/a/b/f1", blockBlob, "1"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/a/f2", blockBlob, "2"), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/e?resource=directory", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/z", blockBlob, "z"), 201, "")
+	names := func(q string) []string {
+		t.Helper()
+		w := send(t, h, "GET", acct+"/fsys?restype=container&comp=list&"+q, nil, "")
+		want(t, w, 200, "")
+		var out []string
+		for _, m := range regexp.MustCompile(`<(Name|BlobPrefix><Name)>([^<]*)</Name>|<NextMarker>([^<]+)</NextMarker>`).FindAllStringSubmatch(w.Body.String(), -1) {
+			switch {
+			case m[3] != "":
+				out = append(out, "next")
+			case m[1] == "Name":
+				out = append(out, m[2])
+			default:
+				out = append(out, m[2]+"(prefix)")
+			}
+		}
+		return out
+	}
+	for q, wantNames := range map[string][]string{
+		"showonly=directories":              {"a", "a/b", "e"},
+		"showonly=files":                    {"a/b/f1", "a/f2", "z"},
+		"showonly=files&prefix=a/":          {"a/b/f1", "a/f2"},
+		"showonly=directories&delimiter=/":  {"a", "a/(prefix)", "e"},
+		"showonly=files&delimiter=/":        {"a/(prefix)", "z"},
+		"showonly=directories&maxresults=2": {"a", "a/b", "next"},
+		"showonly=files&maxresults=1&marker=" + markerOf(t, h, "showonly=files&maxresults=1"): {"a/f2", "next"},
+	} {
+		if got := names(q); strings.Join(got, ",") != strings.Join(wantNames, ",") {
+			t.Errorf("%s: %v, want %v", q, got, wantNames)
+		}
+	}
+	plain := newPortWith(func(string) bool { return false })
+	want(t, send(t, plain, "PUT", acct+"/plainc?restype=container", nil, ""), 201, "")
+	want(t, send(t, plain, "GET", acct+"/plainc?restype=container&comp=list&showonly=files", nil, ""), 400, "InvalidQueryParameterValue")
+	want(t, send(t, plain, "GET", acct+"/plainc?restype=container&comp=list&showonly=directories", nil, ""), 400, "InvalidQueryParameterValue")
+}
+
+// markerOf is the NextMarker of a listing of fsys with the query q.
+func markerOf(t *testing.T, h http.Handler, q string) string {
+	t.Helper()
+	w := send(t, h, "GET", acct+"/fsys?restype=container&comp=list&"+q, nil, "")
+	m := regexp.MustCompile(`<NextMarker>([^<]+)</NextMarker>`).FindStringSubmatch(w.Body.String())
+	if m == nil {
+		t.Fatalf("%s: no NextMarker in %s", q, w.Body.String())
+	}
+	return url.QueryEscape(m[1])
 }

@@ -33,7 +33,7 @@ func TestPathSoftDeleteWire(t *testing.T) {
 		t.Fatalf("listing: %s", w.Body.String())
 	}
 	want(t, send(t, h, "PUT", acct+"/fsys/d?comp=undelete", map[string]string{"x-ms-undelete-source": "d?deletionid="}, ""), 400, "InvalidHeaderValue")
-	want(t, send(t, h, "GET", acct+"/fsys?restype=container&comp=list&showonly=files", nil, ""), 400, "InvalidQueryParameterValue")
+	want(t, send(t, h, "GET", acct+"/fsys?restype=container&comp=list&showonly=bogus", nil, ""), 400, "InvalidQueryParameterValue")
 	w = send(t, h, "PUT", acct+"/fsys/d?comp=undelete", map[string]string{"x-ms-undelete-source": "d?deletionid=" + id}, "")
 	want(t, w, 200, "")
 	if got := w.Header().Get("x-ms-resource-type"); got != "directory" {
