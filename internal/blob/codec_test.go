@@ -37,7 +37,7 @@ func sampleBlob() *Blob {
 		RehydrateTo: "Hot", RehydratePriority: "High", RehydrateDone: time.Unix(1700003600, 0).UTC(),
 		CopySnapshot: "2025-01-01T00:00:00.0000000Z", DestSnapshot: "2025-01-02T00:00:00.0000000Z", VersionID: "2025-01-03T00:00:00.0000000Z",
 		ImmutableUntil: time.Unix(1800000000, 0).UTC(), ImmutableMode: ModeLocked, LegalHold: true, ExpiresOn: time.Unix(1800003600, 7).UTC(),
-		PathCreated: true,
+		PathCreated: true, EncryptionContext: "kid=1",
 	}
 }
 

@@ -26,7 +26,13 @@ type CreatePathRequest struct {
 	// Owner, Group and ACL are stored when given.
 	Permissions, Umask, Owner, Group, ACL string
 	Cond                                  Cond
+	// EncryptionContext is kept on a file (x-ms-encryption-context);
+	// a directory takes none.
+	EncryptionContext string
 }
+
+// MaxEncryptionContext is the longest x-ms-encryption-context Azure takes.
+const MaxEncryptionContext = 1024
 
 // CreatePath is Path - Create: a new empty file or a directory, with
 // every missing ancestor directory. A file replaces a file (unless
@@ -82,7 +88,7 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			}
 			b = s.newDirRecord(req.key(), req.Name, req.Meta, now)
 		} else {
-			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, PathCreated: true, key: req.key()}
+			b = &Blob{Name: req.Name, Type: BlockBlob, Created: now, Modified: s.written(now), Meta: req.Meta, PathCreated: true, EncryptionContext: req.EncryptionContext, key: req.key()}
 		}
 		b.Props, b.Lease = req.Props, ls
 		var prev uint64

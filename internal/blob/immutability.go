@@ -220,6 +220,7 @@ const (
 	extLegalHold               // the version has a legal hold
 	extExpiry                  // the expiry time follows
 	extPathCreated             // a file made by Path - Create
+	extEncryptionContext       // the encryption context follows
 )
 
 // extFlags is the second flags byte of b's record (0: none needed).
@@ -237,6 +238,9 @@ func (b *Blob) extFlags() byte {
 	if b.PathCreated {
 		f |= extPathCreated
 	}
+	if b.EncryptionContext != "" {
+		f |= extEncryptionContext
+	}
 	return f
 }
 
@@ -249,13 +253,16 @@ func (b *Blob) appendExt(dst []byte, ext byte) []byte {
 	if ext&extExpiry != 0 {
 		dst = content.AppendTime(dst, b.ExpiresOn)
 	}
+	if ext&extEncryptionContext != 0 {
+		dst = content.AppendStr(dst, b.EncryptionContext)
+	}
 	return dst
 }
 
 // readExt reads what appendExt wrote.
 func (b *Blob) readExt(r *content.Reader) {
 	ext := r.Byte()
-	if ext&^(extPolicy|extLegalHold|extExpiry|extPathCreated) != 0 {
+	if ext&^(extPolicy|extLegalHold|extExpiry|extPathCreated|extEncryptionContext) != 0 {
 		r.Fail()
 		return
 	}
@@ -267,5 +274,8 @@ func (b *Blob) readExt(r *content.Reader) {
 	b.PathCreated = ext&extPathCreated != 0
 	if ext&extExpiry != 0 {
 		b.ExpiresOn = r.Time()
+	}
+	if ext&extEncryptionContext != 0 {
+		b.EncryptionContext = r.Str()
 	}
 }

@@ -181,6 +181,10 @@ type Blob struct {
 	// a Blob write replaces it): Azure lets no Put Block or Put Block List
 	// write it (hns_conflict.go).
 	PathCreated bool `json:"pc,omitempty"`
+	// EncryptionContext is the file's x-ms-encryption-context, set by
+	// Path - Create on an account with a hierarchical namespace and
+	// returned unencrypted on its reads and listings.
+	EncryptionContext string `json:"ecx,omitempty"`
 
 	// AsOf is the clock reading a read was checked at; time-driven state
 	// (lease expiry and break) is reported as of this instant.

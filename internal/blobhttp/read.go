@@ -33,6 +33,9 @@ func (h *handler) blobHeaders(rq *req, b *blob.Blob) *headerSetter {
 	if b.EncryptionScope != "" {
 		hs.set(hd, "X-Ms-Encryption-Scope", b.EncryptionScope)
 	}
+	if b.EncryptionContext != "" {
+		hs.set(hd, "X-Ms-Encryption-Context", b.EncryptionContext)
+	}
 	p := b.Props
 	if p.ContentType != "" {
 		hs.set(hd, "Content-Type", p.ContentType)

@@ -1,6 +1,7 @@
 package dfshttp
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -410,4 +411,56 @@ func markerOf(t *testing.T, h http.Handler, q string) string {
 		t.Fatalf("%s: no NextMarker in %s", q, w.Body.String())
 	}
 	return url.QueryEscape(m[1])
+}
+
+// x-ms-encryption-context on Path - Create is kept on a file and returned
+// as it was sent on Path - Get Properties, Get Blob and Get Blob
+// Properties and in List Paths; a directory keeps none (lazuli's choice:
+// Azure documents it as not applicable); longer than 1,024 characters it
+// is 400 InvalidHeaderValue.
+func TestEncryptionContext(t *testing.T) {
+	h := newPort()
+	want(t, send(t, h, "PUT", acct+"/fsys?restype=container", nil, ""), 201, "")
+	ctxHdr := map[string]string{"x-ms-encryption-context": "key-id=42;tenant=a b"}
+	want(t, send(t, h, "PUT", acct+"/fsys/d/f?resource=file", ctxHdr, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/e?resource=directory", ctxHdr, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/plain?resource=file", nil, ""), 201, "")
+	want(t, send(t, h, "PUT", acct+"/fsys/long?resource=file", map[string]string{"x-ms-encryption-context": strings.Repeat("k", 1025)}, ""), 400, "InvalidHeaderValue")
+	want(t, send(t, h, "PUT", acct+"/fsys/max?resource=file", map[string]string{"x-ms-encryption-context": strings.Repeat("k", 1024)}, ""), 201, "")
+	// Appends and a flush keep it.
+	want(t, send(t, h, "PATCH", acct+"/fsys/d/f?action=append&position=0", nil, "data"), 202, "")
+	want(t, send(t, h, "PATCH", acct+"/fsys/d/f?action=flush&position=4", nil, ""), 200, "")
+	for _, r := range []struct{ method, path, want string }{
+		{"HEAD", "d/f", "key-id=42;tenant=a b"},
+		{"GET", "d/f", "key-id=42;tenant=a b"},
+		{"HEAD", "e", ""},
+		{"HEAD", "plain", ""},
+	} {
+		w := send(t, h, r.method, acct+"/fsys/"+r.path, nil, "")
+		if got := w.Header().Get("x-ms-encryption-context"); w.Code != 200 || got != r.want {
+			t.Errorf("%s %s: %d, context %q, want %q", r.method, r.path, w.Code, got, r.want)
+		}
+	}
+	w := send(t, h, "GET", acct+"/fsys?resource=filesystem&recursive=true", nil, "")
+	want(t, w, 200, "")
+	var list struct {
+		Paths []map[string]string `json:"paths"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range list.Paths {
+		if c, ok := p["EncryptionContext"]; ok {
+			got[p["name"]] = c
+		}
+	}
+	if len(got) != 2 || got["d/f"] != "key-id=42;tenant=a b" || got["max"] != strings.Repeat("k", 1024) {
+		t.Fatalf("listed contexts %v", got)
+	}
+	// Put Blob replaces the file, and the context with it.
+	want(t, send(t, h, "PUT", acct+"/fsys/d/f", blockBlob, "new"), 201, "")
+	if got := send(t, h, "HEAD", acct+"/fsys/d/f", nil, "").Header().Get("x-ms-encryption-context"); got != "" {
+		t.Fatalf("replaced file keeps context %q", got)
+	}
 }

@@ -235,6 +235,8 @@ func (h *handler) listPaths(x *rq) error {
 		Owner         string `json:"owner"`
 		Group         string `json:"group"`
 		Permissions   string `json:"permissions"`
+		// EncryptionContext is a file's x-ms-encryption-context.
+		EncryptionContext string `json:"EncryptionContext,omitempty"`
 	}
 	out := struct {
 		Paths []item `json:"paths"`
@@ -250,6 +252,7 @@ func (h *handler) listPaths(x *rq) error {
 			it.LastModified = httpx.FormatHTTPTime(b.Modified)
 			// Windows file time: 100 ns ticks since 1601.
 			it.CreationTime = strconv.FormatInt(b.Created.UnixNano()/100+116444736000000000, 10)
+			it.EncryptionContext = b.EncryptionContext
 		}
 		out.Paths = append(out.Paths, it)
 	}
@@ -318,6 +321,12 @@ func (h *handler) createPath(x *rq) error {
 		if req.Permissions, err = blob.ParsePermissions(v); err != nil {
 			return err
 		}
+	}
+	if v := hd.Get("X-Ms-Encryption-Context"); len(v) > blob.MaxEncryptionContext {
+		return azerr.InvalidHeader("x-ms-encryption-context", v)
+	} else if !req.Dir {
+		// Not applicable to a directory: not kept (lazuli's choice).
+		req.EncryptionContext = v
 	}
 	if req.Owner == "" {
 		req.Owner = callerOID(x)
@@ -637,6 +646,9 @@ func (h *handler) getProperties(x *rq) error {
 			}
 			if len(b.Props.ContentMD5) > 0 {
 				out.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+			}
+			if b.EncryptionContext != "" {
+				out.Set("X-Ms-Encryption-Context", b.EncryptionContext)
 			}
 			out.Set("X-Ms-Lease-State", b.Lease.StateName(b.AsOf))
 			out.Set("X-Ms-Lease-Status", b.Lease.Status(b.AsOf))

@@ -158,6 +158,24 @@ await rejects(fs.getDirectoryClient("dest").delete(false), 409, "DirectoryNotEmp
 await fs.getDirectoryClient("dest").delete(true);
 assert.equal(await fs.getDirectoryClient("dest").exists(), false);
 
+// An encryption context given at create comes back on getProperties,
+// read and listPaths (files only) and survives appends and a flush; an
+// upload makes the file anew with the context it is given.
+const ecFile = fs.getFileClient("ec/data.bin");
+await ecFile.create({ encryptionContext: "tenant-7/key-1" });
+await ecFile.append(Buffer.from("payload"), 0, 7);
+await ecFile.flush(7);
+assert.equal((await ecFile.getProperties()).encryptionContext, "tenant-7/key-1");
+await ecFile.upload(Buffer.from("payload"), { encryptionContext: "tenant-7/key-3" });
+assert.equal((await ecFile.getProperties()).encryptionContext, "tenant-7/key-3");
+const ecRead = await ecFile.read();
+assert.equal(ecRead.encryptionContext, "tenant-7/key-3");
+assert.equal(await streamToString(ecRead.readableStreamBody), "payload");
+const ecListed = {};
+for await (const p of fs.listPaths({ path: "ec", recursive: true })) ecListed[p.name] = p.encryptionContext;
+assert.deepEqual(ecListed, { "ec/data.bin": "tenant-7/key-3" });
+await fs.getDirectoryClient("ec").delete(true);
+
 await fs.delete();
 console.log("dfs js: ok");
 
