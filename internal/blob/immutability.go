@@ -216,11 +216,11 @@ func checkImmutableContainer(tx storage.Tx, hns bool, acct string, c *Container)
 
 // Bits of the second flags byte of a binary blob record (flagExt).
 const (
-	extPolicy      = 1 << iota // policy date and mode follow
-	extLegalHold               // the version has a legal hold
-	extExpiry                  // the expiry time follows
-	extPathCreated             // a file made by Path - Create
-	extEncryptionContext       // the encryption context follows
+	extPolicy            = 1 << iota // policy date and mode follow
+	extLegalHold                     // the version has a legal hold
+	extExpiry                        // the expiry time follows
+	extPathCreated                   // a file made by Path - Create
+	extEncryptionContext             // the encryption context follows
 )
 
 // extFlags is the second flags byte of b's record (0: none needed).
