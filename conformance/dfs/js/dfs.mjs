@@ -2,26 +2,12 @@
 // lazuli started with --hierarchicalNamespace. Every step asserts what
 // Azure answers; the Blob SDK checks that both APIs share one namespace.
 import assert from "node:assert/strict";
-import { DataLakeDirectoryClient, DataLakeFileClient, DataLakeSASPermissions, DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
+import { DataLakeDirectoryClient, DataLakeFileClient, DataLakeSASPermissions, DataLakeServiceClient } from "@azure/storage-file-datalake";
 import { BlobServiceClient } from "@azure/storage-blob";
+import { cred, rejects, url } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
-const account = "devstoreaccount1";
-const key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-const cred = new StorageSharedKeyCredential(account, key);
 const dfs = new DataLakeServiceClient(url, cred);
 const blobs = new BlobServiceClient(url, cred);
-
-async function rejects(p, status, code) {
-  try {
-    await p;
-  } catch (e) {
-    assert.equal(e.statusCode, status, `${code}: status ${e.statusCode} ${e.message}`);
-    if (code) assert.equal(e.details?.errorCode ?? e.code, code);
-    return;
-  }
-  assert.fail(`expected ${status} ${code}`);
-}
 
 const name = "fs" + Date.now();
 const fs = dfs.getFileSystemClient(name);

@@ -5,23 +5,10 @@
 // deletion of the source filesystem, and the conditions and leases of
 // both ends are checked.
 import assert from "node:assert/strict";
-import { DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
+import { DataLakeServiceClient } from "@azure/storage-file-datalake";
+import { cred, rejects, url } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "http://127.0.0.1:10000/devstoreaccount1";
-const account = "devstoreaccount1";
-const key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-const dfs = new DataLakeServiceClient(url, new StorageSharedKeyCredential(account, key));
-
-async function rejects(p, status, code) {
-  try {
-    await p;
-  } catch (e) {
-    assert.equal(e.statusCode, status, `${code}: status ${e.statusCode} ${e.message}`);
-    if (code) assert.equal(e.details?.errorCode ?? e.code, code);
-    return;
-  }
-  assert.fail(`expected ${status} ${code}`);
-}
+const dfs = new DataLakeServiceClient(url, cred);
 
 async function write(fs, name, text) {
   const f = fs.getFileClient(name);
