@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/lazuli-storage/lazuli/conformance/harness"
 )
@@ -107,11 +105,7 @@ func isFolder(md map[string]*string) bool {
 func TestSDKUndeleteKeepsTheNamespace(t *testing.T) {
 	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
 		ctx := harness.Ctx(t)
-		svc := tg.Blob(t).ServiceClient()
-		if _, err := svc.SetProperties(ctx, &service.SetPropertiesOptions{
-			DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr[int32](7)}}); err != nil {
-			t.Fatal(err)
-		}
+		svc := retainDeleted(t, tg)
 		fs := newFS(t, tg)
 		cc := svc.NewContainerClient(fsName(fs))
 		x := cc.NewBlockBlobClient("x")

@@ -36,6 +36,18 @@ func deletedPaths(t *testing.T, fs *filesystem.Client, o *filesystem.ListDeleted
 	return names, ids
 }
 
+// retainDeleted turns the target's blob delete retention on (7 days) and
+// returns its Blob service client.
+func retainDeleted(t *testing.T, tg *harness.Target) *service.Client {
+	t.Helper()
+	svc := tg.Blob(t).ServiceClient()
+	if _, err := svc.SetProperties(harness.Ctx(t), &service.SetPropertiesOptions{
+		DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr[int32](7)}}); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 type sourceKey struct{}
 
 func withSource(ctx context.Context, src string) context.Context {
@@ -78,11 +90,7 @@ func undeleteClient(t *testing.T, tg *harness.Target, name string) *container.Cl
 func TestSDKDeletedPaths(t *testing.T) {
 	harness.ForEachHNS(t, func(t *testing.T, tg *harness.Target) {
 		ctx := harness.Ctx(t)
-		svc := tg.Blob(t).ServiceClient()
-		if _, err := svc.SetProperties(ctx, &service.SetPropertiesOptions{
-			DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr[int32](7)}}); err != nil {
-			t.Fatal(err)
-		}
+		retainDeleted(t, tg)
 		fs := newFS(t, tg)
 		for _, n := range []string{"logs/a/1.txt", "logs/a/2.txt", "logs/b.txt", "other.txt"} {
 			f := fs.NewFileClient(n)
