@@ -26,6 +26,9 @@ type CreatePathRequest struct {
 	// Owner, Group and ACL are stored when given.
 	Permissions, Umask, Owner, Group, ACL string
 	Cond                                  Cond
+	// Expiry, for a file, is x-ms-expiry-option and x-ms-expiry-time as
+	// Set Blob Expiry takes them (nil: none).
+	Expiry *ExpiryRequest
 }
 
 // CreatePath is Path - Create: a new empty file or a directory, with
@@ -96,6 +99,11 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			}
 		}
 		b.replacing(old)
+		if req.Expiry != nil && !req.Dir {
+			if err := setExpiry(tx, req.Ref, b, *req.Expiry, now); err != nil {
+				return err
+			}
+		}
 		if err := putBlob(tx, req.Account, req.Container, b); err != nil {
 			return err
 		}
@@ -180,7 +188,8 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 		if err != nil {
 			return err
 		}
-		if p == nil {
+		now := s.now()
+		if p == nil || (p.Blob != nil && p.Blob.expired(now)) {
 			return azerr.New(azerr.PathNotFound)
 		}
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
@@ -188,7 +197,6 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 				return err
 			}
 		}
-		now := s.now()
 		st := conditional.State{Exists: true}
 		if p.Blob != nil {
 			st.ETag, st.LastModified = content.ETagRaw(p.Blob.ETag), p.Blob.Modified

@@ -319,6 +319,18 @@ func (h *handler) createPath(x *rq) error {
 			return err
 		}
 	}
+	if opt, tv := hd.Get("X-Ms-Expiry-Option"), hd.Get("X-Ms-Expiry-Time"); opt != "" || tv != "" {
+		// Files only: Azure documents the headers for files, and lazuli
+		// refuses them on a directory (its pinned choice).
+		if req.Dir {
+			return azerr.InvalidHeader("x-ms-expiry-option", opt)
+		}
+		e, err := blob.ParseExpiry(opt, tv, h.d.Now())
+		if err != nil {
+			return err
+		}
+		req.Expiry = &e
+	}
 	if req.Owner == "" {
 		req.Owner = callerOID(x)
 	}
