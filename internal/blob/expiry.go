@@ -39,41 +39,49 @@ type ExpiryRequest struct {
 	At     time.Time
 }
 
-// ParseExpiry reads x-ms-expiry-option and x-ms-expiry-time as Set Blob
-// Expiry and Path - Create take them: a count of milliseconds for the
+// ParseExpiry reads an expiry option and time as Set Blob Expiry and
+// Path - Create take them: a count of milliseconds for the
 // relative options, an HTTP date after now for Absolute, no time for
 // NeverExpire.
 func ParseExpiry(opt, tv string, now time.Time) (ExpiryRequest, error) {
 	req := ExpiryRequest{Option: opt}
 	switch opt {
 	case "":
-		return req, azerr.MissingHeader("x-ms-expiry-option")
+		return req, missingValue(InputExpiryOption)
 	case ExpiryNever:
 		if tv != "" {
-			return req, azerr.InvalidHeader("x-ms-expiry-time", tv)
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
 		}
 	case ExpiryRelativeToNow, ExpiryRelativeToCreation:
 		if tv == "" {
-			return req, azerr.MissingHeader("x-ms-expiry-time")
+			return req, missingValue(InputExpiryTime)
 		}
 		ms, err := strconv.ParseInt(tv, 10, 64)
 		if err != nil || ms < 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			return req, azerr.InvalidHeader("x-ms-expiry-time", tv)
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
 		}
 		req.After = time.Duration(ms) * time.Millisecond
 	case ExpiryAbsolute:
 		if tv == "" {
-			return req, azerr.MissingHeader("x-ms-expiry-time")
+			return req, missingValue(InputExpiryTime)
 		}
 		t, ok := conditional.ParseDate(tv)
 		if !ok || !t.After(now) {
-			return req, azerr.InvalidHeader("x-ms-expiry-time", tv)
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
 		}
 		req.At = t
 	default:
-		return req, azerr.InvalidHeader("x-ms-expiry-option", opt)
+		return req, azerr.InvalidValue(InputExpiryOption, opt)
 	}
 	return req, nil
+}
+
+// missingValue is 400 MissingRequiredHeader for the absent value in (the
+// REST layer names its header).
+func missingValue(in azerr.Input) *azerr.Error {
+	e := azerr.New(azerr.MissingRequiredHeader)
+	e.Input = in
+	return e
 }
 
 // UseHierarchicalNamespace tells the service which accounts have a
