@@ -19,7 +19,8 @@ import (
 // Tokens are not signature-checked under --oauth basic, so a client can
 // mint any number of object ids: an account keeps at most MaxUPNs pairs
 // (later users are not recorded; a recorded user's new name still is),
-// and names or ids longer than MaxUPNLength are not recorded.
+// and names or ids longer than MaxUPNLength, special names and names that
+// would not fit a header or an ACL entry are not recorded.
 
 // kindUPN: U account "n" -> count of pairs (uint64, big endian);
 // U account "u" oid -> user principal name.
@@ -76,7 +77,7 @@ func (c *upnCache) acct(acct string) *acctUPNs {
 // that holds MaxUPNs pairs already (for a user it holds no name of), for
 // empty values and for values longer than MaxUPNLength.
 func (s *Service) LearnUPN(ctx context.Context, acct, oid, upn string) error {
-	if !upnID(oid) || upn == "" || oid == upn || len(upn) > MaxUPNLength {
+	if !upnID(oid) || !upnName(upn) || oid == upn {
 		return nil
 	}
 	s.upns.mu.Lock()
@@ -136,6 +137,22 @@ func (s *Service) LearnUPN(ctx context.Context, acct, oid, upn string) error {
 // not one of the special names ($superuser and the like).
 func upnID(id string) bool {
 	return id != "" && len(id) <= MaxUPNLength && id[0] != '$'
+}
+
+// upnName reports whether name may be recorded as a user principal name:
+// printable ASCII without spaces, commas or colons (a name goes into
+// headers and into ACL entries, whose fields those separate), not too
+// long. Entra ID's user principal names are of that form.
+func upnName(name string) bool {
+	if name == "" || len(name) > MaxUPNLength || name[0] == '$' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || c == ',' || c == ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // UPNs returns the user principal names recorded in acct for those of

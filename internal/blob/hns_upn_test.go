@@ -90,7 +90,9 @@ func TestLearnUPNWritesOnlyWhatChanged(t *testing.T) {
 	}
 	// Special names, empty and oversized values are not recorded.
 	for _, c := range [][2]string{{"$superuser", "root@contoso.com"}, {"", "x@contoso.com"}, {"oid-x", ""},
-		{strings.Repeat("o", MaxUPNLength+1), "x@contoso.com"}, {"oid-x", strings.Repeat("x", MaxUPNLength+1)}} {
+		{strings.Repeat("o", MaxUPNLength+1), "x@contoso.com"}, {"oid-x", strings.Repeat("x", MaxUPNLength+1)},
+		{"oid-x", "a,user:evil:rwx"}, {"oid-x", "x@contoso.com\r\nSet-Cookie: a"}, {"oid-x", "bad name"},
+		{"oid-x", "$superuser"}, {"oid-x", "jos\u00e9@contoso.com"}} {
 		if err := s.LearnUPN(ctx, "acct", c[0], c[1]); err != nil {
 			t.Fatal(err)
 		}
