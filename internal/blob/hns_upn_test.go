@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
+	"github.com/lazuli-storage/lazuli/internal/engine/pgstore/pgstoretest"
 	"github.com/lazuli-storage/lazuli/internal/engine/sqlitestore"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
@@ -106,7 +107,8 @@ func TestLearnUPNWritesOnlyWhatChanged(t *testing.T) {
 // MaxUPNs names per account and then costs no engine work; the cache
 // never holds more than the engine.
 func TestLearnUPNCapped(t *testing.T) {
-	raceUPNCap(t, memstore.New(), 0)
+	e := memstore.New()
+	raceUPNCap(t, e, e, 0)
 }
 
 // Two instances race to the cap on every engine: serializable updates
@@ -118,14 +120,17 @@ func TestLearnUPNCapRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	raceUPNCap(t, e, 300)
+	raceUPNCap(t, e, e, 300)
 }
 
-func raceUPNCap(t *testing.T, e storage.Engine, limit int) {
+// raceUPNCap races two instances, on e1 and e2 (the same engine, or two
+// on one database), to the cap.
+func raceUPNCap(t *testing.T, e1, e2 storage.Engine, limit int) {
 	ctx := context.Background()
+	e := e1
 	var updates, sets atomic.Int64
-	a := New(writeCount{e, &updates, &sets}, time.Now, func() string { return "id" })
-	b := New(writeCount{e, &updates, &sets}, time.Now, func() string { return "id" })
+	a := New(writeCount{e1, &updates, &sets}, time.Now, func() string { return "id" })
+	b := New(writeCount{e2, &updates, &sets}, time.Now, func() string { return "id" })
 	a.upns.limit, b.upns.limit = limit, limit
 	max := a.upns.max()
 	var wg sync.WaitGroup
@@ -144,7 +149,11 @@ func raceUPNCap(t *testing.T, e storage.Engine, limit int) {
 	if n := upnKeys(t, e, "acct"); n != max {
 		t.Fatalf("%d names stored, want the cap %d", n, max)
 	}
-	for _, s := range []*Service{a, b} {
+	for i, s := range []*Service{a, b} {
+		// An instance that has not met the cap yet learns it now.
+		if err := s.LearnUPN(ctx, "acct", fmt.Sprintf("late-%d", i), "late@evil.example"); err != nil {
+			t.Fatal(err)
+		}
 		s.upns.mu.Lock()
 		n, full := len(s.upns.accts["acct"].known), s.upns.accts["acct"].full
 		s.upns.mu.Unlock()
@@ -171,4 +180,21 @@ func raceUPNCap(t *testing.T, e storage.Engine, limit int) {
 	if n := upnKeys(t, e, "acct"); n != max {
 		t.Fatalf("%d names stored after more, want %d", n, max)
 	}
+}
+
+// Two instances on PostgreSQL: a name learned through one is translated
+// by the other at once, and their race to the cap stops exactly at it.
+func TestLearnUPNPostgres(t *testing.T) {
+	ctx := context.Background()
+	e1, url := pgstoretest.MustOpen(t, 8)
+	e2 := pgstoretest.MustOpenURL(t, url, 8)
+	a := New(e1, time.Now, func() string { return "id" })
+	b := New(e2, time.Now, func() string { return "id" })
+	if err := a.LearnUPN(ctx, "acct0", "oid-alice", "alice@contoso.com"); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := b.UPNs(ctx, "acct0", []string{"oid-alice"}); err != nil || names["oid-alice"] != "alice@contoso.com" {
+		t.Fatalf("other instance: %v %v", names, err)
+	}
+	raceUPNCap(t, e1, e2, 200)
 }
