@@ -18,6 +18,7 @@ import (
 	dlservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 
 	"github.com/lazuli-storage/lazuli/emulator"
+	"github.com/lazuli-storage/lazuli/internal/engine/memstore"
 )
 
 const (
@@ -302,31 +303,61 @@ func deref(s *string) string {
 	return *s
 }
 
-// upn=true asks Azure to name owners and ACL entries by user principal
-// name; lazuli knows no directory, so it answers the object ids as
-// stored (Azure too answers an id it cannot translate unchanged).
-func TestDataLakeUPNReturnsObjectIDs(t *testing.T) {
-	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true})
+// upn=true names users by the user principal names lazuli learned from
+// the tokens it accepted: through the Go SDK's UPN options and raw HTTP,
+// on another instance sharing the engine too. A user whose token carried
+// no name (bob) and group entries stay as stored.
+func TestDataLakeUPN(t *testing.T) {
+	s := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true, Engine: memstore.New()})
+	other := startWith(t, emulator.Options{OAuth: true, HierarchicalNamespace: true, Engine: s.emu.Engine()})
 	ctx := context.Background()
 	l := newLake(t, s, "upn")
-	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,group::r-x,other::rwx")
-	alice := l.as(t, principal(aliceOID, nil, nil))
+	setACL(t, l.admin.NewDirectoryClient(""), "user::rwx,user:"+bobOID+":rwx,group::r-x,group:"+aliceOID+":r-x,mask::rwx,other::rwx")
+	tok := principal(aliceOID, nil, nil)
+	tok.upn = "alice@contoso.com"
+	alice := l.as(t, tok)
 	_, err := alice.NewFileClient("mine.txt").Create(ctx, nil)
 	must(t, err)
-	page, err := alice.NewListPathsPager(false, &filesystem.ListPathsOptions{UPN: to.Ptr(true)}).NextPage(ctx)
+	_, err = l.as(t, principal(bobOID, nil, nil)).NewFileClient("bobs.txt").Create(ctx, nil)
 	must(t, err)
-	if len(page.Paths) != 1 || deref(page.Paths[0].Owner) != aliceOID {
-		t.Fatalf("paths %+v", page.Paths)
-	}
-	req, err := http.NewRequest(http.MethodHead, s.url("blob")+"upn/mine.txt?action=getAccessControl&upn=true", nil)
-	must(t, err)
-	req.Header.Set("Authorization", "Bearer "+principal(aliceOID, nil, nil).jwt())
-	req.Header.Set("X-Ms-Version", "2023-11-03")
-	resp, err := s.transport.Do(req)
-	must(t, err)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-Ms-Owner") != aliceOID {
-		t.Fatalf("%d owner %q", resp.StatusCode, resp.Header.Get("X-Ms-Owner"))
+	for _, srv := range []*server{s, other} {
+		fs := (&lake{s: srv, admin: l.admin, name: l.name}).as(t, principal(aliceOID, nil, nil))
+		page, err := fs.NewListPathsPager(false, &filesystem.ListPathsOptions{UPN: to.Ptr(true)}).NextPage(ctx)
+		must(t, err)
+		owners := map[string]string{}
+		for _, p := range page.Paths {
+			owners[deref(p.Name)] = deref(p.Owner)
+		}
+		if owners["mine.txt"] != "alice@contoso.com" || owners["bobs.txt"] != bobOID {
+			t.Fatalf("list upn: %v", owners)
+		}
+		page, err = fs.NewListPathsPager(false, nil).NextPage(ctx)
+		must(t, err)
+		for _, p := range page.Paths {
+			if deref(p.Name) == "mine.txt" && deref(p.Owner) != aliceOID {
+				t.Fatalf("list: owner %q", deref(p.Owner))
+			}
+		}
+		got, err := fs.NewFileClient("mine.txt").GetAccessControl(ctx, &file.GetAccessControlOptions{UPN: to.Ptr(true)})
+		must(t, err)
+		if deref(got.Owner) != "alice@contoso.com" {
+			t.Fatalf("get access control: owner %q", deref(got.Owner))
+		}
+		root, err := fs.NewDirectoryClient("").GetAccessControl(ctx, &directory.GetAccessControlOptions{UPN: to.Ptr(true)})
+		must(t, err)
+		if want := "user::rwx,user:" + bobOID + ":rwx,group::r-x,group:" + aliceOID + ":r-x,mask::rwx,other::rwx"; deref(root.ACL) != want {
+			t.Fatalf("root acl %q, want %q", deref(root.ACL), want)
+		}
+		req, err := http.NewRequest(http.MethodHead, srv.url("blob")+"upn/mine.txt?action=getAccessControl&upn=true", nil)
+		must(t, err)
+		req.Header.Set("Authorization", "Bearer "+principal(bobOID, nil, nil).jwt())
+		req.Header.Set("X-Ms-Version", "2023-11-03")
+		resp, err := srv.transport.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Ms-Owner") != "alice@contoso.com" {
+			t.Fatalf("%d owner %q", resp.StatusCode, resp.Header.Get("X-Ms-Owner"))
+		}
 	}
 }
 

@@ -50,6 +50,8 @@ type testToken struct {
 	nbf, exp           time.Time
 	// groups and roles, when set, are the groups and roles claims.
 	groups, roles []string
+	// upn, when set, is the upn claim (a user's principal name).
+	upn string
 	// scopes records what the SDK asked for.
 	scopes []string
 }
@@ -74,6 +76,9 @@ func (c *testToken) jwt() string {
 	}
 	if c.roles != nil {
 		claims["roles"] = c.roles
+	}
+	if c.upn != "" {
+		claims["upn"] = c.upn
 	}
 	return enc(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString([]byte("not checked"))
 }

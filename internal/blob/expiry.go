@@ -3,8 +3,11 @@ package blob
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
+	"github.com/lazuli-storage/lazuli/internal/azerr"
+	"github.com/lazuli-storage/lazuli/internal/conditional"
 	"github.com/lazuli-storage/lazuli/internal/keyenc"
 	"github.com/lazuli-storage/lazuli/storage"
 )
@@ -34,6 +37,51 @@ type ExpiryRequest struct {
 	Option string
 	After  time.Duration
 	At     time.Time
+}
+
+// ParseExpiry reads an expiry option and time as Set Blob Expiry and
+// Path - Create take them: a count of milliseconds for the
+// relative options, an HTTP date after now for Absolute, no time for
+// NeverExpire.
+func ParseExpiry(opt, tv string, now time.Time) (ExpiryRequest, error) {
+	req := ExpiryRequest{Option: opt}
+	switch opt {
+	case "":
+		return req, missingValue(InputExpiryOption)
+	case ExpiryNever:
+		if tv != "" {
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
+		}
+	case ExpiryRelativeToNow, ExpiryRelativeToCreation:
+		if tv == "" {
+			return req, missingValue(InputExpiryTime)
+		}
+		ms, err := strconv.ParseInt(tv, 10, 64)
+		if err != nil || ms < 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
+		}
+		req.After = time.Duration(ms) * time.Millisecond
+	case ExpiryAbsolute:
+		if tv == "" {
+			return req, missingValue(InputExpiryTime)
+		}
+		t, ok := conditional.ParseDate(tv)
+		if !ok || !t.After(now) {
+			return req, azerr.InvalidValue(InputExpiryTime, tv)
+		}
+		req.At = t
+	default:
+		return req, azerr.InvalidValue(InputExpiryOption, opt)
+	}
+	return req, nil
+}
+
+// missingValue is 400 MissingRequiredHeader for the absent value in (the
+// REST layer names its header).
+func missingValue(in azerr.Input) *azerr.Error {
+	e := azerr.New(azerr.MissingRequiredHeader)
+	e.Input = in
+	return e
 }
 
 // UseHierarchicalNamespace tells the service which accounts have a
@@ -86,26 +134,34 @@ func (s *Service) SetExpiry(ctx context.Context, ref Ref, req ExpiryRequest, con
 		if err != nil {
 			return err
 		}
-		var at time.Time
-		switch req.Option {
-		case ExpiryRelativeToNow:
-			at = now.Add(req.After)
-		case ExpiryRelativeToCreation:
-			at = b.Created.Add(req.After)
-		case ExpiryAbsolute:
-			at = req.At
-		}
-		b.ExpiresOn = at.UTC()
-		if !at.IsZero() {
-			if err := tx.Set(blobExpiryKey(at, ref.Account, ref.Container, ref.key()), nil); err != nil {
-				return err
-			}
+		if err := setExpiry(tx, ref, b, req, now); err != nil {
+			return err
 		}
 		b.AsOf = now
 		out = b
 		return putBlob(tx, ref.Account, ref.Container, b)
 	})
 	return out, err
+}
+
+// setExpiry gives b, the base blob at ref, the expiry time req names at
+// now (none for NeverExpire) and indexes it for the purge; the caller
+// stores b.
+func setExpiry(tx storage.Tx, ref Ref, b *Blob, req ExpiryRequest, now time.Time) error {
+	var at time.Time
+	switch req.Option {
+	case ExpiryRelativeToNow:
+		at = now.Add(req.After)
+	case ExpiryRelativeToCreation:
+		at = b.Created.Add(req.After)
+	case ExpiryAbsolute:
+		at = req.At
+	}
+	b.ExpiresOn = at.UTC()
+	if at.IsZero() {
+		return nil
+	}
+	return tx.Set(blobExpiryKey(at, ref.Account, ref.Container, ref.key()), nil)
 }
 
 // purgeExpiredBlobs removes the blobs whose expiry time has passed.

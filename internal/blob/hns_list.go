@@ -174,7 +174,15 @@ func (s *Service) ListPaths(ctx context.Context, acct, c string, req ListPathsRe
 	if err == nil {
 		err = s.checkListed(ctx, acct, c, req, out)
 	}
-	return out, next, err
+	// A file whose expiry time has come is gone (the purge removes its
+	// record): the page leaves it out, and may be shorter than Max.
+	now, live := s.now(), out[:0]
+	for _, p := range out {
+		if p.Blob == nil || !p.Blob.expired(now) {
+			live = append(live, p)
+		}
+	}
+	return live, next, err
 }
 
 // listedFor is the directories a listing has listed by the time it has

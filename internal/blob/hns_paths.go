@@ -29,6 +29,9 @@ type CreatePathRequest struct {
 	// EncryptionContext is kept on a file (x-ms-encryption-context);
 	// a directory takes none.
 	EncryptionContext string
+	// Expiry, for a file, is x-ms-expiry-option and x-ms-expiry-time as
+	// Set Blob Expiry takes them (nil: none).
+	Expiry *ExpiryRequest
 }
 
 // MaxEncryptionContext is the longest x-ms-encryption-context Azure takes.
@@ -102,6 +105,11 @@ func (s *Service) CreatePath(ctx context.Context, req CreatePathRequest) (*Path,
 			}
 		}
 		b.replacing(old)
+		if req.Expiry != nil && !req.Dir {
+			if err := setExpiry(tx, req.Ref, b, *req.Expiry, now); err != nil {
+				return err
+			}
+		}
 		if err := putBlob(tx, req.Account, req.Container, b); err != nil {
 			return err
 		}
@@ -186,7 +194,8 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 		if err != nil {
 			return err
 		}
-		if p == nil {
+		now := s.now()
+		if p == nil || (p.Blob != nil && p.Blob.expired(now)) {
 			return azerr.New(azerr.PathNotFound)
 		}
 		if z := authzFor(ctx, tx, ref.Account, ref.Container); z != nil {
@@ -194,7 +203,6 @@ func (s *Service) GetPath(ctx context.Context, ref Ref, cond Cond) (*Path, error
 				return err
 			}
 		}
-		now := s.now()
 		st := conditional.State{Exists: true}
 		if p.Blob != nil {
 			st.ETag, st.LastModified = content.ETagRaw(p.Blob.ETag), p.Blob.Modified

@@ -14,4 +14,8 @@ const (
 	InputDeleteSnapshots azerr.Input = "delete snapshots"
 	// InputTagCondition is a condition on a blob's tags.
 	InputTagCondition azerr.Input = "tag condition"
+	// InputExpiryOption and InputExpiryTime are a blob's expiry (Set Blob
+	// Expiry, Path - Create).
+	InputExpiryOption azerr.Input = "expiry option"
+	InputExpiryTime   azerr.Input = "expiry time"
 )

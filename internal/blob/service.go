@@ -37,6 +37,8 @@ type Service struct {
 	// namespace says which accounts have a hierarchical namespace
 	// (UseHierarchicalNamespace).
 	namespace func(acct string) bool
+	// upns caches the user principal names the engine holds (LearnUPN).
+	upns upnCache
 }
 
 // UseFloor makes the times the service writes (Last-Modified) and its

@@ -199,35 +199,9 @@ func (h *handler) setExpiry(rq *req) error {
 		return azerr.InvalidQuery("comp", "expiry", "")
 	}
 	hd := rq.r.Header
-	opt, tv := hd.Get("X-Ms-Expiry-Option"), hd.Get("X-Ms-Expiry-Time")
-	req := blob.ExpiryRequest{Option: opt}
-	switch opt {
-	case "":
-		return azerr.MissingHeader("x-ms-expiry-option")
-	case blob.ExpiryNever:
-		if tv != "" {
-			return azerr.InvalidHeader("x-ms-expiry-time", tv)
-		}
-	case blob.ExpiryRelativeToNow, blob.ExpiryRelativeToCreation:
-		if tv == "" {
-			return azerr.MissingHeader("x-ms-expiry-time")
-		}
-		ms, err := strconv.ParseInt(tv, 10, 64)
-		if err != nil || ms < 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			return azerr.InvalidHeader("x-ms-expiry-time", tv)
-		}
-		req.After = time.Duration(ms) * time.Millisecond
-	case blob.ExpiryAbsolute:
-		if tv == "" {
-			return azerr.MissingHeader("x-ms-expiry-time")
-		}
-		t, ok := conditional.ParseDate(tv)
-		if !ok || !t.After(h.d.Now()) {
-			return azerr.InvalidHeader("x-ms-expiry-time", tv)
-		}
-		req.At = t
-	default:
-		return azerr.InvalidHeader("x-ms-expiry-option", opt)
+	req, err := blob.ParseExpiry(hd.Get("X-Ms-Expiry-Option"), hd.Get("X-Ms-Expiry-Time"), h.d.Now())
+	if err != nil {
+		return err
 	}
 	cond, err := rq.cond()
 	if err != nil {

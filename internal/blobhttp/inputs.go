@@ -12,4 +12,6 @@ var inputHeaders = map[azerr.Input]string{
 	blob.InputPageBlobSize:    "x-ms-blob-content-length",
 	blob.InputDeleteSnapshots: "x-ms-delete-snapshots",
 	blob.InputTagCondition:    "x-ms-if-tags",
+	blob.InputExpiryOption:    "x-ms-expiry-option",
+	blob.InputExpiryTime:      "x-ms-expiry-time",
 }

@@ -19,14 +19,13 @@ func (h *handler) getRootProperties(x *rq) error {
 	if err != nil {
 		return err
 	}
+	name, err := h.principalNames(x, &a)
+	if err != nil {
+		return err
+	}
 	out := x.w.Header()
 	out.Set("X-Ms-Resource-Type", "directory")
-	out.Set("X-Ms-Owner", a.Owner)
-	out.Set("X-Ms-Group", a.Group)
-	out.Set("X-Ms-Permissions", permissions(&a))
-	if x.q.Get("action") == "getAccessControl" {
-		out.Set("X-Ms-Acl", a.AccessControl())
-	}
+	setAccessHeaders(x, &a, name)
 	out.Set("Content-Length", "0")
 	x.w.WriteHeader(http.StatusOK)
 	return nil

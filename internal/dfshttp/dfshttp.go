@@ -82,6 +82,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	h.learnUPN(r.Context(), info.Account, info.Identity)
 	if caller(info.Identity) != nil {
 		// The namespace checks this caller's ACL permissions, found when
 		// an operation checks them: after the signature was verified.

@@ -28,7 +28,7 @@ func TestDefaultACLInheritedWire(t *testing.T) {
 }
 
 // upn=true asks Azure to translate object ids to user principal names;
-// lazuli has no directory to ask, so the names come back as stored.
+// ids lazuli has learned no name for (from no token) come back as stored.
 func TestUPNLeavesNamesAsStored(t *testing.T) {
 	h := newPort()
 	want(t, send(t, h, "PUT", acct+"/fsys?resource=filesystem", nil, ""), 201, "")

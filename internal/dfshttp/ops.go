@@ -225,6 +225,14 @@ func (h *handler) listPaths(x *rq) error {
 	if err != nil {
 		return err
 	}
+	acls := make([]*blob.PathACL, len(paths))
+	for i, p := range paths {
+		acls[i] = &p.ACL
+	}
+	name, err := h.principalNames(x, acls...)
+	if err != nil {
+		return err
+	}
 	type item struct {
 		Name          string `json:"name"`
 		IsDirectory   string `json:"isDirectory,omitempty"`
@@ -242,7 +250,7 @@ func (h *handler) listPaths(x *rq) error {
 		Paths []item `json:"paths"`
 	}{Paths: []item{}}
 	for _, p := range paths {
-		it := item{Name: p.Name, ContentLength: "0", Owner: p.ACL.Owner, Group: p.ACL.Group, Permissions: permissions(&p.ACL)}
+		it := item{Name: p.Name, ContentLength: "0", Owner: name(p.ACL.Owner), Group: name(p.ACL.Group), Permissions: permissions(&p.ACL)}
 		if p.Dir {
 			it.IsDirectory = "true"
 		}
@@ -327,6 +335,18 @@ func (h *handler) createPath(x *rq) error {
 	} else if !req.Dir {
 		// Not applicable to a directory: not kept (lazuli's choice).
 		req.EncryptionContext = v
+	}
+	if opt, tv := hd.Get("X-Ms-Expiry-Option"), hd.Get("X-Ms-Expiry-Time"); opt != "" || tv != "" {
+		// Files only: Azure documents the headers for files, and lazuli
+		// refuses them on a directory (its pinned choice).
+		if req.Dir {
+			return azerr.InvalidHeader("x-ms-expiry-option", opt)
+		}
+		e, err := blob.ParseExpiry(opt, tv, h.d.Now())
+		if err != nil {
+			return err
+		}
+		req.Expiry = &e
 	}
 	if req.Owner == "" {
 		req.Owner = callerOID(x)
@@ -628,6 +648,10 @@ func (h *handler) getProperties(x *rq) error {
 	if err != nil {
 		return err
 	}
+	name, err := h.principalNames(x, &p.ACL)
+	if err != nil {
+		return err
+	}
 	out := x.w.Header()
 	res := "file"
 	if p.Dir {
@@ -654,12 +678,7 @@ func (h *handler) getProperties(x *rq) error {
 			out.Set("X-Ms-Lease-Status", b.Lease.Status(b.AsOf))
 		}
 	}
-	out.Set("X-Ms-Owner", p.ACL.Owner)
-	out.Set("X-Ms-Group", p.ACL.Group)
-	out.Set("X-Ms-Permissions", permissions(&p.ACL))
-	if x.q.Get("action") == "getAccessControl" {
-		out.Set("X-Ms-Acl", p.ACL.AccessControl())
-	}
+	setAccessHeaders(x, &p.ACL, name)
 	out.Set("Content-Length", strconv.FormatInt(size, 10))
 	x.w.WriteHeader(http.StatusOK)
 	return nil

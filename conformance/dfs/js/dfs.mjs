@@ -162,6 +162,27 @@ for await (const p of fs.listPaths({ path: "ec", recursive: true })) ecListed[p.
 assert.deepEqual(ecListed, { "ec/data.bin": "tenant-7/key-3" });
 await fs.getDirectoryClient("ec").delete(true);
 
+// Path - Create with an expiry (x-ms-expiry-option): a number of
+// milliseconds is RelativeToNow, a Date Absolute; the Blob API reports it.
+const soon = fs.getFileClient("expiring/soon.txt");
+await soon.create({ expiresOn: 3_600_000 });
+const soonAt = (await soon.getProperties()).expiresOn;
+assert.ok(soonAt && Math.abs(soonAt.getTime() - Date.now() - 3_600_000) < 60_000, `expiresOn ${soonAt}`);
+const at = new Date(Math.floor(Date.now() / 1000) * 1000 + 86_400_000);
+const later = fs.getFileClient("expiring/later.txt");
+await later.create({ expiresOn: at });
+assert.equal((await later.getProperties()).expiresOn?.getTime(), at.getTime());
+// A short one is gone once its time has come.
+const brief = fs.getFileClient("expiring/brief.txt");
+await brief.create({ expiresOn: 1500 });
+assert.ok(await brief.exists());
+await new Promise((r) => setTimeout(r, 2500));
+assert.equal(await brief.exists(), false);
+const left = [];
+for await (const p of fs.listPaths({ path: "expiring" })) left.push(p.name);
+assert.deepEqual(left.sort(), ["expiring/later.txt", "expiring/soon.txt"]);
+await rejects(fs.getDirectoryClient("expiring/dir").create({ expiresOn: 60_000 }), 400, "InvalidHeaderValue");
+
 await fs.delete();
 console.log("dfs js: ok");
 

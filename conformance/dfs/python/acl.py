@@ -30,14 +30,15 @@ class Token:
     for oid (lazuli checks issuer, audience and lifetime, not the
     signature)."""
 
-    def __init__(self, oid):
-        self.oid = oid
+    def __init__(self, oid, **claims):
+        self.oid, self.claims = oid, claims
 
     def get_token(self, *scopes, **kwargs):
         enc = lambda v: base64.urlsafe_b64encode(json.dumps(v).encode()).rstrip(b"=").decode()
         now = int(time.time())
         claims = {"iss": "https://sts.windows.net/%s/" % TENANT, "aud": "https://storage.azure.com",
                   "oid": self.oid, "tid": TENANT, "nbf": now - 60, "exp": now + 3600, "iat": now - 60}
+        claims.update(self.claims)
         jwt = enc({"alg": "RS256", "typ": "JWT"}) + "." + enc(claims) + "." + enc("not checked")
         return AccessToken(jwt, now + 3600)
 
@@ -77,8 +78,13 @@ assert "user:%s:r-x" % BOB in deep["acl"].split(","), deep
 
 # An OAuth caller: alice creates in data and owns it; she may not create
 # at the root (execute only) nor read the superuser's report.
-alice = DataLakeServiceClient(URL, credential=Token(ALICE)).get_file_system_client(name)
+alice = DataLakeServiceClient(URL, credential=Token(ALICE, unique_name="alice@contoso.com")).get_file_system_client(name)
 mine = alice.create_file("data/mine.txt")
+# upn=True: the names lazuli learned from the tokens it accepted (here
+# unique_name, as a guest's token carries it).
+assert fs.get_file_client("data/mine.txt").get_access_control(upn=True)["owner"] == "alice@contoso.com"
+assert fs.get_file_client("data/mine.txt").get_access_control()["owner"] == ALICE
+assert {p.name: p.owner for p in fs.get_paths("data", upn=True)}["data/mine.txt"] == "alice@contoso.com"
 mine.append_data(b"hers", 0, 4)
 mine.flush_data(4)
 assert mine.get_access_control()["owner"] == ALICE

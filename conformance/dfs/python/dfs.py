@@ -73,6 +73,20 @@ names = sorted(p.name for p in fs.get_paths(recursive=True))
 assert names == ["archive", "archive/day1", "archive/day1/events.log"], names
 fs.delete_file_system()
 
+# Path - Create with an expiry: an int is milliseconds from now
+# (RelativeToNow), a datetime an Absolute time; the file then reads as gone.
+import datetime
+ex = svc.get_file_system_client("pyexp%d" % int(time.time() * 1000))
+ex.create_file_system()
+at = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) + datetime.timedelta(days=1)
+assert ex.create_file("later.txt", expires_on=at).get_file_properties().expiry_time == at
+brief = ex.create_file("brief.txt", expires_on=1500)
+assert brief.get_file_properties().expiry_time is not None
+time.sleep(2.5)
+assert not brief.exists()
+assert [p.name for p in ex.get_paths()] == ["later.txt"]
+ex.delete_file_system()
+
 # Path soft delete: a directory deleted recursively is one deleted path;
 # undelete_path sends "<path>?deletionid=<id>" and brings its tree back.
 from azure.storage.filedatalake import RetentionPolicy

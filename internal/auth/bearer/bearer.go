@@ -35,6 +35,24 @@ type Claims struct {
 	// role assignments, which a local server cannot look up; lazuli reads
 	// the Azure Storage data role names from it (see the dfs API).
 	Roles []string `json:"roles"`
+	// UPN, UniqueName and PreferredUsername name a user: Entra ID's v1
+	// tokens (those for Azure Storage) carry upn and unique_name, v2
+	// tokens preferred_username. Applications' tokens carry none.
+	UPN               string `json:"upn"`
+	UniqueName        string `json:"unique_name"`
+	PreferredUsername string `json:"preferred_username"`
+}
+
+// PrincipalName is the user principal name a token gives its caller: upn,
+// else unique_name, else preferred_username; "" for an application.
+func (c *Claims) PrincipalName() string {
+	switch {
+	case c.UPN != "":
+		return c.UPN
+	case c.UniqueName != "":
+		return c.UniqueName
+	}
+	return c.PreferredUsername
 }
 
 // Audience is the aud claim: one string, or (as JWT allows) a list.
