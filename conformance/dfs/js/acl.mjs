@@ -4,11 +4,9 @@
 // certificate). The Shared Key caller is the superuser; a token's oid is
 // held to the ACLs and owns what it creates.
 import assert from "node:assert/strict";
-import { DataLakeServiceClient, StorageSharedKeyCredential } from "@azure/storage-file-datalake";
+import { DataLakeServiceClient } from "@azure/storage-file-datalake";
+import { cred, rejects, url } from "./common.mjs";
 
-const url = process.env.LAZULI_BLOB_URL ?? "https://127.0.0.1:10000/devstoreaccount1";
-const account = "devstoreaccount1";
-const key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const alice = "a11ce000-0000-0000-0000-000000000001";
 
 // token mints an unsigned Entra ID shaped access token for oid (lazuli
@@ -23,18 +21,7 @@ function token(oid, claims = {}) {
   return { getToken: async () => ({ token: jwt, expiresOnTimestamp: (now + 3600) * 1000 }) };
 }
 
-async function rejects(p, status, code) {
-  try {
-    await p;
-  } catch (e) {
-    assert.equal(e.statusCode, status, `${code}: status ${e.statusCode} ${e.message}`);
-    if (code) assert.equal(e.details?.errorCode ?? e.code, code);
-    return;
-  }
-  assert.fail(`expected ${status} ${code}`);
-}
-
-const admin = new DataLakeServiceClient(url, new StorageSharedKeyCredential(account, key));
+const admin = new DataLakeServiceClient(url, cred);
 const name = "acl" + Date.now();
 const fs = admin.getFileSystemClient(name);
 await fs.create();
