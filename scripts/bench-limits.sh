@@ -72,9 +72,12 @@ start pg1 $((started_port + 10)) --engine postgres \
 pg1_pid=$started_pid pg1_port=$started_port
 
 scripts=()
+pg_workloads=""
 for f in scripts/pgbench/*.sql; do
   w=$(basename "$f" .sql)
-  [ "$w" = schema ] || scripts+=(--pgbench-script "$w=$f")
+  [ "$w" = schema ] && continue
+  scripts+=(--pgbench-script "$w=$f")
+  pg_workloads+="${pg_workloads:+,}$w"
 done
 
 echo "== disk: $(df -h "$scratch" | awk 'NR == 2 {print $1 " (" $2 ") mounted on " $6}'); load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -86,6 +89,32 @@ echo "== disk: $(df -h "$scratch" | awk 'NR == 2 {print $1 " (" $2 ") mounted on
   --cpu "pg1:lazuli=$pg1_pid" --cpu "pg1:postgres=$pg_master" --cpu "pgbench:postgres=$pg_master" \
   --engine-stats "lazuli=http://127.0.0.1:$((durable_port + 4))/metrics" \
   --engine-stats "pg1=http://127.0.0.1:$((pg1_port + 4))/metrics" "$@"
+
+# The PostgreSQL goal again with PostgreSQL on a CPU of its own, as on a
+# database server of its own: its processes (those it starts later
+# inherit it) on CPU 0, the lazuli instance and the load generator (its
+# clients, or the pgbench it runs) on CPU 1. On two CPUs shared by all,
+# the first pass weighs lazuli's and its clients' CPU against pgbench's;
+# this one asks whether lazuli keeps PostgreSQL as busy as its replay
+# does.
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+  pin() {
+    taskset -a -p -c "$1" "$2" >/dev/null 2>&1 || true
+    local c
+    for c in $(pgrep -P "$2" || true); do pin "$1" "$c"; done
+  }
+  pin 0 "$pg_master"
+  pin 1 "$pg1_pid"
+  echo "== PostgreSQL pinned to CPU 0, pg1 and the load generator to CPU 1" >&2
+  taskset -c 1 "$scratch/lazuli-bench" --goals --rounds 3 --workloads "$pg_workloads" \
+    --target "pg1=$(conn "$pg1_port")" \
+    --pgbench-bin "$pgbin/pgbench" --pgbench-db "host=127.0.0.1 port=$pg_port user=postgres dbname=lazuli sslmode=disable" \
+    "${scripts[@]}" \
+    --cpu "pg1:lazuli=$pg1_pid" --cpu "pg1:postgres=$pg_master" --cpu "pgbench:postgres=$pg_master" \
+    --engine-stats "pg1=http://127.0.0.1:$((pg1_port + 4))/metrics" "$@"
+  pin 0-$(($(nproc) - 1)) "$pg_master"
+  pin 0-$(($(nproc) - 1)) "$pg1_pid"
+fi
 
 # lazuli logs its group commit's figures when it stops.
 kill -TERM "$durable_pid" 2>/dev/null || true

@@ -98,6 +98,11 @@ func writeGoals(w io.Writer, gs []goalResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "goal\tmeasured\tops/s\tlimit or anchor\tops/s\tratio\twant\tmet\tfsync ceiling\tof ceiling\tfsync in run ms\tfsync model\t")
 	for _, g := range gs {
+		if g.OpsPerSec == 0 && g.AnchorOpsPerSec == 0 {
+			// A run of some workloads only (--workloads) leaves the
+			// other goals out.
+			continue
+		}
 		measured, anchor := g.Workload+" @"+g.Target, g.AnchorWorkload+" @"+g.AnchorTarget
 		ops, aops, ratio, met := "-", "-", "-", "not measured"
 		if g.OpsPerSec > 0 {

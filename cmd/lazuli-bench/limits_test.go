@@ -129,13 +129,17 @@ func TestGoals(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		"lazuli/lazuli-nosync", "lazuli/pg1", "disk ops/s", "pgbench ops/s",
-		"blob-upload-64m @lazuli        1.8    disk-write-64m @disk                  2.0",
+		"blob-upload-64m @lazuli  1.8    disk-write-64m @disk         2.0",
 		"0.90   0.80  yes", "0.70   0.80  no", "0.75   0.70  yes", "not measured",
 		"6423   0.79   0.80  no", // 0.798: never printed as the 0.80 it misses
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
+	}
+	// A goal neither side of which ran is left out.
+	if strings.Contains(text, "table-insert @pg1") {
+		t.Errorf("a goal with nothing measured is listed:\n%s", text)
 	}
 	// Ratio columns compare servers only, never a server with a limit.
 	if strings.Contains(text, "lazuli/disk") || strings.Contains(text, "lazuli/pgbench") {

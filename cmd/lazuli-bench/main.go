@@ -143,7 +143,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		"before and after each measurement and note what the engine did meanwhile: the log's fsyncs (Updates each, mean time, "+
 		"share of the time one ran) or the transactions PostgreSQL made run again (repeatable)")
 	fs.Var(&serverCPU, "cpu", "`target:tier=pid[,pid...]`: report the CPU that these server processes (each with its child "+
-		"processes) use per operation of that target, as tier (repeatable; e.g. pg:lazuli=41,42 --cpu pg:postgres=40)")
+		"processes) use per operation of that target, as tier (repeatable; e.g. pg:lazuli=41,42 --cpu pg:postgres=40); "+
+		"such a target also reports the tier client, the CPU of the load generator (these clients, or the pgbench it runs)")
 	settleFirst := fs.Bool("settle", true, "before each measurement, flush dirty pages and wait (up to 10 s) for the CPUs to go quiet; "+
 		"false measures at once (shorter runs, on a machine that is never quiet)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client to this file")
@@ -256,6 +257,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 			o.settings.serverCPU = map[string][]serverTier{}
 		}
 		o.settings.serverCPU[target] = append(o.settings.serverCPU[target], tier)
+	}
+	// Beside a target's server tiers, the load generator's own CPU: this
+	// process's requests, or the pgbench it runs for the pgbench target.
+	for target := range o.settings.serverCPU {
+		o.settings.serverCPU[target] = append(o.settings.serverCPU[target], serverTier{name: clientTier, pids: []int{os.Getpid()}})
 	}
 	for _, v := range engineURLs {
 		target, url, ok := strings.Cut(v, "=")

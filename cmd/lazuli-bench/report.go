@@ -211,7 +211,7 @@ func writeServerCPU(w io.Writer, rep *report, workloads []string) {
 	slices.SortStableFunc(cols, func(a, b col) int {
 		return slices.Index(rep.Targets, a.target) - slices.Index(rep.Targets, b.target)
 	})
-	fmt.Fprintln(w, "\nserver CPU per operation, µs (cores busy in parentheses):")
+	fmt.Fprintln(w, "\nCPU per operation, µs (cores busy in parentheses; client: the load generator):")
 	width := len("workload")
 	for _, wl := range workloads {
 		width = max(width, len(wl))

@@ -18,6 +18,11 @@ type serverTier struct {
 	pids []int
 }
 
+// clientTier names the tier every target with --cpu tiers gets beside
+// them: the CPU of the load generator (lazuli-bench's clients, or the
+// pgbench it runs), which shares the machine with the servers.
+const clientTier = "client"
+
 // tierCPU is the CPU one tier used during one measurement.
 type tierCPU struct {
 	Tier string `json:"tier"`

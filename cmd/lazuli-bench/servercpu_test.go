@@ -60,7 +60,9 @@ func TestParseServerCPU(t *testing.T) {
 		t.Errorf("--cpu for an unknown target: exit %d, want 2", code)
 	}
 	o, code := parseFlags([]string{"--target", "a=UseDevelopmentStorage=true", "--cpu", "a:x=1", "--cpu", "a:y=2,3"}, nil, devNull{})
-	if code != 0 || len(o.settings.serverCPU["a"]) != 2 {
+	// The two tiers named, then the load generator's.
+	if tiers := o.settings.serverCPU["a"]; code != 0 || len(tiers) != 3 || tiers[0].name != "x" || tiers[1].name != "y" ||
+		tiers[2].name != clientTier || tiers[2].pids[0] != os.Getpid() {
 		t.Fatalf("parseFlags: %d %+v", code, o)
 	}
 }
