@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/storage"
@@ -157,29 +158,30 @@ func upnName(name string) bool {
 
 // UPNs returns the user principal names recorded in acct for those of
 // ids that have one, read from the engine (what another instance learned
-// counts at once).
+// counts at once) in one read of every key.
 func (s *Service) UPNs(ctx context.Context, acct string, ids []string) (map[string]string, error) {
+	var want []string
+	var keys [][]byte
+	for _, id := range ids {
+		if upnID(id) && !slices.Contains(want, id) {
+			want = append(want, id)
+			keys = append(keys, upnKey(acct, id))
+		}
+	}
 	out := map[string]string{}
-	if len(ids) == 0 {
+	if len(keys) == 0 {
 		return out, nil
 	}
-	seen := make(map[string]bool, len(ids))
 	err := s.eng.View(ctx, func(tx storage.Tx) error {
 		clear(out)
-		clear(seen)
-		for _, id := range ids {
-			if seen[id] || !upnID(id) {
-				continue
+		vs, err := storage.GetMany(tx, keys)
+		if err != nil {
+			return err
+		}
+		for i, v := range vs {
+			if v != nil {
+				out[want[i]] = string(v)
 			}
-			seen[id] = true
-			v, err := tx.Get(upnKey(acct, id))
-			if errors.Is(err, storage.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			out[id] = string(v)
 		}
 		return nil
 	})
