@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,5 +47,17 @@ func TestEngineNote(t *testing.T) {
 	}
 	if got := engineNote(nil, after, time.Second); got != "" {
 		t.Errorf("note without a first sample = %q", got)
+	}
+}
+
+// TestMeanFsyncMS: the mean fsync between two engine samples.
+func TestMeanFsyncMS(t *testing.T) {
+	before := engineStats{"fsyncs_total": 10, "fsync_seconds_total": 0.01}
+	after := engineStats{"fsyncs_total": 110, "fsync_seconds_total": 0.21}
+	if got := meanFsyncMS(before, after); math.Abs(got-2) > 1e-9 {
+		t.Errorf("mean %v ms, want 2", got)
+	}
+	if meanFsyncMS(before, before) != 0 || meanFsyncMS(nil, after) != 0 {
+		t.Error("a mean without fsyncs or samples")
 	}
 }

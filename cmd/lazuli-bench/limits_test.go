@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,26 +229,110 @@ func TestRoundsDiskAndPgbench(t *testing.T) {
 	}
 }
 
-// TestFsyncCeiling pins the bound N / (F * nosync ops/s) and the
-// fraction of it a durable ratio reaches.
-func TestFsyncCeiling(t *testing.T) {
+// TestLimits pins the durable goals' limit: groupCommitTarget's ops/s
+// over the anchor's, and the fraction of it the ratio reaches.
+func TestLimits(t *testing.T) {
+	rep := &report{Results: []*result{
+		{Workload: "table-insert", Target: goalDurable, Ops: 1, OpsPerSec: 2000, FsyncMS: 0.5},
+		{Workload: "table-insert", Target: groupCommitTarget, Ops: 1, OpsPerSec: 2500},
+		{Workload: "queue-put", Target: groupCommitTarget, Ops: 1, OpsPerSec: 9000},
+		{Workload: "blob-put-1k", Target: groupCommitTarget, SetupError: "x"},
+	}}
 	gs := []goalResult{
-		{goal: goal{Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.5, AnchorOpsPerSec: 4000},
-		{goal: goal{Target: goalPG, AnchorTarget: pgbenchTarget}, Ratio: 0.5, AnchorOpsPerSec: 4000},
-		{goal: goal{Workload: "blob-lease", Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.5, AnchorOpsPerSec: 4000},
+		{goal: goal{Workload: "table-insert", Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.4, AnchorOpsPerSec: 5000},
+		{goal: goal{Workload: "queue-put", Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.9, AnchorOpsPerSec: 6000},
+		{goal: goal{Workload: "blob-put-1k", Target: goalDurable, AnchorTarget: goalNoSync}, Ratio: 0.5, AnchorOpsPerSec: 4000},
+		{goal: goal{Workload: "table-insert", Target: goalPG, AnchorTarget: pgbenchTarget}, Ratio: 0.5, AnchorOpsPerSec: 4000},
 	}
-	applyFsyncCeiling(gs, 16, &fsyncProbe{MedianMS: 2})
-	if gs[0].FsyncCeiling != 2 || gs[0].OfCeiling != 0.5 {
-		t.Fatalf("durable goal: ceiling %v of %v, want 2 and 0.5", gs[0].FsyncCeiling, gs[0].OfCeiling)
+	applyLimits(gs, rep)
+	if g := gs[0]; g.Limit != 0.5 || g.OfLimit != 0.8 || g.LimitOpsPerSec != 2500 || g.RunFsyncMS != 0.5 {
+		t.Errorf("table-insert: %+v, want limit 0.5, of it 0.8, fsync 0.5 ms", g)
 	}
-	if gs[2].FsyncCeiling != 1 || gs[2].OfCeiling != 0.5 {
-		t.Fatalf("two syncs per op: ceiling %v of %v, want 1 and 0.5", gs[2].FsyncCeiling, gs[2].OfCeiling)
+	// A limit above the anchor caps at the anchor.
+	if g := gs[1]; g.Limit != 1.5 || g.OfLimit != 0.9 {
+		t.Errorf("queue-put: limit %v, of it %v, want 1.5 and 0.9", g.Limit, g.OfLimit)
 	}
-	if gs[1].FsyncCeiling != 0 {
-		t.Fatalf("PostgreSQL goal got a fsync ceiling %v", gs[1].FsyncCeiling)
+	if gs[2].Limit != 0 || gs[3].Limit != 0 {
+		t.Errorf("a limit from a failed measurement (%v) or for PostgreSQL (%v)", gs[2].Limit, gs[3].Limit)
 	}
-	p, err := probeFsync(t.TempDir(), 5)
-	if err != nil || p.MedianMS <= 0 {
-		t.Fatalf("probe: %+v, %v", p, err)
+}
+
+// TestGroupCommit: concurrent commits all return, each after an fsync
+// that covered its record, and the file is gone after close.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	g, err := newGroupCommit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	calls := 0
+	var mu sync.Mutex
+	o := g.durably(func() error { mu.Lock(); calls++; mu.Unlock(); return nil }, pattern(commitRecord), 2)
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if err := o(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if calls != 160 {
+		t.Errorf("%d ops, want 160", calls)
+	}
+	g.mu.Lock()
+	pending, waiting := len(g.pend), g.wait != nil
+	g.mu.Unlock()
+	if pending != 0 || waiting {
+		t.Errorf("after every commit returned: %d bytes pending, a batch waiting: %v", pending, waiting)
+	}
+	g.close()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left", len(left))
+	}
+	// A failed op commits nothing.
+	fail := errors.New("no")
+	if err := g.durably(func() error { return fail }, nil, 1)(); err != fail {
+		t.Errorf("failed op: %v", err)
+	}
+}
+
+// TestGroupCommitTargetRuns: with --goals and --disk-dir, each durable
+// small write runs a third time as groupCommitTarget on the --sync=false
+// target, and its goal row gets the limit.
+func TestGroupCommitTargetRuns(t *testing.T) {
+	emu, err := emulator.Start(emulator.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	disk := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--target", "lazuli=" + emu.ConnectionString(),
+		"--target", "lazuli-nosync=" + emu.ConnectionString(), "--concurrency", "2",
+		"--duration", "50ms", "--warmup", "0", "--settle=false", "--goals", "--quiet",
+		"--workloads", "blob-put-1k,blob-get-1k", "--disk-dir", disk, "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.find("blob-put-1k", groupCommitTarget); r == nil || r.failed() {
+		t.Fatalf("no %s measurement of blob-put-1k: %+v", groupCommitTarget, r)
+	}
+	if r := rep.find("blob-get-1k", groupCommitTarget); r != nil {
+		t.Errorf("a read measured as %s", groupCommitTarget)
+	}
+	for _, g := range rep.Goals {
+		if g.Workload == "blob-put-1k" && g.AnchorTarget == goalNoSync && (g.Limit <= 0 || g.LimitOpsPerSec <= 0) {
+			t.Errorf("goal without its limit: %+v", g)
+		}
+	}
+	if left, _ := os.ReadDir(disk); len(left) != 0 {
+		t.Errorf("the group commit left %d files", len(left))
 	}
 }

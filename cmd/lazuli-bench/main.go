@@ -76,6 +76,19 @@ type options struct {
 	// pgbench, when set, replays each scripted workload's statements on
 	// PostgreSQL as the pseudo-target "pgbench".
 	pgbench *pgbenchRunner
+	// commit, with --goals and --disk-dir, is the group commit the
+	// pseudo-target groupCommitTarget adds to the --sync=false target.
+	commit *groupCommit
+}
+
+// target returns the target named name, or nil.
+func (o *options) target(name string) *target {
+	for _, t := range o.targets {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -101,6 +114,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			pprof.StopCPUProfile()
 			f.Close()
 		}()
+	}
+	if o.goals && o.settings.diskDir != "" && o.target(goalNoSync) != nil {
+		g, err := newGroupCommit(o.settings.diskDir)
+		if err != nil {
+			fmt.Fprintln(stderr, "lazuli-bench: group commit in --disk-dir:", err)
+			return 1
+		}
+		defer g.close()
+		o.commit = g
 	}
 	rep := benchmark(ctx, o)
 	var err error
@@ -215,7 +237,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		}
 	}
 	// The pseudo-targets' names are taken: --cpu may name them.
-	seen := map[string]bool{diskTarget: true, pgbenchTarget: true}
+	seen := map[string]bool{diskTarget: true, groupCommitTarget: true, pgbenchTarget: true}
 	for i, v := range targets {
 		name, conn := parseTarget(v, "target"+strconv.Itoa(i+1))
 		if seen[name] {
@@ -336,7 +358,7 @@ func benchmark(ctx context.Context, o *options) *report {
 		if i := slices.Index(rep.Targets, name); i >= 0 {
 			return i
 		}
-		return len(rep.Targets) + slices.Index([]string{diskTarget, pgbenchTarget}, name)
+		return len(rep.Targets) + slices.Index([]string{diskTarget, groupCommitTarget, pgbenchTarget}, name)
 	}
 	for _, w := range o.workloads {
 		var ks []key
@@ -350,7 +372,7 @@ func benchmark(ctx context.Context, o *options) *report {
 			rep.Results = append(rep.Results, medianRound(rounds[k]))
 		}
 	}
-	for _, name := range []string{diskTarget, pgbenchTarget} {
+	for _, name := range []string{diskTarget, groupCommitTarget, pgbenchTarget} {
 		for _, k := range order {
 			if k.target == name {
 				rep.Targets = append(rep.Targets, name)
@@ -360,16 +382,7 @@ func benchmark(ctx context.Context, o *options) *report {
 	}
 	if o.goals {
 		rep.Goals = evalGoals(rep)
-		applyFsyncModel(rep.Goals, rep, o.settings.concurrency)
-		if o.settings.diskDir != "" {
-			// After the workloads, so that nothing else syncs meanwhile.
-			p, err := probeFsync(o.settings.diskDir, 200)
-			if err != nil {
-				fmt.Fprintln(o.progress, "fsync probe:", err)
-			}
-			rep.Fsync = p
-			applyFsyncCeiling(rep.Goals, o.settings.concurrency, p)
-		}
+		applyLimits(rep.Goals, rep)
 	}
 	rep.LoadAfter = loadAverage()
 	return rep
@@ -394,6 +407,15 @@ func (o *options) steps(ctx context.Context, w *workload) []step {
 			continue
 		}
 		out = append(out, step{t.name, func() *result { return measure(ctx, w, t, o.settings) }})
+	}
+	if nosync := o.target(goalNoSync); o.commit != nil && nosync != nil && durableSmallWrite(w.name) {
+		s := o.settings
+		s.commit, s.syncs = o.commit, syncs(w.name)
+		out = append(out, step{groupCommitTarget, func() *result {
+			r := measure(ctx, w, nosync, s)
+			r.Target = groupCommitTarget
+			return r
+		}})
 	}
 	if o.pgbench != nil && o.pgbench.scripts[w.name] != "" {
 		out = append(out, step{pgbenchTarget, func() *result { return o.pgbench.measure(ctx, w.name, o.settings) }})

@@ -33,9 +33,6 @@ type report struct {
 	Results []*result `json:"results"`
 	// Goals are the speed goals with this run's figures (--goals).
 	Goals []goalResult `json:"goals,omitempty"`
-	// Fsync is the data directory's fdatasync latency (--goals with
-	// --disk-dir), the bound of the durable small-write goals.
-	Fsync *fsyncProbe `json:"fsync,omitempty"`
 }
 
 // loadAverage returns the 1, 5 and 15 minute load averages where the
@@ -171,10 +168,6 @@ func (rep *report) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, n)
 		}
 	}
-	if rep.Fsync != nil {
-		fmt.Fprintf(w, "\nfdatasync of a 512-byte record in the data directory: median %.2f ms, p99 %.2f ms (%d syncs); "+
-			"fsync ceiling = clients / (median * nosync ops/s)\n", rep.Fsync.MedianMS, rep.Fsync.P99MS, rep.Fsync.Syncs)
-	}
 	if rep.Goals != nil {
 		return writeGoals(w, rep.Goals)
 	}
@@ -186,7 +179,7 @@ func (rep *report) writeTable(w io.Writer) error {
 func (rep *report) serverTargets() []string {
 	var out []string
 	for _, t := range rep.Targets {
-		if t != diskTarget && t != pgbenchTarget {
+		if t != diskTarget && t != groupCommitTarget && t != pgbenchTarget {
 			out = append(out, t)
 		}
 	}

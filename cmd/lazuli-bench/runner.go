@@ -161,6 +161,10 @@ type runSettings struct {
 	engineStats map[string]string
 	prefix      string
 	diskDir     string
+	// commit, when set, adds its wait to every op (groupCommitTarget):
+	// syncs commits of a record of record bytes each.
+	commit *groupCommit
+	syncs  int
 	// settle lets the disk and CPUs go quiet before each measurement
 	// (see settle); the command sets it, unit tests leave it off, since
 	// it takes seconds per workload.
@@ -193,6 +197,9 @@ func measure(ctx context.Context, w *workload, t *target, s runSettings) *result
 		ops := make([]op, s.concurrency)
 		err = e.parallel(s.concurrency, func(i int) error {
 			o, err := p.client(i)
+			if s.commit != nil && err == nil {
+				o = s.commit.durably(o, pattern(commitRecord), s.syncs)
+			}
 			ops[i] = o
 			return err
 		})
