@@ -8,7 +8,9 @@
 #     system of the servers' data directories; blob-upload-64m and
 #     file-upload-64m of lazuli (durable) over it;
 #   - one shared fsync: every small write workload of lazuli (durable) over
-#     the same build with --sync=false;
+#     the same build with --sync=false, beside the limit the disk sets:
+#     nosync+fsync, the --sync=false server's workload with each durable
+#     request's record group-committed to a file on the same file system;
 #   - PostgreSQL: the pgbench scripts in scripts/pgbench replay the
 #     statements one lazuli operation sends, on the same database as a
 #     lazuli instance on PostgreSQL, whose workloads go over them;

@@ -136,7 +136,7 @@ func writeGoals(w io.Writer, gs []goalResult) error {
 	for _, g := range gs {
 		if g.Limit > 0 {
 			_, err := fmt.Fprintln(w, "limit = "+groupCommitTarget+" over the anchor: the --sync=false server's workload with, after each durable request, "+
-				"the wait for a group commit of its record on the data directory's disk (fsyncs back to back, each for every record written before it started) and nothing else")
+				"the wait for a group commit of its record on the data directory's disk (one fsync at a time, each for every record written before it started) and nothing else")
 			return err
 		}
 	}
