@@ -10,8 +10,9 @@
 //
 // With --goals it also measures the limits the speed goals are set
 // against — the disk's own fdatasync'd write rate (disk-write-64m,
-// --disk-dir) and pgbench replaying the statements of one lazuli operation
-// (--pgbench-script) — over --rounds alternating rounds, and prints each
+// --disk-dir), the wait the disk's group commit adds to each durable small
+// write of the --sync=false target (nosync+fsync, --disk-dir) and pgbench
+// replaying the statements of one lazuli operation (--pgbench-script) — over --rounds alternating rounds, and prints each
 // goal's figure beside its limit (scripts/bench-limits.sh sets it all up).
 //
 // Requests go over a small HTTP/1.1 keep-alive client of its own, written
@@ -173,7 +174,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	rounds := fs.Int("rounds", 1, "measure every workload on every target this many times, the targets' order reversed "+
 		"every other round, and report each one's median round (the lower middle one for an even count)")
 	diskDir := fs.String("disk-dir", "", "directory on the file system whose durable write rate disk-write-64m measures "+
-		"(the servers' data directory's)")
+		"and where, with --goals and a target lazuli-nosync, nosync+fsync group-commits its records (the servers' data directory's)")
 	goalsFlag := fs.Bool("goals", false, "print the speed goals, each measured figure over its limit or anchor, after the table; "+
 		"unless --workloads says otherwise, run the workloads they need; targets "+goalDurable+", "+goalNoSync+" and "+goalPG+
 		" then run only the workloads whose figures a goal uses (other targets run all)")

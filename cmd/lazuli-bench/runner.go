@@ -162,7 +162,7 @@ type runSettings struct {
 	prefix      string
 	diskDir     string
 	// commit, when set, adds its wait to every op (groupCommitTarget):
-	// syncs commits of a record of record bytes each.
+	// after the op, syncs commits of a commitRecord-byte record.
 	commit *groupCommit
 	syncs  int
 	// settle lets the disk and CPUs go quiet before each measurement
