@@ -57,7 +57,7 @@ func newGroupCommit(dir string) (*groupCommit, error) {
 		return nil, err
 	}
 	const size = 64 << 20
-	if _, err := f.Write(make([]byte, size)); err == nil {
+	if _, err = f.Write(make([]byte, size)); err == nil {
 		err = datasync(f)
 	}
 	if err != nil {
