@@ -117,15 +117,19 @@ func (g *groupCommit) flush() {
 			g.gather(lastN, min(lastTook/2, 5*time.Millisecond)-time.Since(lastEnd))
 			g.mu.Lock()
 			b, recs, n, off := g.wait, g.pend, g.n, g.off
+			if b == nil {
+				// Nothing waits: pend stays the clients' buffer.
+				g.mu.Unlock()
+				break
+			}
+			// The clients append to the buffer the last write used
+			// while this one writes theirs.
 			g.wait, g.pend, g.n = nil, buf[:0], 0
 			if off+int64(len(recs)) > g.size {
 				off = 0
 			}
 			g.off = off + int64(len(recs))
 			g.mu.Unlock()
-			if b == nil {
-				break
-			}
 			start := time.Now()
 			_, err := g.f.WriteAt(recs, off)
 			if err == nil {
