@@ -168,7 +168,9 @@ func (c *conn) readRequest() (*exchange, error) {
 	if te, ok := hdr["Transfer-Encoding"]; ok {
 		delete(hdr, "Transfer-Encoding")
 		if minor >= 1 {
-			if len(te) != 1 || !strings.EqualFold(strings.TrimSpace(te[0]), "chunked") {
+			// Exactly "chunked", as net/http takes it: a value that
+			// obsolete folding left "chunked " is not.
+			if len(te) != 1 || !strings.EqualFold(te[0], "chunked") {
 				return nil, errUnsupportedTE
 			}
 			chunked = true
