@@ -15,16 +15,24 @@ import (
 	"github.com/lazuli-storage/lazuli/emulator"
 )
 
-// TestWorkloadsAgainstLazuli runs every workload briefly against an
-// in-process lazuli over TCP: each must set up and run without a single
-// failed request and produce a measurement.
-func TestWorkloadsAgainstLazuli(t *testing.T) {
+// memoryEmulator starts an in-process lazuli in memory for the test and
+// returns its connection string.
+func memoryEmulator(t *testing.T) string {
+	t.Helper()
 	emu, err := emulator.Start(emulator.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emu.Close()
-	a, err := parseConnectionString(emu.ConnectionString())
+	t.Cleanup(func() { emu.Close() })
+	return emu.ConnectionString()
+}
+
+// TestWorkloadsAgainstLazuli runs every workload briefly against an
+// in-process lazuli over TCP: each must set up and run without a single
+// failed request and produce a measurement.
+func TestWorkloadsAgainstLazuli(t *testing.T) {
+	conn := memoryEmulator(t)
+	a, err := parseConnectionString(conn)
 	if err != nil {
 		t.Fatal(err)
 	}

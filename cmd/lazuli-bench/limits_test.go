@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/lazuli-storage/lazuli/emulator"
 )
 
 // pgbenchOutput is what pgbench 15 prints at the end of a -T run.
@@ -184,11 +182,7 @@ func TestGoalWorkloads(t *testing.T) {
 // summary) through the command, and checks the medians, the pseudo-targets
 // and the goals table.
 func TestRoundsDiskAndPgbench(t *testing.T) {
-	emu, err := emulator.Start(emulator.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
+	conn := memoryEmulator(t)
 	dir := t.TempDir()
 	args := filepath.Join(dir, "args")
 	fake := filepath.Join(dir, "pgbench")
@@ -201,7 +195,7 @@ func TestRoundsDiskAndPgbench(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--target", "pg1=" + emu.ConnectionString(), "--concurrency", "1",
+	code := run(context.Background(), []string{"--target", "pg1=" + conn, "--concurrency", "1",
 		"--duration", "20ms", "--warmup", "0", "--settle=false", "--rounds", "2", "--goals", "--quiet",
 		"--workloads", "disk-write-64m,blob-put-1k", "--disk-dir", disk,
 		"--pgbench-bin", fake, "--pgbench-db", "dbname=x", "--pgbench-script", "blob-put-1k=s.sql"}, &stdout, &stderr)
@@ -316,15 +310,11 @@ func TestGroupCommit(t *testing.T) {
 // small write runs a third time as groupCommitTarget on the --sync=false
 // target, and its goal row gets the limit.
 func TestGroupCommitTargetRuns(t *testing.T) {
-	emu, err := emulator.Start(emulator.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
+	conn := memoryEmulator(t)
 	disk := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--target", "lazuli=" + emu.ConnectionString(),
-		"--target", "lazuli-nosync=" + emu.ConnectionString(), "--concurrency", "2",
+	code := run(context.Background(), []string{"--target", "lazuli=" + conn,
+		"--target", "lazuli-nosync=" + conn, "--concurrency", "2",
 		"--duration", "50ms", "--warmup", "0", "--settle=false", "--goals", "--quiet",
 		"--workloads", "blob-put-1k,blob-get-1k", "--disk-dir", disk, "--json"}, &stdout, &stderr)
 	if code != 0 {
