@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"slices"
 	"sync"
 
 	"github.com/lazuli-storage/lazuli/storage"
@@ -162,8 +161,10 @@ func upnName(name string) bool {
 func (s *Service) UPNs(ctx context.Context, acct string, ids []string) (map[string]string, error) {
 	var want []string
 	var keys [][]byte
+	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if upnID(id) && !slices.Contains(want, id) {
+		if upnID(id) && !seen[id] {
+			seen[id] = true
 			want = append(want, id)
 			keys = append(keys, upnKey(acct, id))
 		}
